@@ -1,0 +1,22 @@
+"""User-facing errors.
+
+Every problem caused by the user's input (a missing file, an empty corpus, a bad option value, NaN in a
+matrix, a damaged model file) is raised as :class:`RLSIError` or a subclass, with a one-line message that
+names the problem. The command line prints that message and exits with status 2; any other exception is a
+bug in rlsi.
+
+``RLSIError`` derives from ``ValueError`` so that code following scikit-learn conventions (which expects
+``ValueError`` for bad parameters or data) keeps working.
+"""
+
+
+class RLSIError(ValueError):
+    """A problem with the user's input: its message is meant to be shown as it is."""
+
+
+class ModelFormatError(RLSIError):
+    """A saved model directory is missing, damaged, or from an unsupported format version."""
+
+
+class CorpusError(RLSIError):
+    """A corpus file or folder is missing, unreadable, or holds no usable document."""
