@@ -1,0 +1,3 @@
+"""RLSI learners (scikit-learn estimators)."""
+
+from .batch import BatchRLSI, DeadTopicsWarning  # noqa: F401

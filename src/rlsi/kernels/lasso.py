@@ -1,0 +1,138 @@
+"""Coordinate-descent lasso on Gram (covariance) statistics, in numba.
+
+Every ℓ1 sub-problem of RLSI has the same form. For one row ``r`` (length K) of ``R = D Vᵀ`` and the
+Gram matrix ``S = V Vᵀ`` (K x K), the term-topic row ``u`` solves (TOIS paper Eq. 2, Algorithm 2)::
+
+    min_u  ‖d̄ - Vᵀu‖²  + λ ‖u‖₁   ==   min_u  uᵀ S u - 2 rᵀ u + λ ‖u‖₁   (+ const)
+
+and the paper's coordinate update is ``u_k = soft(r_k - Σ_{l≠k} s_kl u_l, λ/2) / s_kk``.
+
+The same kernel solves the document side when documents carry the ℓ1 penalty (``S = UᵀU``, ``r = φ_n``)
+and the online U-update (``S = S_t``, ``R = R_t``).
+
+Speed: the paper recomputes ``Σ_{l≠k} s_kl u_l`` for every coordinate (K² per sweep). We keep
+``g = S u`` and touch column ``S[:, k]`` only when ``u_k`` changes, so a sweep costs ``K·(1 + changes)``
+— with sparse topics tens of times less — and reaches the same minimiser (the problem is strictly
+convex whenever ``S`` is positive definite). Rows are independent and solved in parallel; each row's
+result does not depend on the number of threads.
+
+Dead topics: ``s_kk = 0`` means topic k explains nothing; the coordinate is set to 0 and never divided
+by. Arithmetic is in float64 whatever the storage dtype, so float32 storage loses no solver accuracy.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+
+@njit(cache=True, nogil=True)
+def lasso_cd_row(r, S, u, g, half_lam, max_iter, tol):
+    """Solve one lasso row in place by cyclic coordinate descent with covariance updates.
+
+    Parameters
+    ----------
+    r : (K,) float64 — the row of R.
+    S : (K, K) float64 — Gram matrix, symmetric positive semi-definite.
+    u : (K,) float64 — warm start on entry, solution on exit.
+    g : (K,) float64 — workspace; must equal ``S @ u`` on entry, equals it on exit.
+    half_lam : float — λ/2 (the soft threshold).
+    max_iter : int — maximum number of full sweeps.
+    tol : float — stop when the largest coordinate change of a sweep is ``<= tol * max|u|``.
+
+    Returns the number of sweeps done.
+    """
+    K = r.shape[0]
+    n_sweeps = 0
+    for it in range(max_iter):
+        n_sweeps = it + 1
+        max_delta = 0.0
+        max_u = 0.0
+        for k in range(K):
+            skk = S[k, k]
+            old = u[k]
+            if skk <= 0.0:
+                new = 0.0
+            else:
+                w = r[k] - (g[k] - skk * old)
+                if w > half_lam:
+                    new = (w - half_lam) / skk
+                elif w < -half_lam:
+                    new = (w + half_lam) / skk
+                else:
+                    new = 0.0
+            delta = new - old
+            if delta != 0.0:
+                u[k] = new
+                for l in range(K):
+                    g[l] += delta * S[l, k]
+                ad = abs(delta)
+                if ad > max_delta:
+                    max_delta = ad
+            an = abs(new)
+            if an > max_u:
+                max_u = an
+        if max_delta <= tol * max_u:
+            break
+    return n_sweeps
+
+
+@njit(cache=True, parallel=True)
+def lasso_cd_rows(R, S, U, half_lam, max_iter, tol):
+    """Solve ``len(R)`` independent lasso rows in parallel; ``U`` (rows x K) is warm start and output.
+
+    ``R`` and ``U`` may be float32 or float64; work is done in float64. A row whose warm start is zero
+    and whose ``max |r_k| <= λ/2`` is already optimal (the KKT conditions hold at 0) and is skipped,
+    which is what makes rare terms cheap. Returns the number of sweeps per row (int32).
+    """
+    n, K = R.shape
+    sweeps = np.zeros(n, dtype=np.int32)
+    for i in prange(n):
+        u = np.empty(K, dtype=np.float64)
+        r = np.empty(K, dtype=np.float64)
+        nonzero = False
+        big = False
+        for k in range(K):
+            u[k] = U[i, k]
+            r[k] = R[i, k]
+            if u[k] != 0.0:
+                nonzero = True
+            if abs(r[k]) > half_lam:
+                big = True
+        if not nonzero and not big:
+            continue
+        g = np.zeros(K, dtype=np.float64)
+        if nonzero:
+            for k in range(K):
+                if u[k] != 0.0:
+                    for l in range(K):
+                        g[l] += S[l, k] * u[k]
+        sweeps[i] = lasso_cd_row(r, S, u, g, half_lam, max_iter, tol)
+        for k in range(K):
+            U[i, k] = u[k]
+    return sweeps
+
+
+def lasso_rows(R, S, U_init, lam, *, max_iter=100, tol=1e-6):
+    """Solve ``min_u uᵀSu - 2 rᵀu + lam‖u‖₁`` for every row r of R.
+
+    R : (n, K) float32/float64; S : (K, K); U_init : (n, K) warm start or None (zeros, as Algorithm 2).
+    Returns (U, sweeps) with U of R's dtype, shape (n, K).
+    """
+    R = np.ascontiguousarray(R)
+    U = np.zeros_like(R) if U_init is None else np.array(U_init, dtype=R.dtype, order="C", copy=True)
+    S = np.ascontiguousarray(S, dtype=np.float64)
+    sweeps = lasso_cd_rows(R, S, U, 0.5 * float(lam), int(max_iter), float(tol))
+    return U, sweeps
+
+
+def set_threads(n_jobs):
+    """Map a scikit-learn style ``n_jobs`` onto numba's thread count; returns the previous count."""
+    previous = numba.get_num_threads()
+    if n_jobs is None:
+        return previous
+    limit = numba.config.NUMBA_NUM_THREADS
+    n = limit if n_jobs == -1 else (max(1, limit + 1 + n_jobs) if n_jobs < 0 else min(int(n_jobs), limit))
+    numba.set_num_threads(max(1, n))
+    return previous

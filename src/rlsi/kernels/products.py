@@ -1,0 +1,61 @@
+"""Sparse x dense products of RLSI, in numba, parallel over output rows (deterministic).
+
+* ``csr_dense(A, B)``: ``A @ B`` for CSR ``A`` (n x m) and dense ``B`` (m x K). Used for
+  ``R = D Vᵀ`` by blocks of terms (A = rows of D, i.e. columns of X) and for folding in.
+* ``csr_csr_dense(A, B)``: ``A @ B`` for CSR ``A`` (n x m) and CSR ``B`` (m x K) into a dense (n x K)
+  result. Used for ``Φᵀ = X U`` with sparse topics: cost ``Σ_nnz(A) nnz(B row)``, no densified U.
+
+scipy's CSR x dense product is single-threaded and, for float32, upcasts; these kernels keep the dtype of
+the output chosen by the caller and run on every numba thread.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+
+@njit(cache=True, parallel=True)
+def _csr_dense(indptr, indices, data, B, out):
+    n = out.shape[0]
+    K = out.shape[1]
+    for i in prange(n):
+        for k in range(K):
+            out[i, k] = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            j = indices[p]
+            a = data[p]
+            for k in range(K):
+                out[i, k] += a * B[j, k]
+
+
+@njit(cache=True, parallel=True)
+def _csr_csr_dense(a_indptr, a_indices, a_data, b_indptr, b_indices, b_data, out):
+    n = out.shape[0]
+    K = out.shape[1]
+    for i in prange(n):
+        for k in range(K):
+            out[i, k] = 0.0
+        for p in range(a_indptr[i], a_indptr[i + 1]):
+            j = a_indices[p]
+            a = a_data[p]
+            for q in range(b_indptr[j], b_indptr[j + 1]):
+                out[i, b_indices[q]] += a * b_data[q]
+
+
+def csr_dense(A, B, dtype=None):
+    """Dense ``A @ B`` for scipy CSR ``A`` (n x m) and ndarray ``B`` (m x K)."""
+    dtype = np.dtype(dtype or np.result_type(A.dtype, B.dtype))
+    B = np.ascontiguousarray(B, dtype=dtype)
+    out = np.empty((A.shape[0], B.shape[1]), dtype=dtype)
+    _csr_dense(A.indptr, A.indices, A.data.astype(dtype, copy=False), B, out)
+    return out
+
+
+def csr_csr_dense(A, B, dtype=None):
+    """Dense ``A @ B`` for scipy CSR ``A`` (n x m) and CSR ``B`` (m x K)."""
+    dtype = np.dtype(dtype or np.result_type(A.dtype, B.dtype))
+    out = np.empty((A.shape[0], B.shape[1]), dtype=dtype)
+    _csr_csr_dense(A.indptr, A.indices, A.data.astype(dtype, copy=False),
+                   B.indptr, B.indices, B.data.astype(dtype, copy=False), out)
+    return out

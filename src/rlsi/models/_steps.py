@@ -1,0 +1,148 @@
+"""The two alternating steps of RLSI, shared by every learner (batch, online, distributed).
+
+Layout (scikit-learn orientation): ``X`` is documents x terms (N x M, CSR) — the paper's ``D`` is ``Xᵀ``;
+topics ``U`` are terms x topics (M x K), kept as CSR; document vectors ``W = Vᵀ`` are N x K dense.
+
+U-step (TOIS Algorithm 2, and its ℓ2 variant)::
+
+    min_U ‖D - U V‖²_F + λ₁ P(U),   P = Σ|u_mk| ("l1")  or  Σ u_mk² ("l2")
+
+decomposes into one problem per term row m with the statistics ``S = V Vᵀ`` (K x K) and the row
+``r_m`` of ``R = D Vᵀ`` (M x K). ``R`` is never formed whole: it is produced and consumed in blocks of
+term rows (``r_rows(a, b)``), so memory is ``block x K`` whatever M is — the same block is the unit of
+work of the distributed learner.
+
+V-step (Algorithm 3, and its ℓ1 variant)::
+
+    min_V ‖D - U V‖²_F + λ₂ Q(V),  Q = Σ v_kn² ("l2", closed-form ridge) or Σ|v_kn| ("l1", lasso CD)
+
+with ``Φᵀ = X U`` (N x K) computed from sparse X and sparse U, by blocks of documents.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg as la
+import scipy.sparse as sp
+
+from ..kernels.lasso import lasso_rows
+from ..kernels.products import csr_csr_dense, csr_dense
+
+PENALTIES = ("l1", "l2")
+
+# Aim for dense blocks of about this many entries (x 8 bytes): big enough to keep every thread busy,
+# small enough that R and Φ never need M x K or N x K extra memory at once.
+BLOCK_ENTRIES = 1 << 22
+
+
+def block_rows(n_cols):
+    """Rows per block for dense blocks of width ``n_cols``."""
+    return max(256, BLOCK_ENTRIES // max(1, n_cols))
+
+
+def penalty_value(A, kind):
+    """Σ|a| for "l1", Σa² for "l2"; A dense or sparse."""
+    data = A.data if sp.issparse(A) else A
+    if kind == "l1":
+        return float(np.abs(data).sum(dtype=np.float64))
+    return float(np.square(data, dtype=np.float64).sum())
+
+
+def _ridge_factor(G, lam):
+    """Cholesky factor of ``G + lam I`` (or pseudo-inverse when lam == 0 and G is singular)."""
+    A = G + lam * np.eye(G.shape[0])
+    try:
+        return ("chol", la.cho_factor(A, lower=False, check_finite=False))
+    except la.LinAlgError:
+        return ("pinv", la.pinvh(A))
+
+
+def _ridge_solve(factor, B):
+    """Rows of the result solve ``(G + lam I) x = b`` for the rows b of B (n x K)."""
+    kind, f = factor
+    if kind == "chol":
+        return la.cho_solve(f, B.T, check_finite=False).T
+    return B @ f
+
+
+def update_topics(r_rows, S, U_prev, *, n_terms, penalty, lam, max_iter=100, tol=1e-4):
+    """U-step. Returns ``(U, sweeps)``: U as CSR (M x K) of the dtype of the R blocks.
+
+    r_rows : callable ``(a, b) -> ndarray (b - a, K)``, rows a..b of ``R = D Vᵀ``.
+    S : (K, K) float64, ``V Vᵀ``.
+    U_prev : CSR (M x K) or None. Warm start for the ℓ1 coordinate descent; the minimiser is the same
+        as from Algorithm 2's zero start (strictly convex problem), only reached in fewer sweeps.
+    sweeps : total number of coordinate-descent sweeps (0 for the ℓ2 closed form), for diagnostics.
+    """
+    K = S.shape[0]
+    step = block_rows(K)
+    blocks, sweeps = [], 0
+    factor = _ridge_factor(S, lam) if penalty == "l2" else None
+    for a in range(0, n_terms, step):
+        b = min(n_terms, a + step)
+        Rb = r_rows(a, b)
+        if penalty == "l1":
+            U0 = None if U_prev is None else U_prev[a:b].toarray()
+            Ub, sw = lasso_rows(Rb, S, U0, lam, max_iter=max_iter, tol=tol)
+            sweeps += int(sw.sum())
+        else:
+            Ub = _ridge_solve(factor, Rb.astype(np.float64)).astype(Rb.dtype, copy=False)
+        blocks.append(sp.csr_matrix(Ub))
+    U = sp.vstack(blocks, format="csr") if len(blocks) > 1 else blocks[0]
+    U.eliminate_zeros()
+    return U, sweeps
+
+
+def batch_r_rows(D, W):
+    """``r_rows`` for batch learning: rows of ``R = D W`` with ``D = Xᵀ`` as CSR (M x N), W (N x K)."""
+    W = np.ascontiguousarray(W)
+
+    def r_rows(a, b):
+        return csr_dense(D[a:b], W, dtype=W.dtype)
+
+    return r_rows
+
+
+def update_doc_vectors(X, U, *, penalty, lam, W_prev=None, max_iter=100, tol=1e-4, dtype=None):
+    """V-step / folding-in. Returns ``(W, cross)`` with W (N x K) = Vᵀ and cross = Σ Φ∘V.
+
+    X : CSR (N x M); U : CSR (M x K). ``cross = tr(Uᵀ D Vᵀ)`` is what the objective needs
+    (see :func:`objective`). With penalty "l2" every row is ``(UᵀU + λ₂I)⁻¹ Uᵀ d``; with "l1" it is the
+    lasso of :mod:`rlsi.kernels.lasso` with ``S = UᵀU`` (warm-started from ``W_prev`` if given).
+    """
+    dtype = np.dtype(dtype or X.dtype)
+    N, K = X.shape[0], U.shape[1]
+    G = (U.T @ U).toarray().astype(np.float64)
+    factor = _ridge_factor(G, lam) if penalty == "l2" else None
+    W = np.empty((N, K), dtype=dtype)
+    cross = 0.0
+    step = block_rows(K)
+    for a in range(0, N, step):
+        b = min(N, a + step)
+        Phi = csr_csr_dense(X[a:b], U, dtype=dtype)
+        if penalty == "l2":
+            Wb = _ridge_solve(factor, Phi.astype(np.float64))
+        else:
+            W0 = None if W_prev is None else W_prev[a:b]
+            Wb, _ = lasso_rows(Phi, G, W0, lam, max_iter=max_iter, tol=tol)
+        W[a:b] = Wb
+        cross += float(np.einsum("ij,ij->", Phi, Wb, dtype=np.float64))
+    return W, cross
+
+
+def gram(W):
+    """``S = V Vᵀ = Wᵀ W`` in float64 (K x K)."""
+    W64 = W if W.dtype == np.float64 else W.astype(np.float64)
+    return W64.T @ W64
+
+
+def objective(x_sqnorm, cross, U, S, W, *, topic_penalty, doc_penalty, lambda1, lambda2):
+    """Eq. (1): ``‖D - UV‖²_F + λ₁P(U) + λ₂Q(V)`` without forming D - UV.
+
+    ``‖D - UV‖² = ‖D‖² - 2 tr(Uᵀ D Vᵀ) + tr(UᵀU V Vᵀ)`` with ``cross = tr(Uᵀ D Vᵀ)`` from the V-step and
+    ``S = V Vᵀ``.
+    """
+    G = (U.T @ U).toarray().astype(np.float64)
+    loss = x_sqnorm - 2.0 * cross + float(np.sum(G * S))
+    return (loss + lambda1 * penalty_value(U, topic_penalty)
+            + lambda2 * penalty_value(W, doc_penalty))
