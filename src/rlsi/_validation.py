@@ -11,6 +11,8 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from sklearn.utils import check_array
+
 from .errors import RLSIError
 
 FLOAT_DTYPES = (np.float64, np.float32)
@@ -48,31 +50,22 @@ def check_number(name, value, *, low=None, high=None, integer=False, low_inclusi
 def check_matrix(X, *, name="X", dtype=None, allow_empty=False, accept_dense=True):
     """Return ``X`` as a finite CSR matrix of float32 or float64 (documents x terms).
 
-    Dense arrays are converted to CSR (they are small by assumption: a user with a large corpus has a
-    sparse matrix already). ``dtype=None`` keeps float32/float64 and turns anything else into float64.
-    NaN or infinite entries, a non-2-D input and (unless ``allow_empty``) a matrix without rows or
-    columns raise :class:`RLSIError`.
+    Built on scikit-learn's ``check_array`` (so messages match what scikit-learn users know) with every
+    failure turned into :class:`RLSIError`: NaN or infinite entries, complex or non-numeric data, a
+    non-2-D input, and (unless ``allow_empty``) a matrix without rows or columns. ``dtype=None`` keeps
+    float32/float64 and turns anything else into float64. Dense input is converted to CSR.
     """
-    if not sp.issparse(X):
-        if not accept_dense:
-            raise RLSIError(f"{name} must be a scipy.sparse matrix")
-        X = np.asarray(X)
-        if X.dtype == object:
-            raise RLSIError(f"{name} must be numeric, got an object array")
-        if X.ndim != 2:
-            raise RLSIError(f"{name} must be 2-D (documents x terms), got {X.ndim}-D")
-    elif X.ndim != 2:
-        raise RLSIError(f"{name} must be 2-D (documents x terms)")
-    if dtype is None:
-        dtype = X.dtype if X.dtype in FLOAT_DTYPES else np.float64
-    if not np.issubdtype(X.dtype, np.number) and X.dtype != bool:
-        raise RLSIError(f"{name} must be numeric, got dtype {X.dtype}")
-    X = sp.csr_matrix(X, dtype=dtype)
-    if not allow_empty and (X.shape[0] == 0 or X.shape[1] == 0):
-        raise RLSIError(f"{name} is empty: shape {X.shape}; need at least one document and one term")
-    if not np.all(np.isfinite(X.data)):
-        bad = int(np.count_nonzero(~np.isfinite(X.data)))
-        raise RLSIError(f"{name} contains {bad} NaN or infinite value(s)")
+    if not accept_dense and not sp.issparse(X):
+        raise RLSIError(f"{name} must be a scipy.sparse matrix")
+    dtypes = list(FLOAT_DTYPES) if dtype is None else dtype
+    try:
+        X = check_array(X, accept_sparse="csr", dtype=dtypes, ensure_all_finite=True,
+                        ensure_min_samples=0 if allow_empty else 1,
+                        ensure_min_features=0 if allow_empty else 1, input_name=name)
+    except ValueError as exc:
+        message = " ".join(str(exc).split())  # one line
+        raise RLSIError(message) from None
+    X = sp.csr_matrix(X)
     X.sum_duplicates()
     X.sort_indices()
     return X

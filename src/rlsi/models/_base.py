@@ -50,8 +50,9 @@ class RLSIMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             check_is_fitted(self, "components_")
             if X.shape[1] != self.n_features_in_:
                 raise RLSIError(
-                    f"X has {X.shape[1]} features (terms) but this model was fitted with "
-                    f"{self.n_features_in_}; use the same vectorizer for fitting and transforming")
+                    f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                    f"{self.n_features_in_} features as input (terms of the fitted vocabulary; use the "
+                    f"same vectorizer for fitting and transforming)")
         return X
 
     @property

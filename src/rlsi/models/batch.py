@@ -119,6 +119,8 @@ class BatchRLSI(RLSIMixin):
         X = self._check_X(X, reset=True)
         N, M = X.shape
         K = self.n_components
+        if K > M:
+            raise RLSIError(f"n_components={K} is larger than the vocabulary ({M} terms)")
         if V_init is None and self.init == "docs" and K > N:
             raise RLSIError(f"n_components={K} is larger than the number of documents ({N})")
         self.n_features_in_ = M

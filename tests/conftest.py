@@ -1,0 +1,43 @@
+"""Shared fixtures: synthetic corpora and the location of the shared development data."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = (REPO / ".." / "shared" / "data").resolve()
+
+
+def shared_collection(name):
+    """Path of ``../shared/data/NAME`` next to the repository, or skip the test with the reason."""
+    path = SHARED_DATA / name
+    if not path.is_dir():
+        pytest.skip(f"shared development data not found at {path} (only present in the project workspace)")
+    return path
+
+
+def planted_corpus(n_docs=200, n_terms=120, n_topics=4, words_per_topic=12, seed=0, dtype=np.float64):
+    """A docs x terms tf-idf-like CSR with ``n_topics`` planted, disjoint sparse topics plus noise."""
+    rng = np.random.default_rng(seed)
+    rows, cols, vals = [], [], []
+    for d in range(n_docs):
+        topics = rng.choice(n_topics, size=rng.integers(1, 3), replace=False)
+        for t in topics:
+            words = t * words_per_topic + rng.choice(words_per_topic, size=6, replace=False)
+            rows += [d] * len(words)
+            cols += list(words)
+            vals += list(rng.uniform(0.5, 1.5, size=len(words)))
+        noise = rng.choice(n_terms, size=3, replace=False)
+        rows += [d] * 3
+        cols += list(noise)
+        vals += list(rng.uniform(0.0, 0.2, size=3))
+    X = sp.csr_matrix((vals, (rows, cols)), shape=(n_docs, n_terms), dtype=dtype)
+    X.sum_duplicates()
+    return X
+
+
+@pytest.fixture
+def planted():
+    return planted_corpus()

@@ -1,0 +1,145 @@
+"""BatchRLSI against the plain-numpy paper oracle, and its estimator behaviour."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+
+from rlsi.errors import RLSIError
+from rlsi.models import BatchRLSI, DeadTopicsWarning
+from rlsi.oracle import batch_rlsi, rlsi_objective
+
+from conftest import planted_corpus
+
+STRATEGIES = [("l1", "l2", 0.05, 0.5), ("l2", "l1", 0.3, 0.05), ("l1", "l1", 0.05, 0.05), ("l2", "l2", 0.3, 0.5)]
+
+
+def _oracle_problem(seed=1):
+    rng = np.random.default_rng(seed)
+    X = sp.random(25, 40, density=0.3, random_state=seed, format="csr")
+    V0 = rng.standard_normal((25, 5)) * 0.3
+    return X, V0
+
+
+@pytest.mark.parametrize("topic_penalty,doc_penalty,lam1,lam2", STRATEGIES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("dense_input", [False, True])
+def test_fast_solver_matches_paper_algorithm(topic_penalty, doc_penalty, lam1, lam2, dtype, dense_input):
+    X, V0 = _oracle_problem()
+    n_iter = 6
+    model = BatchRLSI(5, lambda1=lam1, lambda2=lam2, topic_penalty=topic_penalty, doc_penalty=doc_penalty,
+                      lambda1_scale="paper", max_iter=n_iter, tol=0, inner_max_iter=5000, inner_tol=1e-12)
+    Xin = X.toarray().astype(dtype) if dense_input else X.astype(dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        W = model.fit_transform(Xin, V_init=V0)
+    U, V, objectives = batch_rlsi(X.T.toarray(), V0.T, lam1, lam2, n_iter, topic_penalty, doc_penalty)
+    rel = 1e-6
+    atol = 1e-9 if dtype == np.float64 else 1e-5
+    np.testing.assert_allclose(model.objective_, objectives, rtol=rel)
+    np.testing.assert_allclose(model.components_.toarray(), U.T, atol=atol)
+    np.testing.assert_allclose(W, V.T, atol=atol)
+    assert model.components_.dtype == dtype and W.dtype == dtype
+    # the recorded objective is Eq. (1) of the returned factors
+    direct = rlsi_objective(X.T.toarray(), model.components_.toarray().T.astype(float), W.T.astype(float),
+                            lam1, lam2, topic_penalty, doc_penalty)
+    assert model.objective_[-1] == pytest.approx(direct, rel=1e-6)
+
+
+def test_objective_decreases_and_topics_are_sparse(planted):
+    model = BatchRLSI(4, lambda1=2.0, random_state=0, max_iter=50).fit(planted)
+    obj = model.objective_
+    assert np.all(np.diff(obj) <= 1e-9 * obj[0])
+    comp = model.components_.nnz / np.prod(model.components_.shape)
+    assert comp < 0.5
+    # every planted topic (a block of 12 terms) is the support of one learned topic
+    blocks = {tuple(sorted(set(model.components_[k].indices // 12))) for k in range(4)}
+    assert len(blocks) >= 3
+
+
+def test_reproducible_with_threads(planted):
+    a = BatchRLSI(4, lambda1=1.0, random_state=7, n_jobs=2, max_iter=20, tol=0).fit(planted)
+    b = BatchRLSI(4, lambda1=1.0, random_state=7, n_jobs=2, max_iter=20, tol=0).fit(planted)
+    c = BatchRLSI(4, lambda1=1.0, random_state=7, n_jobs=1, max_iter=20, tol=0).fit(planted)
+    assert (a.components_ != b.components_).nnz == 0
+    np.testing.assert_allclose(a.components_.toarray(), c.components_.toarray(), atol=1e-10)
+    d = BatchRLSI(4, lambda1=1.0, random_state=8, max_iter=20, tol=0).fit(planted)
+    assert (a.components_ != d.components_).nnz > 0
+
+
+def test_max_iter_warning_names_the_reached_value(planted):
+    with pytest.warns(ConvergenceWarning, match=r"max_iter=2 .*last relative objective change was"):
+        BatchRLSI(4, lambda1=1.0, random_state=0, max_iter=2, tol=1e-12).fit(planted)
+
+
+def test_dead_topics_no_nan_and_warning(planted):
+    with pytest.warns(DeadTopicsWarning, match="too strong"):
+        model = BatchRLSI(4, lambda1=1e6, random_state=0, max_iter=5).fit(planted)
+    assert len(model.dead_topics()) == 4
+    W = model.transform(planted)
+    assert np.all(np.isfinite(W)) and np.all(W == 0)
+    assert np.all(np.isfinite(model.objective_))
+
+
+@pytest.mark.parametrize("doc_penalty", ["l2", "l1"])
+def test_dead_topic_has_s_kk_zero_and_stays_finite(doc_penalty):
+    """A zero row of V₀ makes s_kk = 0: that topic must come out all-zero, never NaN."""
+    X = planted_corpus(n_topics=2)
+    V0 = np.random.default_rng(0).standard_normal((X.shape[0], 3))
+    V0[:, 1] = 0.0
+    model = BatchRLSI(3, lambda1=0.5, doc_penalty=doc_penalty, lambda2=0.1, max_iter=10, tol=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        W = model.fit_transform(X, V_init=V0)
+    assert list(model.dead_topics()) == [1]
+    assert np.all(np.isfinite(W)) and np.all(W[:, 1] == 0)
+    assert np.all(np.isfinite(model.transform(X)))
+    assert np.all(np.isfinite(model.objective_))
+
+
+def test_transform_is_the_ridge_projection(planted):
+    model = BatchRLSI(4, lambda1=1.0, lambda2=0.7, random_state=0).fit(planted)
+    U = model.components_.toarray().T
+    q = planted[:3].toarray()
+    expected = np.linalg.solve(U.T @ U + 0.7 * np.eye(4), U.T @ q.T).T
+    np.testing.assert_allclose(model.transform(planted[:3]), expected, atol=1e-10)
+    assert np.all(model.transform(sp.csr_matrix((2, planted.shape[1]))) == 0)
+
+
+def test_lambda1_scale_per_doc_is_size_independent(planted):
+    m = BatchRLSI(4, lambda1=2.0).set_params(lambda1_scale="per_doc")
+    assert m.effective_lambda1(2000) == pytest.approx(4.0)
+    assert BatchRLSI(4, lambda1=2.0, lambda1_scale="paper").effective_lambda1(2000) == 2.0
+
+
+@pytest.mark.parametrize("params,match", [
+    ({"n_components": 0}, "n_components=0 must be >= 1"),
+    ({"lambda1": -1.0}, "lambda1=-1.0 must be >= 0"),
+    ({"topic_penalty": "l3"}, "topic_penalty='l3' is not supported; choose one of 'l1', 'l2'"),
+    ({"init": "nndsvd"}, "init='nndsvd' is not supported"),
+    ({"n_components": 500}, "larger than the vocabulary"),
+])
+def test_bad_parameters_have_clear_messages(planted, params, match):
+    with pytest.raises(RLSIError, match=match):
+        BatchRLSI(**params).fit(planted)
+
+
+def test_bad_data_has_clear_messages(planted):
+    bad = planted.copy()
+    bad.data[0] = np.nan
+    with pytest.raises(RLSIError, match="NaN"):
+        BatchRLSI(4).fit(bad)
+    with pytest.raises(RLSIError, match="0 sample"):
+        BatchRLSI(4).fit(sp.csr_matrix((0, 10)))
+    with pytest.raises(RLSIError, match="complex|Complex"):
+        BatchRLSI(4).fit(np.ones((5, 5), dtype=complex))
+    model = BatchRLSI(4, lambda1=1.0, random_state=0).fit(planted)
+    with pytest.raises(RLSIError, match="features"):
+        model.transform(planted[:, :10])
+
+
+def test_random_init_runs(planted):
+    model = BatchRLSI(4, lambda1=1.0, init="random", random_state=0, max_iter=30).fit(planted)
+    assert model.components_.nnz > 0
