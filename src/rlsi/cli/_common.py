@@ -1,0 +1,140 @@
+"""Helpers shared by the sub-commands: argument groups, model directories, atomic output files."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import uuid
+from pathlib import Path
+
+import numpy as np
+
+from .. import io
+from ..errors import RLSIError
+from ..models.batch import INITS, LAMBDA1_SCALES
+from ..models._base import PENALTIES
+
+
+def positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be >= 1")
+    return value
+
+
+def non_negative_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not np.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text} must be a finite number >= 0")
+    return value
+
+
+def add_text_arguments(parser):
+    """Options of the text pipeline (``rlsi.text.TfidfVectorizer``)."""
+    g = parser.add_argument_group("text")
+    g.add_argument("--text-fields", default="title,text",
+                   help="comma-separated JSON fields joined into the document text (default: title,text)")
+    g.add_argument("--stem", action="store_true", help="stem terms with the Snowball English stemmer")
+    g.add_argument("--min-df", type=positive_int, default=1,
+                   help="drop terms found in fewer documents (default: 1, keep the whole vocabulary)")
+    g.add_argument("--no-stop-words", action="store_true", help="keep English stop words")
+    g.add_argument("--dtype", choices=["float64", "float32"], default="float64",
+                   help="floating type of the matrices (float32 halves memory)")
+
+
+def make_vectorizer(args):
+    from ..text import TfidfVectorizer
+
+    return TfidfVectorizer(stop_words=None if args.no_stop_words else "english",
+                           stemmer="english" if args.stem else None, min_df=args.min_df,
+                           dtype=np.dtype(args.dtype).type)
+
+
+def text_fields(args):
+    fields = tuple(f.strip() for f in args.text_fields.split(",") if f.strip())
+    if not fields:
+        raise RLSIError("--text-fields names no field")
+    return fields
+
+
+def add_model_arguments(parser):
+    """Options of the RLSI objective shared by batch and online learning."""
+    g = parser.add_argument_group("model")
+    g.add_argument("-k", "--topics", type=positive_int, default=20, help="number of topics K (default: 20)")
+    g.add_argument("--lambda1", type=non_negative_float, default=None,
+                   help="topic regularization λ1 (default: 0.05 per 1000 documents; see --lambda1-scale)")
+    g.add_argument("--lambda2", type=non_negative_float, default=1.0,
+                   help="document regularization λ2 (default: 1.0)")
+    g.add_argument("--lambda1-scale", choices=list(LAMBDA1_SCALES), default="per_doc",
+                   help="per_doc: λ1 is per 1000 documents (size-independent, default); "
+                        "paper: λ1 of Eq. (1) as in the TOIS paper (its λ1=0.5 suits ~30k documents)")
+    g.add_argument("--topic-penalty", choices=list(PENALTIES), default="l1", help="penalty on topics U")
+    g.add_argument("--doc-penalty", choices=list(PENALTIES), default="l2", help="penalty on documents V")
+    g.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    g.add_argument("--jobs", type=int, default=None, help="threads (default: all cores)")
+
+
+def add_batch_arguments(parser):
+    g = parser.add_argument_group("batch learning")
+    g.add_argument("--max-iter", type=positive_int, default=100, help="outer iterations (default: 100)")
+    g.add_argument("--tol", type=non_negative_float, default=1e-4,
+                   help="stop when the objective improves by less than this share (default: 1e-4)")
+    g.add_argument("--init", choices=list(INITS), default="docs", help="initialization (default: docs)")
+
+
+def batch_model_from_args(args, quiet):
+    from ..models import BatchRLSI
+
+    params = dict(n_components=args.topics, lambda2=args.lambda2, lambda1_scale=args.lambda1_scale,
+                  topic_penalty=args.topic_penalty, doc_penalty=args.doc_penalty, max_iter=args.max_iter,
+                  tol=args.tol, init=args.init, random_state=args.seed, n_jobs=args.jobs,
+                  verbose=0 if quiet else 1)
+    if args.lambda1 is not None:
+        params["lambda1"] = args.lambda1
+    return BatchRLSI(**params)
+
+
+def load_model_dir(path):
+    """Return ``(model, vectorizer, bundle)`` from a directory written by ``rlsi fit``."""
+    bundle = io.load(path)
+    if "model" not in bundle:
+        raise RLSIError(f"{path} holds no topic model (components: {sorted(bundle)})")
+    return bundle["model"], bundle.get("vectorizer"), bundle
+
+
+def write_text_atomic(path, text):
+    """Write ``text`` to ``path`` through a temporary file renamed into place (never half-written)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.tmp-{uuid.uuid4().hex[:8]}"
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def save_npy_atomic(path, array):
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.tmp-{uuid.uuid4().hex[:8]}.npy"
+    try:
+        np.save(tmp, array, allow_pickle=False)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def check_output_dir(path):
+    """Refuse early (before any work) to write a model over something that is not a model directory."""
+    path = Path(path)
+    if path.exists() and (not path.is_dir() or (any(path.iterdir()) and not (path / "manifest.json").exists())):
+        raise RLSIError(f"output {path} exists and is not an rlsi model directory; choose another -o")

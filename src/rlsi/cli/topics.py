@@ -1,0 +1,36 @@
+"""``rlsi topics MODEL_DIR``: print the topics of a saved model with their quality measures."""
+
+from __future__ import annotations
+
+import json
+
+from ..errors import RLSIError
+from ..quality import RANKINGS, format_topics, quality_report, topic_summary
+from . import _common
+
+
+def register(sub):
+    p = sub.add_parser("topics", help="print the topics of a saved model",
+                       description="Print each topic's top terms (by the dominating sign, TOIS §8.4.1), "
+                                   "compactness and majority ratio, then the model's quality summary.")
+    p.add_argument("model_dir", help="model directory written by 'rlsi fit'")
+    p.add_argument("-n", "--terms", type=_common.positive_int, default=10, help="terms per topic (default 10)")
+    p.add_argument("--by", choices=list(RANKINGS), default="dominant", help="how top terms are ranked")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=run)
+
+
+def run(args):
+    model, vectorizer, _ = _common.load_model_dir(args.model_dir)
+    if vectorizer is None:
+        raise RLSIError(f"{args.model_dir} has no vectorizer: cannot name the terms")
+    names = vectorizer.get_feature_names_out()
+    report = quality_report(model.components_, n_top=args.terms)
+    if args.json:
+        topics = topic_summary(model.components_, names, n_terms=args.terms, by=args.by)
+        print(json.dumps({"topics": topics, "quality": report}, default=float, indent=1))
+        return 0
+    print(format_topics(model.components_, names, n_terms=args.terms, by=args.by))
+    print()
+    print("  ".join(f"{k}={v:.4g}" for k, v in report.items()))
+    return 0

@@ -1,0 +1,47 @@
+"""``rlsi transform MODEL_DIR CORPUS``: fold documents into the topic space of a saved model."""
+
+from __future__ import annotations
+
+import io as _io
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import RLSIError
+from ..text import read_corpus
+from . import _common
+
+FORMATS = {".tsv": "id then one column per topic, tab separated", ".npy": "array (n_docs x K), no ids"}
+
+
+def register(sub):
+    p = sub.add_parser("transform", help="fold documents into the topic space of a model",
+                       description="Compute document vectors (ridge projection, TOIS §7) of a corpus with "
+                                   "a saved model. Output: TSV (id + K values) to stdout or -o FILE "
+                                   "(.tsv or .npy).")
+    p.add_argument("model_dir", help="model directory written by 'rlsi fit'")
+    p.add_argument("corpus", help="corpus file (.jsonl / .jsonl.gz) or folder of .txt files")
+    p.add_argument("-o", "--output", help="output file: .tsv or .npy (default: TSV on stdout)")
+    p.add_argument("--text-fields", default="title,text", help="JSON fields forming the text")
+    p.set_defaults(func=run)
+
+
+def run(args):
+    if args.output and Path(args.output).suffix not in FORMATS:
+        raise RLSIError(f"output {args.output}: unsupported extension; use one of {', '.join(FORMATS)}")
+    model, vectorizer, _ = _common.load_model_dir(args.model_dir)
+    if vectorizer is None:
+        raise RLSIError(f"{args.model_dir} has no vectorizer: cannot read text")
+    corpus = read_corpus(args.corpus, text_fields=_common.text_fields(args))
+    W = model.transform(vectorizer.transform(corpus.texts))
+    if args.output and args.output.endswith(".npy"):
+        _common.save_npy_atomic(args.output, W)
+        return 0
+    buf = _io.StringIO()
+    for doc_id, row in zip(corpus.ids, W):
+        buf.write(doc_id + "\t" + "\t".join(f"{x:.6g}" for x in row) + "\n")
+    if args.output:
+        _common.write_text_atomic(args.output, buf.getvalue())
+    else:
+        print(buf.getvalue(), end="")
+    return 0
