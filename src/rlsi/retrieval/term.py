@@ -1,0 +1,184 @@
+"""Term-matching relevance models (BM25 and the vector space model) over sparse matrices.
+
+Both models precompute a documents x terms weight matrix stored in CSC form, so that a query only reads
+the columns (posting lists) of its own terms: ``scores = Q @ W.T`` costs O(sum of the query terms'
+document frequencies) plus one dense row of ``n_docs`` floats per query.
+
+**BM25** (``k1``, ``b``), Lucene >= 8 variant (the same as the ``bm25s`` library's ``method="lucene"``):
+
+    score(q, d) = sum_t qtf(t, q) * idf(t) * tf(t, d) / (tf(t, d) + k1 * (1 - b + b * |d| / avgdl))
+    idf(t)      = log(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
+
+with ``tf`` the raw count, ``|d|`` the document length (sum of its counts), ``avgdl`` the mean length,
+``N`` the number of documents, ``df`` the document frequency and ``qtf`` the query count of the term
+(a repeated query term counts again). This Robertson-Sparck Jones idf with ``+1`` inside the log is never
+negative, unlike the classic one, so very common terms cannot lower a score. The classic Robertson
+formula has an extra constant factor ``(k1 + 1)`` in the numerator: it scales every score alike and does
+not change any ranking (mind it only when mixing BM25 with other scores on a fixed scale).
+
+**VSM**: cosine similarity between tf-idf vectors, ``cos(q, d) = q . d / (|q| |d|)``; the caller supplies
+the tf-idf weighting (documents at :meth:`VSM.fit`, queries at :meth:`VSM.score`).
+
+A query with no known term (an all-zero row) scores 0 for every document, as does an empty document.
+``_to_state`` / ``_from_state`` give a pickle-free form: a JSON-able ``meta`` dict and a dict of numpy
+arrays (the sparse matrix as ``*_data``, ``*_indices``, ``*_indptr``; its shape is in ``meta``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._validation import check_matrix, check_number
+from ..errors import ModelFormatError, RLSIError
+
+__all__ = ["BM25", "VSM"]
+
+_STATE_VERSION = 1
+
+
+class _TermModel:
+    """Shared scoring and persistence for models whose fitted state is a docs x terms matrix."""
+
+    weights_: sp.csc_matrix
+
+    def _check_fitted(self):
+        if getattr(self, "weights_", None) is None:
+            raise RLSIError(f"{type(self).__name__} is not fitted yet; call fit(documents) first")
+
+    def _queries(self, queries):
+        self._check_fitted()
+        if not sp.issparse(queries):
+            queries = np.asarray(queries)
+            if queries.ndim == 1:
+                queries = queries.reshape(1, -1)
+        Q = check_matrix(queries, name="queries", dtype=np.float64, allow_empty=True)
+        if Q.shape[1] != self.weights_.shape[1]:
+            raise RLSIError(f"queries have {Q.shape[1]} term columns but the model was fitted on "
+                            f"{self.weights_.shape[1]} terms; use the same vocabulary")
+        return Q
+
+    def _product(self, Q):
+        """Dense ``Q @ W.T``: reads only the posting lists of the terms present in ``Q``."""
+        if Q.shape[0] == 0 or Q.nnz == 0:
+            return np.zeros((Q.shape[0], self.weights_.shape[0]))
+        return (Q @ self.weights_.T).toarray()
+
+    @property
+    def n_docs_(self) -> int:
+        self._check_fitted()
+        return self.weights_.shape[0]
+
+    @property
+    def n_terms_(self) -> int:
+        self._check_fitted()
+        return self.weights_.shape[1]
+
+    # --- persistence ---------------------------------------------------------------------------------
+    def _params(self) -> dict:
+        return {}
+
+    def _to_state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        """``(meta, arrays)``: JSON-able parameters/shape and the numpy arrays of the fitted model."""
+        self._check_fitted()
+        W = self.weights_
+        meta = {"class": type(self).__name__, "version": _STATE_VERSION, "params": self._params(),
+                "weights_shape": [int(W.shape[0]), int(W.shape[1])]}
+        arrays = {"weights_data": W.data, "weights_indices": W.indices, "weights_indptr": W.indptr}
+        arrays.update(self._extra_arrays())
+        return meta, arrays
+
+    def _extra_arrays(self) -> dict:
+        return {}
+
+    @classmethod
+    def _from_state(cls, meta: dict, arrays: dict):
+        """Rebuild a fitted model from :meth:`_to_state` output; damaged input raises ModelFormatError."""
+        if meta.get("class") != cls.__name__:
+            raise ModelFormatError(f"saved state is a {meta.get('class')!r}, not a {cls.__name__}")
+        if meta.get("version") != _STATE_VERSION:
+            raise ModelFormatError(f"{cls.__name__} state version {meta.get('version')!r} is not supported "
+                                   f"(expected {_STATE_VERSION})")
+        try:
+            model = cls(**meta["params"])
+            n_docs, n_terms = (int(x) for x in meta["weights_shape"])
+            W = sp.csc_matrix((np.asarray(arrays["weights_data"], dtype=np.float64),
+                               np.asarray(arrays["weights_indices"]), np.asarray(arrays["weights_indptr"])),
+                              shape=(n_docs, n_terms))
+            W.check_format(full_check=True)
+            model._set_extra(arrays, n_docs, n_terms)
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            raise ModelFormatError(f"damaged {cls.__name__} state: {exc}") from None
+        if not np.all(np.isfinite(W.data)):
+            raise ModelFormatError(f"damaged {cls.__name__} state: non-finite weights")
+        model.weights_ = W
+        return model
+
+    def _set_extra(self, arrays, n_docs, n_terms):
+        pass
+
+
+class BM25(_TermModel):
+    """Okapi BM25 (Lucene variant, see module docstring) over a documents x terms count matrix."""
+
+    def __init__(self, k1: float = 1.2, b: float = 0.75):
+        self.k1 = k1
+        self.b = b
+
+    def _params(self):
+        return {"k1": float(self.k1), "b": float(self.b)}
+
+    def fit(self, counts, y=None):
+        """Precompute the BM25 weights from raw term counts (CSR or dense, documents x terms)."""
+        check_number("k1", self.k1, low=0)
+        check_number("b", self.b, low=0, high=1)
+        X = check_matrix(counts, name="counts", dtype=np.float64)
+        if X.nnz and X.data.min() < 0:
+            raise RLSIError("counts contain negative values; BM25 needs raw term counts")
+        X.eliminate_zeros()
+        n_docs, n_terms = X.shape
+        df = np.bincount(X.indices, minlength=n_terms).astype(np.float64)
+        self.idf_ = np.log1p((n_docs - df + 0.5) / (df + 0.5))
+        self.doc_len_ = np.asarray(X.sum(axis=1)).ravel()
+        self.avgdl_ = float(self.doc_len_.mean())
+        norm = self.k1 * (1.0 - self.b + self.b * self.doc_len_ / (self.avgdl_ or 1.0))  # per document
+        tf = X.data
+        rows = np.repeat(np.arange(n_docs), np.diff(X.indptr))
+        data = self.idf_[X.indices] * tf / (tf + norm[rows])
+        self.weights_ = sp.csr_matrix((data, X.indices, X.indptr), shape=X.shape).tocsc()
+        return self
+
+    def score(self, query_counts) -> np.ndarray:
+        """BM25 scores, dense ``(n_queries, n_docs)``, of query term counts (same vocabulary as fit)."""
+        return self._product(self._queries(query_counts))
+
+    def _extra_arrays(self):
+        return {"idf": self.idf_, "doc_len": self.doc_len_}
+
+    def _set_extra(self, arrays, n_docs, n_terms):
+        self.idf_ = np.asarray(arrays["idf"], dtype=np.float64)
+        self.doc_len_ = np.asarray(arrays["doc_len"], dtype=np.float64)
+        if self.idf_.shape != (n_terms,) or self.doc_len_.shape != (n_docs,):
+            raise ValueError("idf/doc_len do not match the weight matrix shape")
+        self.avgdl_ = float(self.doc_len_.mean())
+
+
+class VSM(_TermModel):
+    """Vector space model: cosine similarity between tf-idf vectors (weights supplied by the caller)."""
+
+    def fit(self, tfidf, y=None):
+        """Store the L2-normalised document vectors (tf-idf CSR or dense, documents x terms)."""
+        X = check_matrix(tfidf, name="tfidf", dtype=np.float64)
+        self.weights_ = _normalize_rows(X).tocsc()
+        return self
+
+    def score(self, query_tfidf) -> np.ndarray:
+        """Cosine similarities, dense ``(n_queries, n_docs)``, of tf-idf query vectors."""
+        return self._product(_normalize_rows(self._queries(query_tfidf)))
+
+
+def _normalize_rows(X: sp.csr_matrix) -> sp.csr_matrix:
+    """Rows divided by their L2 norm (all-zero rows stay zero)."""
+    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+    return sp.csr_matrix(sp.diags(scale) @ X)
