@@ -1,0 +1,18 @@
+"""Text processing: tokenization, the TOIS tf-idf vectorizer, corpora and their readers."""
+
+from .corpus import Corpus, read_corpus, read_jsonl, read_text_folder
+from .tokenize import DEFAULT_TOKEN_PATTERN, Tokenizer, english_stop_words
+from .vectorize import TfidfVectorizer, VectorizerNotFittedError, idf_from_df
+
+__all__ = [
+    "Corpus",
+    "DEFAULT_TOKEN_PATTERN",
+    "TfidfVectorizer",
+    "Tokenizer",
+    "VectorizerNotFittedError",
+    "english_stop_words",
+    "idf_from_df",
+    "read_corpus",
+    "read_jsonl",
+    "read_text_folder",
+]

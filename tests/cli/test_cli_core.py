@@ -1,0 +1,102 @@
+"""The ``rlsi`` command: demo, fit, topics, transform, and one-line errors on bad input."""
+
+import gzip
+import json
+
+import numpy as np
+import pytest
+
+from rlsi.cli.main import main
+
+DOCS = [
+    "the heart pumps blood through arteries and veins",
+    "blood pressure in arteries rises with heart disease",
+    "cardiac surgery repairs the heart valves and arteries",
+    "the lens of the eye focuses light on the retina",
+    "cataract clouds the lens and blurs vision of the eye",
+    "retina damage and vision loss in the eye",
+    "bacteria infect cells and the immune system responds",
+    "immune cells attack bacteria and viruses in infection",
+    "viruses infect cells; antibodies of the immune system bind viruses",
+]
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    path = tmp_path / "docs.jsonl.gz"
+    with gzip.open(path, "wt") as f:
+        for i, text in enumerate(DOCS):
+            f.write(json.dumps({"id": f"d{i}", "text": text}) + "\n")
+    return path
+
+
+def run(capsys, *argv):
+    status = main(["-q", *map(str, argv)])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_fit_topics_transform(tmp_path, corpus, capsys):
+    model_dir = tmp_path / "model"
+    status, out, err = run(capsys, "fit", corpus, "-k", 3, "--lambda1", 10, "-o", model_dir, "--seed", 1)
+    assert status == 0, err
+    assert (model_dir / "manifest.json").exists()
+    status, out, _ = run(capsys, "topics", model_dir, "-n", 4)
+    assert status == 0
+    assert out.count("#0") == 3 and "comp=" in out and "avg_compactness=" in out
+    status, out, _ = run(capsys, "topics", model_dir, "--json")
+    assert len(json.loads(out)["topics"]) == 3
+    status, out, _ = run(capsys, "transform", model_dir, corpus)
+    rows = [line.split("\t") for line in out.strip().splitlines()]
+    assert [r[0] for r in rows] == [f"d{i}" for i in range(len(DOCS))] and all(len(r) == 4 for r in rows)
+    npy = tmp_path / "w.npy"
+    assert run(capsys, "transform", model_dir, corpus, "-o", npy)[0] == 0
+    assert np.load(npy).shape == (len(DOCS), 3)
+
+
+def test_demo_prints_readable_compact_topics(capsys):
+    status, out, _ = run(capsys, "demo", "-k", 10)
+    assert status == 0
+    assert "1033 abstracts" in out and "AvgComp=" in out
+    assert out.count("comp=") == 10
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["fit", "{tmp}/missing.jsonl", "-o", "{tmp}/m"], "corpus not found"),
+    (["fit", "{tmp}/empty.jsonl", "-o", "{tmp}/m"], "no document"),
+    (["fit", "{corpus}", "-k", "500", "-o", "{tmp}/m"], "larger than the vocabulary"),
+    (["topics", "{tmp}/nowhere"], "does not exist"),
+    (["transform", "{tmp}/nowhere", "{corpus}"], "does not exist"),
+])
+def test_bad_input_gives_one_line_error_and_writes_nothing(tmp_path, corpus, capsys, argv, message):
+    (tmp_path / "empty.jsonl").write_text("")
+    argv = [a.format(tmp=tmp_path, corpus=corpus) for a in argv]
+    before = sorted(p.name for p in tmp_path.iterdir())
+    status, out, err = run(capsys, *argv)
+    assert status == 2
+    assert err.startswith("rlsi: error:") and message in err and err.count("\n") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_unknown_option_value_is_rejected_by_name(corpus, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["fit", str(corpus), "-o", "x", "--topic-penalty", "l3"])
+    assert info.value.code == 2
+    assert "--topic-penalty" in capsys.readouterr().err
+
+
+def test_refuses_to_overwrite_a_non_model_directory(tmp_path, corpus, capsys):
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "thesis.tex").write_text("...")
+    status, _, err = run(capsys, "fit", corpus, "-o", precious)
+    assert status == 2 and "not an rlsi model directory" in err
+    assert (precious / "thesis.tex").read_text() == "..."
+
+
+def test_damaged_model_is_reported(tmp_path, corpus, capsys):
+    model_dir = tmp_path / "model"
+    assert run(capsys, "fit", corpus, "-k", 2, "--lambda1", 10, "-o", model_dir)[0] == 0
+    (model_dir / "model.components_.data.npy").write_bytes(b"\x93NUMPY garbage")
+    status, _, err = run(capsys, "topics", model_dir)
+    assert status == 2 and "damaged" in err
