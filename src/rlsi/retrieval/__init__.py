@@ -1,0 +1,19 @@
+"""Relevance ranking: term matching (BM25, VSM), topic matching and their combination (TOIS §7).
+
+* :mod:`rlsi.retrieval.term` — :class:`BM25`, :class:`VSM` over sparse matrices.
+* :mod:`rlsi.retrieval.topic` — :class:`TopicMatcher`: cosine of folded-in query and document vectors.
+* :mod:`rlsi.retrieval.combine` — per-query score normalisation and Eq. 9 interpolation.
+* :mod:`rlsi.retrieval.searcher` — :class:`Searcher`: index once, ``search(query, k)``, save/load.
+"""
+
+from .combine import NORMALIZERS, Combiner, interpolate, normalize_scores
+from .searcher import TERM_MODELS, Hit, Searcher
+from .term import BM25, VSM
+from .topic import INPUT_KINDS, TopicMatcher, cosine_scores, model_input, normalize_rows
+
+__all__ = [
+    "BM25", "VSM",
+    "TopicMatcher", "cosine_scores", "model_input", "normalize_rows", "INPUT_KINDS",
+    "NORMALIZERS", "Combiner", "interpolate", "normalize_scores",
+    "Searcher", "Hit", "TERM_MODELS",
+]
