@@ -65,8 +65,9 @@ def lasso_cd_row(r, S, u, g, half_lam, max_iter, tol):
             delta = new - old
             if delta != 0.0:
                 u[k] = new
+                Sk = S[k]  # S is symmetric: row k is column k, and contiguous
                 for l in range(K):
-                    g[l] += delta * S[l, k]
+                    g[l] += delta * Sk[l]
                 ad = abs(delta)
                 if ad > max_delta:
                     max_delta = ad
@@ -84,33 +85,40 @@ def lasso_cd_rows(R, S, U, half_lam, max_iter, tol):
 
     ``R`` and ``U`` may be float32 or float64; work is done in float64. A row whose warm start is zero
     and whose ``max |r_k| <= λ/2`` is already optimal (the KKT conditions hold at 0) and is skipped,
-    which is what makes rare terms cheap. Returns the number of sweeps per row (int32).
+    which is what makes rare terms cheap. Rows are processed in chunks so that each chunk allocates its
+    scratch vectors once. Returns the number of sweeps per row (int32; 0 for skipped rows).
     """
     n, K = R.shape
     sweeps = np.zeros(n, dtype=np.int32)
-    for i in prange(n):
+    chunk = 64
+    n_chunks = (n + chunk - 1) // chunk
+    for c in prange(n_chunks):
         u = np.empty(K, dtype=np.float64)
         r = np.empty(K, dtype=np.float64)
-        nonzero = False
-        big = False
-        for k in range(K):
-            u[k] = U[i, k]
-            r[k] = R[i, k]
-            if u[k] != 0.0:
-                nonzero = True
-            if abs(r[k]) > half_lam:
-                big = True
-        if not nonzero and not big:
-            continue
-        g = np.zeros(K, dtype=np.float64)
-        if nonzero:
+        g = np.empty(K, dtype=np.float64)
+        for i in range(c * chunk, min(n, (c + 1) * chunk)):
+            nonzero = False
+            big = False
             for k in range(K):
+                u[k] = U[i, k]
+                r[k] = R[i, k]
                 if u[k] != 0.0:
-                    for l in range(K):
-                        g[l] += S[l, k] * u[k]
-        sweeps[i] = lasso_cd_row(r, S, u, g, half_lam, max_iter, tol)
-        for k in range(K):
-            U[i, k] = u[k]
+                    nonzero = True
+                if abs(r[k]) > half_lam:
+                    big = True
+            if not nonzero and not big:
+                continue
+            for k in range(K):
+                g[k] = 0.0
+            if nonzero:
+                for k in range(K):
+                    if u[k] != 0.0:
+                        Sk = S[k]
+                        for l in range(K):
+                            g[l] += Sk[l] * u[k]
+            sweeps[i] = lasso_cd_row(r, S, u, g, half_lam, max_iter, tol)
+            for k in range(K):
+                U[i, k] = u[k]
     return sweeps
 
 
