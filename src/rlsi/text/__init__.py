@@ -2,10 +2,12 @@
 
 from .corpus import Corpus, read_corpus, read_jsonl, read_text_folder
 from .tokenize import DEFAULT_TOKEN_PATTERN, Tokenizer, english_stop_words
+from .stream import StreamingTfidf
 from .vectorize import TfidfVectorizer, VectorizerNotFittedError, idf_from_df
 
 __all__ = [
     "Corpus",
+    "StreamingTfidf",
     "DEFAULT_TOKEN_PATTERN",
     "TfidfVectorizer",
     "Tokenizer",

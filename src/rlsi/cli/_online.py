@@ -1,0 +1,70 @@
+"""Online-learning options shared by ``rlsi fit --online`` and ``rlsi track``.
+
+``add_online_arguments(parser)`` adds the options of :class:`rlsi.models.OnlineRLSI` that the model
+group of :func:`rlsi.cli._common.add_model_arguments` does not have (mini-batch size η, re-scaling ρ,
+embedded iterations ξ, passes, shuffling, dead-topic re-seeding); ``online_model_from_args(args)`` builds
+the estimator from both groups and ``fit_online_from_args(args, X)`` fits it on a matrix with a progress
+bar in documents per second (silent with ``--quiet``).
+
+Attributes read from ``args``: ``topics``, ``lambda1`` (None: the estimator's default), ``lambda2``,
+``lambda1_scale``, ``topic_penalty``, ``doc_penalty``, ``seed``, ``jobs``, ``quiet`` and the ones added here.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from ..errors import RLSIError
+from ._common import non_negative_float, positive_int
+
+log = logging.getLogger(__name__)
+
+ONLINE_DEFAULTS = {"batch_size": 256, "rho": 0.0, "n_inner": 1, "n_passes": 1}
+
+
+def add_online_arguments(parser, *, defaults=None):
+    """Add ``--batch-size --rho --n-inner --n-passes --shuffle --reseed-dead`` to a parser or group.
+
+    ``defaults`` overrides :data:`ONLINE_DEFAULTS` (``rlsi track`` uses the paper's tracking setting)."""
+    d = dict(ONLINE_DEFAULTS, **(defaults or {}))
+    parser.add_argument("--batch-size", type=positive_int, default=d["batch_size"],
+                        help=f"online: mini-batch size η (default: {d['batch_size']})")
+    parser.add_argument("--rho", type=non_negative_float, default=d["rho"],
+                        help=f"online: re-scaling ρ, forgetting of old documents; 0 keeps every document "
+                             f"(default: {d['rho']:g}; the paper tracks topics with 1)")
+    parser.add_argument("--n-inner", type=positive_int, default=d["n_inner"],
+                        help=f"online: embedded iterations ξ per mini-batch (default: {d['n_inner']})")
+    parser.add_argument("--n-passes", type=positive_int, default=d["n_passes"],
+                        help=f"online: passes over the corpus (default: {d['n_passes']})")
+    parser.add_argument("--shuffle", action="store_true",
+                        help="online: visit documents in random order (default: the corpus order)")
+    parser.add_argument("--reseed-dead", action="store_true",
+                        help="online: give an all-zero topic a new start from the worst-explained "
+                             "document of a mini-batch (Mairal et al. 2010, §3.4.3)")
+
+
+def online_model_from_args(args, *, quiet=None, topic_init=None):
+    """An unfitted :class:`OnlineRLSI` from the parsed options."""
+    from ..models.online import OnlineRLSI
+
+    quiet = bool(getattr(args, "quiet", False)) if quiet is None else quiet
+    params = dict(n_components=args.topics, lambda2=args.lambda2, lambda1_scale=args.lambda1_scale,
+                  topic_penalty=args.topic_penalty, doc_penalty=args.doc_penalty,
+                  rho=args.rho, batch_size=args.batch_size, n_inner=args.n_inner,
+                  n_passes=getattr(args, "n_passes", 1), shuffle=bool(getattr(args, "shuffle", False)),
+                  reseed_dead=bool(getattr(args, "reseed_dead", False)), topic_init=topic_init,
+                  random_state=args.seed, n_jobs=args.jobs, verbose=0 if quiet else 1)
+    if getattr(args, "lambda1", None) is not None:
+        params["lambda1"] = args.lambda1
+    return OnlineRLSI(**params)
+
+
+def fit_online_from_args(args, X):
+    """Fit :class:`OnlineRLSI` on the documents x terms matrix X (progress bar in docs/s unless quiet)."""
+    if X.shape[0] == 0:
+        raise RLSIError("no document to learn from")
+    model = online_model_from_args(args)
+    model.fit(X)
+    log.info("online fit: %d documents seen in %d mini-batches, λ1 at the end %.4g",
+             model.n_docs_seen_, model.n_batches_, model.lambda1_effective_)
+    return model

@@ -1,0 +1,471 @@
+"""Online RLSI (TOIS §5, Algorithm 4) with re-scaling ρ, mini-batches η and embedded iterations ξ.
+
+For each mini-batch ``X_t`` of η documents (rows), with topics ``U_{t-1}`` (terms x topics)::
+
+    repeat ξ times (embedded iterations, §5.4.3):
+        V_t  ← argmin ‖X_tᵀ − U V‖² + λ₂ Q(V)          (projection with the current U, Eq. 5)
+        S_t  ← c_t · S_{t-1} + V_t V_tᵀ                   (re-scaled statistics, §5.4.1 and §5.4.2)
+        R_t  ← c_t · R_{t-1} + X_tᵀ V_tᵀ
+        U    ← argmin_U tr(Uᵀ U S_t) − 2 tr(Uᵀ R_t) + λ₁(t) P(U)   (Algorithm 2, warm-started from U)
+    U_t ← U
+
+The ξ repetitions *replace* the mini-batch's contribution to S and R (they do not add the batch ξ
+times): after the step S and R hold each document once, with the vectors of the last repetition. The
+lasso is the shared coordinate-descent kernel (:func:`rlsi.models._steps.update_topics`), warm-started
+from the previous U; memory is U (sparse), S (K x K), R (M x K dense) and one mini-batch — never the
+stream (:class:`rlsi.models.stats.TopicStatistics`).
+
+Time and re-scaling. The paper's t counts documents (η = 1). With mini-batches t still counts
+documents: a batch of n documents takes t from t₀ to t₁ = t₀ + n and the old statistics are multiplied
+by ``c = (t₀ / t₁)^ρ``. This is exactly the product of the per-document factors ``((j−1)/j)^ρ`` for
+j = t₀+1..t₁ (the product telescopes), so the weight of the past does not depend on the batch size;
+within a batch all documents have weight 1. At time t a document that arrived when the count reached
+tᵢ has weight ``(tᵢ / t)^ρ``. ρ = 0 gives the basic algorithm (every document has weight 1 forever).
+
+λ₁ over time (Eq. 7). The U-step at time t solves Eq. (7) with ``λ₁(t) = θ · n_t`` where ``n_t`` is the
+*total weight of the documents in S_t and R_t* (``stats_.weight``):
+
+* ρ = 0: ``n_t = t`` (documents seen, empty ones included), which is Eq. (7) ``λ₁ = θ t`` exactly;
+* ρ > 0: ``n_t = Σᵢ (tᵢ/t)^ρ ≈ t / (1 + ρ)``: the statistics hold about t/(1+ρ) documents' worth of
+  loss, and the penalty follows them. Keeping ``θ t`` with ρ > 0 would weigh the ℓ1 penalty (1 + ρ)
+  times more than the data, i.e. topics would get sparser as ρ grows; with ``θ n_t`` the sparsity
+  depends on λ₁ only, not on ρ.
+
+``lambda1_scale`` has the meaning it has in :class:`rlsi.models.BatchRLSI`, so that one mini-batch
+holding a whole corpus (ρ = 0) solves exactly the batch U-step:
+
+* ``"per_doc"`` (default): θ = lambda1 / 1000 (``lambda1`` is the penalty per thousand documents),
+  ``λ₁(t) = lambda1 · n_t / 1000`` — BatchRLSI uses ``lambda1 · N / 1000``;
+* ``"paper"``: ``λ₁(t) = lambda1`` at every t (the λ₁ of Eq. 1 applied to the loss accumulated so far),
+  i.e. θ = λ₁ / n_t as in Eq. (4) with N the documents seen; after one pass over N documents with ρ = 0
+  this is the paper's θ t = λ₁. Early topics are then denser than late ones.
+
+The λ₁ of the last U-step is ``lambda1_effective_``.
+
+Initialisation (U₀, Algorithm 4 line 1). ``topic_init`` (topics of a previously fitted model, batch or
+online, or a ``(K, M)`` array) is used as U₀ when given; S₀ = R₀ = 0 as in Algorithm 4, so the first
+mini-batch re-fits the topics and the later ones refine them. Otherwise ``init="docs"`` (default) takes
+K distinct non-empty documents of the first mini-batch, scaled to unit ℓ2 norm, as U₀ — the online
+counterpart of BatchRLSI's ``init="docs"``: the first projection already sees topic structure and the
+first U-step does not collapse to zero (a random U₀ gives V ≈ noise, and a large λ₁ then kills every
+topic). When the first batch has fewer than K non-empty documents the remaining topics are random
+Gaussian combinations of the non-empty ones (still distinct, still in the span of real documents).
+``init="random"`` is the paper's random U₀ (Gaussian, unit-norm columns), for comparison. A batch with
+no non-empty document does not initialise the topics; it only counts in t.
+
+Growing vocabulary. ``partial_fit`` accepts a batch with *more* columns than seen so far: the new
+columns are taken to be new terms appended at the end (as :class:`rlsi.text.stream.StreamingTfidf`
+produces them). U and R grow by zero rows — the rows of U are independent lasso problems, so a new term
+simply starts with no weight and acquires topic weights as its row of R fills — and ``n_features_in_``
+becomes the new width. Fewer columns than ``n_features_in_`` is an error (columns are never removed).
+
+Dead topics and new themes. A topic whose weights all become zero gets v_k = 0 for every later
+document, so the statistics stop feeding it; with ρ > 0 its old statistics fade too. It can come back
+only through the coupling of S (other topics moving). Symmetrically, Algorithm 4 cannot learn a theme
+whose documents share no term with the current topics: they project to v = 0 and add nothing to S or R.
+``reseed_dead=True`` (not in the paper; the remedy of Mairal et al. 2010, §3.4.3, the source of the
+re-scaling) gives such capacity back: before a mini-batch, every dead topic is replaced by one of the
+batch's documents that the live topics explain worst — only documents with less than 10% of ‖d‖²
+explained qualify, i.e. a theme the model does not cover — scaled to unit norm, and its row/column of
+S and column of R are zeroed (it starts without history). The tracker (:mod:`rlsi.tracking`) reports
+a topic that comes back, either way, as a new life of the same index (``T7.2``).
+
+Persistence. ``rlsi.io.save(path, model=online)`` stores the full online state — topics, S, R, t, the
+total weight, the random generator — pickle-free; a loaded model continues the stream bit-identically
+to one that never stopped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.validation import check_is_fitted
+from threadpoolctl import ThreadpoolController
+
+from .._validation import check_choice, check_matrix, check_number, check_random_state
+from ..errors import RLSIError
+from ..io import register
+from ..kernels.lasso import set_threads
+from ..kernels.products import csr_csr_dense
+from . import _steps
+from ._base import RLSIMixin
+from .stats import TopicStatistics
+
+log = logging.getLogger(__name__)
+
+INITS = {"docs": "K documents of the first mini-batch as U0", "random": "Gaussian U0 (paper)"}
+LAMBDA1_SCALES = {"per_doc": "lambda1 per 1000 documents of the statistics (size-independent)",
+                  "paper": "lambda1 as in Eq. (1), constant over the stream"}
+DOCS_PER_UNIT = 1000.0
+# a document seeds a dead topic only if the live topics explain less than 10% of ‖d‖² (a new theme)
+RESEED_MIN_UNEXPLAINED = 0.9
+
+
+def _topics_from(obj):
+    """Components (K x M, CSR float64) from a fitted model, a sparse matrix or an array."""
+    if hasattr(obj, "get_params") or hasattr(obj, "components_"):
+        comp = getattr(obj, "components_", None)
+        if comp is None:
+            raise RLSIError(f"topic_init={type(obj).__name__} is not fitted (a clone loses its topics; "
+                            f"pass model.components_ instead)")
+        obj = comp
+    comp = check_matrix(obj, name="topic_init", dtype=np.float64)
+    return comp
+
+
+@register("OnlineRLSI")
+class OnlineRLSI(RLSIMixin):
+    """Online Regularized Latent Semantic Indexing (TOIS Algorithm 4 with §5.4's improvements).
+
+    See the module docstring for the algorithm, the λ₁ scale over time, the initialisation, the growing
+    vocabulary and persistence.
+
+    Parameters
+    ----------
+    n_components : int, default 20 — K.
+    lambda1 : float, default 0.05 — topic regularization (see ``lambda1_scale``).
+    lambda2 : float, default 1.0 — document regularization λ₂.
+    topic_penalty, doc_penalty : {"l1", "l2"}, default "l1", "l2".
+    lambda1_scale : {"per_doc", "paper"}, default "per_doc".
+    rho : float >= 0, default 0.0 — re-scaling exponent ρ (0: no forgetting; the paper tracks topics
+        with ρ = 1).
+    batch_size : int, default 256 — mini-batch size η used by ``fit`` (``partial_fit`` takes the batch
+        it is given).
+    n_inner : int, default 1 — embedded iterations ξ per mini-batch (the paper tracks with ξ = 10).
+    n_passes : int, default 1 — passes over X in ``fit``.
+    shuffle : bool, default False — ``fit`` visits documents in a random order (each pass); the default
+        keeps the order of X, which is the stream's order (e.g. time).
+    init : {"docs", "random"}, default "docs" — U₀ when ``topic_init`` is None.
+    topic_init : None, a fitted RLSI model, or (K, M) array/sparse — U₀ from previous topics.
+    reseed_dead : bool, default False — re-seed all-zero topics from unexplained documents (see the
+        module docstring; off by default: Algorithm 4 as published).
+    inner_max_iter, inner_tol : coordinate-descent sweeps per row and stopping rule.
+    random_state : None, int or Generator.
+    n_jobs : None or int — numba threads.
+    verbose : int — 1 shows a progress bar in ``fit`` (documents per second).
+
+    Attributes
+    ----------
+    components_ : CSR (n_components, n_features) float64 — the current topics Uᵀ.
+    stats_ : TopicStatistics — S, R, documents seen and their total weight.
+    n_docs_seen_ : int — t, documents processed (repeats over passes count again).
+    n_batches_ : int — mini-batch steps done (also ``n_iter_``).
+    lambda1_effective_ : float — λ₁ of the last U-step.
+    u_change_ : float — ‖U_t − U_{t−1}‖_F of the last mini-batch.
+    topics_initialized_ : bool — False until a batch with a non-empty document has been seen.
+    n_reseeded_ : int — dead topics re-seeded so far (``reseed_dead``).
+    n_features_in_ : int — current vocabulary size.
+    """
+
+    _state_scalars = ("n_iter_", "n_features_in_", "lambda1_effective_", "n_batches_", "n_docs_seen_",
+                      "u_change_", "topics_initialized_", "rng_state_", "n_reseeded_")
+    _state_arrays = ("components_",)
+
+    def __init__(self, n_components=20, *, lambda1=0.05, lambda2=1.0, topic_penalty="l1",
+                 doc_penalty="l2", lambda1_scale="per_doc", rho=0.0, batch_size=256, n_inner=1,
+                 n_passes=1, shuffle=False, init="docs", topic_init=None, reseed_dead=False,
+                 inner_max_iter=100,
+                 inner_tol=1e-4, random_state=None, n_jobs=None, verbose=0):
+        self.n_components = n_components
+        self.lambda1 = lambda1
+        self.lambda2 = lambda2
+        self.topic_penalty = topic_penalty
+        self.doc_penalty = doc_penalty
+        self.lambda1_scale = lambda1_scale
+        self.rho = rho
+        self.batch_size = batch_size
+        self.n_inner = n_inner
+        self.n_passes = n_passes
+        self.shuffle = shuffle
+        self.init = init
+        self.topic_init = topic_init
+        self.reseed_dead = reseed_dead
+        self.inner_max_iter = inner_max_iter
+        self.inner_tol = inner_tol
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ parameters
+    def _validate_params_all(self):
+        self._validate_common()
+        check_choice("lambda1_scale", self.lambda1_scale, LAMBDA1_SCALES)
+        check_choice("init", self.init, INITS)
+        check_number("rho", self.rho, low=0.0)
+        check_number("batch_size", self.batch_size, low=1, integer=True)
+        check_number("n_inner", self.n_inner, low=1, integer=True)
+        check_number("n_passes", self.n_passes, low=1, integer=True)
+        for name in ("shuffle", "reseed_dead"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise RLSIError(f"{name}={getattr(self, name)!r} must be True or False")
+
+    def lambda1_at(self, weight):
+        """λ₁ of the U-step when the statistics hold documents of total weight ``weight``."""
+        if self.lambda1_scale == "paper":
+            return float(self.lambda1)
+        return float(self.lambda1) * float(weight) / DOCS_PER_UNIT
+
+    def decay_at(self, t0, n):
+        """Re-scaling factor ``(t0 / (t0 + n))^ρ`` applied to the old statistics before a batch of n."""
+        if self.rho == 0 or t0 == 0:
+            return 1.0
+        return (t0 / (t0 + n)) ** float(self.rho)
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, X, y=None):
+        """Reset and learn from X (n_samples x n_features) in mini-batches of ``batch_size``, ``n_passes``
+        times (in X's order unless ``shuffle``). Returns self."""
+        self._validate_params_all()
+        X = self._check_X(X, reset=True)
+        self._reset()
+        N = X.shape[0]
+        bar = _progress(N * self.n_passes, self.verbose)
+        try:
+            with _compute(self.n_jobs):
+                for _ in range(self.n_passes):
+                    order = self._rng.permutation(N) if self.shuffle else None
+                    for a in range(0, N, self.batch_size):
+                        b = min(N, a + self.batch_size)
+                        Xb = X[a:b] if order is None else X[np.sort(order[a:b])]
+                        self._step(Xb)
+                        if bar is not None:
+                            bar.update(b - a)
+        finally:
+            if bar is not None:
+                bar.close()
+        self._publish()
+        return self
+
+    def partial_fit(self, X, y=None):
+        """One online step (ξ embedded iterations) on the mini-batch X. Returns self."""
+        self.partial_fit_transform(X)
+        return self
+
+    def partial_fit_transform(self, X, y=None):
+        """Like :meth:`partial_fit`; returns the batch's document vectors W (n_samples x n_components)
+        — the projections stored in the statistics, made with the topics before this step's last
+        U-update (Algorithm 4's v_t)."""
+        if not hasattr(self, "stats_"):
+            self._validate_params_all()
+            X = check_matrix(X)
+            self._reset()
+            self.n_features_in_ = X.shape[1]
+        else:
+            X = check_matrix(X)
+        if X.shape[1] < self.n_features_in_:
+            raise RLSIError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                            f"{self.n_features_in_} features as input (new terms may be appended as new "
+                            f"columns, but columns are never removed)")
+        with _compute(self.n_jobs):
+            W = self._step(X)
+        self._publish()
+        return W.astype(X.dtype, copy=False)
+
+    # ------------------------------------------------------------------ internals
+    def _reset(self):
+        for key in ("stats_", "components_", "n_iter_", "lambda1_effective_", "u_change_"):
+            if hasattr(self, key):
+                delattr(self, key)
+        self._rng = check_random_state(self.random_state)
+        self._U = None
+        self.n_features_in_ = 0
+        K = self.n_components
+        self.stats_ = TopicStatistics(K, 0)
+        self.n_batches_ = 0
+        self.n_docs_seen_ = 0
+        self.topics_initialized_ = False
+        self.lambda1_effective_ = 0.0
+        self.u_change_ = 0.0
+        self.n_reseeded_ = 0
+        self._init_comp = None if self.topic_init is None else _topics_from(self.topic_init)
+        if self._init_comp is not None and self._init_comp.shape[0] != K:
+            raise RLSIError(f"topic_init has {self._init_comp.shape[0]} topics but n_components={K}")
+
+    def _grow(self, M):
+        """Make U and R span M terms (new terms get zero rows)."""
+        old = self.stats_.n_terms
+        if M <= old:
+            return
+        self.stats_.grow(M - old)
+        if self._U is not None:
+            U = self._U
+            indptr = np.concatenate([U.indptr, np.full(M - old, U.indptr[-1], dtype=U.indptr.dtype)])
+            self._U = sp.csr_matrix((U.data, U.indices, indptr), shape=(M, self.n_components))
+        self.n_features_in_ = M
+
+    def _initial_topics(self, X):
+        """U₀ (M x K CSR) for the first batch with a non-empty document, or None (see module docstring)."""
+        M, K = X.shape[1], self.n_components
+        if self._init_comp is not None:
+            comp = self._init_comp
+            if comp.shape[1] > M:
+                raise RLSIError(f"topic_init has {comp.shape[1]} terms but the stream's first batch has "
+                                f"{M}; use the vectorizer of the initial model (new terms are appended)")
+            U0 = comp.T.tocsr()
+            return sp.csr_matrix((U0.data, U0.indices, np.concatenate(
+                [U0.indptr, np.full(M - comp.shape[1], U0.indptr[-1], dtype=U0.indptr.dtype)])),
+                shape=(M, K))
+        rng = self._rng
+        if self.init == "random":
+            U0 = rng.standard_normal((M, K)) / np.sqrt(M)
+            return sp.csr_matrix(U0)
+        nonempty = np.flatnonzero(np.diff(X.indptr) > 0)
+        if len(nonempty) == 0:
+            return None
+        if len(nonempty) >= K:
+            picks = np.sort(rng.choice(nonempty, size=K, replace=False))
+            U0 = X[picks].T.tocsr()
+        else:
+            base = X[nonempty]
+            mix = rng.standard_normal((K - len(nonempty), len(nonempty)))
+            U0 = sp.vstack([base, sp.csr_matrix(mix) @ base], format="csr").T.tocsr()
+        norms = np.sqrt(np.asarray(U0.multiply(U0).sum(axis=0)).ravel())
+        norms[norms == 0] = 1.0
+        U0 = (U0 @ sp.diags(1.0 / norms)).tocsr()
+        U0.eliminate_zeros()
+        return U0
+
+    def _step(self, X):
+        """One mini-batch of Algorithm 4; returns W (float64). X: CSR with >= n_features_in_ columns."""
+        X = X.astype(np.float64, copy=False)
+        n, M = X.shape
+        self._grow(M)
+        stats = self.stats_
+        t0 = stats.n_docs
+        if self._U is None:
+            U0 = self._initial_topics(X)
+            if U0 is not None:
+                self._U = U0
+                self.topics_initialized_ = True
+        elif self.reseed_dead:
+            self._U = self._reseed(X, self._U)
+        pending = stats.begin_batch(X, self.decay_at(t0, n))
+        lam1 = self.lambda1_at(stats.weight + n)
+        W = np.zeros((n, self.n_components))
+        if self._U is None:  # nothing to learn from yet: only count the documents
+            pending.assign(W)
+        else:
+            U_before = U = self._U
+            W = None
+            for _ in range(self.n_inner):
+                W, _ = _steps.update_doc_vectors(
+                    X, U, penalty=self.doc_penalty, lam=self.lambda2, W_prev=W,
+                    max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=np.float64)
+                pending.assign(W)
+                U, sweeps = _steps.update_topics(
+                    stats.r_rows, stats.S, U, n_terms=M, penalty=self.topic_penalty, lam=lam1,
+                    max_iter=self.inner_max_iter, tol=self.inner_tol)
+            self._U = U
+            diff = U - U_before
+            self.u_change_ = float(np.sqrt(np.square(diff.data).sum()))
+        self.lambda1_effective_ = lam1
+        self.n_batches_ += 1
+        self.n_docs_seen_ = stats.n_docs
+        return W
+
+    def _reseed(self, X, U):
+        """Re-seed dead topics with the batch's worst-explained documents (see ``reseed_dead``)."""
+        K = self.n_components
+        dead = np.flatnonzero(np.bincount(U.indices, minlength=K) == 0)
+        if len(dead) == 0 or X.nnz == 0:
+            return U
+        W, _ = _steps.update_doc_vectors(X, U, penalty=self.doc_penalty, lam=self.lambda2,
+                                         max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=np.float64)
+        Phi = csr_csr_dense(X, U, dtype=np.float64)
+        G = (U.T @ U).toarray()
+        x2 = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+        resid = x2 - 2.0 * np.einsum("ij,ij->i", Phi, W) + np.einsum("ij,ij->i", W @ G, W)
+        rel = np.divide(resid, x2, out=np.zeros_like(resid), where=x2 > 0)
+        cand = np.flatnonzero(rel >= RESEED_MIN_UNEXPLAINED)
+        if len(cand) == 0:
+            return U
+        cand = cand[np.argsort(-resid[cand], kind="stable")][: len(dead)]
+        ks = dead[: len(cand)]
+        seeds = X[cand].multiply(1.0 / np.sqrt(x2[cand])[:, None]).tocsr()   # one unit-norm doc per topic
+        place = sp.csr_matrix((np.ones(len(ks)), (ks, np.arange(len(ks)))), shape=(K, len(ks)))
+        U = (U + (place @ seeds).T).tocsr()
+        U.eliminate_zeros()
+        self.stats_.reset_topics(ks)
+        self.n_reseeded_ += len(ks)
+        log.debug("re-seeded dead topics %s from documents %s of the batch", ks.tolist(), cand.tolist())
+        return U
+
+    def _publish(self):
+        """Expose the current topics as ``components_`` (K x M)."""
+        K, M = self.n_components, self.stats_.n_terms
+        if self._U is None:
+            self.components_ = sp.csr_matrix((K, M), dtype=np.float64)
+        else:
+            self.components_ = self._U.T.tocsr()
+        self.n_iter_ = self.n_batches_
+        self.rng_state_ = json.dumps(self._rng.bit_generator.state)
+
+    # ------------------------------------------------------------------ persistence (rlsi.io)
+    def _to_state(self):
+        check_is_fitted(self, "components_")
+        saved_init = self.topic_init
+        init_arr = None if saved_init is None else _topics_from(saved_init)
+        try:
+            self.topic_init = None  # stored as an array below, not as a JSON parameter
+            meta, arrays = super()._to_state()
+        finally:
+            self.topic_init = saved_init
+        meta["params"]["topic_init"] = None
+        stats_meta, stats_arrays = self.stats_._to_state()
+        meta["stats"] = stats_meta
+        meta["has_topic_init"] = init_arr is not None
+        arrays.update({f"stats_{k}": v for k, v in stats_arrays.items()})
+        if init_arr is not None:
+            arrays["topic_init"] = init_arr
+        return meta, arrays
+
+    @classmethod
+    def _from_state(cls, meta, arrays):
+        est = super()._from_state(meta, arrays)
+        if meta.get("has_topic_init"):
+            est.topic_init = arrays["topic_init"]
+        est.stats_ = TopicStatistics._from_state(meta["stats"], {"S": arrays["stats_S"], "R": arrays["stats_R"]})
+        if est.stats_.n_terms != est.n_features_in_ or est.stats_.n_components != est.n_components:
+            raise ValueError(f"statistics of {est.stats_.n_terms} terms x {est.stats_.n_components} topics do "
+                             f"not match the model ({est.n_features_in_} x {est.n_components})")
+        est.components_ = sp.csr_matrix(est.components_, dtype=np.float64, copy=True)
+        est._U = est.components_.T.tocsr() if est.topics_initialized_ else None
+        state = json.loads(est.rng_state_)
+        bitgen = getattr(np.random, state["bit_generator"])()
+        bitgen.state = state
+        est._rng = np.random.Generator(bitgen)
+        est._init_comp = None if est.topic_init is None else _topics_from(est.topic_init)
+        return est
+
+
+@contextlib.contextmanager
+def _compute(n_jobs):
+    """numba threads from ``n_jobs``; BLAS limited to one thread (its work here is K x K and n x K: tiny,
+    and threaded BLAS next to numba's threads only oversubscribes the cores)."""
+    global _CONTROLLER
+    if _CONTROLLER is None:  # inspecting the loaded libraries costs milliseconds: do it once
+        _CONTROLLER = ThreadpoolController()
+    previous = set_threads(n_jobs)
+    try:
+        with _CONTROLLER.limit(limits=1, user_api="blas"):
+            yield
+    finally:
+        set_threads(previous)
+
+
+_CONTROLLER = None
+
+
+def _progress(total, verbose):
+    if not verbose:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="OnlineRLSI", unit="doc", unit_scale=True, smoothing=0.1, leave=False)
+
+
+__all__ = ["OnlineRLSI"]

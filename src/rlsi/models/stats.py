@@ -1,0 +1,266 @@
+"""Sufficient statistics of the RLSI U-step: ``S = Σ w_i v_i v_iᵀ`` and ``R = Σ w_i d_i v_iᵀ``.
+
+The U-step of every RLSI learner (TOIS Algorithm 2) needs the documents only through
+
+* ``S`` (K x K, float64): the Gram matrix of the document vectors, ``V Vᵀ``;
+* ``R`` (M x K): the term-topic correlations ``D Vᵀ``, one row per term;
+
+so a learner that keeps these two matrices (and the total document weight, for the λ₁ scale) can forget
+the documents themselves. :class:`TopicStatistics` holds them with per-document weights ``w_i``:
+``rescale(f)`` multiplies every weight by ``f`` (the online re-scaling of §5.4.1), ``update`` adds a
+mini-batch with weight 1, ``merge`` adds another statistics object, and ``grow`` appends zero rows of ``R``
+for terms first seen now (a growing vocabulary: a new term has correlated with nothing so far).
+
+Algebra. Sums are exact up to floating-point rounding in the order of additions, so
+
+* statistics of two halves of a corpus, merged, equal those of the whole (the serial learner is the
+  one-worker distributed learner);
+* ``update(X, W)`` on a single batch holding the whole corpus gives ``S = WᵀW``, ``R = Xᵀ W``: exactly
+  the statistics of one batch U-step (:func:`rlsi.models._steps.batch_r_rows`).
+
+``merge`` adds sums as they are; it does not re-scale. With forgetting (ρ > 0), bring both operands to
+the same time first (``rescale``) or merge statistics built with the same schedule.
+
+Embedded iterations (§5.4.3) re-project the same mini-batch several times: :meth:`begin_batch` applies
+the re-scaling once and returns a :class:`PendingBatch` whose :meth:`PendingBatch.assign` sets (rather than
+adds) the batch's contribution, so calling it ξ times leaves exactly the statistics of one ``update``
+with the last document vectors.
+
+Cost and memory: ``R`` is dense M x K (it is a sum over all documents and has no reason to be sparse);
+a mini-batch touches only the rows of its own terms, ``nnz(X)·K`` work. ``rescale`` costs M x K.
+The buffer of ``R`` grows geometrically so that appending a few terms per mini-batch does not copy
+``R`` every time; only the first ``n_terms`` rows are meaningful and persisted.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._validation import check_matrix, check_number
+from ..errors import RLSIError
+from ..io import register
+from ..kernels.products import csr_dense
+
+_GROWTH = 1.25
+_STATE_VERSION = 1
+
+
+@register("TopicStatistics")
+class TopicStatistics:
+    """Running ``S`` (K x K) and ``R`` (n_terms x K) with the document count and total weight.
+
+    Parameters
+    ----------
+    n_components : int — K.
+    n_terms : int, default 0 — initial number of rows of R (all zero).
+    dtype : numpy float dtype of R, default float64 (S is always float64).
+
+    Attributes
+    ----------
+    S : ndarray (K, K) float64.
+    R : ndarray (n_terms, K) — a view of the used rows of the internal buffer.
+    n_docs : int — number of documents accumulated (the paper's t, counted in documents).
+    weight : float — Σ of the current document weights (``n_docs`` without re-scaling).
+    """
+
+    def __init__(self, n_components, n_terms=0, dtype=np.float64):
+        check_number("n_components", n_components, low=1, integer=True)
+        check_number("n_terms", n_terms, low=0, integer=True)
+        dtype = np.dtype(dtype)
+        if dtype not in (np.float64, np.float32):
+            raise RLSIError(f"dtype={dtype} is not supported for R; use float64 or float32")
+        self.n_components = int(n_components)
+        self.S = np.zeros((self.n_components, self.n_components), dtype=np.float64)
+        self._R = np.zeros((int(n_terms), self.n_components), dtype=dtype)
+        self._n_terms = int(n_terms)
+        self.n_docs = 0
+        self.weight = 0.0
+
+    # ------------------------------------------------------------------ views
+    @property
+    def n_terms(self):
+        return self._n_terms
+
+    @property
+    def R(self):
+        return self._R[: self._n_terms]
+
+    @property
+    def dtype(self):
+        return self._R.dtype
+
+    def r_rows(self, a, b):
+        """Rows ``a..b`` of R: the ``r_rows`` callable of :func:`rlsi.models._steps.update_topics`."""
+        return self._R[a:b]
+
+    def copy(self):
+        other = TopicStatistics(self.n_components, 0, self.dtype)
+        other.S = self.S.copy()
+        other._R = self.R.copy()
+        other._n_terms = self._n_terms
+        other.n_docs, other.weight = self.n_docs, self.weight
+        return other
+
+    # ------------------------------------------------------------------ algebra
+    def _writable(self):
+        """Make R writable (it may be a read-only memory map after loading with ``mmap=True``)."""
+        if not self._R.flags.writeable:
+            self._R = np.array(self._R, copy=True)
+
+    def grow(self, n_new_terms):
+        """Append ``n_new_terms`` zero rows to R (terms first seen now). Returns self."""
+        check_number("n_new_terms", n_new_terms, low=0, integer=True)
+        need = self._n_terms + int(n_new_terms)
+        if need > self._R.shape[0]:
+            cap = max(need, int(self._R.shape[0] * _GROWTH) + 1)
+            buf = np.zeros((cap, self.n_components), dtype=self.dtype)
+            buf[: self._n_terms] = self._R[: self._n_terms]
+            self._R = buf
+        else:
+            self._writable()
+            self._R[self._n_terms: need] = 0.0
+        self._n_terms = need
+        return self
+
+    def rescale(self, factor):
+        """Multiply every accumulated weight by ``factor`` (S, R and ``weight``). Returns self."""
+        check_number("factor", factor, low=0.0)
+        if factor != 1.0:
+            self._writable()
+            self.S *= factor
+            self._R[: self._n_terms] *= factor
+            self.weight *= factor
+        return self
+
+    def reset_topics(self, topics):
+        """Forget everything about the given topics: zero their rows/columns of S and columns of R
+        (a topic re-seeded with new content starts without history). Returns self."""
+        ks = np.asarray(topics, dtype=np.int64)
+        if len(ks):
+            if ks.min() < 0 or ks.max() >= self.n_components:
+                raise RLSIError(f"topics {ks.tolist()} out of range for {self.n_components} topics")
+            self._writable()
+            self.S[ks, :] = 0.0
+            self.S[:, ks] = 0.0
+            self._R[: self._n_terms, ks] = 0.0
+        return self
+
+    def _check_batch(self, X, W):
+        X = check_matrix(X, name="X_batch", dtype=np.float64, allow_empty=True)
+        if X.shape[1] > self._n_terms:
+            raise RLSIError(f"X_batch has {X.shape[1]} terms but the statistics have {self._n_terms}; "
+                            f"call grow({X.shape[1] - self._n_terms}) first")
+        if W is not None:
+            W = np.asarray(W, dtype=np.float64)
+            if W.shape != (X.shape[0], self.n_components):
+                raise RLSIError(f"W_batch has shape {W.shape}, expected {(X.shape[0], self.n_components)}")
+        return X, W
+
+    def begin_batch(self, X_batch, decay=1.0):
+        """Re-scale by ``decay`` and open a mini-batch whose contribution :meth:`PendingBatch.assign` sets."""
+        X, _ = self._check_batch(X_batch, None)
+        self.rescale(decay)
+        self._writable()
+        return PendingBatch(self, X)
+
+    def update(self, X_batch, W_batch, decay=1.0):
+        """``S ← decay·S + WᵀW``, ``R ← decay·R + XᵀW``, ``weight ← decay·weight + n``. Returns self.
+
+        X_batch : (n, n_terms' <= n_terms) documents x terms; W_batch : (n, K) their topic vectors.
+        """
+        X, W = self._check_batch(X_batch, W_batch)
+        self.rescale(decay)
+        self._writable()
+        PendingBatch(self, X).assign(W)
+        return self
+
+    def merge(self, other):
+        """Add the sums of ``other`` (exact up to rounding); R grows to the larger vocabulary. Returns self.
+
+        Terms are identified by row number, so both must index the same (possibly grown) vocabulary.
+        """
+        if not isinstance(other, TopicStatistics):
+            raise RLSIError(f"can only merge TopicStatistics, not {type(other).__name__}")
+        if other.n_components != self.n_components:
+            raise RLSIError(f"cannot merge statistics of {other.n_components} topics into "
+                            f"{self.n_components} topics")
+        if other.n_terms > self.n_terms:
+            self.grow(other.n_terms - self.n_terms)
+        self._writable()
+        self.S += other.S
+        self._R[: other.n_terms] += other.R
+        self.n_docs += other.n_docs
+        self.weight += other.weight
+        return self
+
+    # ------------------------------------------------------------------ persistence (rlsi.io)
+    def _to_state(self):
+        meta = {"state_version": _STATE_VERSION, "n_components": self.n_components,
+                "n_terms": self._n_terms, "n_docs": int(self.n_docs), "weight": float(self.weight),
+                "dtype": self.dtype.name}
+        return meta, {"S": self.S, "R": self.R}
+
+    @classmethod
+    def _from_state(cls, meta, arrays):
+        if meta.get("state_version") != _STATE_VERSION:
+            raise ValueError(f"unsupported TopicStatistics state version {meta.get('state_version')!r}")
+        K, M = int(meta["n_components"]), int(meta["n_terms"])
+        S, R = arrays["S"], arrays["R"]
+        if S.shape != (K, K) or R.shape != (M, K) or S.dtype != np.float64 or R.dtype != np.dtype(meta["dtype"]):
+            raise ValueError(f"statistics arrays S {S.shape} {S.dtype}, R {R.shape} {R.dtype} do not match "
+                             f"K={K}, n_terms={M}, dtype={meta['dtype']}")
+        stats = cls(K, 0, R.dtype)
+        stats.S = np.array(S, dtype=np.float64, copy=True)
+        stats._R = R  # may be a read-only memory map: copied on the first write
+        stats._n_terms = M
+        stats.n_docs = int(meta["n_docs"])
+        stats.weight = float(meta["weight"])
+        return stats
+
+    def __repr__(self):
+        return (f"TopicStatistics(n_components={self.n_components}, n_terms={self.n_terms}, "
+                f"n_docs={self.n_docs}, weight={self.weight:.6g})")
+
+
+class PendingBatch:
+    """The open contribution of one mini-batch to a :class:`TopicStatistics` (see ``begin_batch``).
+
+    ``assign(W)`` makes the statistics equal to ``base + (WᵀW, XᵀW, n)`` where ``base`` is the state at
+    ``begin_batch`` (after re-scaling); it only keeps the rows of R that the batch touches.
+    """
+
+    def __init__(self, stats, X):
+        self.stats = stats
+        self.n = X.shape[0]
+        # the terms the batch touches, and X restricted to them, transposed (|cols| x n, CSR)
+        M = X.shape[1]
+        mask = np.zeros(M, dtype=bool)
+        mask[X.indices] = True
+        cols = np.flatnonzero(mask)
+        self.cols = cols
+        if len(cols):
+            remap = np.zeros(M, dtype=X.indices.dtype)
+            remap[cols] = np.arange(len(cols), dtype=X.indices.dtype)
+            Xc = sp.csr_matrix((X.data, remap[X.indices], X.indptr), shape=(X.shape[0], len(cols)))
+            self.XcT = Xc.T.tocsr()
+        else:
+            self.XcT = None
+        self.R_base = stats._R[cols].copy()
+        self.S_base = stats.S.copy()
+        self.weight_base = stats.weight
+        self.n_docs_base = stats.n_docs
+
+    def assign(self, W):
+        """Set the batch's contribution to that of the document vectors ``W`` (n x K)."""
+        st = self.stats
+        W = np.ascontiguousarray(W, dtype=np.float64)
+        if W.shape != (self.n, st.n_components):
+            raise RLSIError(f"W_batch has shape {W.shape}, expected {(self.n, st.n_components)}")
+        st.S = self.S_base + W.T @ W
+        if self.XcT is not None:
+            contrib = csr_dense(self.XcT, W, dtype=np.float64)
+            st._R[self.cols] = self.R_base + contrib.astype(st.dtype, copy=False)
+        st.weight = self.weight_base + float(self.n)
+        st.n_docs = self.n_docs_base + self.n
+        return st

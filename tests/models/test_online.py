@@ -1,0 +1,246 @@
+"""OnlineRLSI (TOIS Algorithm 4 with re-scaling, mini-batches and embedded iterations)."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import rlsi.io
+from rlsi.errors import RLSIError
+from rlsi.models import BatchRLSI, _steps
+from rlsi.models.online import OnlineRLSI
+from rlsi.text.stream import StreamingTfidf
+
+from conftest import planted_corpus
+
+TIGHT = dict(inner_max_iter=2000, inner_tol=1e-12)
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return planted_corpus(n_docs=300, seed=2)
+
+
+@pytest.fixture(scope="module")
+def initial(corpus):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return BatchRLSI(4, lambda1=2.0, random_state=0, max_iter=3).fit(corpus)
+
+
+def test_one_step_on_the_whole_corpus_is_one_batch_u_update(corpus, initial):
+    """ρ = 0, one mini-batch = the corpus, ξ = 1: the online U equals the batch U-step from the same V."""
+    X, N = corpus, corpus.shape[0]
+    W0, _ = _steps.update_doc_vectors(X, initial.topics_, penalty="l2", lam=1.0)
+    online = OnlineRLSI(4, lambda1=2.0, rho=0.0, batch_size=N, n_inner=1, topic_init=initial.components_,
+                        **TIGHT).fit(X)
+    U, _ = _steps.update_topics(_steps.batch_r_rows(X.T.tocsr(), W0), _steps.gram(W0), None,
+                                n_terms=X.shape[1], penalty="l1", lam=2.0 * N / 1000, **_tight_steps())
+    np.testing.assert_allclose(online.components_.toarray(), U.T.toarray(), atol=1e-9)
+    assert online.lambda1_effective_ == pytest.approx(2.0 * N / 1000)
+    np.testing.assert_allclose(online.stats_.S, _steps.gram(W0), rtol=1e-12)
+
+
+def test_embedded_iterations_are_batch_iterations(corpus, initial):
+    """ξ embedded iterations on a single batch of everything = ξ outer iterations of BatchRLSI."""
+    X, N = corpus, corpus.shape[0]
+    W0, _ = _steps.update_doc_vectors(X, initial.topics_, penalty="l2", lam=1.0)
+    online = OnlineRLSI(4, lambda1=2.0, batch_size=N, n_inner=4, topic_init=initial.components_, **TIGHT).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        batch = BatchRLSI(4, lambda1=2.0, max_iter=4, tol=0, **TIGHT).fit(X, V_init=W0)
+    np.testing.assert_allclose(online.components_.toarray(), batch.components_.toarray(), atol=1e-9)
+
+
+def _tight_steps():
+    return dict(max_iter=TIGHT["inner_max_iter"], tol=TIGHT["inner_tol"])
+
+
+def test_topic_changes_shrink_over_a_stationary_stream():
+    """Proposition 5.5: ‖U_{t+1} − U_t‖_F = O(1/t) — compare quarters and fit the log-log slope."""
+    X = planted_corpus(n_docs=2000, seed=3)
+    model = OnlineRLSI(4, lambda1=2.0, random_state=0)
+    changes = []
+    for a in range(0, X.shape[0], 40):
+        model.partial_fit(X[a:a + 40])
+        changes.append(model.u_change_)
+    c = np.asarray(changes)
+    q = len(c) // 4
+    early, second, last = c[:q].mean(), c[q:2 * q].mean(), c[-q:].mean()
+    assert early > second > last and last < early / 5
+    t = np.arange(1, len(c) + 1)
+    slope = np.polyfit(np.log(t[3:]), np.log(c[3:] + 1e-300), 1)[0]
+    assert slope < -0.5
+
+
+def test_rescaling_and_lambda1_over_time():
+    X = planted_corpus(n_docs=200, seed=4)
+    b = 50
+    model = OnlineRLSI(4, lambda1=2.0, rho=1.0, random_state=0)
+    for a in range(0, 200, b):
+        model.partial_fit(X[a:a + b])
+    # weight of a document that arrived when the count reached t_i is (t_i / t)^ρ
+    ends = np.arange(b, 201, b)
+    weight = b * float(np.sum(ends / 200.0))  # b documents per batch
+    assert model.stats_.weight == pytest.approx(weight, rel=1e-12)
+    assert model.n_docs_seen_ == 200
+    assert model.lambda1_effective_ == pytest.approx(2.0 * weight / 1000)
+    # the mini-batch factor is the product of the per-document factors ((j-1)/j)^ρ
+    per_doc = np.prod([((j - 1) / j) ** 1.5 for j in range(101, 151)])
+    assert OnlineRLSI(rho=1.5).decay_at(100, 50) == pytest.approx(per_doc, rel=1e-12)
+    paper = OnlineRLSI(4, lambda1=0.7, lambda1_scale="paper", random_state=0).fit(X)
+    assert paper.lambda1_effective_ == 0.7
+
+
+def test_fit_is_a_sequence_of_partial_fits():
+    X = planted_corpus(n_docs=230, seed=5)
+    params = dict(lambda1=2.0, rho=0.5, n_inner=2, batch_size=60, random_state=1)
+    fitted = OnlineRLSI(4, **params).fit(X)
+    streamed = OnlineRLSI(4, **params)
+    for a in range(0, 230, 60):
+        streamed.partial_fit(X[a:a + 60])
+    _assert_same_state(fitted, streamed)
+    assert fitted.n_batches_ == 4 and fitted.n_iter_ == 4
+
+
+def _assert_same_state(a, b):
+    assert (a.components_ != b.components_).nnz == 0
+    np.testing.assert_array_equal(a.components_.toarray(), b.components_.toarray())
+    np.testing.assert_array_equal(a.stats_.S, b.stats_.S)
+    np.testing.assert_array_equal(a.stats_.R, b.stats_.R)
+    assert a.stats_.weight == b.stats_.weight and a.n_docs_seen_ == b.n_docs_seen_
+
+
+@pytest.mark.parametrize("mmap", [False, True])
+def test_resume_from_saved_state_is_bit_identical(tmp_path, mmap):
+    X = planted_corpus(n_docs=400, seed=6)
+    # a growing vocabulary: batch i only sees the first 80 + 10 i columns
+    batches = [X[a:a + 50, : 80 + 5 * (a // 50)] for a in range(0, 400, 50)]
+    params = dict(lambda1=3.0, rho=1.0, n_inner=3, reseed_dead=True, random_state=7)
+    straight = OnlineRLSI(4, **params)
+    for Xb in batches:
+        straight.partial_fit(Xb)
+    first = OnlineRLSI(4, **params)
+    for Xb in batches[:3]:
+        first.partial_fit(Xb)
+    rlsi.io.save(tmp_path / "m", model=first)
+    resumed = rlsi.io.load(tmp_path / "m", mmap=mmap)["model"]
+    assert isinstance(resumed, OnlineRLSI)
+    for Xb in batches[3:]:
+        resumed.partial_fit(Xb)
+    _assert_same_state(straight, resumed)
+    Xq = X[:20, : straight.n_features_in_]
+    np.testing.assert_array_equal(straight.transform(Xq), resumed.transform(Xq))
+
+
+def test_saving_keeps_topic_init_and_random_generator(tmp_path, initial):
+    model = OnlineRLSI(4, lambda1=2.0, topic_init=initial, shuffle=True, random_state=3)
+    model.fit(planted_corpus(n_docs=100, seed=8))
+    rlsi.io.save(tmp_path / "m", model=model)
+    back = rlsi.io.load(tmp_path / "m")["model"]
+    np.testing.assert_array_equal(back.topic_init.toarray(), initial.components_.toarray())
+    assert back._rng.bit_generator.state == model._rng.bit_generator.state
+    assert back.get_params()["shuffle"] is True
+
+
+def test_new_terms_late_in_the_stream_get_topic_weights():
+    """Term 120 (new column) appears only after the vocabulary grew, always with topic-0 words."""
+    rng = np.random.default_rng(0)
+    X = planted_corpus(n_docs=600, n_terms=120, seed=9).tolil()
+    late = sp.lil_matrix((600, 1))
+    topic0_docs = np.flatnonzero(np.asarray(X[:, :12].sum(axis=1)).ravel() > 2)
+    for d in topic0_docs[topic0_docs >= 300]:
+        late[d, 0] = rng.uniform(0.8, 1.2)
+    X = sp.hstack([X.tocsr(), late.tocsr()], format="csr")
+    model = OnlineRLSI(4, lambda1=2.0, rho=1.0, n_inner=3, random_state=0)
+    for a in range(0, 600, 50):
+        Xb = X[a:a + 50]
+        model.partial_fit(Xb if a >= 300 else Xb[:, :120])  # the new term does not exist before doc 300
+        if a < 300:
+            assert model.n_features_in_ == 120
+    assert model.n_features_in_ == 121 and model.stats_.n_terms == 121
+    weights = model.components_[:, 120].toarray().ravel()
+    k = int(np.argmax(np.abs(weights)))
+    assert abs(weights[k]) > 0
+    # ... in the topic of the words it co-occurs with
+    assert np.abs(model.components_[k, :12].toarray()).sum() > 0.5 * np.abs(model.components_[k].toarray()).sum()
+
+
+def test_fewer_columns_than_seen_is_an_error():
+    X = planted_corpus(n_docs=60, seed=10)
+    model = OnlineRLSI(3, random_state=0).partial_fit(X)
+    with pytest.raises(RLSIError, match="expecting 120 features"):
+        model.partial_fit(X[:, :100])
+
+
+def test_empty_and_unknown_term_documents_do_not_crash():
+    model = OnlineRLSI(3, lambda1=1.0, random_state=0)
+    W = model.partial_fit_transform(sp.csr_matrix((5, 30)))  # nothing to learn from yet
+    assert not model.topics_initialized_ and W.shape == (5, 3) and not W.any()
+    assert model.components_.shape == (3, 30) and model.n_docs_seen_ == 5
+    X = planted_corpus(n_docs=90, n_terms=30, n_topics=3, words_per_topic=10, seed=11).tolil()
+    X[10:20] = 0  # empty documents inside a batch
+    W = model.partial_fit_transform(X.tocsr())
+    assert model.topics_initialized_ and not W[10:20].any() and np.isfinite(W).all()
+    assert np.isfinite(model.components_.data).all()
+    # folding in queries made only of terms the stream never saw (and an empty one)
+    vec = StreamingTfidf()
+    vec.partial_fit_transform(["alpha beta gamma", "beta gamma delta", "alpha delta"])
+    m2 = OnlineRLSI(2, lambda1=0.1, random_state=0).partial_fit(vec.transform(["alpha beta gamma", "delta"]))
+    Q = vec.transform(["zebra quokka", ""])
+    assert Q.nnz == 0
+    np.testing.assert_array_equal(m2.transform(Q), np.zeros((2, 2)))
+
+
+def test_fewer_nonempty_documents_than_topics_initialise_distinct_topics():
+    X = planted_corpus(n_docs=3, seed=12)
+    model = OnlineRLSI(5, lambda1=0.01, random_state=0).partial_fit(X)
+    assert model.topics_initialized_
+    dense = model.components_.toarray()
+    assert len({tuple(np.round(r, 12)) for r in dense if r.any()}) == sum(1 for r in dense if r.any())
+
+
+def test_random_init_and_topic_init_with_fewer_terms():
+    X = planted_corpus(n_docs=200, seed=13)
+    m = OnlineRLSI(4, lambda1=2.0, init="random", rho=1.0, n_inner=5, random_state=0).fit(X)
+    assert m.components_.nnz > 0
+    small = OnlineRLSI(4, lambda1=2.0, random_state=0).fit(X[:, :100])
+    grown = OnlineRLSI(4, lambda1=2.0, topic_init=small.components_).partial_fit(X)
+    assert grown.components_.shape == (4, 120)
+    with pytest.raises(RLSIError, match="topic_init"):
+        OnlineRLSI(4, topic_init=m.components_).partial_fit(X[:, :100])
+    with pytest.raises(RLSIError, match="not fitted"):
+        OnlineRLSI(4, topic_init=BatchRLSI(4)).partial_fit(X)
+    with pytest.raises(RLSIError, match="topics"):
+        OnlineRLSI(3, topic_init=m.components_).partial_fit(X)
+
+
+def test_reseeding_dead_topics():
+    X = planted_corpus(n_docs=200, seed=14)
+    init = OnlineRLSI(4, lambda1=2.0, random_state=0).fit(X).components_.tolil()
+    init[3] = 0  # a spare, dead topic
+    model = OnlineRLSI(4, lambda1=2.0, topic_init=init.tocsr(), reseed_dead=True, random_state=0)
+    model.partial_fit(X[:50])
+    # the live topics explain these documents: nothing qualifies as a new theme
+    assert model.n_reseeded_ == 0 and 3 in model.dead_topics()
+    new_theme = sp.hstack([sp.csr_matrix((20, 120)), sp.random(20, 10, density=0.6, random_state=0)],
+                          format="csr")
+    model.partial_fit(new_theme)
+    assert model.n_reseeded_ == 1 and 3 not in model.dead_topics()
+    assert model.components_[3, 120:].nnz > 0
+
+
+def test_parameter_validation():
+    X = planted_corpus(n_docs=20, seed=15)
+    for bad in (dict(rho=-1), dict(batch_size=0), dict(n_inner=0), dict(lambda1_scale="x"),
+                dict(init="x"), dict(shuffle="yes"), dict(n_passes=0)):
+        with pytest.raises(RLSIError):
+            OnlineRLSI(2, **bad).fit(X)
+
+
+@parametrize_with_checks([OnlineRLSI(n_components=2, lambda1=0.01, batch_size=8, n_inner=2, random_state=0)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)

@@ -1,0 +1,134 @@
+"""TopicStatistics: the exact algebra of S = Σ v vᵀ and R = Σ d vᵀ (merge, re-scaling, growth, persistence)."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import rlsi.io
+from rlsi.errors import RLSIError
+from rlsi.models import _steps
+from rlsi.models.stats import TopicStatistics
+
+from conftest import planted_corpus
+
+
+def _data(n_docs=120, seed=0, K=4):
+    X = planted_corpus(n_docs=n_docs, seed=seed)
+    W = np.random.default_rng(seed).standard_normal((n_docs, K))
+    return X, W
+
+
+def test_one_update_is_the_batch_statistics():
+    X, W = _data()
+    st = TopicStatistics(4, X.shape[1]).update(X, W)
+    np.testing.assert_array_equal(st.S, _steps.gram(W))
+    R = _steps.batch_r_rows(X.T.tocsr(), W)(0, X.shape[1])
+    np.testing.assert_allclose(st.R, R, rtol=1e-14, atol=1e-14)
+    assert st.n_docs == X.shape[0] and st.weight == X.shape[0]
+    np.testing.assert_array_equal(st.r_rows(3, 9), st.R[3:9])
+
+
+def test_two_halves_merged_equal_the_whole():
+    X, W = _data(n_docs=150, seed=1)
+    whole = TopicStatistics(4, X.shape[1]).update(X, W)
+    a = TopicStatistics(4, X.shape[1]).update(X[:70], W[:70])
+    b = TopicStatistics(4, X.shape[1]).update(X[70:], W[70:])
+    merged = a.copy().merge(b)
+    np.testing.assert_allclose(merged.S, whole.S, rtol=1e-13)
+    np.testing.assert_allclose(merged.R, whole.R, rtol=1e-13, atol=1e-15)
+    assert merged.n_docs == whole.n_docs and merged.weight == whole.weight
+    # serial accumulation of the two halves is the same algebra
+    serial = TopicStatistics(4, X.shape[1]).update(X[:70], W[:70]).update(X[70:], W[70:])
+    np.testing.assert_array_equal(serial.S, merged.S)
+    np.testing.assert_array_equal(serial.R, merged.R)
+
+
+def test_merge_grows_to_the_larger_vocabulary_and_checks_topics():
+    X, W = _data()
+    small = TopicStatistics(4, 50).update(X[:, :50], W)
+    big = TopicStatistics(4, X.shape[1]).update(X, W)
+    small.merge(big)
+    assert small.n_terms == X.shape[1]
+    np.testing.assert_allclose(small.R[50:], big.R[50:])
+    with pytest.raises(RLSIError, match="topics"):
+        small.merge(TopicStatistics(3, 10))
+
+
+def test_repeated_assign_leaves_one_update():
+    """Embedded iterations replace the batch's contribution; they do not add it ξ times."""
+    X, W = _data(seed=2)
+    base_X, base_W = _data(n_docs=60, seed=3)
+    once = TopicStatistics(4, X.shape[1]).update(base_X, base_W).update(X, W, decay=0.5)
+    st = TopicStatistics(4, X.shape[1]).update(base_X, base_W)
+    pending = st.begin_batch(X, decay=0.5)
+    for scale in (3.0, -1.0, 1.0):
+        pending.assign(W * scale)
+    np.testing.assert_array_equal(st.S, once.S)
+    np.testing.assert_array_equal(st.R, once.R)
+    assert st.n_docs == once.n_docs and st.weight == once.weight == 0.5 * 60 + X.shape[0]
+
+
+def test_rescale_multiplies_all_weights():
+    X, W = _data()
+    st = TopicStatistics(4, X.shape[1]).update(X, W)
+    S, R = st.S.copy(), st.R.copy()
+    st.rescale(0.25)
+    np.testing.assert_array_equal(st.S, 0.25 * S)
+    np.testing.assert_array_equal(st.R, 0.25 * R)
+    assert st.weight == 0.25 * X.shape[0] and st.n_docs == X.shape[0]
+    with pytest.raises(RLSIError):
+        st.rescale(-1.0)
+
+
+def test_grow_appends_zero_rows_and_accepts_narrower_batches():
+    X, W = _data()
+    st = TopicStatistics(4, 10)
+    with pytest.raises(RLSIError, match="grow"):
+        st.update(X, W)
+    for _ in range(30):  # many small growths: amortised buffer, used rows only
+        st.grow(4)
+    assert st.n_terms == 130 and st.R.shape == (130, 4) and not st.R.any()
+    st.update(X[:, :100], W)  # a batch from before the last terms existed
+    np.testing.assert_allclose(st.R[:100], TopicStatistics(4, 100).update(X[:, :100], W).R)
+    assert not st.R[100:].any()
+
+
+def test_reset_topics_forgets_them():
+    X, W = _data()
+    st = TopicStatistics(4, X.shape[1]).update(X, W)
+    st.reset_topics([1])
+    assert not st.S[1].any() and not st.S[:, 1].any() and not st.R[:, 1].any()
+    assert st.S[0, 0] > 0 and st.R[:, 0].any()
+
+
+def test_update_topics_reads_rows_from_the_statistics():
+    X, W = _data()
+    st = TopicStatistics(4, X.shape[1]).update(X, W)
+    U1, _ = _steps.update_topics(st.r_rows, st.S, None, n_terms=st.n_terms, penalty="l1", lam=0.3)
+    U2, _ = _steps.update_topics(_steps.batch_r_rows(X.T.tocsr(), W), _steps.gram(W), None,
+                                 n_terms=X.shape[1], penalty="l1", lam=0.3)
+    np.testing.assert_allclose(U1.toarray(), U2.toarray(), atol=1e-12)
+
+
+@pytest.mark.parametrize("mmap", [False, True])
+def test_save_load_round_trip(tmp_path, mmap):
+    X, W = _data()
+    st = TopicStatistics(4, X.shape[1]).update(X, W).rescale(0.5)
+    rlsi.io.save(tmp_path / "st", stats=st)
+    back = rlsi.io.load(tmp_path / "st", mmap=mmap)["stats"]
+    np.testing.assert_array_equal(back.S, st.S)
+    np.testing.assert_array_equal(back.R, st.R)
+    assert (back.n_docs, back.weight, back.n_terms) == (st.n_docs, st.weight, st.n_terms)
+    back.update(X, W)  # a read-only memory map is copied on the first write
+    st.update(X, W)
+    np.testing.assert_array_equal(back.R, st.R)
+
+
+def test_bad_inputs():
+    with pytest.raises(RLSIError):
+        TopicStatistics(0)
+    st = TopicStatistics(2, 5)
+    with pytest.raises(RLSIError, match="shape"):
+        st.update(sp.csr_matrix((3, 5)), np.zeros((3, 3)))
+    with pytest.raises(RLSIError, match="out of range"):
+        st.reset_topics([2])

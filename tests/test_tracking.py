@@ -1,0 +1,153 @@
+"""Topic tracking: periods, segments, shares (§8.2.3), top terms, dead/reborn topics, reports and plots."""
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+
+from rlsi.errors import RLSIError
+from rlsi.models import BatchRLSI
+from rlsi.models.online import OnlineRLSI
+from rlsi.text.stream import StreamingTfidf
+from rlsi.tracking import TopicTracker, period_of, segments, track
+
+
+def test_period_labels():
+    assert period_of("1987-03-05", "day") == "1987-03-05"
+    assert period_of("1987-03-05T12:00:01", "month") == "1987-03"
+    assert period_of("1987-3-5", "year") == "1987"
+    assert period_of("1988-01-01", "week") == "1987-W53"  # ISO week of the ISO year
+    assert period_of("1987-03", "month") == "1987-03"
+    with pytest.raises(RLSIError, match="precise"):
+        period_of("1987-03", "day")
+    with pytest.raises(RLSIError, match="valid"):
+        period_of("1987-02-30", "day")
+    with pytest.raises(RLSIError, match="ISO"):
+        period_of("March 1987", "month")
+    with pytest.raises(RLSIError, match="period"):
+        period_of("1987", "decade")
+
+
+def test_segments_cut_at_period_changes_and_batch_size():
+    labels = ["a"] * 5 + ["b"] * 2 + ["c"] * 4
+    assert list(segments(11, 3, labels=labels)) == [(0, 3, "a"), (3, 5, "a"), (5, 7, "b"), (7, 10, "c"),
+                                                    (10, 11, "c")]
+    assert [s for _, _, s in segments(7, 2, every=2)] == ["batches 1-2"] * 2 + ["batches 3-4"] * 2
+    with pytest.raises(RLSIError):
+        list(segments(3, 2))
+
+
+def test_shares_and_top_terms():
+    tr = TopicTracker(2, n_top_terms=2)
+    X = sp.csr_matrix(np.array([[3.0, 4.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 2.0]]))
+    W = np.array([[1.0, -2.0], [5.0, 5.0], [0.5, 0.0]])
+    tr.observe(X[:2], W[:2], "p1")
+    tr.observe(X[2:], W[2:], "p1")
+    C = sp.csr_matrix(np.array([[0.5, -0.25, 0.25], [-1.0, -3.0, 0.0]]))
+    tr.snapshot(C, ["x", "y", "z", "extra"])
+    tl = tr.timeline
+    # share = Σ |v_k| / ‖d‖₂ over documents (the empty document counts in n_docs, adds nothing)
+    np.testing.assert_allclose(tl.shares[0], [1 / 5 + 0.5 / 2, 2 / 5])
+    assert tl.n_docs == [3]
+    np.testing.assert_allclose(tl.share_fraction()[0], np.array([0.45, 0.4]) / 0.85)
+    np.testing.assert_allclose(tl.share_per_doc()[0], np.array([0.45, 0.4]) / 3)
+    # normalised weights u / ‖u‖₁, largest |u| first; a negative-dominated topic is shown flipped
+    assert tl.top_terms[0][0] == [("x", 0.5), ("y", -0.25)]
+    assert tl.top_terms[0][1] == [("y", 0.75), ("x", 0.25)]
+    with pytest.raises(RLSIError, match="open"):
+        tr.snapshot(C, ["x", "y", "z"])
+
+
+def test_dead_and_reborn_topics_are_reported_as_new_lives():
+    tr = TopicTracker(2)
+    X, W = sp.csr_matrix(np.ones((1, 3))), np.ones((1, 2))
+    alive = sp.csr_matrix(np.array([[1.0, 2.0, 0.0], [0.0, 1.0, 1.0]]))
+    dead1 = sp.csr_matrix(np.array([[0.0, 0.0, 0.0], [0.0, 1.0, 1.0]]))
+    same = sp.csr_matrix(np.array([[1.0, 2.1, 0.0], [0.0, 1.0, 1.0]]))
+    other = sp.csr_matrix(np.array([[0.0, 0.0, 0.0], [0.0, 1.0, 1.0]]))
+    reborn_other = sp.csr_matrix(np.array([[0.0, 0.0, 5.0], [0.0, 1.0, 1.0]]))
+    for seg, C in zip("abcde", [alive, dead1, same, other, reborn_other]):
+        tr.observe(X, W, seg)
+        tr.snapshot(C, ["u", "v", "w"])
+    tl = tr.timeline
+    assert [row[0] for row in tl.alive] == [True, False, True, False, True]
+    assert [row[0] for row in tl.life] == [1, 1, 2, 2, 3]
+    kinds = [(e["kind"], e["segment"]) for e in tl.events]
+    assert kinds == [("died", "b"), ("reborn", "c"), ("died", "d"), ("reborn", "e")]
+    assert tl.events[1]["similarity"] > 0.99 and tl.events[3]["similarity"] == 0.0
+    assert tl.label(0) == "T1.3" and tl.label(1) == "T2"
+    text = tl.to_markdown()
+    assert "T1 reborn at c as T1.2" in text and "similar to its former self" in text
+    assert "about something else" in text and "(dead)" in text
+    with pytest.raises(RLSIError, match="already closed"):
+        tr.observe(X, W, "a")
+
+
+def _themes_stream(n_months=8, per_month=60, n_themes=3, w=12, start=4, p_new=0.4, seed=0):
+    """Documents of ``n_themes`` disjoint themes (6 of 12 words each); from month ``start`` on, a share
+    ``p_new`` of the documents are about a new theme with its own words (columns n_themes*w ...)."""
+    rng = np.random.default_rng(seed)
+    rows, cols, vals, labels = [], [], [], []
+    for d in range(n_months * per_month):
+        month = d // per_month
+        themes = [n_themes] if month >= start and rng.random() < p_new else \
+            rng.choice(n_themes, size=rng.integers(1, 3), replace=False)
+        for t in themes:
+            words = t * w + rng.choice(w, size=6, replace=False)
+            rows += [d] * 6
+            cols += list(words)
+            vals += list(rng.uniform(0.5, 1.5, 6))
+        labels.append(f"2000-{month + 1:02d}")
+    X = sp.csr_matrix((vals, (rows, cols)), shape=(n_months * per_month, (n_themes + 1) * w))
+    return X, labels
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_planted_topic_rises_at_the_period_it_appears(tmp_path, seed):
+    """A model of 3 themes with one spare (dead) topic; a new theme appears in month 5. With
+    ``reseed_dead`` the spare topic takes it, and the tracker shows its share rising in month 5."""
+    warm, _ = _themes_stream(n_months=3, p_new=0.0, seed=100 + seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        base = BatchRLSI(3, lambda1=10, random_state=seed, max_iter=30).fit(warm).components_
+    init = sp.vstack([base, sp.csr_matrix((1, base.shape[1]))], format="csr")
+    X, labels = _themes_stream(seed=seed)
+    names = [f"w{j}" for j in range(X.shape[1])]
+    model = OnlineRLSI(4, lambda1=10, rho=1.0, n_inner=2, topic_init=init, reseed_dead=True, random_state=seed)
+    tl = track(model, ((X[a:b], s) for a, b, s in segments(X.shape[0], 20, labels=labels)), feature_names=names)
+    assert tl.segments == [f"2000-{m:02d}" for m in range(1, 9)]
+    comp = np.abs(model.components_.toarray())
+    k = int(np.argmax(comp[:, 36:].sum(axis=1)))
+    assert comp[k, 36:].sum() > 0.9 * comp[k].sum()  # a topic of the new theme
+    f = tl.share_fraction()[:, k]
+    assert f[:4].max() < 0.02 and f[4:].min() > 0.2
+    assert int(np.argmax(np.diff(f))) + 1 == 4  # the rise is at 2000-05
+    assert tl.rising(1)[0][:2] == (k, 4)
+    assert all(t in {f"w{j}" for j in range(36, 48)} for t, _ in tl.top_terms[-1][k][:5])
+    # reports and plots
+    md = tl.to_markdown(n_terms=3)
+    assert "rises by" in md and "2000-05" in md
+    json.dumps(tl.to_dict())
+    assert tl.to_csv().count("\n") == 9
+    assert tl.to_text().startswith("T1")
+    for path in (tl.plot(tmp_path / "shares.png"), tl.plot_topic(tmp_path / "t.png", k)):
+        assert path.stat().st_size > 5000 and path.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_track_with_a_growing_vocabulary():
+    texts = (["apple banana cherry fruit"] * 20 + ["engine wheel brake car"] * 20 +
+             ["apple fruit juice smoothie"] * 10 + ["car engine electric battery"] * 10)
+    labels = ["1"] * 40 + ["2"] * 20
+    order = np.random.default_rng(0).permutation(40).tolist() + list(range(40, 60))
+    texts, labels = [texts[i] for i in order], [labels[i] for i in order]
+    vec = StreamingTfidf(idf="fixed")
+    model = OnlineRLSI(2, lambda1=0.5, rho=1.0, n_inner=3, random_state=0)
+    batches = ((vec.partial_fit_transform(texts[a:b]), s) for a, b, s in segments(60, 10, labels=labels))
+    tl = track(model, batches, feature_names=lambda: vec.feature_names_, n_top_terms=4)
+    assert tl.segments == ["1", "2"] and tl.n_docs == [40, 20]
+    assert model.n_features_in_ == len(vec.feature_names_) == 12
+    late = {t for topic in tl.top_terms[1] for t, _ in topic}
+    assert late & {"juice", "smoothie", "electric", "battery"}
