@@ -143,7 +143,7 @@ def test_track_with_a_growing_vocabulary():
     labels = ["1"] * 40 + ["2"] * 20
     order = np.random.default_rng(0).permutation(40).tolist() + list(range(40, 60))
     texts, labels = [texts[i] for i in order], [labels[i] for i in order]
-    vec = StreamingTfidf(idf="fixed")
+    vec = StreamingTfidf(idf="fixed", norm=None)
     model = OnlineRLSI(2, lambda1=0.5, rho=1.0, n_inner=3, random_state=0)
     batches = ((vec.partial_fit_transform(texts[a:b]), s) for a, b, s in segments(60, 10, labels=labels))
     tl = track(model, batches, feature_names=lambda: vec.feature_names_, n_top_terms=4)

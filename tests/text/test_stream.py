@@ -19,10 +19,10 @@ def _by_term(X, names):
 
 
 def test_running_idf_after_the_whole_stream_equals_the_batch_vectorizer():
-    stream = StreamingTfidf()
+    stream = StreamingTfidf(norm=None)
     for a in range(0, len(DOCS), 2):
         last = stream.partial_fit_transform(DOCS[a:a + 2])
-    batch = TfidfVectorizer().fit(DOCS)
+    batch = TfidfVectorizer(norm=None).fit(DOCS)
     assert sorted(stream.feature_names_) == batch.feature_names_
     for term, j in batch.vocabulary_.items():
         assert stream.idf_[stream.vocabulary_[term]] == pytest.approx(batch.idf_[j], rel=1e-15)
@@ -37,7 +37,7 @@ def test_running_idf_after_the_whole_stream_equals_the_batch_vectorizer():
 
 
 def test_columns_are_appended_never_reordered():
-    stream = StreamingTfidf()
+    stream = StreamingTfidf(norm=None)
     A = stream.partial_fit_transform(DOCS[:2])
     names_a = list(stream.feature_names_)
     B = stream.partial_fit_transform(DOCS[2:])
@@ -48,7 +48,7 @@ def test_columns_are_appended_never_reordered():
 
 
 def test_fixed_idf_is_frozen_after_the_warm_up():
-    stream = StreamingTfidf(idf="fixed").fit(DOCS[:3])
+    stream = StreamingTfidf(idf="fixed", norm=None).fit(DOCS[:3])
     idf0 = stream.idf_.copy()
     X = stream.partial_fit_transform(DOCS[3:])
     n0 = len(idf0)
@@ -63,7 +63,7 @@ def test_fixed_idf_is_frozen_after_the_warm_up():
 
 
 def test_transform_ignores_unknown_terms_and_does_not_grow():
-    stream = StreamingTfidf()
+    stream = StreamingTfidf(norm=None)
     stream.partial_fit_transform(DOCS)
     n = len(stream.feature_names_)
     Q = stream.transform(["cat zebra", "zebra quokka"])
@@ -74,7 +74,7 @@ def test_transform_ignores_unknown_terms_and_does_not_grow():
 
 
 def test_from_and_to_vectorizer():
-    vec = TfidfVectorizer().fit(DOCS[:4])
+    vec = TfidfVectorizer(norm=None).fit(DOCS[:4])
     stream = StreamingTfidf.from_vectorizer(vec, idf="fixed")
     assert stream.feature_names_ == vec.feature_names_ and stream.n_warmup_docs_ == 4
     X = stream.partial_fit_transform(DOCS[4:])
@@ -83,11 +83,11 @@ def test_from_and_to_vectorizer():
     assert isinstance(snap, TfidfVectorizer) and snap.feature_names_ == stream.feature_names_
     np.testing.assert_allclose(snap.transform(DOCS).toarray(), stream.transform(DOCS).toarray())
     with pytest.raises(VectorizerNotFittedError):
-        StreamingTfidf.from_vectorizer(TfidfVectorizer())
+        StreamingTfidf.from_vectorizer(TfidfVectorizer(norm=None))
 
 
 def test_save_load_and_continue_identically(tmp_path):
-    a = StreamingTfidf(stemmer="english", idf="running")
+    a = StreamingTfidf(stemmer="english", idf="running", norm=None)
     a.partial_fit_transform(DOCS[:3])
     rlsi.io.save(tmp_path / "v", vectorizer=a)
     b = rlsi.io.load(tmp_path / "v")["vectorizer"]
@@ -99,8 +99,8 @@ def test_save_load_and_continue_identically(tmp_path):
 
 def test_errors():
     with pytest.raises(VectorizerNotFittedError):
-        StreamingTfidf().transform(["x"])
+        StreamingTfidf(norm=None).transform(["x"])
     with pytest.raises(CorpusError):
-        StreamingTfidf().partial_fit_transform([])
+        StreamingTfidf(norm=None).partial_fit_transform([])
     with pytest.raises(ValueError, match="idf"):
         StreamingTfidf(idf="sometimes").partial_fit_transform(["x"])

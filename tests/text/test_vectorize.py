@@ -33,7 +33,7 @@ EXPECTED = np.array([
 
 
 def test_hand_computed_tfidf():
-    vec = TfidfVectorizer()
+    vec = TfidfVectorizer(norm=None)
     X = vec.fit_transform(DOCS)
     assert sp.isspmatrix_csr(X) and X.dtype == np.float64 and X.shape == (3, 4)
     assert vec.feature_names_ == ["apple", "banana", "cherry", "durian"]
@@ -49,14 +49,14 @@ def test_hand_computed_tfidf():
 
 
 def test_fit_then_transform_equals_fit_transform():
-    vec = TfidfVectorizer(stemmer="english", min_df=1)
+    vec = TfidfVectorizer(norm=None, stemmer="english", min_df=1)
     X1 = vec.fit_transform(DOCS * 2)
     X2 = vec.fit(DOCS * 2).transform(DOCS * 2)
     assert (X1 != X2).nnz == 0
 
 
 def test_unseen_document_unknown_terms_count_in_length():
-    vec = TfidfVectorizer().fit(DOCS)
+    vec = TfidfVectorizer(norm=None).fit(DOCS)
     # "apple foo": foo is unknown, |d| = 2, so apple gets tf 1/2: 1/2 * ln 3 = 0.5493061443340549
     X = vec.transform(["apple foo", "foo bar", "", "the of"])
     assert X.shape == (4, 4)
@@ -65,7 +65,7 @@ def test_unseen_document_unknown_terms_count_in_length():
 
 
 def test_transform_counts_and_lengths():
-    vec = TfidfVectorizer().fit(DOCS)
+    vec = TfidfVectorizer(norm=None).fit(DOCS)
     counts, lengths = vec.transform_counts(DOCS + ["cherry zebra cherry"], return_lengths=True)
     assert counts.toarray().tolist() == [[2, 1, 0, 0], [0, 1, 1, 0], [0, 1, 2, 1], [0, 0, 2, 0]]
     assert counts.dtype == np.float64
@@ -75,7 +75,7 @@ def test_transform_counts_and_lengths():
 
 
 def test_generator_input_and_corpus_like_iterables():
-    vec = TfidfVectorizer()
+    vec = TfidfVectorizer(norm=None)
     X = vec.fit_transform(d for d in DOCS)
     np.testing.assert_allclose(X.toarray(), EXPECTED, rtol=1e-15)
 
@@ -90,7 +90,7 @@ def test_generator_input_and_corpus_like_iterables():
     ({"max_features": 1}, ["banana"]),              # tie banana/cherry broken alphabetically
 ])
 def test_pruning(params, terms):
-    vec = TfidfVectorizer(**params)
+    vec = TfidfVectorizer(norm=None, **params)
     X = vec.fit_transform(DOCS)
     assert vec.feature_names_ == terms
     assert X.shape == (3, len(terms))
@@ -98,12 +98,12 @@ def test_pruning(params, terms):
 
 
 def test_max_features_ties_are_alphabetical_not_first_seen():
-    vec = TfidfVectorizer(max_features=1, stop_words=None).fit(["zebra apple", "apple zebra"])
+    vec = TfidfVectorizer(norm=None, max_features=1, stop_words=None).fit(["zebra apple", "apple zebra"])
     assert vec.feature_names_ == ["apple"]
 
 
 def test_pruning_keeps_document_lengths():
-    vec = TfidfVectorizer(min_df=2)
+    vec = TfidfVectorizer(norm=None, min_df=2)
     X = vec.fit_transform(DOCS)
     # d2 cherry is still 2/4 * ln 1.5: |d2| counts the pruned "durian"
     np.testing.assert_allclose(X.toarray(), [[0, 0], [0, 0.2027325540540822], [0, 0.2027325540540822]],
@@ -112,11 +112,11 @@ def test_pruning_keeps_document_lengths():
 
 def test_pruning_everything_is_an_error():
     with pytest.raises(CorpusError, match="no term left after pruning"):
-        TfidfVectorizer(min_df=3, max_df=0.5).fit(DOCS)
+        TfidfVectorizer(norm=None, min_df=3, max_df=0.5).fit(DOCS)
 
 
 def test_float32():
-    vec = TfidfVectorizer(dtype=np.float32)
+    vec = TfidfVectorizer(norm=None, dtype=np.float32)
     X = vec.fit_transform(DOCS)
     assert X.dtype == np.float32
     assert vec.transform(DOCS).dtype == np.float32
@@ -130,7 +130,7 @@ def test_float32():
 ])
 def test_empty_corpus(docs, match):
     with pytest.raises(CorpusError, match=match):
-        TfidfVectorizer().fit(docs)
+        TfidfVectorizer(norm=None).fit(docs)
 
 
 @pytest.mark.parametrize("params, match", [
@@ -144,26 +144,26 @@ def test_empty_corpus(docs, match):
 ])
 def test_bad_parameters(params, match):
     with pytest.raises(RLSIError, match=match):
-        TfidfVectorizer(**params).fit(DOCS)
+        TfidfVectorizer(norm=None, **params).fit(DOCS)
 
 
 def test_bad_documents():
     with pytest.raises(RLSIError, match="single string"):
-        TfidfVectorizer().fit("apple banana")
+        TfidfVectorizer(norm=None).fit("apple banana")
     with pytest.raises(RLSIError, match="document 1 is a NoneType"):
-        TfidfVectorizer().fit(["apple", None])
+        TfidfVectorizer(norm=None).fit(["apple", None])
     with pytest.raises(RLSIError, match="iterable"):
-        TfidfVectorizer().fit(42)
+        TfidfVectorizer(norm=None).fit(42)
 
 
 def test_not_fitted():
     with pytest.raises(VectorizerNotFittedError) as info:
-        TfidfVectorizer().transform(DOCS)
+        TfidfVectorizer(norm=None).transform(DOCS)
     assert isinstance(info.value, NotFittedError) and isinstance(info.value, RLSIError)
 
 
 def test_analyze_stems():
-    vec = TfidfVectorizer(stemmer="english")
+    vec = TfidfVectorizer(norm=None, stemmer="english")
     assert vec.analyze("The governments and cocaine") == ["govern", "cocain"]
     vec.fit(["governments cocaine", "government"])
     assert vec.feature_names_ == ["cocain", "govern"]
@@ -190,7 +190,7 @@ def _round_trip(vec, tmp_path):
 ])
 def test_state_round_trip(params, tmp_path):
     docs = DOCS + ["Apple governments cocaine", "cherry cherry apple 1987"]
-    vec = TfidfVectorizer(**params).fit(docs)
+    vec = TfidfVectorizer(norm=None, **params).fit(docs)
     again = _round_trip(vec, tmp_path)
     assert vec._to_state()[1]["vocabulary"].dtype.kind == "U"
     assert again.feature_names_ == vec.feature_names_
@@ -209,7 +209,7 @@ def test_state_round_trip(params, tmp_path):
 
 
 def test_from_damaged_state():
-    meta, arrays = TfidfVectorizer().fit(DOCS)._to_state()
+    meta, arrays = TfidfVectorizer(norm=None).fit(DOCS)._to_state()
     with pytest.raises(ModelFormatError, match="damaged"):
         TfidfVectorizer._from_state(meta, {**arrays, "df": arrays["df"][:2]})
     with pytest.raises(ModelFormatError, match="damaged"):
@@ -221,7 +221,7 @@ def test_from_damaged_state():
 
 
 def test_clone_and_pickle():
-    vec = TfidfVectorizer(stemmer="porter", min_df=2, dtype=np.float32)
+    vec = TfidfVectorizer(norm=None, stemmer="porter", min_df=2, dtype=np.float32)
     copy = clone(vec)
     assert copy.get_params() == vec.get_params()
     vec.fit(DOCS)
@@ -234,7 +234,7 @@ def test_clone_and_pickle():
 def test_matches_brute_force_on_real_text():
     from rlsi.datasets import load_demo_corpus
     docs = load_demo_corpus().texts[:200]
-    vec = TfidfVectorizer(stemmer="english", min_df=2)
+    vec = TfidfVectorizer(norm=None, stemmer="english", min_df=2)
     X = vec.fit_transform(docs).toarray()
     tok = vec.build_tokenizer()
     analysed = [tok(d) for d in docs]
@@ -248,3 +248,16 @@ def test_matches_brute_force_on_real_text():
             if t in col:
                 expected[i, col[t]] = n / len(toks) * math.log(len(docs) / df[t])
     np.testing.assert_allclose(X, expected, rtol=1e-12, atol=0)
+
+
+def test_l2_norm_is_the_default_and_rows_have_unit_length():
+    raw = TfidfVectorizer(norm=None).fit_transform(DOCS + ["", "the of and"])
+    X = TfidfVectorizer().fit_transform(DOCS + ["", "the of and"])
+    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    expected = np.where(np.diff(raw.indptr) > 0, 1.0, 0.0)
+    np.testing.assert_allclose(norms, expected, atol=1e-12)
+    raw_norms = np.sqrt(np.asarray(raw.multiply(raw).sum(axis=1)).ravel())
+    nz = raw_norms > 0
+    np.testing.assert_allclose(X.toarray()[nz], raw.toarray()[nz] / raw_norms[nz, None], rtol=1e-12)
+    with pytest.raises(RLSIError, match="norm='l1' is not supported"):
+        TfidfVectorizer(norm="l1").fit_transform(DOCS)

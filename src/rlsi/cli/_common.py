@@ -44,6 +44,8 @@ def add_text_arguments(parser):
     g.add_argument("--min-df", type=positive_int, default=1,
                    help="drop terms found in fewer documents (default: 1, keep the whole vocabulary)")
     g.add_argument("--no-stop-words", action="store_true", help="keep English stop words")
+    g.add_argument("--no-norm", action="store_true",
+                   help="keep the paper's raw tf-idf weights (default: each document scaled to unit length)")
     g.add_argument("--dtype", choices=["float64", "float32"], default="float64",
                    help="floating type of the matrices (float32 halves memory)")
 
@@ -53,6 +55,7 @@ def make_vectorizer(args):
 
     return TfidfVectorizer(stop_words=None if args.no_stop_words else "english",
                            stemmer="english" if args.stem else None, min_df=args.min_df,
+                           norm=None if args.no_norm else "l2",
                            dtype=np.dtype(args.dtype).type)
 
 

@@ -16,8 +16,8 @@ def register(sub):
                        description="Fit batch RLSI (ℓ1 topics, ℓ2 documents) on the 1,033 MEDLINE abstracts "
                                    "shipped with rlsi, with stemming, and print the topics.")
     p.add_argument("-k", "--topics", type=_common.positive_int, default=20, help="number of topics (default 20)")
-    p.add_argument("--lambda1", type=_common.non_negative_float, default=0.05,
-                   help="topic regularization per 1000 documents (default 0.05)")
+    p.add_argument("--lambda1", type=_common.non_negative_float, default=0.1,
+                   help="topic regularization per 1000 documents (default 0.1: on MED this gives ~3%% of terms per topic; the library default 0.05 is the safer choice on unknown corpora)")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=run)
 
@@ -30,7 +30,8 @@ def run(args):
     model = BatchRLSI(args.topics, lambda1=args.lambda1, random_state=args.seed,
                       verbose=0 if args.quiet else 1).fit(X)
     elapsed = time.perf_counter() - start
-    print(f"MED: {X.shape[0]} abstracts, {X.shape[1]} terms (stemmed, stop words removed, min_df=2)")
+    print(f"MED: {X.shape[0]} abstracts, {X.shape[1]} terms (stemmed, stop words removed, min_df=2, "
+          f"unit-length tf-idf)")
     print(f"BatchRLSI K={args.topics} lambda1={args.lambda1:g} per 1000 docs (λ1={model.lambda1_effective_:.3g}),"
           f" lambda2=1: {model.n_iter_} iterations in {elapsed:.1f}s, "
           f"AvgComp={avg_compactness(model.components_):.4f} "

@@ -69,6 +69,7 @@ class StreamingTfidf(TransformerMixin, BaseEstimator):
     ----------
     lowercase, stop_words, stemmer, token_pattern, min_length
         As in :class:`rlsi.text.TfidfVectorizer` (the same tokenizer).
+    norm : "l2" or None, default "l2" — per-document normalization, as in :class:`TfidfVectorizer`.
     idf : {"running", "fixed"}, default "running".
     dtype : numpy.float64 or numpy.float32, default numpy.float64.
 
@@ -82,20 +83,23 @@ class StreamingTfidf(TransformerMixin, BaseEstimator):
     """
 
     def __init__(self, lowercase=True, stop_words="english", stemmer=None,
-                 token_pattern=DEFAULT_TOKEN_PATTERN, min_length=1, idf="running", dtype=np.float64):
+                 token_pattern=DEFAULT_TOKEN_PATTERN, min_length=1, idf="running", norm="l2",
+                 dtype=np.float64):
         self.lowercase = lowercase
         self.stop_words = stop_words
         self.stemmer = stemmer
         self.token_pattern = token_pattern
         self.min_length = min_length
         self.idf = idf
+        self.norm = norm
         self.dtype = dtype
 
     # ------------------------------------------------------------------ construction
     def _new_vectorizer(self):
         check_choice("idf", self.idf, IDF_MODES)
         vec = TfidfVectorizer(lowercase=self.lowercase, stop_words=self.stop_words, stemmer=self.stemmer,
-                              token_pattern=self.token_pattern, min_length=self.min_length, dtype=self.dtype)
+                              token_pattern=self.token_pattern, min_length=self.min_length, norm=self.norm,
+                              dtype=self.dtype)
         vec._out_dtype()  # validates dtype
         return vec
 
@@ -110,7 +114,8 @@ class StreamingTfidf(TransformerMixin, BaseEstimator):
         params = vectorizer.get_params()
         stream = cls(lowercase=params["lowercase"], stop_words=params["stop_words"],
                      stemmer=params["stemmer"], token_pattern=params["token_pattern"],
-                     min_length=params["min_length"], idf=idf, dtype=params["dtype"])
+                     min_length=params["min_length"], idf=idf, norm=params["norm"],
+                     dtype=params["dtype"])
         vec = stream._new_vectorizer()
         vec.feature_names_ = list(vectorizer.feature_names_)
         vec.vocabulary_ = dict(vectorizer.vocabulary_)
@@ -246,7 +251,8 @@ class StreamingTfidf(TransformerMixin, BaseEstimator):
             params = vec.get_params()
             stream = cls(lowercase=params["lowercase"], stop_words=params["stop_words"],
                          stemmer=params["stemmer"], token_pattern=params["token_pattern"],
-                         min_length=params["min_length"], idf=meta["idf_mode"], dtype=params["dtype"])
+                         min_length=params["min_length"], idf=meta["idf_mode"], norm=params.get("norm"),
+                         dtype=params["dtype"])
             check_choice("idf", stream.idf, IDF_MODES)
             stream._install(vec, warmup=int(meta["n_warmup_docs"]))
         except ModelFormatError:

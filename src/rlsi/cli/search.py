@@ -1,0 +1,130 @@
+"""``rlsi search MODEL_DIR "query" [-k 10]``: rank documents by term + topic matching (TOIS §7).
+
+MODEL_DIR is a model directory as written by ``rlsi fit`` (components ``model`` and ``vectorizer``) and,
+once built, ``index``. Without an index the documents to search must be given with ``--corpus FILE``
+(the corpus the model was fitted on, or any other in the same format); ``--save-index`` then stores the
+index in MODEL_DIR so later searches start at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..errors import RLSIError
+
+
+def register(subparsers):
+    p = subparsers.add_parser(
+        "search", help="search documents with a fitted topic model (BM25 + topic matching)",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("model_dir", metavar="MODEL_DIR", help="model directory (model + vectorizer [+ index])")
+    p.add_argument("queries", metavar="QUERY", nargs="+", help="query text (several queries: several arguments)")
+    p.add_argument("-k", type=int, default=10, help="number of results per query (default 10)")
+    p.add_argument("--alpha", type=float, default=None,
+                   help="weight of the topic score in [0, 1] (default: the index's, or 0.5 for a new index)")
+    p.add_argument("--corpus", metavar="FILE",
+                   help="documents to index when MODEL_DIR has no index (JSON lines, optionally .gz)")
+    p.add_argument("--text-fields", default="title,text",
+                   help="comma-separated JSON fields joined as the document text (default title,text)")
+    p.add_argument("--save-index", action="store_true", help="store the index built from --corpus in MODEL_DIR")
+    p.add_argument("--term-model", choices=["bm25", "vsm"], default=None,
+                   help="term matching model of a new index (default bm25)")
+    p.add_argument("--folding", choices=["model", "projection"], default=None,
+                   help="folding-in of a new index: the model's own transform, or the projection on its "
+                        "topics (default: projection for RLSI models, model otherwise)")
+    p.add_argument("--json", action="store_true", help="print results as JSON lines")
+    p.add_argument("-q", "--quiet", dest="quiet", action="store_true", default=argparse.SUPPRESS,
+                   help="no info messages")
+    p.set_defaults(func=run)
+    return p
+
+
+NEW_INDEX_ALPHA = 0.5
+
+
+def default_folding(model):
+    """The projection for RLSI models (what the benchmark found best), the model's own transform else."""
+    return "projection" if model is not None and hasattr(model, "topic_penalty") else "model"
+
+
+def load_searcher(model_dir, *, corpus=None, text_fields=("title", "text"), alpha=None, term_model=None,
+                  folding=None, save_index=False):
+    """A ready :class:`~rlsi.retrieval.Searcher` from a model directory (building the index if needed)."""
+    from .. import io as rio
+    from ..models import baselines  # noqa: F401  (registers LSI, PLSI, LDA, NMF with rlsi.io)
+    from ..retrieval import Searcher
+
+    bundle = rio.load(model_dir)
+    if "vectorizer" not in bundle:
+        raise RLSIError(f"{model_dir} has no 'vectorizer' component (it has {', '.join(sorted(bundle))}); "
+                        "write the model with `rlsi fit`, which saves the model and its vectorizer together")
+    model = bundle.get("model")
+    if "index" in bundle and corpus is None:
+        searcher = bundle["index"]
+        searcher.attach(model, bundle["vectorizer"])
+        if term_model is not None and term_model != searcher.term_model:
+            raise RLSIError(f"the index of {model_dir} uses {searcher.term_model}; rebuild it with --corpus to "
+                            f"use {term_model}")
+        saved = "model" if searcher.fold_lambda2 is None else "projection"
+        if folding is not None and folding != saved:
+            raise RLSIError(f"the index of {model_dir} was built with --folding {saved}; rebuild it with --corpus "
+                            f"to use {folding}")
+    else:
+        if corpus is None:
+            raise RLSIError(f"{model_dir} has no search index: give the documents to search with --corpus FILE "
+                            "(add --save-index to keep the index for later searches)")
+        docs = read_documents(corpus, text_fields)
+        import math
+
+        folding = folding or default_folding(model)
+        searcher = Searcher(model, bundle["vectorizer"], alpha=NEW_INDEX_ALPHA if model is not None else 0.0,
+                            term_model=term_model or "bm25",
+                            fold_lambda2=math.inf if folding == "projection" and model is not None else None)
+        searcher.index(docs.texts, docs.ids)
+        if save_index:
+            searcher.save(model_dir)
+    if alpha is not None:
+        searcher.alpha = alpha
+    if searcher.model is None and searcher.alpha > 0:
+        raise RLSIError(f"{model_dir} has no topic model: only term matching is possible (use --alpha 0)")
+    return searcher
+
+
+def read_documents(path, text_fields=("title", "text")):
+    """A corpus from a JSON-lines file (``text_fields`` joined) or a folder of text files."""
+    from pathlib import Path
+
+    from ..text import read_corpus, read_jsonl
+
+    p = Path(path)
+    return read_corpus(p) if p.is_dir() else read_jsonl(p, text_fields=tuple(text_fields))
+
+
+def run(args):
+    if args.k < 1:
+        raise RLSIError(f"-k {args.k}: the number of results must be at least 1")
+    if args.alpha is not None and not 0.0 <= args.alpha <= 1.0:
+        raise RLSIError(f"--alpha {args.alpha}: must be between 0 and 1")
+    if args.save_index and args.corpus is None:
+        raise RLSIError("--save-index needs --corpus FILE (the documents to index)")
+    fields = [f.strip() for f in args.text_fields.split(",") if f.strip()]
+    searcher = load_searcher(args.model_dir, corpus=args.corpus, text_fields=fields, alpha=args.alpha,
+                             term_model=args.term_model, folding=args.folding, save_index=args.save_index)
+    results = searcher.search_many(args.queries, k=args.k)
+    out = sys.stdout
+    for query, hits in zip(args.queries, results):
+        if args.json:
+            out.write(json.dumps({"query": query, "results": [h._asdict() for h in hits]}) + "\n")
+            continue
+        if len(args.queries) > 1:
+            out.write(f"# {query}\n")
+        if not hits:
+            out.write("no result: none of the query's terms is in the model's vocabulary\n")
+            continue
+        width = max(6, max(len(h.doc_id) for h in hits))
+        out.write(f"{'rank':>4}  {'doc':<{width}}  {'score':>8}  {'term':>8}  {'topic':>8}\n")
+        for rank, h in enumerate(hits, 1):
+            out.write(f"{rank:>4}  {h.doc_id:<{width}}  {h.score:8.4f}  {h.term_score:8.4f}  {h.topic_score:8.4f}\n")
+    return 0
