@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 
 from ..errors import RLSIError
@@ -65,6 +66,10 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("rlsi: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into `head` and closed: stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
     return int(status or 0)
 
 

@@ -1,7 +1,8 @@
 """Relevance ranking: term matching (BM25, VSM), topic matching and their combination (TOIS §7).
 
 * :mod:`rlsi.retrieval.term` — :class:`BM25`, :class:`VSM` over sparse matrices.
-* :mod:`rlsi.retrieval.topic` — :class:`TopicMatcher`: cosine of folded-in query and document vectors.
+* :mod:`rlsi.retrieval.topic` — :class:`TopicMatcher`: cosine of folded-in query and document vectors;
+  :class:`RidgeFolding`: another folding-in (ridge with a chosen λ, or the projection) for any model.
 * :mod:`rlsi.retrieval.combine` — per-query score normalisation and Eq. 9 interpolation.
 * :mod:`rlsi.retrieval.searcher` — :class:`Searcher`: index once, ``search(query, k)``, save/load.
 """
@@ -9,11 +10,11 @@
 from .combine import NORMALIZERS, Combiner, interpolate, normalize_scores
 from .searcher import TERM_MODELS, Hit, Searcher
 from .term import BM25, VSM
-from .topic import INPUT_KINDS, TopicMatcher, cosine_scores, model_input, normalize_rows
+from .topic import INPUT_KINDS, RidgeFolding, TopicMatcher, cosine_scores, model_input, normalize_rows
 
 __all__ = [
     "BM25", "VSM",
-    "TopicMatcher", "cosine_scores", "model_input", "normalize_rows", "INPUT_KINDS",
+    "TopicMatcher", "RidgeFolding", "cosine_scores", "model_input", "normalize_rows", "INPUT_KINDS",
     "NORMALIZERS", "Combiner", "interpolate", "normalize_scores",
     "Searcher", "Hit", "TERM_MODELS",
 ]
