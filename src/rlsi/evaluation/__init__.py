@@ -12,6 +12,7 @@ Typical use::
 from .collection import Collection, load_collection, read_queries
 from .metrics import (DEFAULT_METRICS, METRICS, Metric, average_precision, evaluate, get_metric,
                       mean_scores, ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank)
+from .protocol import prepare_collection, run_protocol
 from .significance import Comparison, compare, paired_ttest, randomization_test
 from .trec import ranked, read_qrels, read_run, run_from_scores, write_qrels, write_run
 
@@ -20,5 +21,6 @@ __all__ = [
     "DEFAULT_METRICS", "METRICS", "Metric", "get_metric", "evaluate", "mean_scores",
     "average_precision", "ndcg_at_k", "precision_at_k", "recall_at_k", "reciprocal_rank",
     "Comparison", "compare", "paired_ttest", "randomization_test",
+    "prepare_collection", "run_protocol",
     "ranked", "read_qrels", "read_run", "run_from_scores", "write_qrels", "write_run",
 ]

@@ -1,0 +1,363 @@
+"""A searcher: index a corpus once, then rank documents by term + topic matching (TOIS §7, Eq. 9).
+
+::
+
+    from rlsi.retrieval import Searcher
+    searcher = Searcher(model, vectorizer, alpha=0.3).index(texts, doc_ids)
+    searcher.search("boundary layer transition", k=10)   # [Hit(doc_id, score, term_score, topic_score)]
+    searcher.save("model_dir")                             # model + vectorizer + index, pickle-free
+    searcher = Searcher.load("model_dir")
+
+Indexing tokenizes every document with the (fitted) vectorizer, builds the term index (BM25 on raw counts,
+or VSM on tf-idf) and folds every document into the topic space once, keeping the L2-normalised topic
+vectors (:class:`~rlsi.retrieval.topic.TopicMatcher`). A query is scored against all documents with both
+components; each row is normalised per query and interpolated (:mod:`rlsi.retrieval.combine`).
+
+Scores returned with each hit: ``score`` (the combined score that orders the hits), ``term_score`` (raw
+BM25 / cosine) and ``topic_score`` (raw topic cosine). Ties are broken by document id descending, the
+trec_eval order (:func:`rlsi.evaluation.trec.ranked`), so a saved run evaluates exactly as ranked here.
+
+Queries that no index term matches (empty text, only stop words or unknown words) have neither a term nor
+a topic representation: they return an empty list (and a log message), never an error. With
+``model=None`` the searcher is a plain term-matching engine (``alpha`` must then be 0).
+
+Persistence: the index is registered with :mod:`rlsi.io` as ``"Searcher"``; :meth:`save` writes the three
+components ``model``, ``vectorizer`` and ``index`` into one model directory, the layout that ``rlsi fit``
+writes plus the index, and :meth:`load` reattaches them.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from .._validation import check_choice, check_number
+from ..errors import ModelFormatError, RLSIError
+from ..io import register
+from .combine import DEFAULT_TERM_NORM, DEFAULT_TOPIC_NORM, NORMALIZERS, interpolate
+from .term import BM25, VSM
+from .topic import RidgeFolding, TopicMatcher
+
+__all__ = ["Searcher", "Hit", "TERM_MODELS"]
+
+log = logging.getLogger(__name__)
+
+_STATE_VERSION = 1
+
+#: Term-matching models a searcher can use.
+TERM_MODELS = {"bm25": "Okapi BM25 on raw counts (k1, b)", "vsm": "cosine of tf-idf vectors"}
+
+
+class Hit(NamedTuple):
+    """One search result (a tuple ``(doc_id, score, term_score, topic_score)``)."""
+
+    doc_id: str
+    score: float
+    term_score: float
+    topic_score: float
+
+
+def _check_vectorizer(vectorizer):
+    for attr in ("transform", "transform_counts"):
+        if not hasattr(vectorizer, attr):
+            raise RLSIError(f"the vectorizer must have a {attr} method (rlsi.text.TfidfVectorizer does)")
+    if not hasattr(vectorizer, "vocabulary_"):
+        raise RLSIError("the vectorizer is not fitted: fit it on the corpus (or load a fitted one) first")
+
+
+@register("Searcher")
+class Searcher:
+    """Topic-enhanced searcher (see the module docstring).
+
+    Parameters
+    ----------
+    model : fitted topic model with ``transform`` (BatchRLSI, LSI, PLSI, LDA, NMF...), or None.
+    vectorizer : fitted :class:`rlsi.text.TfidfVectorizer` (the one the model was fitted with).
+    alpha : float in [0, 1], default 0.5 — weight of the topic score in Eq. 9 (cross-validation chose
+        0.45 on Cranfield and CISI and 0.7–0.85 on MED; see ``benchmarks/results/ranking.md``).
+    term_model : {"bm25", "vsm"}, default "bm25".
+    k1, b : BM25 parameters, default 1.2 and 0.75 (the paper's).
+    topic_norm, term_norm : per-query normalisations (:data:`rlsi.retrieval.combine.NORMALIZERS`).
+    fold_lambda2 : None (default), a number >= 0 or ``math.inf`` — folding-in of documents and queries:
+        None uses the model's own ``transform``; a number folds in by ridge regression with that λ on the
+        model's topics, ``inf`` by the projection ``v = Uᵀx`` (:class:`~rlsi.retrieval.topic.RidgeFolding`;
+        the projection is what the benchmark found best for RLSI). The model itself is saved unchanged.
+    dtype : float type of the cached topic vectors.
+    """
+
+    def __init__(self, model=None, vectorizer=None, *, alpha=0.5, term_model="bm25", k1=1.2, b=0.75,
+                 topic_norm=DEFAULT_TOPIC_NORM, term_norm=DEFAULT_TERM_NORM, fold_lambda2=None, dtype=np.float64):
+        self.model = model
+        self.vectorizer = vectorizer
+        self.alpha = alpha
+        self.term_model = term_model
+        self.k1 = k1
+        self.b = b
+        self.topic_norm = topic_norm
+        self.term_norm = term_norm
+        self.fold_lambda2 = fold_lambda2
+        self.dtype = dtype
+
+    def _topic_model(self):
+        """The model as used for folding-in (wrapped in RidgeFolding when ``fold_lambda2`` is set)."""
+        if self.model is None or self.fold_lambda2 is None:
+            return self.model
+        return RidgeFolding(self.model, self.fold_lambda2)
+
+    # ------------------------------------------------------------------ checks
+    def _validate(self):
+        check_number("alpha", self.alpha, low=0.0, high=1.0)
+        check_choice("term_model", self.term_model, TERM_MODELS)
+        check_choice("topic_norm", self.topic_norm, NORMALIZERS)
+        check_choice("term_norm", self.term_norm, NORMALIZERS)
+        if self.model is None and self.alpha > 0:
+            raise RLSIError(f"alpha={self.alpha} gives weight to topic matching but the searcher has no "
+                            "topic model; pass a model or use alpha=0")
+        if self.model is not None and not hasattr(self.model, "transform"):
+            raise RLSIError(f"the model ({type(self.model).__name__}) has no transform method")
+        if self.fold_lambda2 is not None and not (isinstance(self.fold_lambda2, float) and
+                                                  math.isinf(self.fold_lambda2)):
+            check_number("fold_lambda2", self.fold_lambda2, low=0.0)
+
+    def _check_ready(self):
+        if getattr(self, "doc_ids_", None) is None:
+            raise RLSIError("the searcher has no index yet: call index(documents) first")
+        if self.vectorizer is None:
+            raise RLSIError("the searcher has no vectorizer: load it with Searcher.load(model_dir) or attach "
+                            "the fitted vectorizer (searcher.vectorizer = ...)")
+        if self.alpha > 0 and self.model is None:
+            raise RLSIError("the searcher has no topic model: load it with Searcher.load(model_dir) or "
+                            "attach it (searcher.model = ...), or set alpha=0")
+
+    @property
+    def n_docs_(self):
+        self._check_ready()
+        return len(self.doc_ids_)
+
+    # ------------------------------------------------------------------ indexing
+    def index(self, documents, doc_ids=None, *, show_progress=False):
+        """Index ``documents`` (an iterable of str); ``doc_ids`` default to "0", "1", ...
+
+        Returns self. Documents must be tokenised with the model's vectorizer, which must be fitted.
+        """
+        self._validate()
+        _check_vectorizer(self.vectorizer)
+        if isinstance(documents, str):
+            raise RLSIError("index() needs a list of documents, got a single string")
+        documents = list(documents)
+        if not documents:
+            raise RLSIError("nothing to index: the document list is empty")
+        if doc_ids is None:
+            doc_ids = [str(i) for i in range(len(documents))]
+        doc_ids = [str(d) for d in doc_ids]
+        if len(doc_ids) != len(documents):
+            raise RLSIError(f"{len(doc_ids)} document ids for {len(documents)} documents")
+        if len(set(doc_ids)) != len(doc_ids):
+            seen, dup = set(), None
+            for d in doc_ids:
+                if d in seen:
+                    dup = d
+                    break
+                seen.add(d)
+            raise RLSIError(f"document id {dup!r} is used more than once")
+        counts = self.vectorizer.transform_counts(documents)
+        tfidf = self.vectorizer.transform(documents)
+        return self.index_matrices(tfidf=tfidf, counts=counts, doc_ids=doc_ids)
+
+    def index_matrices(self, *, tfidf, counts, doc_ids):
+        """Index already vectorised documents (tf-idf and raw counts, documents x terms)."""
+        self._validate()
+        if tfidf.shape != counts.shape or tfidf.shape[0] != len(doc_ids):
+            raise RLSIError(f"tf-idf {tfidf.shape}, counts {counts.shape} and {len(doc_ids)} ids do not match")
+        term = BM25(self.k1, self.b).fit(counts) if self.term_model == "bm25" else VSM().fit(tfidf)
+        self.term_index_ = term
+        self.topic_index_ = None
+        if self.model is not None:
+            self.topic_index_ = TopicMatcher(self._topic_model(), dtype=self.dtype).fit(tfidf=tfidf, counts=counts)
+        self.doc_ids_ = np.asarray([str(d) for d in doc_ids], dtype=str)
+        self._doc_order_ = None
+        return self
+
+    # ------------------------------------------------------------------ scoring
+    def score_matrices(self, queries):
+        """Raw ``(term, topic)`` score matrices ``(n_queries, n_docs)`` for a list of query strings
+        (``topic`` is all zeros without a model), plus a boolean mask of queries with no known term."""
+        self._check_ready()
+        if isinstance(queries, str):
+            queries = [queries]
+        queries = list(queries)
+        for i, q in enumerate(queries):
+            if not isinstance(q, str):
+                raise RLSIError(f"query {i} is a {type(q).__name__}, expected str")
+        n = len(self.doc_ids_)
+        if not queries:
+            return np.zeros((0, n)), np.zeros((0, n)), np.zeros(0, dtype=bool)
+        counts = self.vectorizer.transform_counts(queries)
+        tfidf = self.vectorizer.transform(queries)
+        empty = np.diff(counts.indptr) == 0
+        if self.term_model == "bm25":
+            term = self.term_index_.score(counts)
+        else:
+            term = self.term_index_.score(tfidf)
+        if self.topic_index_ is not None and self.model is not None:
+            self.topic_index_.model = self._topic_model()
+            topic = self.topic_index_.score(tfidf=tfidf, counts=counts)
+        else:
+            topic = np.zeros_like(term)
+        return term, topic, empty
+
+    def combined_scores(self, term, topic):
+        """Eq. 9 on raw score matrices with this searcher's alpha and normalisations."""
+        return interpolate(topic, term, self.alpha, topic_norm=self.topic_norm, term_norm=self.term_norm)
+
+    def _order(self):
+        if getattr(self, "_doc_order_", None) is None:
+            # tie-break key: larger doc id first (trec_eval order); rank of each id in descending order
+            ids = self.doc_ids_
+            key = np.empty(len(ids), dtype=np.int64)
+            key[np.argsort(ids, kind="stable")[::-1]] = np.arange(len(ids))
+            self._doc_order_ = key
+        return self._doc_order_
+
+    def search_many(self, queries, k=10):
+        """Rank for each query string; returns a list (one per query) of lists of :class:`Hit`."""
+        self._validate()
+        if k is not None:
+            check_number("k", k, low=1, integer=True)
+        term, topic, empty = self.score_matrices(queries)
+        combined = self.combined_scores(term, topic)
+        tie = self._order()
+        n = len(self.doc_ids_)
+        kk = n if k is None else min(k, n)
+        results = []
+        for i in range(combined.shape[0]):
+            if empty[i]:
+                log.info("query %d has no term known to the index: no result", i)
+                results.append([])
+                continue
+            row = combined[i]
+            if kk < n:
+                thresh = np.partition(row, n - kk)[n - kk]
+                cand = np.flatnonzero(row >= thresh)
+            else:
+                cand = np.arange(n)
+            order = cand[np.lexsort((tie[cand], -row[cand]))][:kk]
+            results.append([Hit(str(self.doc_ids_[j]), float(row[j]), float(term[i, j]), float(topic[i, j]))
+                            for j in order])
+        return results
+
+    def search(self, query, k=10):
+        """The ``k`` best documents for one query string (an empty list if no query term is known)."""
+        if not isinstance(query, str):
+            raise RLSIError(f"the query must be a str, got {type(query).__name__}")
+        return self.search_many([query], k=k)[0]
+
+    # ------------------------------------------------------------------ persistence
+    def get_params(self):
+        fold = self.fold_lambda2
+        return {"alpha": float(self.alpha), "term_model": self.term_model, "k1": float(self.k1),
+                "b": float(self.b), "topic_norm": self.topic_norm, "term_norm": self.term_norm,
+                "fold_lambda2": None if fold is None else ("inf" if math.isinf(fold) else float(fold)),
+                "dtype": np.dtype(self.dtype).name}
+
+    def _to_state(self):
+        """The index only (doc ids, term index, topic vectors); model and vectorizer are saved alongside."""
+        if getattr(self, "doc_ids_", None) is None:
+            raise RLSIError("the searcher has no index to save: call index(documents) first")
+        t_meta, t_arrays = self.term_index_._to_state()
+        arrays = {"doc_ids": self.doc_ids_}
+        arrays.update({f"term_{k}": v for k, v in t_arrays.items()})
+        meta = {"version": _STATE_VERSION, "params": self.get_params(), "term": t_meta,
+                "n_docs": int(len(self.doc_ids_)), "topic": None}
+        if self.topic_index_ is not None:
+            p_meta, p_arrays = self.topic_index_._to_state()
+            meta["topic"] = p_meta
+            arrays.update({f"topic_{k}": v for k, v in p_arrays.items()})
+            meta["model_class"] = type(self.model).__name__ if self.model is not None else None
+        return meta, arrays
+
+    @classmethod
+    def _from_state(cls, meta, arrays):
+        if meta.get("version") != _STATE_VERSION:
+            raise ModelFormatError(f"Searcher state version {meta.get('version')!r} is not supported "
+                                   f"(expected {_STATE_VERSION})")
+        params = dict(meta["params"])
+        params["dtype"] = np.dtype(params.get("dtype", "float64")).type
+        if params.get("fold_lambda2") == "inf":
+            params["fold_lambda2"] = math.inf
+        s = cls(None, None, **params)
+        term_cls = {"BM25": BM25, "VSM": VSM}.get(meta["term"].get("class"))
+        if term_cls is None:
+            raise ModelFormatError(f"unknown term model {meta['term'].get('class')!r} in the index")
+        s.term_index_ = term_cls._from_state(
+            meta["term"], {k[len("term_"):]: v for k, v in arrays.items() if k.startswith("term_")})
+        s.doc_ids_ = np.asarray(arrays["doc_ids"]).astype(str)
+        n = int(meta["n_docs"])
+        if len(s.doc_ids_) != n or s.term_index_.n_docs_ != n:
+            raise ModelFormatError(f"index sizes disagree: {len(s.doc_ids_)} ids, {s.term_index_.n_docs_} "
+                                   f"term rows, {n} documents expected")
+        s.topic_index_ = None
+        if meta.get("topic") is not None:
+            s.topic_index_ = TopicMatcher._from_state(
+                meta["topic"], {k[len("topic_"):]: v for k, v in arrays.items() if k.startswith("topic_")})
+            if s.topic_index_.n_docs_ != n:
+                raise ModelFormatError(f"index has {s.topic_index_.n_docs_} topic vectors for {n} documents")
+        s._doc_order_ = None
+        return s
+
+    def save(self, path):
+        """Write ``model``, ``vectorizer`` and ``index`` into the model directory ``path`` (atomic)."""
+        from .. import io as rio
+
+        self._check_ready()
+        components = {"vectorizer": self.vectorizer, "index": self}
+        if self.model is not None:
+            components["model"] = self.model
+        return rio.save(path, **components)
+
+    @classmethod
+    def load(cls, path, *, mmap=False):
+        """Load a model directory holding ``vectorizer``, ``index`` and (if any) ``model``."""
+        from .. import io as rio
+        from ..models import baselines  # noqa: F401  (registers LSI, PLSI, LDA, NMF with rlsi.io)
+
+        bundle = rio.load(path, mmap=mmap)
+        if "index" not in bundle:
+            raise ModelFormatError(f"{path} has no search index (components: {sorted(bundle)}); build one "
+                                   "with Searcher(model, vectorizer).index(documents) or `rlsi search --corpus`")
+        s = bundle["index"]
+        if not isinstance(s, cls):
+            raise ModelFormatError(f"component 'index' of {path} is a {type(s).__name__}, not a Searcher")
+        s.vectorizer = bundle.get("vectorizer")
+        s.model = bundle.get("model")
+        if s.vectorizer is None:
+            raise ModelFormatError(f"{path} has no vectorizer component")
+        s._check_consistent(path)
+        return s
+
+    def attach(self, model, vectorizer):
+        """Attach the model and vectorizer to an index loaded on its own; returns self."""
+        self.model, self.vectorizer = model, vectorizer
+        self._check_consistent("the attached components")
+        return self
+
+    def _check_consistent(self, where):
+        n_terms = len(getattr(self.vectorizer, "vocabulary_", {}) or {})
+        if n_terms and self.term_index_.n_terms_ != n_terms:
+            raise ModelFormatError(f"{where}: the index has {self.term_index_.n_terms_} terms but the "
+                                   f"vectorizer has {n_terms}; they were not built together")
+        if self.topic_index_ is not None:
+            self.topic_index_.model = self._topic_model()
+            comps = getattr(self.model, "components_", None)
+            if comps is not None and comps.shape[0] != self.topic_index_.doc_vectors_.shape[1]:
+                raise ModelFormatError(f"{where}: the index holds {self.topic_index_.doc_vectors_.shape[1]}-"
+                                       f"topic vectors but the model has {comps.shape[0]} topics")
+
+    def __repr__(self):
+        n = len(self.doc_ids_) if getattr(self, "doc_ids_", None) is not None else 0
+        return (f"Searcher(model={type(self.model).__name__ if self.model is not None else None}, "
+                f"alpha={self.alpha}, term_model={self.term_model!r}, fold_lambda2={self.fold_lambda2}, "
+                f"documents={n})")

@@ -1,0 +1,167 @@
+"""``rlsi evaluate`` and ``rlsi search`` end to end on a tiny collection built in the test."""
+
+import json
+
+import pytest
+
+import rlsi.io
+from rlsi.cli.main import main
+from rlsi.models.baselines import LSI
+from rlsi.text import TfidfVectorizer
+
+DOCS = [
+    ("d1", "Wing flutter", "aircraft wing flutter at high speed"),
+    ("d2", "Airplane design", "airplane wing design and flutter tests"),
+    ("d3", "", "jet aircraft engine noise reduction"),
+    ("d4", "", "heart disease and blood pressure"),
+    ("d5", "Surgery", "cardiac surgery on the heart valves"),
+    ("d6", "", "blood vessels arteries and the heart"),
+    ("d7", "", "library catalog of books"),
+    ("d8", "Indexing", "books indexing in the library catalog"),
+    ("d9", "", "supersonic aircraft wing loads"),
+    ("d10", "", "cardiac arrest and heart failure"),
+]
+QUERIES = [("1", "airplane wing"), ("2", "cardiac heart"), ("3", "library books"), ("4", "aircraft noise"),
+           ("5", "zebra quasar"), ("6", "")]
+QRELS = [("1", "d1", 1), ("1", "d2", 2), ("1", "d9", 1), ("2", "d4", 1), ("2", "d10", 2),
+         ("2", "no-such-doc", 1), ("3", "d7", 1), ("3", "d8", 1), ("4", "d3", 1), ("5", "d1", 1),
+         ("6", "d2", 1)]
+
+
+@pytest.fixture
+def collection(tmp_path):
+    folder = tmp_path / "coll"
+    folder.mkdir()
+    with open(folder / "corpus.jsonl", "w") as f:
+        for d, title, text in DOCS:
+            f.write(json.dumps({"id": d, "title": title, "text": text}) + "\n")
+    with open(folder / "queries.jsonl", "w") as f:
+        for q, text in QUERIES:
+            f.write(json.dumps({"id": q, "text": text}) + "\n")
+    with open(folder / "qrels.tsv", "w") as f:
+        for q, d, r in QRELS:
+            f.write(f"{q}\t0\t{d}\t{r}\n")
+    return folder
+
+
+def run(capsys, *argv):
+    status = main(["-q", *map(str, argv)])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+FAST = ["--k-grid", "2,3", "--lambda1-grid", "0.05", "--folds", "2", "--alpha-step", "0.25"]
+
+
+def test_evaluate_collection_folder(tmp_path, collection, capsys, caplog):
+    out_json, out_md = tmp_path / "r.json", tmp_path / "r.md"
+    status, out, err = run(capsys, "evaluate", "--collection", collection, "--methods", "bm25,lsi,rlsi", *FAST,
+                           "--json", out_json, "--markdown", out_md)
+    assert status == 0, err
+    assert "BM25+LSI" in out and "BM25+RLSI" in out and "MAP" in out and "NDCG@10" in out
+    assert "protocol: cv" in out and "protocol: best" in out
+    assert "no term in the vocabulary" in err               # bad inputs are reported ...
+    assert "not in the corpus" in caplog.text               # ... (qrels naming unknown documents)
+    data = json.loads(out_json.read_text())
+    assert set(data["protocols"]) == {"cv", "best"}
+    rows = data["protocols"]["cv"]
+    assert [r["method"] for r in rows] == ["BM25", "BM25+LSI", "BM25+RLSI"]
+    assert rows[0]["per_query"]["map"]["5"] == 0.0      # no known term: scores 0, no crash
+    assert rows[0]["per_query"]["map"]["6"] == 0.0      # empty query text
+    assert set(rows[1]["p_values"]) == {"map", "ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10"}
+    assert "| BM25+RLSI |" in out_md.read_text()
+
+
+def test_evaluate_separate_files_and_one_protocol(tmp_path, collection, capsys):
+    status, out, err = run(capsys, "evaluate", "--corpus", collection / "corpus.jsonl", "--queries",
+                           collection / "queries.jsonl", "--qrels", collection / "qrels.tsv",
+                           "--methods", "vsm,lsi", "--protocol", "best", *FAST)
+    assert status == 0, err
+    assert "VSM+LSI" in out and "protocol: cv" not in out
+
+
+def test_evaluate_trec_runs(tmp_path, collection, capsys):
+    a, b = tmp_path / "a.run", tmp_path / "b.run"
+    a.write_text("1 Q0 d3 1 3.0 a\n1 Q0 d1 2 2.0 a\n2 Q0 d4 1 1.0 a\n")
+    b.write_text("1 Q0 d2 1 3.0 b\n1 Q0 d1 2 2.0 b\n2 Q0 d10 1 1.0 b\n3 Q0 d7 1 1.0 b\n")
+    status, out, err = run(capsys, "evaluate", "--qrels", collection / "qrels.tsv", "--run", a, "--run", b)
+    assert status == 0, err
+    assert "a.run" in out and "b.run" in out and "MAP" in out
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["evaluate"], "--collection"),
+    (["evaluate", "--collection", "{tmp}/nowhere"], "not found"),
+    (["evaluate", "--collection", "{coll}", "--methods", "bm25,lsa"], "unknown method 'lsa'"),
+    (["evaluate", "--collection", "{coll}", "--methods", "bm25,vsm"], "both bm25 and vsm"),
+    (["evaluate", "--collection", "{coll}", "--alpha-step", "0.3"], "must divide 1"),
+    (["evaluate", "--collection", "{coll}", "--folds", "50"], "at least 50"),
+    (["evaluate", "--collection", "{coll}", "--k-grid", "a,b"], "numbers"),
+    (["evaluate", "--run", "{tmp}/x.run"], "--qrels"),
+])
+def test_evaluate_bad_input_one_line_error(tmp_path, collection, capsys, argv, message):
+    argv = [a.format(tmp=tmp_path, coll=collection) for a in argv]
+    status, out, err = run(capsys, *argv)
+    assert status == 2
+    assert err.startswith("rlsi: error:") and message in err and err.count("\n") == 1
+
+
+@pytest.fixture
+def model_dir(tmp_path, collection):
+    texts = [f"{t} {x}".strip() for _, t, x in DOCS]
+    vec = TfidfVectorizer()
+    X = vec.fit_transform(texts)
+    path = tmp_path / "model"
+    rlsi.io.save(path, model=LSI(3).fit(X), vectorizer=vec)
+    return path
+
+
+def test_search_builds_index_from_corpus_and_saves_it(tmp_path, model_dir, collection, capsys):
+    status, out, err = run(capsys, "search", model_dir, "airplane wing", "-k", "3", "--corpus",
+                           collection / "corpus.jsonl", "--save-index")
+    assert status == 0, err
+    lines = out.strip().splitlines()
+    assert lines[0].split() == ["rank", "doc", "score", "term", "topic"] and len(lines) == 4
+    assert lines[1].split()[1] in ("d1", "d2")
+    assert "index" in rlsi.io.load(model_dir)
+    # now without --corpus: the saved index is used
+    status, out2, _ = run(capsys, "search", model_dir, "airplane wing", "-k", "3")
+    assert status == 0 and out2 == out
+    status, out3, _ = run(capsys, "search", model_dir, "airplane wing", "zebra", "--json", "--alpha", "0")
+    rows = [json.loads(line) for line in out3.strip().splitlines()]
+    assert rows[0]["query"] == "airplane wing" and rows[0]["results"][0]["doc_id"] in ("d1", "d2")
+    assert rows[1]["results"] == []
+
+
+def test_search_messages(tmp_path, model_dir, collection, capsys):
+    status, out, err = run(capsys, "search", model_dir, "airplane")
+    assert status == 2 and "no search index" in err and "--corpus" in err
+    status, out, err = run(capsys, "search", model_dir, "zebra quasar", "--corpus", collection / "corpus.jsonl")
+    assert status == 0 and "no result" in out
+    status, out, err = run(capsys, "search", model_dir, "wing", "-k", "0", "--corpus", collection / "corpus.jsonl")
+    assert status == 2 and "-k" in err
+    status, out, err = run(capsys, "search", tmp_path / "nowhere", "wing")
+    assert status == 2 and "does not exist" in err
+
+
+def test_search_with_an_rlsi_model_uses_projection_folding_by_default(tmp_path, collection, capsys):
+    import warnings
+
+    from rlsi.models import BatchRLSI
+
+    texts = [f"{t} {x}".strip() for _, t, x in DOCS]
+    vec = TfidfVectorizer()
+    X = vec.fit_transform(texts)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = BatchRLSI(3, lambda1=0.01, max_iter=20, random_state=0).fit(X)
+    path = tmp_path / "rlsi_model"
+    rlsi.io.save(path, model=model, vectorizer=vec)
+    corpus = collection / "corpus.jsonl"
+    status, out, err = run(capsys, "search", path, "cardiac heart", "--corpus", corpus, "--save-index")
+    assert status == 0, err
+    assert rlsi.io.load(path)["index"].fold_lambda2 == float("inf")
+    status, out2, err = run(capsys, "search", path, "cardiac heart", "--folding", "model")
+    assert status == 2 and "--folding projection" in err
+    status, out3, err = run(capsys, "search", path, "cardiac heart", "--corpus", corpus, "--folding", "model")
+    assert status == 0 and out3.splitlines()[0] == out.splitlines()[0]
