@@ -102,8 +102,11 @@ def batch_r_rows(D, W):
     return r_rows
 
 
-def update_doc_vectors(X, U, *, penalty, lam, W_prev=None, max_iter=100, tol=1e-4, dtype=None):
-    """V-step / folding-in. Returns ``(W, cross)`` with W (N x K) = Vᵀ and cross = Σ Φ∘V.
+def update_doc_vectors(X, U, *, penalty, lam, W_prev=None, max_iter=100, tol=1e-4, dtype=None,
+                       return_gram=False):
+    """V-step / folding-in. Returns ``(W, cross)`` with W (N x K) = Vᵀ and cross = Σ Φ∘V, and with
+    ``return_gram=True`` also ``S = WᵀW`` (K x K, float64), accumulated block by block while each block
+    is in cache (the next U-step and the objective both need it; a separate pass over W costs more).
 
     X : CSR (N x M); U : CSR (M x K). ``cross = tr(Uᵀ D Vᵀ)`` is what the objective needs
     (see :func:`objective`). With penalty "l2" every row is ``(UᵀU + λ₂I)⁻¹ Uᵀ d``; with "l1" it is the
@@ -115,6 +118,7 @@ def update_doc_vectors(X, U, *, penalty, lam, W_prev=None, max_iter=100, tol=1e-
     sigma = ridge_inverse(G, lam) if penalty == "l2" else None
     W = np.empty((N, K), dtype=dtype)
     cross = 0.0
+    S = np.zeros((K, K)) if return_gram else None
     step = block_rows(K)
     for a in range(0, N, step):
         b = min(N, a + step)
@@ -126,7 +130,9 @@ def update_doc_vectors(X, U, *, penalty, lam, W_prev=None, max_iter=100, tol=1e-
             Wb, _ = lasso_rows(Phi, G, W0, lam, max_iter=max_iter, tol=tol)
         W[a:b] = Wb
         cross += float(np.einsum("ij,ij->", Phi, Wb, dtype=np.float64))
-    return W, cross
+        if return_gram:
+            S += gram(W[a:b])  # of the stored (possibly float32) rows, which the next R uses
+    return (W, cross, S) if return_gram else (W, cross)
 
 
 def gram(W):

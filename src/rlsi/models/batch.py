@@ -133,15 +133,15 @@ class BatchRLSI(RLSIMixin):
             x_sqnorm = float(np.square(X.data, dtype=np.float64).sum())
             objectives, prev = [], np.inf
             bar = _progress(self.max_iter, self.verbose)
+            S = _steps.gram(W)
             for it in range(self.max_iter):
-                S = _steps.gram(W)
                 U, sweeps = _steps.update_topics(
                     _steps.batch_r_rows(D, W), S, U, n_terms=M, penalty=self.topic_penalty, lam=lam1,
                     max_iter=self.inner_max_iter, tol=self.inner_tol)
-                W, cross = _steps.update_doc_vectors(
+                W, cross, S = _steps.update_doc_vectors(
                     X, U, penalty=self.doc_penalty, lam=self.lambda2, W_prev=W,
-                    max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=X.dtype)
-                obj = _steps.objective(x_sqnorm, cross, U, _steps.gram(W), W,
+                    max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=X.dtype, return_gram=True)
+                obj = _steps.objective(x_sqnorm, cross, U, S, W,
                                        topic_penalty=self.topic_penalty, doc_penalty=self.doc_penalty,
                                        lambda1=lam1, lambda2=self.lambda2)
                 objectives.append(obj)
