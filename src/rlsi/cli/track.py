@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import shutil
 import time
 import uuid
@@ -31,6 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import io
+from ..io.store import replace_dir
 from ..errors import RLSIError
 from ..text import read_corpus
 from ..text.stream import IDF_MODES, StreamingTfidf
@@ -205,7 +205,7 @@ def _write_report(out, timeline, model, vectorizer, args):
             timeline.plot_topic(tmp / f"topic_{k + 1:02d}.png", k, n_terms=args.top_terms)
         io.save(tmp / "model", model=model, vectorizer=vectorizer)
         (tmp / MARKER).write_text(json.dumps(timeline.to_dict(), indent=1), encoding="utf-8")
-        _replace(tmp, out)
+        replace_dir(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -215,17 +215,3 @@ def _header(args):
     p = {k: getattr(args, k) for k in ("topics", "lambda1", "lambda2", "lambda1_scale", "rho", "batch_size",
                                         "n_inner", "idf", "period", "date_field", "seed")}
     return "<!-- rlsi track " + ", ".join(f"{k}={v}" for k, v in p.items()) + " -->\n"
-
-
-def _replace(tmp, out):
-    if not out.exists():
-        os.replace(tmp, out)
-        return
-    old = out.parent / f".{out.name}.old-{uuid.uuid4().hex[:8]}"
-    os.replace(out, old)
-    try:
-        os.replace(tmp, out)
-    except BaseException:
-        os.replace(old, out)
-        raise
-    shutil.rmtree(old, ignore_errors=True)

@@ -119,14 +119,16 @@ def save(path, **components):
             manifest["components"][name] = {"class": cls_name, "meta": meta, "arrays": entries}
         text = json.dumps(manifest, indent=1, sort_keys=True, allow_nan=True)
         (tmp / MANIFEST).write_text(text, encoding="utf-8")
-        _replace_dir(tmp, path)
+        replace_dir(tmp, path)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return path
 
 
-def _replace_dir(tmp, path):
+def replace_dir(tmp, path):
+    """Move the complete directory ``tmp`` to ``path``, replacing an existing ``path`` only once the new
+    one is in place (on failure the old one is restored). Used for every multi-file output."""
     if not path.exists():
         os.replace(tmp, path)
         return
