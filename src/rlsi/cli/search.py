@@ -53,7 +53,6 @@ def load_searcher(model_dir, *, corpus=None, text_fields=("title", "text"), alph
                   folding=None, save_index=False):
     """A ready :class:`~rlsi.retrieval.Searcher` from a model directory (building the index if needed)."""
     from .. import io as rio
-    from ..models import baselines  # noqa: F401  (registers LSI, PLSI, LDA, NMF with rlsi.io)
     from ..retrieval import Searcher
 
     bundle = rio.load(model_dir)

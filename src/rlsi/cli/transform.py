@@ -5,7 +5,6 @@ from __future__ import annotations
 import io as _io
 from pathlib import Path
 
-import numpy as np
 
 from ..errors import RLSIError
 from ..text import read_corpus

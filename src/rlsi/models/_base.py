@@ -12,7 +12,6 @@ document vectors ``W = Vᵀ`` (N x K)::
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
@@ -24,7 +23,43 @@ from . import _steps
 PENALTIES = {"l1": "sum of absolute values (sparse)", "l2": "sum of squares (smooth)"}
 
 
-class RLSIMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class PersistentEstimatorMixin:
+    """``_to_state``/``_from_state`` for :mod:`rlsi.io` from three class attributes.
+
+    ``_state_scalars`` (fitted JSON values) and ``_state_arrays`` (fitted arrays, dense or sparse) name
+    what is saved besides the parameters; ``_after_load`` checks (and may rebuild) the loaded state.
+    """
+
+    _state_scalars = ()
+    _state_arrays = ()
+
+    def _to_state(self):
+        """(meta, arrays) for :func:`rlsi.io.save`: parameters, fitted scalars and fitted arrays."""
+        check_is_fitted(self, "components_")
+        params = {k: _json_value(k, v) for k, v in self.get_params(deep=False).items()}
+        fitted = {k: _json_value(k, getattr(self, k)) for k in self._state_scalars if hasattr(self, k)}
+        arrays = {k: getattr(self, k) for k in self._state_arrays if getattr(self, k, None) is not None}
+        return {"params": params, "fitted": fitted}, arrays
+
+    @classmethod
+    def _from_state(cls, meta, arrays):
+        est = cls(**meta["params"])
+        for key, value in meta["fitted"].items():
+            setattr(est, key, value)
+        for key in cls._state_arrays:
+            if key in arrays:
+                setattr(est, key, arrays[key])
+        est._after_load()
+        return est
+
+    def _after_load(self):
+        comp = self.components_
+        if comp.ndim != 2 or comp.shape != (self.n_components, self.n_features_in_):
+            raise ValueError(f"components has shape {comp.shape}, expected "
+                             f"{(self.n_components, self.n_features_in_)}")
+
+
+class RLSIMixin(PersistentEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Shared fitted-model behaviour: ``transform`` (folding-in), ``inverse_transform``, topics access.
 
     Subclasses set ``components_`` (CSR, n_components x n_features) and define the parameters
@@ -101,28 +136,6 @@ class RLSIMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     # ------------------------------------------------------------------ persistence (rlsi.io)
     _state_scalars = ("n_iter_", "n_features_in_", "lambda1_effective_")
     _state_arrays = ("components_", "objective_")
-
-    def _to_state(self):
-        """(meta, arrays) for :func:`rlsi.io.save`: parameters, fitted scalars and fitted arrays."""
-        check_is_fitted(self, "components_")
-        params = {k: _json_value(k, v) for k, v in self.get_params(deep=False).items()}
-        fitted = {k: _json_value(k, getattr(self, k)) for k in self._state_scalars if hasattr(self, k)}
-        arrays = {k: getattr(self, k) for k in self._state_arrays if getattr(self, k, None) is not None}
-        return {"params": params, "fitted": fitted}, arrays
-
-    @classmethod
-    def _from_state(cls, meta, arrays):
-        est = cls(**meta["params"])
-        for key, value in meta["fitted"].items():
-            setattr(est, key, value)
-        for key in cls._state_arrays:
-            if key in arrays:
-                setattr(est, key, arrays[key])
-        comp = est.components_
-        if comp.shape != (est.n_components, est.n_features_in_):
-            raise ValueError(f"components has shape {comp.shape}, expected "
-                             f"{(est.n_components, est.n_features_in_)}")
-        return est
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -49,13 +49,15 @@ from sklearn.utils.validation import check_is_fitted
 from .._validation import check_choice, check_matrix, check_number, check_random_state
 from ..errors import RLSIError
 from ..io import register
+from ._base import PersistentEstimatorMixin
 
 __all__ = ["LSI", "PLSI", "LDA", "NMF", "BASELINES"]
 
 log = logging.getLogger(__name__)
 
 
-class _TopicBaseline(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class _TopicBaseline(PersistentEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                     BaseEstimator):
     """Shared validation and persistence of the baselines."""
 
     input_kind = "tfidf"
@@ -90,39 +92,9 @@ class _TopicBaseline(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         return self.components_ if dense else sp.csr_matrix(self.components_)
 
     # ------------------------------------------------------------------ persistence (rlsi.io)
-    def _to_state(self):
-        check_is_fitted(self, "components_")
-        params = {}
-        for key, value in self.get_params(deep=False).items():
-            if isinstance(value, np.generic):
-                value = value.item()
-            if isinstance(value, (np.random.Generator, np.random.RandomState)):
-                value = None  # a generator's state is not saved (documented in BatchRLSI too)
-            if not (value is None or isinstance(value, (bool, int, float, str))):
-                raise RLSIError(f"parameter {key}={value!r} cannot be saved (not a JSON value)")
-            params[key] = value
-        fitted = {}
-        for key in self._state_scalars:
-            if hasattr(self, key):
-                value = getattr(self, key)
-                fitted[key] = value.item() if isinstance(value, np.generic) else value
-        arrays = {k: np.asarray(getattr(self, k)) for k in self._state_arrays if hasattr(self, k)}
-        return {"params": params, "fitted": fitted}, arrays
-
-    @classmethod
-    def _from_state(cls, meta, arrays):
-        est = cls(**meta["params"])
-        for key, value in meta["fitted"].items():
-            setattr(est, key, value)
-        for key in cls._state_arrays:
-            if key in arrays:
-                setattr(est, key, np.asarray(arrays[key]))
-        comp = est.components_
-        if comp.ndim != 2 or comp.shape != (est.n_components, est.n_features_in_):
-            raise ValueError(f"components has shape {comp.shape}, expected "
-                             f"{(est.n_components, est.n_features_in_)}")
-        est._rebuild()
-        return est
+    def _after_load(self):
+        super()._after_load()
+        self._rebuild()
 
     def _rebuild(self):
         """Restore derived state after loading (for wrapped scikit-learn estimators)."""

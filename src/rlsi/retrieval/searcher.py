@@ -322,7 +322,6 @@ class Searcher:
     def load(cls, path, *, mmap=False):
         """Load a model directory holding ``vectorizer``, ``index`` and (if any) ``model``."""
         from .. import io as rio
-        from ..models import baselines  # noqa: F401  (registers LSI, PLSI, LDA, NMF with rlsi.io)
 
         bundle = rio.load(path, mmap=mmap)
         if "index" not in bundle:
