@@ -143,3 +143,19 @@ def test_bad_data_has_clear_messages(planted):
 def test_random_init_runs(planted):
     model = BatchRLSI(4, lambda1=1.0, init="random", random_state=0, max_iter=30).fit(planted)
     assert model.components_.nnz > 0
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_row_screening_is_exact(dtype):
+    """Skipping term rows certified zero by the bound gives bit-identical topics and objective."""
+    X = planted_corpus(n_docs=300, n_terms=400, n_topics=5, words_per_topic=20, seed=3, dtype=dtype)
+    params = dict(lambda1=4.0, random_state=0, max_iter=25, tol=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        screened = BatchRLSI(5, **params).fit(X)
+        plain = BatchRLSI(5, **params)
+        plain._screen = False
+        plain.fit(X)
+    assert screened.n_rows_screened_ > 0 and plain.n_rows_screened_ == 0
+    assert (screened.components_ != plain.components_).nnz == 0
+    np.testing.assert_array_equal(screened.objective_, plain.objective_)

@@ -113,3 +113,30 @@ def csr_rows_to_dense(A, a, b, dtype=None):
     out = np.zeros((b - a, A.shape[1]), dtype=dtype or A.dtype)
     _scatter_rows(A.indptr, A.indices, A.data, a, out)
     return out
+
+
+@njit(cache=True, parallel=True)
+def _csr_dense_rows(indptr, indices, data, row0, mask, B, out):
+    n = out.shape[0]
+    K = out.shape[1]
+    for i in prange(n):
+        for k in range(K):
+            out[i, k] = 0.0
+        if not mask[i]:
+            continue
+        for p in range(indptr[row0 + i], indptr[row0 + i + 1]):
+            j = indices[p]
+            a = data[p]
+            for k in range(K):
+                out[i, k] += a * B[j, k]
+
+
+def csr_dense_rows(A, a, b, B, mask=None, dtype=None):
+    """Rows a..b of ``A @ B`` (CSR ``A``, dense ``B``) without slicing A; rows where ``mask`` is False
+    are left zero (not computed)."""
+    dtype = np.dtype(dtype or np.result_type(A.dtype, B.dtype))
+    B = np.ascontiguousarray(B, dtype=dtype)
+    mask = np.ones(b - a, dtype=np.bool_) if mask is None else np.ascontiguousarray(mask, dtype=np.bool_)
+    out = np.empty((b - a, B.shape[1]), dtype=dtype)
+    _csr_dense_rows(A.indptr, A.indices, A.data.astype(dtype, copy=False), a, mask, B, out)
+    return out

@@ -47,6 +47,9 @@ class DeadTopicsWarning(UserWarning):
 
 @register("BatchRLSI")
 class BatchRLSI(RLSIMixin):
+    # Safe screening of term rows in the U-step (see _steps.ScreenedBatchR); a switch for tests only.
+    _screen = True
+
     """Batch Regularized Latent Semantic Indexing.
 
     Minimises ``‖D - U V‖²_F + λ₁ P(U) + λ₂ Q(V)`` over topics U (n_features x n_components, sparse)
@@ -72,6 +75,7 @@ class BatchRLSI(RLSIMixin):
     components_ : scipy.sparse CSR (n_components, n_features) — topics, one per row (Uᵀ).
     objective_ : ndarray (n_iter_,) — Eq. (1) after each outer iteration.
     lambda1_effective_ : float — the λ₁ actually used in Eq. (1).
+    n_rows_screened_ : int — term-row solves skipped by the exact screening of the U-step (diagnostic).
     n_iter_ : int; n_features_in_ : int.
     """
 
@@ -134,9 +138,13 @@ class BatchRLSI(RLSIMixin):
             objectives, prev = [], np.inf
             bar = _progress(self.max_iter, self.verbose)
             S = _steps.gram(W)
+            r_rows = (_steps.ScreenedBatchR(D, lam1 / 2.0) if self.topic_penalty == "l1" and self._screen
+                      else None)
             for it in range(self.max_iter):
+                if r_rows is not None:
+                    r_rows.set_state(W, U)
                 U, sweeps = _steps.update_topics(
-                    _steps.batch_r_rows(D, W), S, U, n_terms=M, penalty=self.topic_penalty, lam=lam1,
+                    r_rows or _steps.batch_r_rows(D, W), S, U, n_terms=M, penalty=self.topic_penalty, lam=lam1,
                     max_iter=self.inner_max_iter, tol=self.inner_tol)
                 W, cross, S = _steps.update_doc_vectors(
                     X, U, penalty=self.doc_penalty, lam=self.lambda2, W_prev=W,
@@ -145,7 +153,8 @@ class BatchRLSI(RLSIMixin):
                                        topic_penalty=self.topic_penalty, doc_penalty=self.doc_penalty,
                                        lambda1=lam1, lambda2=self.lambda2)
                 objectives.append(obj)
-                log.debug("iteration %d: objective %.6g, nnz(U) %d, sweeps %d", it + 1, obj, U.nnz, sweeps)
+                log.debug("iteration %d: objective %.6g, nnz(U) %d, sweeps %d, rows screened out %s", it + 1,
+                          obj, U.nnz, sweeps, getattr(r_rows, "rows_skipped", "-"))
                 if bar is not None:
                     bar.update(1)
                     bar.set_postfix(objective=f"{obj:.5g}", nnz=U.nnz)
@@ -164,6 +173,7 @@ class BatchRLSI(RLSIMixin):
             set_threads(previous)
         self.components_ = U.T.tocsr().astype(X.dtype)
         self.objective_ = np.asarray(objectives)
+        self.n_rows_screened_ = int(getattr(r_rows, "total_skipped", 0))
         self.n_iter_ = len(objectives)
         self._warn_dead_topics(N)
         return W
