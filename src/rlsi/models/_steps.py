@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as la
 import scipy.sparse as sp
+from numba import njit
 from scipy.linalg.blas import dsyrk
 
 from ..kernels.lasso import lasso_rows
@@ -102,6 +103,17 @@ def batch_r_rows(D, W):
     return r_rows
 
 
+@njit(cache=True)
+def _column_sq_diff(A, B):
+    """``Σ_n (A[n, k] - B[n, k])²`` for each column k, in float64, without temporaries."""
+    out = np.zeros(A.shape[1])
+    for n in range(A.shape[0]):
+        for k in range(A.shape[1]):
+            d = float(A[n, k]) - B[n, k]
+            out[k] += d * d
+    return out
+
+
 class ScreenedBatchR:
     """Rows of ``R = D W`` for the batch U-step, skipping rows whose lasso solution is provably zero.
 
@@ -118,7 +130,9 @@ class ScreenedBatchR:
     def __init__(self, D, half_lam):
         self.D = D
         self.half_lam = float(half_lam)
-        self.row_norms = np.sqrt(np.asarray(D.multiply(D).sum(axis=1), dtype=np.float64).ravel())
+        rows = np.repeat(np.arange(D.shape[0]), np.diff(D.indptr))
+        self.row_norms = np.sqrt(np.bincount(rows, weights=np.square(D.data, dtype=np.float64),
+                                             minlength=D.shape[0]))
         self.bound = np.full(D.shape[0], np.inf)
         self.W = None
         self.U_prev = None
@@ -128,9 +142,11 @@ class ScreenedBatchR:
     def set_state(self, W, U_prev):
         """Start an iteration: the new document vectors W (N x K) and the previous topics (CSR or None)."""
         if self.W is not None:
-            drift = float(np.sqrt(np.max(np.sum((W.astype(np.float64) - self.W) ** 2, axis=0))))
+            drift = float(np.sqrt(np.max(_column_sq_diff(np.ascontiguousarray(W), self.W))))
             self.bound += self.row_norms * drift
-        self.W = np.array(W, dtype=np.float64)  # the W at which this iteration's rows are computed
+            self.W[...] = W  # the W at which this iteration's rows are computed
+        else:
+            self.W = np.array(W, dtype=np.float64)
         self._Wc = np.ascontiguousarray(W)
         self.U_prev = U_prev
         self.rows_skipped = 0
