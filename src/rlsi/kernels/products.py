@@ -20,20 +20,6 @@ from numba import njit, prange
 
 
 @njit(cache=True, parallel=True)
-def _csr_dense(indptr, indices, data, B, out):
-    n = out.shape[0]
-    K = out.shape[1]
-    for i in prange(n):
-        for k in range(K):
-            out[i, k] = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
-            j = indices[p]
-            a = data[p]
-            for k in range(K):
-                out[i, k] += a * B[j, k]
-
-
-@njit(cache=True, parallel=True)
 def _csr_csr_dense(a_indptr, a_indices, a_data, b_indptr, b_indices, b_data, out):
     n = out.shape[0]
     K = out.shape[1]
@@ -49,11 +35,7 @@ def _csr_csr_dense(a_indptr, a_indices, a_data, b_indptr, b_indices, b_data, out
 
 def csr_dense(A, B, dtype=None):
     """Dense ``A @ B`` for scipy CSR ``A`` (n x m) and ndarray ``B`` (m x K)."""
-    dtype = np.dtype(dtype or np.result_type(A.dtype, B.dtype))
-    B = np.ascontiguousarray(B, dtype=dtype)
-    out = np.empty((A.shape[0], B.shape[1]), dtype=dtype)
-    _csr_dense(A.indptr, A.indices, A.data.astype(dtype, copy=False), B, out)
-    return out
+    return csr_dense_rows(A, 0, A.shape[0], B, dtype=dtype)
 
 
 def csr_csr_dense(A, B, dtype=None):

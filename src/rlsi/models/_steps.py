@@ -28,7 +28,7 @@ from numba import njit
 from scipy.linalg.blas import dsyrk
 
 from ..kernels.lasso import lasso_rows
-from ..kernels.products import csr_csr_dense, csr_dense, csr_dense_rows, csr_rows_to_dense, dense_to_csr
+from ..kernels.products import csr_csr_dense, csr_dense_rows, csr_rows_to_dense, dense_to_csr
 
 PENALTIES = ("l1", "l2")
 
@@ -98,7 +98,7 @@ def batch_r_rows(D, W):
     W = np.ascontiguousarray(W)
 
     def r_rows(a, b):
-        return csr_dense(D[a:b], W, dtype=W.dtype)
+        return csr_dense_rows(D, a, b, W, dtype=W.dtype)
 
     return r_rows
 
