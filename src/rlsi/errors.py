@@ -9,6 +9,8 @@ bug in rlsi.
 ``ValueError`` for bad parameters or data) keeps working.
 """
 
+from sklearn.exceptions import NotFittedError as _SkNotFittedError
+
 
 class RLSIError(ValueError):
     """A problem with the user's input: its message is meant to be shown as it is."""
@@ -20,3 +22,11 @@ class ModelFormatError(RLSIError):
 
 class CorpusError(RLSIError):
     """A corpus file or folder is missing, unreadable, or holds no usable document."""
+
+
+class NotFittedError(RLSIError, _SkNotFittedError):
+    """A model, vectorizer, matcher or index was used before ``fit`` (or loading).
+
+    Both an :class:`RLSIError` (the CLI prints it as one line) and scikit-learn's ``NotFittedError``
+    (code written for scikit-learn catches it as usual).
+    """

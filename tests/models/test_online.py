@@ -10,7 +10,9 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import rlsi.io
 from rlsi.errors import RLSIError
-from rlsi.models import BatchRLSI, _steps
+from rlsi.models import BatchRLSI
+from rlsi.models import steps as _steps
+from rlsi.models.screening import batch_r_rows
 from rlsi.models.online import OnlineRLSI
 from rlsi.text.stream import StreamingTfidf
 
@@ -37,7 +39,7 @@ def test_one_step_on_the_whole_corpus_is_one_batch_u_update(corpus, initial):
     W0, _ = _steps.update_doc_vectors(X, initial.topics_, penalty="l2", lam=1.0)
     online = OnlineRLSI(4, lambda1=2.0, rho=0.0, batch_size=N, n_inner=1, topic_init=initial.components_,
                         **TIGHT).fit(X)
-    U, _ = _steps.update_topics(_steps.batch_r_rows(X.T.tocsr(), W0), _steps.gram(W0), None,
+    U, _ = _steps.update_topics(batch_r_rows(X.T.tocsr(), W0), _steps.gram(W0), None,
                                 n_terms=X.shape[1], penalty="l1", lam=2.0 * N / 1000, **_tight_steps())
     np.testing.assert_allclose(online.components_.toarray(), U.T.toarray(), atol=1e-9)
     assert online.lambda1_effective_ == pytest.approx(2.0 * N / 1000)

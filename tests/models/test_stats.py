@@ -6,7 +6,8 @@ import scipy.sparse as sp
 
 import rlsi.io
 from rlsi.errors import RLSIError
-from rlsi.models import _steps
+from rlsi.models import steps as _steps
+from rlsi.models.screening import batch_r_rows
 from rlsi.models.stats import TopicStatistics
 
 from conftest import planted_corpus
@@ -22,7 +23,7 @@ def test_one_update_is_the_batch_statistics():
     X, W = _data()
     st = TopicStatistics(4, X.shape[1]).update(X, W)
     np.testing.assert_array_equal(st.S, _steps.gram(W))
-    R = _steps.batch_r_rows(X.T.tocsr(), W)(0, X.shape[1])
+    R = batch_r_rows(X.T.tocsr(), W)(0, X.shape[1])
     np.testing.assert_allclose(st.R, R, rtol=1e-14, atol=1e-14)
     assert st.n_docs == X.shape[0] and st.weight == X.shape[0]
     np.testing.assert_array_equal(st.r_rows(3, 9), st.R[3:9])
@@ -105,7 +106,7 @@ def test_update_topics_reads_rows_from_the_statistics():
     X, W = _data()
     st = TopicStatistics(4, X.shape[1]).update(X, W)
     U1, _ = _steps.update_topics(st.r_rows, st.S, None, n_terms=st.n_terms, penalty="l1", lam=0.3)
-    U2, _ = _steps.update_topics(_steps.batch_r_rows(X.T.tocsr(), W), _steps.gram(W), None,
+    U2, _ = _steps.update_topics(batch_r_rows(X.T.tocsr(), W), _steps.gram(W), None,
                                  n_terms=X.shape[1], penalty="l1", lam=0.3)
     np.testing.assert_allclose(U1.toarray(), U2.toarray(), atol=1e-12)
 

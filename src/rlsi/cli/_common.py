@@ -11,8 +11,8 @@ import numpy as np
 
 from .. import io
 from ..errors import RLSIError
-from ..models.batch import INITS, LAMBDA1_SCALES
-from ..models._base import PENALTIES
+from ..models.regularization import INITS, LAMBDA1_SCALES
+from ..models.penalties import PENALTIES
 
 
 def positive_int(text):

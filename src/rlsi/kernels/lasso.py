@@ -8,7 +8,9 @@ Gram matrix ``S = V Vᵀ`` (K x K), the term-topic row ``u`` solves (TOIS paper 
 and the paper's coordinate update is ``u_k = soft(r_k - Σ_{l≠k} s_kl u_l, λ/2) / s_kk``.
 
 The same kernel solves the document side when documents carry the ℓ1 penalty (``S = UᵀU``, ``r = φ_n``)
-and the online U-update (``S = S_t``, ``R = R_t``).
+and the online U-update (``S = S_t``, ``R = R_t``). With ``positive=True`` it solves the non-negative
+lasso (``u ≥ 0``; the coordinate update clips at zero): NMF-like models and sparse codes use it, and with
+``λ = 0`` and ``S + λ₂I`` in place of S it is non-negative ridge regression.
 
 Speed: the paper recomputes ``Σ_{l≠k} s_kl u_l`` for every coordinate (K² per sweep). We keep
 ``g = S u`` and touch column ``S[:, k]`` only when ``u_k`` changes, so a sweep costs ``K·(1 + changes)``
@@ -28,7 +30,7 @@ from numba import njit, prange
 
 
 @njit(cache=True, nogil=True)
-def lasso_cd_row(r, S, u, g, half_lam, max_iter, tol):
+def lasso_cd_row(r, S, u, g, half_lam, max_iter, tol, positive=False):
     """Solve one lasso row in place by cyclic coordinate descent with covariance updates.
 
     Parameters
@@ -40,6 +42,7 @@ def lasso_cd_row(r, S, u, g, half_lam, max_iter, tol):
     half_lam : float — λ/2 (the soft threshold).
     max_iter : int — maximum number of full sweeps.
     tol : float — stop when the largest coordinate change of a sweep is ``<= tol * max|u|``.
+    positive : bool — constrain ``u ≥ 0`` (the minimiser of the 1-D problem over [0, ∞)).
 
     Returns the number of sweeps done.
     """
@@ -58,7 +61,7 @@ def lasso_cd_row(r, S, u, g, half_lam, max_iter, tol):
                 w = r[k] - (g[k] - skk * old)
                 if w > half_lam:
                     new = (w - half_lam) / skk
-                elif w < -half_lam:
+                elif w < -half_lam and not positive:
                     new = (w + half_lam) / skk
                 else:
                     new = 0.0
@@ -80,13 +83,14 @@ def lasso_cd_row(r, S, u, g, half_lam, max_iter, tol):
 
 
 @njit(cache=True, parallel=True)
-def lasso_cd_rows(R, S, U, half_lam, max_iter, tol):
+def lasso_cd_rows(R, S, U, half_lam, max_iter, tol, positive=False):
     """Solve ``len(R)`` independent lasso rows in parallel; ``U`` (rows x K) is warm start and output.
 
     ``R`` and ``U`` may be float32 or float64; work is done in float64. A row whose warm start is zero
     and whose ``max |r_k| <= λ/2`` is already optimal (the KKT conditions hold at 0) and is skipped,
-    which is what makes rare terms cheap. Rows are processed in chunks so that each chunk allocates its
-    scratch vectors once. Returns the number of sweeps per row (int32; 0 for skipped rows).
+    which is what makes rare terms cheap (with ``positive`` only ``r_k > λ/2`` can move a coordinate).
+    Rows are processed in chunks so that each chunk allocates its scratch vectors once. Returns the
+    number of sweeps per row (int32; 0 for skipped rows).
     """
     n, K = R.shape
     sweeps = np.zeros(n, dtype=np.int32)
@@ -104,7 +108,7 @@ def lasso_cd_rows(R, S, U, half_lam, max_iter, tol):
                 r[k] = R[i, k]
                 if u[k] != 0.0:
                     nonzero = True
-                if abs(r[k]) > half_lam:
+                if r[k] > half_lam or (r[k] < -half_lam and not positive):
                     big = True
             if not nonzero and not big:
                 continue
@@ -116,22 +120,23 @@ def lasso_cd_rows(R, S, U, half_lam, max_iter, tol):
                         Sk = S[k]
                         for l in range(K):
                             g[l] += Sk[l] * u[k]
-            sweeps[i] = lasso_cd_row(r, S, u, g, half_lam, max_iter, tol)
+            sweeps[i] = lasso_cd_row(r, S, u, g, half_lam, max_iter, tol, positive)
             for k in range(K):
                 U[i, k] = u[k]
     return sweeps
 
 
-def lasso_rows(R, S, U_init, lam, *, max_iter=100, tol=1e-6):
-    """Solve ``min_u uᵀSu - 2 rᵀu + lam‖u‖₁`` for every row r of R.
+def lasso_rows(R, S, U_init, lam, *, max_iter=100, tol=1e-6, positive=False):
+    """Solve ``min_u uᵀSu - 2 rᵀu + lam‖u‖₁`` (subject to ``u ≥ 0`` if ``positive``) for every row r of R.
 
-    R : (n, K) float32/float64; S : (K, K); U_init : (n, K) warm start or None (zeros, as Algorithm 2).
+    R : (n, K) float32/float64; S : (K, K); U_init : (n, K) warm start or None (zeros, as Algorithm 2);
+    a warm start with negative entries is valid for ``positive`` (the first sweep clips them).
     Returns (U, sweeps) with U of R's dtype, shape (n, K).
     """
     R = np.ascontiguousarray(R)
     U = np.zeros_like(R) if U_init is None else np.array(U_init, dtype=R.dtype, order="C", copy=True)
     S = np.ascontiguousarray(S, dtype=np.float64)
-    sweeps = lasso_cd_rows(R, S, U, 0.5 * float(lam), int(max_iter), float(tol))
+    sweeps = lasso_cd_rows(R, S, U, 0.5 * float(lam), int(max_iter), float(tol), bool(positive))
     return U, sweeps
 
 

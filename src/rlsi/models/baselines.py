@@ -10,16 +10,8 @@ NMF (as RLSI), raw term counts for the two probabilistic models, PLSI and LDA.
   ARPACK by default so results do not depend on a random seed). Folding-in is the projection on the
   right singular vectors, ``x ↦ x V`` (so training documents get ``U Σ``); cosines are taken in this
   Σ-weighted space.
-* :class:`PLSI` — probabilistic LSI (Hofmann 1999) fitted by EM on the counts, ``P(w|d) = Σ_z P(z|d)
-  P(w|z)``. Folding-in (Hofmann's) runs the same EM on ``P(z|q)`` with ``P(w|z)`` frozen.
-  Equivalence with NMF (Ding, Li and Peng 2008; Gaussier and Goutte 2005): maximising the PLSI
-  likelihood ``Σ n(d,w) log P(d,w)`` is minimising the KL divergence ``KL(F ‖ W H)`` between the
-  count matrix normalised to sum to one, ``F = n / Σn``, and a non-negative factorisation ``W H``;
-  every fixed point of one algorithm, after rescaling ``W`` and ``H`` to column/row-stochastic factors
-  (``P(d|z) P(z)`` and ``P(w|z)``), is a fixed point of the other, and the EM updates written with
-  ``C = n / (Θ Φ)`` — ``Φ ← Φ ∘ (Θᵀ C)``, ``Θ ← Θ ∘ (C Φᵀ)``, then normalise — are exactly the
-  Lee–Seung multiplicative updates of KL-NMF followed by that rescaling. We implement the EM form
-  directly because it gives the folding-in for free and never forms a dense document x term matrix.
+* :class:`~rlsi.models.plsi.PLSI` — probabilistic LSI fitted by EM on the counts, the one baseline
+  algorithm written here (its own module, :mod:`rlsi.models.plsi`).
 * :class:`LDA` — latent Dirichlet allocation with scikit-learn's batch variational Bayes
   (``LatentDirichletAllocation``); folding-in is its variational E-step (``transform``: normalised
   document-topic proportions).
@@ -34,75 +26,27 @@ are rebuilt as fitted scikit-learn estimators from that state.
 
 from __future__ import annotations
 
-import logging
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.decomposition import NMF as _SkNMF
 from sklearn.decomposition import LatentDirichletAllocation as _SkLDA
 from sklearn.decomposition import TruncatedSVD
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_choice, check_matrix, check_number, check_random_state
+from .._params import Anything, Choice, Integer, Real
 from ..errors import RLSIError
 from ..io import register
-from ._base import PersistentEstimatorMixin
+from ._baseline import BaselineModel
+from .base import check_fitted
+from .plsi import PLSI
 
 __all__ = ["LSI", "PLSI", "LDA", "NMF", "BASELINES"]
-
-log = logging.getLogger(__name__)
-
-
-class _TopicBaseline(PersistentEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
-                     BaseEstimator):
-    """Shared validation and persistence of the baselines."""
-
-    input_kind = "tfidf"
-    nonnegative = False  # the model needs a non-negative input matrix
-    _state_arrays = ("components_",)
-    _state_scalars = ("n_features_in_", "n_iter_")
-
-    @property
-    def _n_features_out(self):
-        return self.components_.shape[0]
-
-    def _check_input(self, X, *, reset):
-        X = check_matrix(X)
-        if (self.nonnegative or self.input_kind == "counts") and X.nnz and X.data.min() < 0:
-            what = "term counts" if self.input_kind == "counts" else "a non-negative matrix"
-            raise RLSIError(f"{type(self).__name__} needs {what}; X has negative entries")
-        if reset:
-            check_number("n_components", self.n_components, low=1, integer=True)
-            if self.n_components > min(X.shape):
-                raise RLSIError(f"n_components={self.n_components} is larger than min(n_samples, n_features)="
-                                f"{min(X.shape)}")
-        else:
-            check_is_fitted(self, "components_")
-            if X.shape[1] != self.n_features_in_:
-                raise RLSIError(f"X has {X.shape[1]} features (terms) but this model was fitted with "
-                                f"{self.n_features_in_}; use the same vectorizer for fitting and transforming")
-        return X
-
-    def get_topics(self, dense=True):
-        """``components_`` (n_components x n_features) as an ndarray (or CSR with ``dense=False``)."""
-        check_is_fitted(self, "components_")
-        return self.components_ if dense else sp.csr_matrix(self.components_)
-
-    # ------------------------------------------------------------------ persistence (rlsi.io)
-    def _after_load(self):
-        super()._after_load()
-        self._rebuild()
-
-    def _rebuild(self):
-        """Restore derived state after loading (for wrapped scikit-learn estimators)."""
 
 
 # ---------------------------------------------------------------------------------------------- LSI
 @register("LSI")
-class LSI(_TopicBaseline):
+class LSI(BaselineModel):
     """Latent semantic indexing: truncated SVD of the tf-idf matrix (see the module docstring).
 
     Parameters
@@ -114,6 +58,7 @@ class LSI(_TopicBaseline):
     """
 
     input_kind = "tfidf"
+    _parameter_constraints = {"algorithm": Choice(("arpack", "randomized")), "n_iter": Integer(low=0)}
     _state_arrays = ("components_", "singular_values_")
 
     def __init__(self, n_components=20, *, algorithm="arpack", n_iter=7, random_state=0):
@@ -127,8 +72,7 @@ class LSI(_TopicBaseline):
         return self
 
     def fit_transform(self, X, y=None):
-        check_choice("algorithm", self.algorithm, ("arpack", "randomized"))
-        X = self._check_input(X, reset=True)
+        X = self._check_X(X, reset=True)
         if self.algorithm == "arpack" and self.n_components >= min(X.shape):
             raise RLSIError(f"LSI with ARPACK needs n_components < min(n_samples, n_features)={min(X.shape)}")
         svd = TruncatedSVD(self.n_components, algorithm=self.algorithm, n_iter=self.n_iter,
@@ -140,133 +84,14 @@ class LSI(_TopicBaseline):
         self.n_iter_ = 1
         return W
 
-    def transform(self, X):
+    def _fold_in(self, X):
         """Projection on the right singular vectors: ``X @ components_.T`` (n_samples x K)."""
-        X = self._check_input(X, reset=False)
         return np.asarray(X.astype(np.float64) @ self.components_.T)
-
-
-# --------------------------------------------------------------------------------------------- PLSI
-@register("PLSI")
-class PLSI(_TopicBaseline):
-    """Probabilistic latent semantic indexing by EM on term counts (see the module docstring).
-
-    Parameters
-    ----------
-    n_components : int, default 20.
-    max_iter : int, default 100 — EM iterations of ``fit``.
-    tol : float, default 1e-5 — stop when the log-likelihood improves by less than ``tol`` (relative).
-    fold_max_iter : int, default 50 — EM iterations of the folding-in (``transform``).
-    fold_tol : float, default 1e-6 — stop folding-in when no ``P(z|d)`` moves by more than this.
-    random_state : None or int.
-
-    Attributes
-    ----------
-    components_ : ndarray (K, M) — ``P(w|z)``, rows sum to one.
-    doc_topic_ : ndarray (N, K) — ``P(z|d)`` of the fitted documents.
-    loglik_ : ndarray — log-likelihood ``Σ n(d,w) log P(w|d)`` after each iteration.
-    """
-
-    input_kind = "counts"
-    nonnegative = True
-    _state_arrays = ("components_",)
-
-    def __init__(self, n_components=20, *, max_iter=100, tol=1e-5, fold_max_iter=50, fold_tol=1e-6,
-                 random_state=0):
-        self.n_components = n_components
-        self.max_iter = max_iter
-        self.tol = tol
-        self.fold_max_iter = fold_max_iter
-        self.fold_tol = fold_tol
-        self.random_state = random_state
-
-    def fit(self, X, y=None):
-        self.fit_transform(X)
-        return self
-
-    def fit_transform(self, X, y=None):
-        check_number("max_iter", self.max_iter, low=1, integer=True)
-        check_number("tol", self.tol, low=0.0)
-        X = self._check_input(X, reset=True).astype(np.float64)
-        X.eliminate_zeros()
-        N, M = X.shape
-        K = self.n_components
-        rng = check_random_state(self.random_state)
-        phi = rng.random((K, M)) + 0.1
-        phi /= phi.sum(axis=1, keepdims=True)
-        theta = rng.random((N, K)) + 0.1
-        theta /= theta.sum(axis=1, keepdims=True)
-        rows = np.repeat(np.arange(N), np.diff(X.indptr))
-        cols = X.indices
-        total = X.data.sum()
-        history, prev = [], -np.inf
-        for _ in range(self.max_iter):
-            R = _pairwise_dot(theta, phi, rows, cols)
-            C = sp.csr_matrix((X.data / R, X.indices, X.indptr), shape=X.shape)
-            phi_new = phi * np.asarray((C.T @ theta).T)
-            theta = theta * np.asarray(C @ phi.T)
-            phi = phi_new
-            _normalize_rows_inplace(phi)
-            _normalize_rows_inplace(theta)
-            ll = float(X.data @ np.log(R))
-            history.append(ll)
-            if np.isfinite(prev) and abs(ll - prev) <= self.tol * abs(prev):
-                break
-            prev = ll
-        else:
-            if self.max_iter > 1:
-                log.info("PLSI stopped at max_iter=%d (relative change %.3g)", self.max_iter,
-                         abs(history[-1] - history[-2]) / max(abs(history[-2]), 1e-300))
-        empty = np.diff(X.indptr) == 0
-        theta[empty] = 0.0
-        self.components_ = phi
-        self.doc_topic_ = theta
-        self.loglik_ = np.asarray(history)
-        self.n_iter_ = len(history)
-        self.n_features_in_ = M
-        self.perplexity_ = float(np.exp(-history[-1] / total)) if total > 0 else float("nan")
-        return theta
-
-    def transform(self, X):
-        """Folding-in: ``P(z|x)`` by EM with ``P(w|z)`` frozen (rows of zeros for empty inputs)."""
-        X = self._check_input(X, reset=False).astype(np.float64)
-        X.eliminate_zeros()
-        N = X.shape[0]
-        K = self.n_components
-        phi = np.asarray(self.components_, dtype=np.float64)
-        theta = np.full((N, K), 1.0 / K)
-        rows = np.repeat(np.arange(N), np.diff(X.indptr))
-        for _ in range(self.fold_max_iter):
-            R = _pairwise_dot(theta, phi, rows, X.indices)
-            C = sp.csr_matrix((X.data / R, X.indices, X.indptr), shape=X.shape)
-            new = theta * np.asarray(C @ phi.T)
-            _normalize_rows_inplace(new)
-            delta = np.abs(new - theta).max() if N else 0.0
-            theta = new
-            if delta <= self.fold_tol:
-                break
-        theta[np.diff(X.indptr) == 0] = 0.0
-        return theta
-
-
-def _pairwise_dot(theta, phi, rows, cols, block=1 << 16):
-    """``(theta @ phi)[rows, cols]`` for the stored entries only, in blocks (never N x M dense)."""
-    out = np.empty(len(rows))
-    for a in range(0, len(rows), block):
-        b = min(len(rows), a + block)
-        out[a:b] = np.einsum("ij,ji->i", theta[rows[a:b]], phi[:, cols[a:b]])
-    np.maximum(out, 1e-300, out=out)
-    return out
-
-
-def _normalize_rows_inplace(A):
-    s = A.sum(axis=1, keepdims=True)
-    np.divide(A, s, out=A, where=s > 0)
 
 
 # ---------------------------------------------------------------------------------------------- LDA
 @register("LDA")
-class LDA(_TopicBaseline):
+class LDA(BaselineModel):
     """Latent Dirichlet allocation (scikit-learn batch variational Bayes) on term counts.
 
     Parameters
@@ -283,6 +108,10 @@ class LDA(_TopicBaseline):
 
     input_kind = "counts"
     nonnegative = True
+    _parameter_constraints = {"doc_topic_prior": Real(low=0.0, low_open=True, none=True),
+                              "topic_word_prior": Real(low=0.0, low_open=True, none=True),
+                              "max_iter": Integer(low=1), "evaluate_every": Integer(),
+                              "random_state": Anything(), "n_jobs": Integer(none=True, not_zero=True)}
     _state_scalars = ("n_features_in_", "n_iter_", "doc_topic_prior_", "topic_word_prior_")
 
     def __init__(self, n_components=20, *, doc_topic_prior=None, topic_word_prior=None, max_iter=50,
@@ -302,7 +131,7 @@ class LDA(_TopicBaseline):
                       random_state=self.random_state, n_jobs=self.n_jobs)
 
     def fit(self, X, y=None):
-        X = self._check_input(X, reset=True)
+        X = self._check_X(X, reset=True)
         self.model_ = self._sk().fit(X)
         self.components_ = self.model_.components_
         self.n_features_in_ = X.shape[1]
@@ -313,13 +142,12 @@ class LDA(_TopicBaseline):
 
     @property
     def topic_word_(self):
-        check_is_fitted(self, "components_")
+        check_fitted(self)
         return self.components_ / self.components_.sum(axis=1, keepdims=True)
 
-    def transform(self, X):
+    def _fold_in(self, X):
         """Variational E-step with the topics frozen: document-topic proportions (rows sum to one;
         an empty row gives the prior mean ``1/K``, which is constant and so cosine-neutral)."""
-        X = self._check_input(X, reset=False)
         W = self.model_.transform(X)
         W[np.diff(X.indptr) == 0] = 0.0  # no evidence: no topic vector (cosine 0), as for the others
         return W
@@ -349,7 +177,7 @@ def _sklearn_random_state(seed):
 
 # ---------------------------------------------------------------------------------------------- NMF
 @register("NMF")
-class NMF(_TopicBaseline):
+class NMF(BaselineModel):
     """Non-negative matrix factorisation of the tf-idf matrix (scikit-learn, Frobenius loss).
 
     Parameters
@@ -363,6 +191,8 @@ class NMF(_TopicBaseline):
 
     input_kind = "tfidf"
     nonnegative = True
+    _parameter_constraints = {"init": Choice(("random", "nndsvd", "nndsvda", "nndsvdar")),
+                              "max_iter": Integer(low=1), "tol": Real(low=0.0), "random_state": Anything()}
 
     def __init__(self, n_components=20, *, init="nndsvda", max_iter=400, tol=1e-4, random_state=0):
         self.n_components = n_components
@@ -380,7 +210,7 @@ class NMF(_TopicBaseline):
         return self
 
     def fit_transform(self, X, y=None):
-        X = self._check_input(X, reset=True)
+        X = self._check_X(X, reset=True)
         m = self._sk()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
@@ -391,9 +221,8 @@ class NMF(_TopicBaseline):
         self.n_iter_ = int(m.n_iter_)
         return W
 
-    def transform(self, X):
+    def _fold_in(self, X):
         """Non-negative least squares for the document weights with the topics frozen."""
-        X = self._check_input(X, reset=False)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             return self.model_.transform(X)

@@ -11,7 +11,7 @@ For each mini-batch ``X_t`` of η documents (rows), with topics ``U_{t-1}`` (ter
 
 The ξ repetitions *replace* the mini-batch's contribution to S and R (they do not add the batch ξ
 times): after the step S and R hold each document once, with the vectors of the last repetition. The
-lasso is the shared coordinate-descent kernel (:func:`rlsi.models._steps.update_topics`), warm-started
+lasso is the shared coordinate-descent kernel (:func:`rlsi.models.steps.update_topics`), warm-started
 from the previous U; memory is U (sparse), S (K x K), R (M x K dense) and one mini-batch — never the
 stream (:class:`rlsi.models.stats.TopicStatistics`).
 
@@ -83,24 +83,24 @@ import logging
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import ThreadpoolController
 
-from .._validation import check_choice, check_matrix, check_number, check_random_state
+from .._params import Anything, Boolean, Choice, Integer, Real
+from .._progress import progress_bar
+from .._validation import check_matrix, check_random_state
 from ..errors import RLSIError
 from ..io import register
 from ..kernels.lasso import set_threads
 from ..kernels.products import csr_csr_dense
-from . import _steps
-from ._base import RLSIMixin
+from . import steps
+from .regularization import INITS, LAMBDA1_SCALES, effective_lambda1
+from .base import check_fitted
+from .squared import SquaredLossModel
 from .stats import TopicStatistics
 
 log = logging.getLogger(__name__)
 
-INITS = {"docs": "K documents of the first mini-batch as U0", "random": "Gaussian U0 (paper)"}
-LAMBDA1_SCALES = {"per_doc": "lambda1 per 1000 documents of the statistics (size-independent)",
-                  "paper": "lambda1 as in Eq. (1), constant over the stream"}
-DOCS_PER_UNIT = 1000.0
+_BIT_GENERATORS = {"PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64"}
 # a document seeds a dead topic only if the live topics explain less than 10% of ‖d‖² (a new theme)
 RESEED_MIN_UNEXPLAINED = 0.9
 
@@ -118,7 +118,7 @@ def _topics_from(obj):
 
 
 @register("OnlineRLSI")
-class OnlineRLSI(RLSIMixin):
+class OnlineRLSI(SquaredLossModel):
     """Online Regularized Latent Semantic Indexing (TOIS Algorithm 4 with §5.4's improvements).
 
     See the module docstring for the algorithm, the λ₁ scale over time, the initialisation, the growing
@@ -161,6 +161,18 @@ class OnlineRLSI(RLSIMixin):
     n_features_in_ : int — current vocabulary size.
     """
 
+    _parameter_constraints = {
+        "lambda1_scale": Choice(LAMBDA1_SCALES),
+        "init": Choice(INITS),
+        "rho": Real(low=0.0),
+        "batch_size": Integer(low=1),
+        "n_inner": Integer(low=1),
+        "n_passes": Integer(low=1),
+        "shuffle": Boolean(),
+        "reseed_dead": Boolean(),
+        "topic_init": Anything(),  # checked by _topics_from when the stream starts
+        "random_state": Anything(),
+    }
     _state_scalars = ("n_iter_", "n_features_in_", "lambda1_effective_", "n_batches_", "n_docs_seen_",
                       "u_change_", "topics_initialized_", "rng_state_", "n_reseeded_")
     _state_arrays = ("components_",)
@@ -191,23 +203,9 @@ class OnlineRLSI(RLSIMixin):
         self.verbose = verbose
 
     # ------------------------------------------------------------------ parameters
-    def _validate_params_all(self):
-        self._validate_common()
-        check_choice("lambda1_scale", self.lambda1_scale, LAMBDA1_SCALES)
-        check_choice("init", self.init, INITS)
-        check_number("rho", self.rho, low=0.0)
-        check_number("batch_size", self.batch_size, low=1, integer=True)
-        check_number("n_inner", self.n_inner, low=1, integer=True)
-        check_number("n_passes", self.n_passes, low=1, integer=True)
-        for name in ("shuffle", "reseed_dead"):
-            if not isinstance(getattr(self, name), (bool, np.bool_)):
-                raise RLSIError(f"{name}={getattr(self, name)!r} must be True or False")
-
     def lambda1_at(self, weight):
         """λ₁ of the U-step when the statistics hold documents of total weight ``weight``."""
-        if self.lambda1_scale == "paper":
-            return float(self.lambda1)
-        return float(self.lambda1) * float(weight) / DOCS_PER_UNIT
+        return effective_lambda1(self.lambda1, self.lambda1_scale, weight)
 
     def decay_at(self, t0, n):
         """Re-scaling factor ``(t0 / (t0 + n))^ρ`` applied to the old statistics before a batch of n."""
@@ -219,11 +217,12 @@ class OnlineRLSI(RLSIMixin):
     def fit(self, X, y=None):
         """Reset and learn from X (n_samples x n_features) in mini-batches of ``batch_size``, ``n_passes``
         times (in X's order unless ``shuffle``). Returns self."""
-        self._validate_params_all()
+        self._validate_params()
         X = self._check_X(X, reset=True)
         self._reset()
         N = X.shape[0]
-        bar = _progress(N * self.n_passes, self.verbose)
+        bar = progress_bar(N * self.n_passes, "OnlineRLSI", verbose=self.verbose, unit="doc", unit_scale=True,
+                           smoothing=0.1)
         try:
             with _compute(self.n_jobs):
                 for _ in range(self.n_passes):
@@ -250,7 +249,7 @@ class OnlineRLSI(RLSIMixin):
         — the projections stored in the statistics, made with the topics before this step's last
         U-update (Algorithm 4's v_t)."""
         if not hasattr(self, "stats_"):
-            self._validate_params_all()
+            self._validate_params()
             X = check_matrix(X)
             self._reset()
             self.n_features_in_ = X.shape[1]
@@ -352,11 +351,11 @@ class OnlineRLSI(RLSIMixin):
             U_before = U = self._U
             W = None
             for _ in range(self.n_inner):
-                W, _ = _steps.update_doc_vectors(
+                W, _ = steps.update_doc_vectors(
                     X, U, penalty=self.doc_penalty, lam=self.lambda2, W_prev=W,
                     max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=np.float64)
                 pending.assign(W)
-                U, sweeps = _steps.update_topics(
+                U, sweeps = steps.update_topics(
                     stats.r_rows, stats.S, U, n_terms=M, penalty=self.topic_penalty, lam=lam1,
                     max_iter=self.inner_max_iter, tol=self.inner_tol)
             self._U = U
@@ -373,7 +372,7 @@ class OnlineRLSI(RLSIMixin):
         dead = np.flatnonzero(np.bincount(U.indices, minlength=K) == 0)
         if len(dead) == 0 or X.nnz == 0:
             return U
-        W, _ = _steps.update_doc_vectors(X, U, penalty=self.doc_penalty, lam=self.lambda2,
+        W, _ = steps.update_doc_vectors(X, U, penalty=self.doc_penalty, lam=self.lambda2,
                                          max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=np.float64)
         Phi = csr_csr_dense(X, U, dtype=np.float64)
         G = (U.T @ U).toarray()
@@ -398,15 +397,15 @@ class OnlineRLSI(RLSIMixin):
         """Expose the current topics as ``components_`` (K x M)."""
         K, M = self.n_components, self.stats_.n_terms
         if self._U is None:
-            self.components_ = sp.csr_matrix((K, M), dtype=np.float64)
+            self._set_components(sp.csr_matrix((K, M), dtype=np.float64))
         else:
-            self.components_ = self._U.T.tocsr()
+            self._set_components(self._U.T.tocsr())
         self.n_iter_ = self.n_batches_
         self.rng_state_ = json.dumps(self._rng.bit_generator.state)
 
     # ------------------------------------------------------------------ persistence (rlsi.io)
     def _to_state(self):
-        check_is_fitted(self, "components_")
+        check_fitted(self)
         saved_init = self.topic_init
         init_arr = None if saved_init is None else _topics_from(saved_init)
         try:
@@ -430,12 +429,18 @@ class OnlineRLSI(RLSIMixin):
             est.topic_init = arrays["topic_init"]
         est.stats_ = TopicStatistics._from_state(meta["stats"], {"S": arrays["stats_S"], "R": arrays["stats_R"]})
         if est.stats_.n_terms != est.n_features_in_ or est.stats_.n_components != est.n_components:
-            raise ValueError(f"statistics of {est.stats_.n_terms} terms x {est.stats_.n_components} topics do "
+            raise RLSIError(f"statistics of {est.stats_.n_terms} terms x {est.stats_.n_components} topics do "
                              f"not match the model ({est.n_features_in_} x {est.n_components})")
-        est.components_ = sp.csr_matrix(est.components_, dtype=np.float64, copy=True)
+        est._set_components(sp.csr_matrix(est.components_, dtype=np.float64, copy=True))
         est._U = est.components_.T.tocsr() if est.topics_initialized_ else None
-        state = json.loads(est.rng_state_)
-        bitgen = getattr(np.random, state["bit_generator"])()
+        try:
+            state = json.loads(est.rng_state_)
+            name = state["bit_generator"]
+        except (TypeError, ValueError, KeyError):
+            raise RLSIError("the saved random generator state is damaged") from None
+        if name not in _BIT_GENERATORS:  # a name from the file: never look it up freely in np.random
+            raise RLSIError(f"the saved random generator {name!r} is not one of {sorted(_BIT_GENERATORS)}")
+        bitgen = getattr(np.random, name)()
         bitgen.state = state
         est._rng = np.random.Generator(bitgen)
         est._init_comp = None if est.topic_init is None else _topics_from(est.topic_init)
@@ -458,14 +463,6 @@ def _compute(n_jobs):
 
 
 _CONTROLLER = None
-
-
-def _progress(total, verbose):
-    if not verbose:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc="OnlineRLSI", unit="doc", unit_scale=True, smoothing=0.1, leave=False)
 
 
 __all__ = ["OnlineRLSI"]

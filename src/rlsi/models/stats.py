@@ -16,7 +16,7 @@ Algebra. Sums are exact up to floating-point rounding in the order of additions,
 * statistics of two halves of a corpus, merged, equal those of the whole (the serial learner is the
   one-worker distributed learner);
 * ``update(X, W)`` on a single batch holding the whole corpus gives ``S = WᵀW``, ``R = Xᵀ W``: exactly
-  the statistics of one batch U-step (:func:`rlsi.models._steps.batch_r_rows`).
+  the statistics of one batch U-step (:class:`rlsi.models.screening.BatchR`).
 
 ``merge`` adds sums as they are; it does not re-scale. With forgetting (ρ > 0), bring both operands to
 the same time first (``rescale``) or merge statistics built with the same schedule.
@@ -91,7 +91,7 @@ class TopicStatistics:
         return self._R.dtype
 
     def r_rows(self, a, b):
-        """Rows ``a..b`` of R: the ``r_rows`` callable of :func:`rlsi.models._steps.update_topics`."""
+        """Rows ``a..b`` of R: the ``r_rows`` callable of :func:`rlsi.models.steps.update_topics`."""
         return self._R[a:b]
 
     def copy(self):
@@ -204,11 +204,11 @@ class TopicStatistics:
     @classmethod
     def _from_state(cls, meta, arrays):
         if meta.get("state_version") != _STATE_VERSION:
-            raise ValueError(f"unsupported TopicStatistics state version {meta.get('state_version')!r}")
+            raise RLSIError(f"unsupported TopicStatistics state version {meta.get('state_version')!r}")
         K, M = int(meta["n_components"]), int(meta["n_terms"])
         S, R = arrays["S"], arrays["R"]
         if S.shape != (K, K) or R.shape != (M, K) or S.dtype != np.float64 or R.dtype != np.dtype(meta["dtype"]):
-            raise ValueError(f"statistics arrays S {S.shape} {S.dtype}, R {R.shape} {R.dtype} do not match "
+            raise RLSIError(f"statistics arrays S {S.shape} {S.dtype}, R {R.shape} {R.dtype} do not match "
                              f"K={K}, n_terms={M}, dtype={meta['dtype']}")
         stats = cls(K, 0, R.dtype)
         stats.S = np.array(S, dtype=np.float64, copy=True)

@@ -30,8 +30,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import check_number
-from ..errors import ModelFormatError, RLSIError
+from .._rows import l2_normalize_rows
+from ..errors import ModelFormatError, NotFittedError, RLSIError
 from ..io import register
+from ..models.squared import fold_in
 
 __all__ = ["TopicMatcher", "RidgeFolding", "cosine_scores", "normalize_rows", "model_input", "INPUT_KINDS"]
 
@@ -53,13 +55,10 @@ def model_input(model, *, tfidf=None, counts=None):
 
 def normalize_rows(V, dtype=np.float64):
     """Dense rows divided by their L2 norm; all-zero (or non-finite) rows become zero."""
-    V = np.asarray(V.toarray() if sp.issparse(V) else V, dtype=dtype)
+    V = np.asarray(V.toarray() if sp.issparse(V) else V)
     if V.ndim != 2:
         raise RLSIError(f"topic vectors must be 2-D (n x K), got {V.ndim}-D")
-    V = np.where(np.isfinite(V), V, 0.0).astype(dtype, copy=False)
-    norms = np.sqrt(np.einsum("ij,ij->i", V, V, dtype=np.float64))
-    scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
-    return V * scale[:, None].astype(dtype)
+    return l2_normalize_rows(V, dtype=dtype)
 
 
 def cosine_scores(query_vectors, doc_vectors):
@@ -110,16 +109,9 @@ class TopicMatcher:
         self.doc_vectors_ = normalize_rows(self.fold_in(X), dtype=self.dtype)
         return self
 
-    @classmethod
-    def from_vectors(cls, model, doc_vectors, *, dtype=np.float64):
-        """A matcher over already folded-in document vectors (normalised here)."""
-        m = cls(model, dtype=dtype)
-        m.doc_vectors_ = normalize_rows(doc_vectors, dtype=dtype)
-        return m
-
     def _check_fitted(self):
         if getattr(self, "doc_vectors_", None) is None:
-            raise RLSIError("TopicMatcher is not fitted: call fit(documents) first")
+            raise NotFittedError("TopicMatcher is not fitted: call fit(documents) first")
 
     @property
     def n_docs_(self):
@@ -206,14 +198,12 @@ class RidgeFolding:
         C = self.model.components_  # K x M
         if X.shape[1] != C.shape[1]:
             raise RLSIError(f"X has {X.shape[1]} features but the topics have {C.shape[1]}")
-        XU = X @ C.T
-        XU = np.asarray(XU.toarray() if sp.issparse(XU) else XU, dtype=np.float64)
         if math.isinf(self.lambda2):
-            return XU
-        G = C @ C.T
-        G = np.asarray(G.toarray() if sp.issparse(G) else G, dtype=np.float64)
-        A = G + self.lambda2 * np.eye(G.shape[0])
-        return np.linalg.lstsq(A, XU.T, rcond=None)[0].T if self.lambda2 == 0 else np.linalg.solve(A, XU.T).T
+            XU = X @ C.T
+            return np.asarray(XU.toarray() if sp.issparse(XU) else XU, dtype=np.float64)
+        # the one folding-in of the squared-loss models (rlsi.models.squared.fold_in), with this λ
+        U = C.T.tocsr() if sp.issparse(C) else np.asarray(C).T
+        return fold_in(sp.csr_matrix(X), U, penalty="l2", lam=float(self.lambda2), dtype=np.float64)
 
     def _to_state(self):
         inner = getattr(type(self.model), "_persist_name", None)

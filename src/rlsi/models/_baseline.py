@@ -1,0 +1,35 @@
+"""Shared input checks and persistence hooks of the baseline topic models (LSI, PLSI, LDA, NMF)."""
+
+from __future__ import annotations
+
+from .._params import Integer
+from ..errors import RLSIError
+from .base import TopicModel
+
+
+class BaselineModel(TopicModel):
+    """A baseline of the TOIS comparison: input kind checks, ``n_components <= min(X.shape)``, and a
+    ``_rebuild`` hook that restores wrapped scikit-learn estimators after loading."""
+
+    nonnegative = False  # the model needs a non-negative input matrix
+    _parameter_constraints = {"n_components": Integer(low=1)}
+    _state_scalars = ("n_features_in_", "n_iter_")
+
+    def _check_X(self, X, *, reset, dtype=None):
+        X = super()._check_X(X, reset=reset, dtype=dtype)
+        if (self.nonnegative or self.input_kind == "counts") and X.nnz and X.data.min() < 0:
+            what = "term counts" if self.input_kind == "counts" else "a non-negative matrix"
+            raise RLSIError(f"{type(self).__name__} needs {what}; X has negative entries")
+        if reset:
+            self._validate_params()
+            if self.n_components > min(X.shape):
+                raise RLSIError(f"n_components={self.n_components} is larger than min(n_samples, n_features)="
+                                f"{min(X.shape)}")
+        return X
+
+    def _after_load(self):
+        super()._after_load()
+        self._rebuild()
+
+    def _rebuild(self):
+        """Restore derived state after loading (for wrapped scikit-learn estimators)."""

@@ -1,0 +1,84 @@
+"""One driver for alternating-minimisation learners: iterate U-step, V-step, objective; stop; report.
+
+A learner describes its problem as an object with three methods (its per-block math lives behind them,
+as tasks mapped by the executor)::
+
+    class Problem:
+        def u_step(self, executor) -> dict      # update the topics; diagnostics for the log / bar
+        def v_step(self, executor) -> dict      # update the document vectors (and the statistics)
+        def objective(self) -> float            # the objective after both steps
+
+:func:`alternate` runs it: ``max_iter`` outer iterations, stopping when the relative decrease of the
+objective is at most ``tol``, with a progress bar, debug logging, an optional per-iteration
+``callback(iteration, objective, diagnostics)`` (checkpoints, tracing), and a ConvergenceWarning that names
+the reached change when ``max_iter`` ends the fit. Batch RLSI is one such problem (serial executor by
+default); the group and distributed learners are others.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from .._progress import progress_bar
+from .executor import get_executor
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Trace:
+    """What a driven fit did: objective after each iteration, whether ``tol`` stopped it, diagnostics."""
+
+    objectives: list = field(default_factory=list)
+    converged: bool = False
+    diagnostics: list = field(default_factory=list)
+
+    @property
+    def n_iter(self):
+        return len(self.objectives)
+
+
+def alternate(problem, *, max_iter, tol, executor=None, name="fit", verbose=0, callback=None,
+              start_iteration=0):
+    """Run ``problem`` (see the module docstring) for at most ``max_iter`` iterations. Returns a Trace.
+
+    ``start_iteration`` counts iterations already done (a resumed fit): the bar and the callback number
+    from there, and ``max_iter`` is the total.
+    """
+    executor = get_executor(executor)
+    trace = Trace()
+    prev = np.inf
+    bar = progress_bar(max_iter, name, verbose=verbose, unit="iter", initial=start_iteration)
+    try:
+        for it in range(start_iteration, max_iter):
+            diag = dict(problem.u_step(executor) or {})
+            diag.update(problem.v_step(executor) or {})
+            obj = float(problem.objective())
+            trace.objectives.append(obj)
+            trace.diagnostics.append(diag)
+            log.debug("%s iteration %d: objective %.6g %s", name, it + 1, obj,
+                      " ".join(f"{k}={v}" for k, v in diag.items()))
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(objective=f"{obj:.5g}", **{k: v for k, v in diag.items() if k == "nnz"})
+            if callback is not None:
+                callback(it + 1, obj, diag)
+            if np.isfinite(prev) and abs(prev - obj) <= tol * max(abs(prev), 1e-300):
+                trace.converged = True
+                break
+            prev = obj
+    finally:
+        if bar is not None:
+            bar.close()
+    objs = trace.objectives
+    if not trace.converged and len(objs) > 1 and tol > 0:
+        change = abs(objs[-2] - objs[-1]) / max(abs(objs[-2]), 1e-300)
+        warnings.warn(
+            f"{name} stopped at max_iter={max_iter} before converging: the last relative objective change "
+            f"was {change:.3g} > tol={tol}; raise max_iter or tol", ConvergenceWarning, stacklevel=3)
+    return trace

@@ -1,0 +1,111 @@
+"""The two alternating steps of the squared-loss learners, mapped over blocks by an executor.
+
+U-step (TOIS Algorithm 2, and its ℓ2 / non-negative variants)::
+
+    min_U ‖D − U V‖²_F + λ₁ P(U)
+
+decomposes into one problem per term row m with the statistics ``S = V Vᵀ`` (K x K) and the row ``r_m``
+of ``R = D Vᵀ`` (M x K). ``R`` is never formed whole: an ``r_rows(a, b)`` provider produces it block by
+block (batch: :class:`rlsi.models.screening.BatchR`; online: ``TopicStatistics.r_rows``), so memory is
+``block x K`` whatever M is. The block is the unit of work of every executor.
+
+V-step (Algorithm 3, and its ℓ1 / non-negative variants)::
+
+    min_V ‖D − U V‖²_F + λ₂ Q(V)
+
+with ``Φᵀ = X U`` (N x K) computed from sparse X and sparse (or dense) U, by blocks of documents. The same
+function is the folding-in of new documents and queries (§7), for every model of this family and for
+:class:`rlsi.retrieval.topic.RidgeFolding`.
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import tasks
+from .executor import get_executor
+from .penalties import penalty as get_penalty
+from .tasks import DocStats, block_rows, blocks, gram  # noqa: F401  (re-exported for learners)
+
+
+def topic_gram(U):
+    """``G = UᵀU`` (K x K, float64) for CSR or dense U (M x K)."""
+    if sp.issparse(U):
+        return (U.T @ U).toarray().astype(np.float64)
+    U = np.asarray(U)
+    return (U.T @ U).astype(np.float64)
+
+
+def update_topics(r_rows, S, U_prev, *, n_terms, penalty, lam, max_iter=100, tol=1e-4, executor=None,
+                  block_entries=None):
+    """U-step. Returns ``(U, sweeps)``: U as CSR (M x K) of the dtype of the R blocks.
+
+    r_rows : callable ``(a, b) -> ndarray (b − a, K)``, rows a..b of ``R = D Vᵀ``; it must be safe to
+        call for different blocks concurrently (every provider here writes only its own rows).
+    S : (K, K) float64, ``V Vᵀ``.
+    U_prev : CSR (M x K) or None. Warm start of the iterative solvers; the minimiser is the same as
+        from Algorithm 2's zero start (strictly convex problem), only reached in fewer sweeps.
+    penalty : a name of :data:`rlsi.models.penalties.PENALTIES` or a Penalty.
+    sweeps : total number of coordinate-descent sweeps (0 for the ℓ2 closed form), for diagnostics.
+    """
+    pen = get_penalty(penalty, param="topic_penalty")
+    prepared = pen.prepare(S, lam)
+    K = S.shape[0]
+
+    def task(ab):
+        a, b = ab
+        return tasks.topic_block(r_rows(a, b), prepared, U_prev, a, b, penalty=pen, lam=lam,
+                                 max_iter=max_iter, tol=tol)
+
+    results = get_executor(executor).map(task, blocks(n_terms, block_rows(K, block_entries)))
+    if not results:
+        return sp.csr_matrix((n_terms, K)), 0
+    U = sp.vstack([r[0] for r in results], format="csr") if len(results) > 1 else results[0][0]
+    U.eliminate_zeros()
+    return U, sum(r[1] for r in results)
+
+
+def update_doc_vectors(X, U, *, penalty, lam, W_prev=None, max_iter=100, tol=1e-4, dtype=None,
+                       return_gram=False, executor=None, block_entries=None):
+    """V-step / folding-in. Returns ``(W, cross)`` with W (N x K) = Vᵀ and cross = Σ Φ∘V, and with
+    ``return_gram=True`` also ``S = WᵀW`` (K x K, float64), accumulated block by block while each block
+    is in cache (the next U-step and the objective both need it; a separate pass over W costs more).
+
+    X : CSR (N x M); U : CSR or dense (M x K). ``cross = tr(Uᵀ D Vᵀ)`` is what the objective needs
+    (see :func:`objective`). With penalty "l2" every row is ``(UᵀU + λ₂I)⁻¹ Uᵀ d``; with "l1" it is the
+    lasso of :mod:`rlsi.kernels.lasso` with ``S = UᵀU`` (warm-started from ``W_prev`` if given).
+    """
+    pen = get_penalty(penalty, param="doc_penalty")
+    dtype = np.dtype(dtype or X.dtype)
+    N, K = X.shape[0], U.shape[1]
+    if not sp.issparse(U):
+        U = np.ascontiguousarray(U, dtype=dtype)  # once, not per block
+    prepared = pen.prepare(topic_gram(U), lam)
+    W = np.empty((N, K), dtype=dtype)
+
+    def task(ab):
+        a, b = ab
+        W[a:b], stats = tasks.doc_block(X, a, b, U, prepared, W_prev, penalty=pen, lam=lam,
+                                        max_iter=max_iter, tol=tol, dtype=dtype, want_gram=return_gram)
+        return stats  # the rows go straight into W (disjoint slices): no second N x K copy
+
+    results = get_executor(executor).map(task, blocks(N, block_rows(K, block_entries)))
+    stats = reduce(DocStats.merge, results, DocStats())
+    if return_gram:
+        S = stats.S if stats.S is not None else np.zeros((K, K))
+        return W, stats.cross, S
+    return W, stats.cross
+
+
+def objective(x_sqnorm, cross, U, S, W, *, topic_penalty, doc_penalty, lambda1, lambda2):
+    """Eq. (1): ``‖D − UV‖²_F + λ₁P(U) + λ₂Q(V)`` without forming D − UV.
+
+    ``‖D − UV‖² = ‖D‖² − 2 tr(Uᵀ D Vᵀ) + tr(UᵀU V Vᵀ)`` with ``cross = tr(Uᵀ D Vᵀ)`` from the V-step and
+    ``S = V Vᵀ``.
+    """
+    loss = x_sqnorm - 2.0 * cross + float(np.sum(topic_gram(U) * S))
+    return (loss + lambda1 * get_penalty(topic_penalty).value(U)
+            + lambda2 * get_penalty(doc_penalty).value(W))

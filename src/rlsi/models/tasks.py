@@ -1,0 +1,95 @@
+"""The per-block tasks of the squared-loss learners: pure functions of their arguments.
+
+Layout (scikit-learn orientation): ``X`` is documents x terms (N x M, CSR) — the paper's ``D`` is ``Xᵀ``;
+topics ``U`` are terms x topics (M x K, CSR or dense); document vectors ``W = Vᵀ`` are N x K dense.
+
+* :func:`topic_block` — the U-step for a block of term rows: given the rows ``R_b`` of ``R = D Vᵀ``
+  (b x K) and the prepared Gram statistics, solve ``min_u uᵀSu − 2rᵀu + λ₁P(u)`` for each row and return
+  the rows as CSR (what a distributed learner sends back is sparse).
+* :func:`doc_block` — the V-step (and folding-in) for a block of documents: ``Φ_b = X_b U``, the rows
+  ``w = argmin ‖x − U w‖² + λ₂Q(w)``, and the block's statistics :class:`DocStats` (its share of
+  ``tr(Uᵀ D Vᵀ)`` and of ``S = WᵀW``), which are reduced by :meth:`DocStats.merge` in block order.
+
+Tasks never mutate their inputs (except the caller-owned output of ``R`` providers) and never depend on
+which executor runs them, so serial, threaded and distributed runs give the same numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.linalg.blas import dsyrk
+
+from ..kernels.products import csr_csr_dense, csr_dense_rows, csr_rows_to_dense, dense_to_csr
+
+# Aim for dense blocks of about this many entries (x 8 bytes): big enough to keep every thread busy,
+# small enough that R and Φ never need M x K or N x K extra memory at once.
+BLOCK_ENTRIES = 1 << 22
+
+
+def block_rows(n_cols, block_entries=None):
+    """Rows per block for dense blocks of width ``n_cols``."""
+    return max(256, (block_entries or BLOCK_ENTRIES) // max(1, n_cols))
+
+
+def blocks(n_rows, step):
+    """``[(a, b), ...]`` covering ``range(n_rows)`` in blocks of ``step`` rows."""
+    return [(a, min(n_rows, a + step)) for a in range(0, n_rows, step)]
+
+
+def gram(W):
+    """``S = V Vᵀ = Wᵀ W`` in float64 (K x K), by a symmetric rank-k update (half a GEMM's work)."""
+    W64 = np.ascontiguousarray(W, dtype=np.float64)
+    upper = dsyrk(1.0, W64.T, trans=0, lower=0)  # W64.T is Fortran-ordered K x N: no copy
+    return np.triu(upper) + np.triu(upper, 1).T
+
+
+def topic_block(Rb, prepared, U_prev, a, b, *, penalty, lam, max_iter, tol):
+    """U-step on term rows a..b. Returns ``(U_b as CSR (b − a) x K in Rb's dtype, sweeps)``.
+
+    Rb : (b − a, K) rows of R. prepared : ``penalty.prepare(S, λ₁)``. U_prev : CSR (M x K) or None,
+    the previous topics (warm start of iterative solvers; rows a..b are read).
+    """
+    U0 = None
+    if U_prev is not None and penalty.warm_start:
+        U0 = csr_rows_to_dense(U_prev, a, b, dtype=Rb.dtype)
+    Ub, sweeps = penalty.solve(Rb, prepared, U0, lam, max_iter=max_iter, tol=tol)
+    return dense_to_csr(Ub.astype(Rb.dtype, copy=False)), sweeps
+
+
+@dataclass
+class DocStats:
+    """What the V-step of a block contributes to the objective and the next U-step.
+
+    cross : float — ``Σ_n φ_n · w_n`` = the block's share of ``tr(Uᵀ D Vᵀ)``.
+    S : (K, K) float64 or None — the block's ``WᵀW`` (of the stored rows).
+    """
+
+    cross: float = 0.0
+    S: np.ndarray | None = None
+
+    def merge(self, other):
+        """Add ``other`` into self (exact up to rounding; reduced in block order by every executor)."""
+        self.cross += other.cross
+        if other.S is not None:
+            self.S = other.S.copy() if self.S is None else self.S + other.S
+        return self
+
+
+def doc_block(X, a, b, U, prepared, W_prev, *, penalty, lam, max_iter, tol, dtype, want_gram):
+    """V-step / folding-in of documents a..b of X. Returns ``(W_b (b − a) x K of ``dtype``, DocStats)``.
+
+    X : CSR (N x M); U : CSR or dense (M x K); prepared : ``penalty.prepare(UᵀU, λ₂)``;
+    W_prev : (N x K) warm start for iterative solvers, or None.
+    """
+    if sp.issparse(U):
+        Phi = csr_csr_dense(X[a:b], U, dtype=dtype)
+    else:
+        Phi = csr_dense_rows(X, a, b, U, dtype=dtype)
+    W0 = None if (W_prev is None or not penalty.warm_start) else W_prev[a:b]
+    Wb, _ = penalty.solve(Phi, prepared, W0, lam, max_iter=max_iter, tol=tol)
+    cross = float(np.einsum("ij,ij->", Phi, Wb, dtype=np.float64))
+    Wb = Wb.astype(dtype, copy=False)
+    return Wb, DocStats(cross, gram(Wb) if want_gram else None)
