@@ -27,11 +27,13 @@ from ..kernels.products import csr_csr_dense, csr_dense_rows, csr_rows_to_dense,
 # Aim for dense blocks of about this many entries (x 8 bytes): big enough to keep every thread busy,
 # small enough that R and Φ never need M x K or N x K extra memory at once.
 BLOCK_ENTRIES = 1 << 22
+#: Fewest rows of a block (below this the per-block overhead dominates); tests lower it to get many blocks.
+MIN_BLOCK_ROWS = 256
 
 
 def block_rows(n_cols, block_entries=None):
     """Rows per block for dense blocks of width ``n_cols``."""
-    return max(256, (block_entries or BLOCK_ENTRIES) // max(1, n_cols))
+    return max(MIN_BLOCK_ROWS, (block_entries or BLOCK_ENTRIES) // max(1, n_cols))
 
 
 def blocks(n_rows, step):
