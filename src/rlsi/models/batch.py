@@ -18,6 +18,8 @@ the ridge projection (σ = ‖D‖_F / √(NK)); it is there for reproduction an
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -30,11 +32,15 @@ from . import steps
 from .driver import alternate
 from .executor import get_executor
 from .penalties import penalty as get_penalty
-from .regularization import INITS, LAMBDA1_SCALES, DeadTopicsWarning, effective_lambda1, warn_dead_topics
+from .regularization import (DOCS_PER_UNIT, INITS, LAMBDA1_SCALES, DeadTopicsWarning, effective_lambda1,
+                             warn_dead_topics)
 from .screening import BatchR, ScreenedBatchR
+from .sparsity import lambda1_for_terms_per_topic
 from .squared import SquaredLossModel
 
 __all__ = ["BatchRLSI", "RLSIProblem", "DeadTopicsWarning"]
+
+log = logging.getLogger(__name__)
 
 
 class RLSIProblem:
@@ -94,6 +100,9 @@ class BatchRLSI(SquaredLossModel):
     topic_penalty, doc_penalty : str, default "l1", "l2" — P and Q, from
         :data:`rlsi.models.penalties.PENALTIES` ("l1", "l2", "nonneg_l1", "nonneg_l2"; §8.2.1).
     lambda1_scale : {"per_doc", "paper"}, default "per_doc" — see :mod:`rlsi.models.regularization`.
+    target_terms_per_topic : None or int — ask for sparsity instead of λ₁: λ₁ is searched so that topics
+        keep about this many non-zero terms (ℓ1 topics only; :mod:`rlsi.models.sparsity`), ``lambda1`` is
+        then ignored and the λ₁ found is reported as ``lambda1_`` (in ``lambda1_scale`` units).
     init : {"docs", "random"}, default "docs" — see the module docstring.
     max_iter : int, default 100 — outer iterations (the paper runs 100).
     tol : float, default 1e-4 — stop when the objective decreases by less than ``tol`` (relative).
@@ -109,6 +118,8 @@ class BatchRLSI(SquaredLossModel):
     components_ : scipy.sparse CSR (n_components, n_features) — topics, one per row (Uᵀ).
     objective_ : ndarray (n_iter_,) — Eq. (1) after each outer iteration.
     lambda1_effective_ : float — the λ₁ actually used in Eq. (1).
+    lambda1_ : float — the λ₁ used, in the units of ``lambda1_scale`` (= ``lambda1`` unless
+        ``target_terms_per_topic`` chose it).
     n_rows_screened_ : int — term-row solves skipped by the exact screening of the U-step (diagnostic).
     n_iter_ : int; n_features_in_ : int.
 
@@ -124,22 +135,25 @@ class BatchRLSI(SquaredLossModel):
         "init": Choice(INITS),
         "max_iter": Integer(low=1),
         "tol": Real(low=0.0),
+        "target_terms_per_topic": Integer(low=1, none=True),
         "random_state": Anything(),  # checked by check_random_state where it is used
         "executor": Anything(),  # checked by get_executor
     }
+    _state_scalars = SquaredLossModel._state_scalars + ("lambda1_",)
     # Exact screening of term rows in the U-step (see screening.ScreenedBatchR); a switch for tests only.
     _screen = True
 
     def __init__(self, n_components=20, *, lambda1=0.05, lambda2=1.0, topic_penalty="l1",
-                 doc_penalty="l2", lambda1_scale="per_doc", init="docs", max_iter=100, tol=1e-4,
-                 inner_max_iter=100, inner_tol=1e-4, random_state=None, n_jobs=None, executor=None,
-                 verbose=0):
+                 doc_penalty="l2", lambda1_scale="per_doc", target_terms_per_topic=None, init="docs",
+                 max_iter=100, tol=1e-4, inner_max_iter=100, inner_tol=1e-4, random_state=None, n_jobs=None,
+                 executor=None, verbose=0):
         self.n_components = n_components
         self.lambda1 = lambda1
         self.lambda2 = lambda2
         self.topic_penalty = topic_penalty
         self.doc_penalty = doc_penalty
         self.lambda1_scale = lambda1_scale
+        self.target_terms_per_topic = target_terms_per_topic
         self.init = init
         self.max_iter = max_iter
         self.tol = tol
@@ -171,16 +185,23 @@ class BatchRLSI(SquaredLossModel):
             raise RLSIError(f"n_components={K} is larger than the vocabulary ({M} terms)")
         if V_init is None and self.init == "docs" and K > N:
             raise RLSIError(f"n_components={K} is larger than the number of documents ({N})")
-        lam1 = self.effective_lambda1(N)
+        target = self.target_terms_per_topic
+        if target is not None and get_penalty(self.topic_penalty).norm != "l1":
+            raise RLSIError(f"target_terms_per_topic needs l1 topics; topic_penalty={self.topic_penalty!r} "
+                            f"gives dense topics")
+        if target is not None and target > M:
+            raise RLSIError(f"target_terms_per_topic={target} is larger than the vocabulary ({M} terms)")
+        lam1 = None if target is not None else self.effective_lambda1(N)
         self.n_features_in_ = M
-        self.lambda1_effective_ = lam1
         executor = get_executor(self.executor)
         previous = set_threads(self.n_jobs)
         try:
             W = self._initial_doc_vectors(X, V_init)
-            problem = RLSIProblem(X, W, None, topic_penalty=self.topic_penalty, doc_penalty=self.doc_penalty,
-                                  lambda1=lam1, lambda2=self.lambda2, inner_max_iter=self.inner_max_iter,
-                                  inner_tol=self.inner_tol, screen=self._screen)
+            if target is not None:
+                lam1 = self._lambda1_for_target(X, W, target)
+            self.lambda1_effective_ = lam1
+            self.lambda1_ = lam1 if self.lambda1_scale == "paper" else lam1 * DOCS_PER_UNIT / N
+            problem = self._problem(X, W, lam1)
             trace = alternate(problem, max_iter=self.max_iter, tol=self.tol, executor=executor,
                               name=type(self).__name__, verbose=self.verbose)
         finally:
@@ -195,6 +216,19 @@ class BatchRLSI(SquaredLossModel):
         self.n_iter_ = trace.n_iter
         warn_dead_topics(self, N)
         return problem.W
+
+    def _problem(self, X, W, lam1):
+        return RLSIProblem(X, W, None, topic_penalty=self.topic_penalty, doc_penalty=self.doc_penalty,
+                           lambda1=lam1, lambda2=self.lambda2, inner_max_iter=self.inner_max_iter,
+                           inner_tol=self.inner_tol, screen=self._screen)
+
+    def _lambda1_for_target(self, X, W, target):
+        lam = lambda1_for_terms_per_topic(
+            X, W, target, problem_factory=lambda W_, lam_: self._problem(X, W_, lam_),
+            rng=check_random_state(self.random_state), positive=get_penalty(self.topic_penalty).nonneg,
+            max_iter=self.inner_max_iter, tol=self.inner_tol)
+        log.info("target_terms_per_topic=%d: λ₁ = %.6g (effective)", target, lam)
+        return lam
 
     def _initial_doc_vectors(self, X, V_init):
         """W₀ = V₀ᵀ as described in the module docstring."""

@@ -1,0 +1,81 @@
+"""Ask for sparsity instead of guessing λ₁: find the λ₁ that gives a number of terms per topic.
+
+The number of non-zero weights of the ℓ1 U-step falls monotonically (in practice) as λ₁ grows, and for
+fixed document vectors W it is a sum over independent term rows. So for a given W the λ₁ that gives
+``target`` terms per topic is found by bisection (on a log scale) on the lasso of a random sample of term
+rows, scaled to all M rows. W itself depends on λ₁, so :func:`lambda1_for_terms_per_topic` alternates a
+few times: bisect for the current W, run a few RLSI iterations with that λ₁ to move W, and bisect again.
+The result is the effective λ₁ of Eq. (1); the final fit then has about ``target`` terms per topic (the
+tests hold it to within 20 %).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import numpy as np
+
+from ..kernels.lasso import lasso_rows
+from ..kernels.products import csr_dense_rows
+from . import steps
+
+log = logging.getLogger(__name__)
+
+#: Term rows whose lasso is solved for each bisection step (all rows of smaller vocabularies).
+SAMPLE_ROWS = 4000
+BISECTION_STEPS = 30
+
+
+def _rows_of_R(D, rows, W):
+    Ds = D[rows]
+    return csr_dense_rows(Ds, 0, Ds.shape[0], np.ascontiguousarray(W, dtype=np.float64), dtype=np.float64)
+
+
+def bisect_lambda1(D, W, target, *, rng, positive=False, sample_rows=SAMPLE_ROWS, max_iter=100, tol=1e-4):
+    """The λ₁ whose U-step (for fixed W) gives about ``target`` terms per topic (log-scale bisection)."""
+    M, K = D.shape[0], W.shape[1]
+    rows = np.arange(M) if M <= sample_rows else np.sort(rng.choice(M, size=sample_rows, replace=False))
+    S = steps.gram(W)
+    R = _rows_of_R(D, rows, W)
+    scale = M / len(rows) / K
+
+    def count(lam):
+        U, _ = lasso_rows(R, S, None, lam, max_iter=max_iter, tol=tol, positive=positive)
+        return np.count_nonzero(U) * scale
+
+    hi = 2.0 * float(np.abs(R).max(initial=0.0)) + 1e-300  # every row zero above this (KKT at 0)
+    lo = hi * 1e-9
+    if count(lo) <= target:  # even an almost unregularised fit is sparser than asked: take it
+        return lo
+    for _ in range(BISECTION_STEPS):
+        mid = math.sqrt(lo * hi)
+        if count(mid) > target:
+            lo = mid
+        else:
+            hi = mid
+        if hi / lo < 1.01:
+            break
+    return math.sqrt(lo * hi)
+
+
+def lambda1_for_terms_per_topic(X, W0, target, *, problem_factory, rng, rounds=3, iters_per_round=3,
+                                positive=False, max_iter=100, tol=1e-4):
+    """Effective λ₁ giving about ``target`` terms per topic for the corpus X (documents x terms).
+
+    W0 : initial document vectors (N x K). problem_factory(W, lam) : an alternating problem (see
+    :mod:`rlsi.models.driver`) started from W with λ₁ = lam, used to move W between bisections.
+    """
+    D = X.T.tocsr()
+    W = W0
+    lam = None
+    for r in range(rounds):
+        lam = bisect_lambda1(D, W, target, rng=rng, positive=positive, max_iter=max_iter, tol=tol)
+        log.debug("terms-per-topic search, round %d: λ₁ = %.6g", r + 1, lam)
+        if r + 1 < rounds:
+            problem = problem_factory(W, lam)
+            for _ in range(iters_per_round):
+                problem.u_step(None)
+                problem.v_step(None)
+            W = problem.W
+    return lam

@@ -1,0 +1,51 @@
+"""Asking for sparsity: target_terms_per_topic finds λ₁ (rlsi.models.sparsity)."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+from rlsi import BatchRLSI, TfidfVectorizer
+from rlsi.datasets import load_demo_corpus
+from rlsi.errors import RLSIError
+
+
+@pytest.fixture(scope="module")
+def med():
+    corpus = load_demo_corpus()
+    texts = corpus.texts if hasattr(corpus, "texts") else [d["text"] for d in corpus]
+    return TfidfVectorizer(stemmer="english", min_df=2).fit_transform(texts)
+
+
+@pytest.mark.parametrize("K,target", [(20, 30), (20, 200), (10, 1000)])
+def test_fit_has_the_requested_terms_per_topic_within_20_percent(med, K, target):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = BatchRLSI(K, target_terms_per_topic=target, random_state=0, max_iter=50).fit(med)
+    per_topic = model.components_.nnz / K
+    assert 0.8 * target <= per_topic <= 1.2 * target
+    # the λ₁ found is reported in the user's units and reproduces the fit when given back
+    assert model.lambda1_ == pytest.approx(model.lambda1_effective_ * 1000 / med.shape[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        again = BatchRLSI(K, lambda1=model.lambda1_, random_state=0, max_iter=50).fit(med)
+    assert again.lambda1_effective_ == pytest.approx(model.lambda1_effective_, rel=1e-12)
+    np.testing.assert_allclose(again.objective_, model.objective_, rtol=1e-9)
+
+
+def test_more_terms_asked_means_weaker_lambda1(med):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        lams = [BatchRLSI(10, target_terms_per_topic=t, random_state=0, max_iter=5).fit(med).lambda1_
+                for t in (20, 100, 500)]
+    assert lams[0] > lams[1] > lams[2]
+
+
+def test_target_needs_l1_topics_and_fits_the_vocabulary(med):
+    with pytest.raises(RLSIError, match="target_terms_per_topic needs l1 topics"):
+        BatchRLSI(5, topic_penalty="l2", target_terms_per_topic=10).fit(med)
+    with pytest.raises(RLSIError, match=r"target_terms_per_topic=10000000 is larger than the vocabulary"):
+        BatchRLSI(5, target_terms_per_topic=10**7).fit(med)
+    with pytest.raises(RLSIError, match="target_terms_per_topic=0 must be >= 1"):
+        BatchRLSI(5, target_terms_per_topic=0).fit(med)
