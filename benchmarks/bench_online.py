@@ -18,7 +18,7 @@
    *every* method (it is each method's fastest setting here); a second table repeats 20 Newsgroups with
    the default environment.
 
-2. **Quality.** Batch vs online RLSI in the retrieval protocol of :mod:`rlsi.evaluation.protocol`
+2. **Quality.** Batch vs online RLSI in the retrieval protocol of :mod:`rlsi.experiments`
    (BM25 + topic matching, α grid, query-level 5-fold cross-validation and the paper's best-by-NDCG@1) on
    Cranfield, MED and CISI, as in Tables XVII–XIX. Skipped (and said so) if the evaluation modules are
    missing.
@@ -220,9 +220,9 @@ def quality(quick, extra_online=False):
     sys.path.insert(0, str(ROOT / "src"))
     try:
         from rlsi.evaluation import load_collection
-        from rlsi.evaluation.protocol import (DEFAULT_CV_TUNE, DEFAULT_FIT_NORMALIZE, DEFAULT_FOLD_GRID,
-                                              DEFAULT_STEMMER, Experiment, MethodSpec, cross_validate,
-                                              make_methods, prepare_collection, select_best)
+        from rlsi.experiments import (DEFAULT_CV_TUNE, DEFAULT_FIT_NORMALIZE, DEFAULT_FOLD_GRID,
+                                      DEFAULT_STEMMER, Experiment, MethodSpec, cross_validate,
+                                      make_methods, prepare_collection, select_best)
         from rlsi.evaluation.significance import paired_ttest
         from rlsi.text import TfidfVectorizer
     except ImportError as exc:

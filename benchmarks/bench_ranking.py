@@ -5,7 +5,7 @@ For each collection (``../shared/data/NAME``):
 * **Table VIII analogue** — BM25 vs BM25 + the four RLSI variants (Uℓ1-Vℓ2, Uℓ2-Vℓ1, Uℓ1-Vℓ1, Uℓ2-Vℓ2);
 * **Table XIII analogue** — BM25 vs BM25 + LSI / PLSI / LDA / NMF / RLSI;
 
-each under both protocols of :mod:`rlsi.evaluation.protocol`: query-level 5-fold cross-validation (the
+each under both protocols of :mod:`rlsi.experiments`: query-level 5-fold cross-validation (the
 headline; α, K, λ₁ and the folding-in tuned on training folds by mean(MAP, NDCG@10), 3 repeats) and the
 paper's best setting by NDCG@1 on the test queries. Stars: one-sided paired t-test against BM25,
 p < 0.05; p-values are printed. Every model is fitted once per grid setting and shared by the
@@ -45,10 +45,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
 from rlsi.evaluation import load_collection  # noqa: E402
-from rlsi.evaluation.protocol import (DEFAULT_ALPHAS, DEFAULT_CV_TUNE, DEFAULT_FIT_NORMALIZE,  # noqa: E402
-                                      DEFAULT_FOLD_GRID, DEFAULT_K_GRID, DEFAULT_LAMBDA1_GRID,
-                                      DEFAULT_STEMMER, Experiment, cross_validate,
-                                      make_methods, prepare_collection, select_best)
+from rlsi.experiments import (DEFAULT_ALPHAS, DEFAULT_CV_TUNE, DEFAULT_FIT_NORMALIZE,  # noqa: E402
+                               DEFAULT_FOLD_GRID, DEFAULT_K_GRID, DEFAULT_LAMBDA1_GRID,
+                               DEFAULT_STEMMER, Experiment, cross_validate,
+                               make_methods, prepare_collection, select_best)
 from rlsi.evaluation.significance import paired_ttest, randomization_test  # noqa: E402
 from rlsi.retrieval.combine import DEFAULT_TERM_NORM, DEFAULT_TOPIC_NORM, NORMALIZERS  # noqa: E402
 from rlsi.text import TfidfVectorizer  # noqa: E402

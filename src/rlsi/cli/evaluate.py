@@ -88,7 +88,7 @@ def register(subparsers):
 
 
 def _parse_methods(text):
-    from ..evaluation.protocol import METHODS
+    from ..experiments import METHODS
 
     names = [x.strip().lower() for x in text.split(",") if x.strip()]
     if not names:
@@ -149,8 +149,8 @@ def run(args):
     if args.run:
         return _evaluate_runs(args, quiet)
     from ..evaluation import load_collection
-    from ..evaluation.protocol import (DEFAULT_FIT_NORMALIZE, DEFAULT_FOLD_GRID, DEFAULT_LAMBDA1_GRID,
-                                       DEFAULT_STEMMER, prepare_collection, run_protocol)
+    from ..experiments import (DEFAULT_FIT_NORMALIZE, DEFAULT_FOLD_GRID, DEFAULT_LAMBDA1_GRID,
+                               DEFAULT_STEMMER, prepare_collection, run_protocol)
     from ..retrieval.combine import NORMALIZERS
     from ..text import TfidfVectorizer
 

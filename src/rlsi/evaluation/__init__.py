@@ -1,5 +1,8 @@
 """Evaluation of rankings: TREC files, trec_eval-compatible metrics, significance tests, collections.
 
+The retrieval experiments that fit topic models and evaluate them with these metrics are in
+:mod:`rlsi.experiments` (this package does not depend on the models).
+
 Typical use::
 
     from rlsi.evaluation import load_collection, evaluate, mean_scores, compare
@@ -10,9 +13,9 @@ Typical use::
 """
 
 from .collection import Collection, load_collection, read_queries
-from .metrics import (DEFAULT_METRICS, METRICS, Metric, average_precision, evaluate, get_metric,
-                      mean_scores, ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank)
-from .protocol import prepare_collection, run_protocol
+from .metrics import (DEFAULT_METRICS, METRICS, MatrixEvaluator, Metric, average_precision, evaluate,
+                      get_metric, judgement_matrix, mean_scores, ndcg_at_k, precision_at_k, recall_at_k,
+                      reciprocal_rank)
 from .significance import Comparison, compare, paired_ttest, randomization_test
 from .trec import ranked, read_qrels, read_run, run_from_scores, write_qrels, write_run
 
@@ -20,7 +23,7 @@ __all__ = [
     "Collection", "load_collection", "read_queries",
     "DEFAULT_METRICS", "METRICS", "Metric", "get_metric", "evaluate", "mean_scores",
     "average_precision", "ndcg_at_k", "precision_at_k", "recall_at_k", "reciprocal_rank",
+    "MatrixEvaluator", "judgement_matrix",
     "Comparison", "compare", "paired_ttest", "randomization_test",
-    "prepare_collection", "run_protocol",
     "ranked", "read_qrels", "read_run", "run_from_scores", "write_qrels", "write_run",
 ]

@@ -24,6 +24,11 @@ Conventions (those of trec_eval 9 / pytrec_eval, checked against ``pytrec_eval``
 
 * :func:`evaluate` averages over the queries of the qrels that have at least one relevant document. Such a
   query missing from the run scores 0 (trec_eval ``-c``); run queries absent from the qrels are ignored.
+
+Two back ends share the registry :data:`METRICS`: each metric has a per-query form (a ranked vector of
+grades, used by :func:`evaluate` on TREC runs) and a vectorised form over a whole matrix of rankings
+(used by :class:`MatrixEvaluator` on dense ``(n_queries, n_docs)`` score matrices, e.g. by
+:mod:`rlsi.experiments`). Both follow the conventions above; the tests check that they agree.
 """
 
 from __future__ import annotations
@@ -39,7 +44,8 @@ from ..errors import RLSIError
 from .trec import rank_order
 
 __all__ = ["METRICS", "Metric", "get_metric", "evaluate", "mean_scores", "average_precision",
-           "ndcg_at_k", "precision_at_k", "recall_at_k", "reciprocal_rank", "DEFAULT_METRICS"]
+           "ndcg_at_k", "precision_at_k", "recall_at_k", "reciprocal_rank", "DEFAULT_METRICS",
+           "MatrixEvaluator", "judgement_matrix"]
 
 DEFAULT_METRICS = ("map", "ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10")
 
@@ -60,13 +66,17 @@ def _ap(rels, ideal, k):
     return float(np.sum(np.arange(1, len(ranks) + 1) / ranks) / len(ideal))
 
 
+def _idcg(ideal, k):
+    """DCG of the ideal ordering of the judged grades ``ideal`` (sorted descending) at cutoff ``k``."""
+    best = ideal if k is None else ideal[:k]
+    return float(best @ _discounts(len(best)))
+
+
 def _ndcg(rels, ideal, k):
     if len(ideal) == 0:
         return 0.0
     gains = rels if k is None else rels[:k]
-    best = ideal if k is None else ideal[:k]
-    idcg = float(best @ _discounts(len(best)))
-    return float(gains @ _discounts(len(gains))) / idcg
+    return float(gains @ _discounts(len(gains))) / _idcg(ideal, k)
 
 
 def _precision(rels, ideal, k):
@@ -82,9 +92,48 @@ def _rr(rels, ideal, k):
     return float(1.0 / (hits[0] + 1)) if len(hits) else 0.0
 
 
+# --- the same metrics over a matrix of rankings (one query per row) ----------------------------------
+# ``R``: a :class:`_RankedRows` (grades of every row in ranking order, clipped at 0, whole ranking);
+# ``k``: the cutoff (None: whole ranking). Each returns an ``(n_queries,)`` array; a row with ``R = 0``
+# scores 0. The arithmetic is that of the per-query forms above, vectorised over rows.
+
+@dataclass(frozen=True)
+class _RankedRows:
+    grades: np.ndarray   # (n_queries, n_docs) grades in ranking order, clipped at 0
+    hits: np.ndarray     # grades > 0
+    n_rel: np.ndarray    # (n_queries,) R: relevant judged documents, retrieved or not
+    idcg: dict           # cutoff k (None: all) -> (n_queries,) IDCG@k over all judged documents
+
+
+def _ap_rows(R, k):
+    prec = np.cumsum(R.hits, axis=1) / np.arange(1, R.hits.shape[1] + 1)
+    return np.where(R.n_rel > 0, (prec * R.hits).sum(axis=1) / R.n_rel, 0.0)
+
+
+def _ndcg_rows(R, k):
+    cut = R.grades.shape[1] if k is None else min(k, R.grades.shape[1])
+    dcg = R.grades[:, :cut] @ _discounts(cut)
+    idcg = R.idcg[k]        # at the metric's own k: the ideal ordering may hold more documents than the corpus
+    return np.where(idcg > 0, dcg / idcg, 0.0)
+
+
+def _precision_rows(R, k):
+    return np.where(R.n_rel > 0, R.hits[:, :k].sum(axis=1) / k, 0.0)
+
+
+def _recall_rows(R, k):
+    return np.where(R.n_rel > 0, R.hits[:, :k].sum(axis=1) / R.n_rel, 0.0)
+
+
+def _rr_rows(R, k):
+    first = np.argmax(R.hits, axis=1)
+    return np.where(R.hits.any(axis=1), 1.0 / (first + 1.0), 0.0)
+
+
 @dataclass(frozen=True)
 class _Spec:
-    function: object
+    function: object     # per query: (ranked grades, ideal grades, k) -> float
+    rows: object         # vectorised: (_RankedRows, k) -> (n_queries,) array
     cutoff: str          # "none", "optional" or "required"
     forms: str
     description: str
@@ -92,12 +141,13 @@ class _Spec:
 
 #: Metric families by canonical name; :func:`get_metric` parses full names such as ``"ndcg@10"``.
 METRICS: dict[str, _Spec] = {
-    "map": _Spec(_ap, "none", "map", "mean average precision (trec_eval map)"),
-    "ndcg": _Spec(_ndcg, "optional", "ndcg, ndcg@k",
+    "map": _Spec(_ap, _ap_rows, "none", "map", "mean average precision (trec_eval map)"),
+    "ndcg": _Spec(_ndcg, _ndcg_rows, "optional", "ndcg, ndcg@k",
                   "normalised DCG, linear gain (trec_eval ndcg, ndcg_cut_k)"),
-    "p": _Spec(_precision, "required", "p@k", "precision at k (trec_eval P_k)"),
-    "recall": _Spec(_recall, "required", "recall@k", "recall at k (trec_eval recall_k)"),
-    "mrr": _Spec(_rr, "none", "mrr", "reciprocal rank of the first relevant document (trec_eval recip_rank)"),
+    "p": _Spec(_precision, _precision_rows, "required", "p@k", "precision at k (trec_eval P_k)"),
+    "recall": _Spec(_recall, _recall_rows, "required", "recall@k", "recall at k (trec_eval recall_k)"),
+    "mrr": _Spec(_rr, _rr_rows, "none", "mrr",
+                 "reciprocal rank of the first relevant document (trec_eval recip_rank)"),
 }
 
 _ALIASES = {"map": "map", "ap": "map", "ndcg": "ndcg", "ndcg_cut": "ndcg", "p": "p", "precision": "p",
@@ -233,3 +283,84 @@ def mean_scores(per_query: Mapping[str, Mapping[str, float]]) -> dict[str, float
             raise RLSIError(f"metric {name!r} has no per-query value to average")
         means[name] = math.fsum(values.values()) / len(values)
     return means
+
+
+# --- dense score matrices -------------------------------------------------------------------------
+
+def judgement_matrix(query_ids: Sequence[str], doc_ids: Sequence[str],
+                     qrels: Mapping[str, Mapping[str, int]]) -> tuple[np.ndarray, list]:
+    """Judgements aligned with a document list: ``(grades, ideal)``.
+
+    ``grades``: ``(n_queries, n_docs)`` float array, the grade of each corpus document clipped at 0 (0 for
+    unjudged ones); ``ideal``: per query, the positive grades of *all* its judged documents sorted
+    descending (documents missing from ``doc_ids`` included: they count in R and in the IDCG).
+    """
+    col = {str(d): j for j, d in enumerate(doc_ids)}
+    grades = np.zeros((len(query_ids), len(doc_ids)))
+    ideal = []
+    for i, q in enumerate(query_ids):
+        judged = qrels.get(q, {})
+        for d, rel in judged.items():
+            j = col.get(str(d))
+            if j is not None and rel > 0:
+                grades[i, j] = rel
+        ideal.append(_ideal(judged))
+    return grades, ideal
+
+
+class MatrixEvaluator:
+    """Per-query metrics of dense score matrices over one fixed document list, vectorised over queries.
+
+    The conventions are those of the module (and of :func:`evaluate`): every document of a row is ranked
+    (no depth cut-off) by its score rounded to float32, ties by docid descending.
+
+    Parameters
+    ----------
+    doc_ids : sequence of n_docs document ids (the columns of the score matrices).
+    grades : (n_queries, n_docs) array, grades clipped at 0 (see :func:`judgement_matrix`).
+    ideal : n_queries arrays, positive grades of all judged documents sorted descending.
+    metrics : metric names (:func:`get_metric`); :attr:`names` holds their canonical names.
+    empty : optional (n_queries,) bool array: queries that retrieve nothing (e.g. none of their terms is
+        in the vocabulary). They score 0 on every metric, as a query missing from a run does in trec_eval.
+    """
+
+    def __init__(self, doc_ids, grades, ideal, metrics: Sequence[str] = DEFAULT_METRICS, *, empty=None):
+        if isinstance(metrics, str):
+            metrics = (metrics,)
+        self.metrics = [get_metric(m) for m in metrics]
+        if not self.metrics:
+            raise RLSIError("no metric requested")
+        self.names = [m.name for m in self.metrics]
+        ids = np.asarray(doc_ids, dtype=str)
+        grades = np.asarray(grades, dtype=np.float64)
+        if grades.shape != (len(ideal), len(ids)):
+            raise RLSIError(f"grades have shape {grades.shape}; expected ({len(ideal)}, {len(ids)}) "
+                            f"(queries x documents)")
+        # columns in trec_eval tie order (docid descending): a stable sort on -score then keeps that order
+        self._perm = np.argsort(ids, kind="stable")[::-1].copy()
+        self._grades = grades[:, self._perm]
+        self._n_rel = np.array([len(x) for x in ideal], dtype=np.float64)
+        self._empty = np.zeros(len(ideal), dtype=bool) if empty is None else np.asarray(empty, dtype=bool)
+        self._idcg = {m.k: np.array([_idcg(x, m.k) for x in ideal])
+                      for m in self.metrics if m.base == "ndcg"}
+
+    @classmethod
+    def from_qrels(cls, query_ids, doc_ids, qrels, metrics: Sequence[str] = DEFAULT_METRICS, *, empty=None):
+        """An evaluator for the rows ``query_ids`` and the columns ``doc_ids``, judged by ``qrels``."""
+        grades, ideal = judgement_matrix(query_ids, doc_ids, qrels)
+        return cls(doc_ids, grades, ideal, metrics, empty=empty)
+
+    def __call__(self, scores) -> dict[str, np.ndarray]:
+        """``{metric: (n_queries,) array}`` for a ``(n_queries, n_docs)`` score matrix."""
+        # trec_eval compares scores in single precision: near-ties within float32 rounding are ties
+        S = np.asarray(scores, dtype=np.float32)
+        if S.shape != self._grades.shape:
+            raise RLSIError(f"scores have shape {S.shape}; expected {self._grades.shape} (queries x documents)")
+        order = np.argsort(-S[:, self._perm], axis=1, kind="stable")
+        G = np.take_along_axis(self._grades, order, axis=1)
+        ranked = _RankedRows(G, G > 0, self._n_rel, self._idcg)
+        out = {}
+        with np.errstate(invalid="ignore", divide="ignore"):   # rows with R = 0 are set to 0 by np.where
+            for m in self.metrics:
+                out[m.name] = np.where(self._empty, 0.0, METRICS[m.base].rows(ranked, m.k))
+        return out

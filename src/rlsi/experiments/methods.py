@@ -1,0 +1,81 @@
+"""The topic-modelling methods of the comparison and their parameter grids."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .._validation import check_choice
+from ..errors import RLSIError
+from ..models import BASELINES, BatchRLSI
+from .defaults import DEFAULT_K_GRID, DEFAULT_LAMBDA1_GRID
+
+__all__ = ["MethodSpec", "METHODS", "make_methods"]
+
+
+@dataclass
+class MethodSpec:
+    """A topic-modelling method: a display ``label``, a ``factory(**params) -> model`` and a grid
+    (a list of parameter dicts, one per setting; see :func:`make_methods`)."""
+
+    name: str
+    label: str
+    factory: object
+    grid: list
+
+    def __post_init__(self):
+        if not self.grid:
+            raise RLSIError(f"method {self.name!r} has an empty parameter grid")
+
+
+def _rlsi_factory(topic_penalty, doc_penalty):
+    def make(n_components, lambda1, lambda2=1.0, random_state=0, max_iter=100, n_jobs=None):
+        return BatchRLSI(n_components, lambda1=lambda1, lambda2=lambda2, topic_penalty=topic_penalty,
+                         doc_penalty=doc_penalty, max_iter=max_iter, random_state=random_state, n_jobs=n_jobs)
+    return make
+
+
+def _baseline_factory(name):
+    def make(n_components, random_state=0, **params):
+        return BASELINES[name](n_components, random_state=random_state, **params)
+    return make
+
+
+#: name -> (label, factory, uses λ₁). "rlsi" is RLSI (Uℓ1-Vℓ2); the other variants follow §8.2.1.
+METHODS = {
+    "rlsi": ("RLSI", _rlsi_factory("l1", "l2"), True),
+    "rlsi-l2l1": ("RLSI (Ul2-Vl1)", _rlsi_factory("l2", "l1"), True),
+    "rlsi-l1l1": ("RLSI (Ul1-Vl1)", _rlsi_factory("l1", "l1"), True),
+    "rlsi-l2l2": ("RLSI (Ul2-Vl2)", _rlsi_factory("l2", "l2"), True),
+    "lsi": ("LSI", _baseline_factory("lsi"), False),
+    "plsi": ("PLSI", _baseline_factory("plsi"), False),
+    "lda": ("LDA", _baseline_factory("lda"), False),
+    "nmf": ("NMF", _baseline_factory("nmf"), False),
+}
+
+
+def make_methods(names, *, k_grid=DEFAULT_K_GRID, lambda1_grid=DEFAULT_LAMBDA1_GRID, fold_grid=None,
+                 random_state=0, extra=None):
+    """:class:`MethodSpec` list for method names (keys of :data:`METHODS`, a list or a comma-separated
+    string), with the K and λ₁ grids.
+
+    ``fold_grid``: optional folding-in λ values for the RLSI variants (``None`` = the model's own ridge
+    with its λ₂, ``inf`` = projection; see :class:`~rlsi.retrieval.topic.RidgeFolding`), a grid dimension.
+    ``extra``: optional ``{name: {param: value}}`` added to every setting of that method.
+    """
+    if isinstance(names, str):
+        names = [n for n in names.split(",") if n.strip()]
+    specs = []
+    for name in names:
+        name = name.strip().lower()
+        check_choice("method", name, METHODS)
+        label, factory, uses_lambda = METHODS[name]
+        base = {"random_state": random_state, **((extra or {}).get(name, {}))}
+        if uses_lambda:
+            folds = [None] if fold_grid is None else list(fold_grid)
+            grid = [{"n_components": int(k), "lambda1": float(l1), **base,
+                     **({} if fold_grid is None else {"fold_lambda2": f})}
+                    for k in k_grid for l1 in lambda1_grid for f in folds]
+        else:
+            grid = [{"n_components": int(k), **base} for k in k_grid]
+        specs.append(MethodSpec(name, label, factory, grid))
+    return specs
