@@ -28,6 +28,7 @@ from .._validation import check_random_state
 from ..errors import RLSIError
 from ..io import register
 from ..kernels.lasso import set_threads
+from ..kernels.products import dense_to_csr
 from . import steps
 from .driver import alternate
 from .executor import get_executor
@@ -43,20 +44,40 @@ __all__ = ["BatchRLSI", "RLSIProblem", "DeadTopicsWarning"]
 log = logging.getLogger(__name__)
 
 
+#: Topic representations of the U-step (see :class:`RLSIProblem`).
+REPRESENTATIONS = {"auto": "sparse below DENSE_ABOVE non-zero weights, dense above",
+                   "sparse": "CSR topics (cheap when topics keep few terms)",
+                   "dense": "M x K array (BLAS products; cheap when most weights are non-zero)"}
+#: ``"auto"`` switches to dense topics above this share of non-zero weights (measured crossover; see
+#: benchmarks/results/batch.md) ...
+DENSE_ABOVE = 0.05
+#: ... unless the dense M x K array would take more than this many bytes.
+DENSE_MAX_BYTES = 2 << 30
+
+
 class RLSIProblem:
     """Batch RLSI as a problem for :func:`rlsi.models.driver.alternate`.
 
-    State: X (N x M CSR), D = Xᵀ (M x N CSR), topics U (M x K CSR), document vectors W (N x K), S = WᵀW.
-    ``u_step`` solves the term rows from ``R = D W`` block by block (skipping rows certified zero when
-    ``screen``), ``v_step`` projects the documents and accumulates S and ``tr(Uᵀ D Vᵀ)``.
+    State: X (N x M CSR), D = Xᵀ (M x N CSR), topics U (M x K, CSR or ndarray), document vectors W
+    (N x K), S = WᵀW, G = UᵀU. ``u_step`` solves the term rows from ``R = D W`` block by block (skipping
+    rows certified zero when ``screen``), ``v_step`` projects the documents and accumulates S and
+    ``tr(Uᵀ D Vᵀ)``.
+
+    Representation. Sparse topics make ``Φ = X U`` a sparse × sparse product and keep memory at nnz(U);
+    once most weights are non-zero the CSR bookkeeping costs more than it saves, and a dense U turns
+    ``Φ`` and ``G`` into streaming/BLAS products. ``representation="auto"`` picks, after every U-step, the
+    representation for the next iteration from the density of U (``DENSE_ABOVE``), within a memory cap.
+    Both give the same solution: the solvers and the order of every sum are the same, except ``G = UᵀU``
+    (sparse product vs BLAS, equal to rounding).
     """
 
     def __init__(self, X, W, U, *, topic_penalty, doc_penalty, lambda1, lambda2, inner_max_iter, inner_tol,
-                 screen=True):
+                 screen=True, representation="auto"):
         self.X = X
         self.D = X.T.tocsr()  # terms x documents: rows of R = D W are independent lasso problems
         self.W, self.U = W, U
         self.S = steps.gram(W)
+        self.G = None
         self.topic_penalty, self.doc_penalty = topic_penalty, doc_penalty
         self.lambda1, self.lambda2 = lambda1, lambda2
         self.inner_max_iter, self.inner_tol = inner_max_iter, inner_tol
@@ -64,25 +85,47 @@ class RLSIProblem:
         screenable = get_penalty(topic_penalty).norm == "l1"
         self.r_rows = ScreenedBatchR(self.D, lambda1 / 2.0) if screen and screenable else BatchR(self.D)
         self.cross = 0.0
+        self.representation = representation
+        M, K = self.D.shape[0], W.shape[1]
+        self._dense_fits = M * K * X.dtype.itemsize <= DENSE_MAX_BYTES
+        # ℓ2 topics are dense whatever λ: no reason to start sparse
+        self.dense = representation == "dense" or (
+            representation == "auto" and self._dense_fits and get_penalty(topic_penalty).norm == "l2")
+        self.used = []  # representation of each U-step
 
     def u_step(self, executor):
         self.r_rows.set_state(self.W, self.U)
+        self.used.append("dense" if self.dense else "sparse")
         self.U, sweeps = steps.update_topics(
             self.r_rows, self.S, self.U, n_terms=self.D.shape[0], penalty=self.topic_penalty,
-            lam=self.lambda1, max_iter=self.inner_max_iter, tol=self.inner_tol, executor=executor)
-        return {"nnz": self.U.nnz, "sweeps": sweeps, "screened": self.r_rows.rows_skipped}
+            lam=self.lambda1, max_iter=self.inner_max_iter, tol=self.inner_tol, executor=executor,
+            dense=self.dense)
+        nnz = int(np.count_nonzero(self.U)) if self.dense else self.U.nnz
+        diag = {"nnz": nnz, "sweeps": sweeps, "screened": self.r_rows.rows_skipped,
+                "dense": self.dense}
+        if self.representation == "auto" and self._dense_fits:
+            # the representation of the next iteration (this U is kept as it is)
+            self.dense = nnz > DENSE_ABOVE * self.U.shape[0] * self.U.shape[1]
+        return diag
 
     def v_step(self, executor):
+        self.G = steps.topic_gram(self.U)
         self.W, self.cross, self.S = steps.update_doc_vectors(
             self.X, self.U, penalty=self.doc_penalty, lam=self.lambda2, W_prev=self.W,
             max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=self.X.dtype, return_gram=True,
-            executor=executor)
+            executor=executor, G=self.G)
         return {}
 
     def objective(self):
         return steps.objective(self.x_sqnorm, self.cross, self.U, self.S, self.W,
                                topic_penalty=self.topic_penalty, doc_penalty=self.doc_penalty,
-                               lambda1=self.lambda1, lambda2=self.lambda2)
+                               lambda1=self.lambda1, lambda2=self.lambda2, G=self.G)
+
+    def components(self, dtype):
+        """The topics as ``components_`` (K x M CSR of ``dtype``), whatever the representation."""
+        if isinstance(self.U, np.ndarray):
+            return dense_to_csr(np.ascontiguousarray(self.U.T, dtype=dtype))
+        return self.U.T.tocsr().astype(dtype)
 
 
 @register("BatchRLSI")
@@ -100,6 +143,9 @@ class BatchRLSI(SquaredLossModel):
     topic_penalty, doc_penalty : str, default "l1", "l2" — P and Q, from
         :data:`rlsi.models.penalties.PENALTIES` ("l1", "l2", "nonneg_l1", "nonneg_l2"; §8.2.1).
     lambda1_scale : {"per_doc", "paper"}, default "per_doc" — see :mod:`rlsi.models.regularization`.
+    topic_representation : {"auto", "sparse", "dense"}, default "auto" — how the U-step holds the topics
+        during the fit (``components_`` is CSR either way; same solution): "auto" switches to a dense
+        M x K array once more than 5 % of the weights are non-zero (see :class:`RLSIProblem`).
     target_terms_per_topic : None or int — ask for sparsity instead of λ₁: λ₁ is searched so that topics
         keep about this many non-zero terms (ℓ1 topics only; :mod:`rlsi.models.sparsity`), ``lambda1`` is
         then ignored and the λ₁ found is reported as ``lambda1_`` (in ``lambda1_scale`` units).
@@ -121,6 +167,7 @@ class BatchRLSI(SquaredLossModel):
     lambda1_ : float — the λ₁ used, in the units of ``lambda1_scale`` (= ``lambda1`` unless
         ``target_terms_per_topic`` chose it).
     n_rows_screened_ : int — term-row solves skipped by the exact screening of the U-step (diagnostic).
+    topic_representation_ : {"sparse", "dense"} — the representation of the last U-step.
     n_iter_ : int; n_features_in_ : int.
 
     Examples
@@ -136,15 +183,17 @@ class BatchRLSI(SquaredLossModel):
         "max_iter": Integer(low=1),
         "tol": Real(low=0.0),
         "target_terms_per_topic": Integer(low=1, none=True),
+        "topic_representation": Choice(REPRESENTATIONS),
         "random_state": Anything(),  # checked by check_random_state where it is used
         "executor": Anything(),  # checked by get_executor
     }
-    _state_scalars = SquaredLossModel._state_scalars + ("lambda1_",)
+    _state_scalars = SquaredLossModel._state_scalars + ("lambda1_", "topic_representation_")
     # Exact screening of term rows in the U-step (see screening.ScreenedBatchR); a switch for tests only.
     _screen = True
 
     def __init__(self, n_components=20, *, lambda1=0.05, lambda2=1.0, topic_penalty="l1",
-                 doc_penalty="l2", lambda1_scale="per_doc", target_terms_per_topic=None, init="docs",
+                 doc_penalty="l2", lambda1_scale="per_doc", target_terms_per_topic=None,
+                 topic_representation="auto", init="docs",
                  max_iter=100, tol=1e-4, inner_max_iter=100, inner_tol=1e-4, random_state=None, n_jobs=None,
                  executor=None, verbose=0):
         self.n_components = n_components
@@ -154,6 +203,7 @@ class BatchRLSI(SquaredLossModel):
         self.doc_penalty = doc_penalty
         self.lambda1_scale = lambda1_scale
         self.target_terms_per_topic = target_terms_per_topic
+        self.topic_representation = topic_representation
         self.init = init
         self.max_iter = max_iter
         self.tol = tol
@@ -210,7 +260,11 @@ class BatchRLSI(SquaredLossModel):
                 executor.close()
         if hasattr(problem.r_rows, "finish"):
             problem.r_rows.finish()
-        self._set_components(problem.U.T.tocsr().astype(X.dtype))
+        self._set_components(problem.components(X.dtype))
+        self.topic_representation_ = problem.used[-1] if problem.used else "sparse"
+        if len(set(problem.used)) > 1:
+            log.info("topics were sparse for %d and dense for %d iterations", problem.used.count("sparse"),
+                     problem.used.count("dense"))
         self.objective_ = np.asarray(trace.objectives)
         self.n_rows_screened_ = int(problem.r_rows.total_skipped)
         self.n_iter_ = trace.n_iter
@@ -220,7 +274,8 @@ class BatchRLSI(SquaredLossModel):
     def _problem(self, X, W, lam1):
         return RLSIProblem(X, W, None, topic_penalty=self.topic_penalty, doc_penalty=self.doc_penalty,
                            lambda1=lam1, lambda2=self.lambda2, inner_max_iter=self.inner_max_iter,
-                           inner_tol=self.inner_tol, screen=self._screen)
+                           inner_tol=self.inner_tol, screen=self._screen,
+                           representation=self.topic_representation)
 
     def _lambda1_for_target(self, X, W, target):
         lam = lambda1_for_terms_per_topic(

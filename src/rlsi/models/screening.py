@@ -71,7 +71,8 @@ class ScreenedBatchR:
         return sum(self._skipped.values())
 
     def set_state(self, W, U_prev):
-        """Start an iteration: the new document vectors W (N x K) and the previous topics (CSR or None)."""
+        """Start an iteration: the new document vectors W (N x K) and the previous topics (M x K CSR or
+        ndarray, or None)."""
         self.total_skipped += self.rows_skipped
         self._skipped = {}
         if self.W is not None:
@@ -91,7 +92,9 @@ class ScreenedBatchR:
     def __call__(self, a, b):
         # a relative margin keeps the certificate valid under the rounding of the product itself
         need = self.bound[a:b] > self.half_lam * (1.0 - 1e-6)
-        if self.U_prev is not None:
+        if isinstance(self.U_prev, np.ndarray):
+            need |= np.any(self.U_prev[a:b] != 0, axis=1)
+        elif self.U_prev is not None:
             need |= np.diff(self.U_prev.indptr[a:b + 1]) > 0
         Rb = csr_dense_rows(self.D, a, b, self._Wc, mask=need, dtype=self._Wc.dtype)
         computed = np.flatnonzero(need)

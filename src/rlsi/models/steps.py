@@ -32,50 +32,63 @@ from .tasks import DocStats, block_rows, blocks, gram  # noqa: F401  (re-exporte
 
 
 def topic_gram(U):
-    """``G = UᵀU`` (K x K, float64) for CSR or dense U (M x K)."""
+    """``G = UᵀU`` (K x K, float64) for CSR or dense U (M x K) (dense: a BLAS rank-k update)."""
     if sp.issparse(U):
         return (U.T @ U).toarray().astype(np.float64)
-    U = np.asarray(U)
-    return (U.T @ U).astype(np.float64)
+    return gram(U)
 
 
 def update_topics(r_rows, S, U_prev, *, n_terms, penalty, lam, max_iter=100, tol=1e-4, executor=None,
-                  block_entries=None):
-    """U-step. Returns ``(U, sweeps)``: U as CSR (M x K) of the dtype of the R blocks.
+                  block_entries=None, dense=False):
+    """U-step. Returns ``(U, sweeps)``: U (M x K) of the dtype of the R blocks, as CSR, or as a C-ordered
+    ndarray with ``dense=True`` (cheaper when most weights are non-zero; same numbers either way).
 
     r_rows : callable ``(a, b) -> ndarray (b − a, K)``, rows a..b of ``R = D Vᵀ``; it must be safe to
         call for different blocks concurrently (every provider here writes only its own rows).
     S : (K, K) float64, ``V Vᵀ``.
-    U_prev : CSR (M x K) or None. Warm start of the iterative solvers; the minimiser is the same as
-        from Algorithm 2's zero start (strictly convex problem), only reached in fewer sweeps.
+    U_prev : CSR or ndarray (M x K), or None. Warm start of the iterative solvers; the minimiser is the
+        same as from Algorithm 2's zero start (strictly convex problem), only reached in fewer sweeps.
     penalty : a name of :data:`rlsi.models.penalties.PENALTIES` or a Penalty.
     sweeps : total number of coordinate-descent sweeps (0 for the ℓ2 closed form), for diagnostics.
     """
     pen = get_penalty(penalty, param="topic_penalty")
     prepared = pen.prepare(S, lam)
     K = S.shape[0]
+    U_out = None
 
     def task(ab):
         a, b = ab
-        return tasks.topic_block(r_rows(a, b), prepared, U_prev, a, b, penalty=pen, lam=lam,
-                                 max_iter=max_iter, tol=tol)
+        Rb = r_rows(a, b)
+        Ub, sweeps = tasks.topic_block(Rb, prepared, U_prev, a, b, penalty=pen, lam=lam, max_iter=max_iter,
+                                       tol=tol, dense=dense)
+        if dense:
+            nonlocal U_out
+            if U_out is None:  # dtype known from the first block (the R provider's)
+                U_out = np.empty((n_terms, K), dtype=Rb.dtype)
+            U_out[a:b] = Ub  # disjoint rows: no second M x K copy
+            return None, sweeps
+        return Ub, sweeps
 
-    results = get_executor(executor).map(task, blocks(n_terms, block_rows(K, block_entries)))
-    if not results:
-        return sp.csr_matrix((n_terms, K)), 0
-    U = sp.vstack([r[0] for r in results], format="csr") if len(results) > 1 else results[0][0]
-    U.eliminate_zeros()
-    return U, sum(r[1] for r in results)
+    spans = blocks(n_terms, block_rows(K, block_entries))
+    executor = get_executor(executor)
+    if dense and spans:  # the first block allocates U_out before the others run concurrently
+        results = [task(spans[0])] + executor.map(task, spans[1:])
+    else:
+        results = executor.map(task, spans)
+    sweeps = sum(r[1] for r in results)
+    if dense:
+        return (U_out if U_out is not None else np.zeros((n_terms, K))), sweeps
+    return tasks.stack_csr_rows([r[0] for r in results], K) if results else sp.csr_matrix((n_terms, K)), sweeps
 
 
 def update_doc_vectors(X, U, *, penalty, lam, W_prev=None, max_iter=100, tol=1e-4, dtype=None,
-                       return_gram=False, executor=None, block_entries=None):
+                       return_gram=False, executor=None, block_entries=None, G=None):
     """V-step / folding-in. Returns ``(W, cross)`` with W (N x K) = Vᵀ and cross = Σ Φ∘V, and with
     ``return_gram=True`` also ``S = WᵀW`` (K x K, float64), accumulated block by block while each block
     is in cache (the next U-step and the objective both need it; a separate pass over W costs more).
 
-    X : CSR (N x M); U : CSR or dense (M x K). ``cross = tr(Uᵀ D Vᵀ)`` is what the objective needs
-    (see :func:`objective`). With penalty "l2" every row is ``(UᵀU + λ₂I)⁻¹ Uᵀ d``; with "l1" it is the
+    X : CSR (N x M); U : CSR or dense (M x K); G : ``UᵀU`` if the caller has it (else computed here).
+    ``cross = tr(Uᵀ D Vᵀ)`` is what the objective needs (see :func:`objective`). With penalty "l2" every row is ``(UᵀU + λ₂I)⁻¹ Uᵀ d``; with "l1" it is the
     lasso of :mod:`rlsi.kernels.lasso` with ``S = UᵀU`` (warm-started from ``W_prev`` if given).
     """
     pen = get_penalty(penalty, param="doc_penalty")
@@ -83,7 +96,7 @@ def update_doc_vectors(X, U, *, penalty, lam, W_prev=None, max_iter=100, tol=1e-
     N, K = X.shape[0], U.shape[1]
     if not sp.issparse(U):
         U = np.ascontiguousarray(U, dtype=dtype)  # once, not per block
-    prepared = pen.prepare(topic_gram(U), lam)
+    prepared = pen.prepare(topic_gram(U) if G is None else G, lam)
     W = np.empty((N, K), dtype=dtype)
 
     def task(ab):
@@ -100,12 +113,12 @@ def update_doc_vectors(X, U, *, penalty, lam, W_prev=None, max_iter=100, tol=1e-
     return W, stats.cross
 
 
-def objective(x_sqnorm, cross, U, S, W, *, topic_penalty, doc_penalty, lambda1, lambda2):
+def objective(x_sqnorm, cross, U, S, W, *, topic_penalty, doc_penalty, lambda1, lambda2, G=None):
     """Eq. (1): ``‖D − UV‖²_F + λ₁P(U) + λ₂Q(V)`` without forming D − UV.
 
-    ``‖D − UV‖² = ‖D‖² − 2 tr(Uᵀ D Vᵀ) + tr(UᵀU V Vᵀ)`` with ``cross = tr(Uᵀ D Vᵀ)`` from the V-step and
-    ``S = V Vᵀ``.
+    ``‖D − UV‖² = ‖D‖² − 2 tr(Uᵀ D Vᵀ) + tr(UᵀU V Vᵀ)`` with ``cross = tr(Uᵀ D Vᵀ)`` from the V-step,
+    ``S = V Vᵀ`` and ``G = UᵀU`` (computed here unless given: the V-step already formed it).
     """
-    loss = x_sqnorm - 2.0 * cross + float(np.sum(topic_gram(U) * S))
+    loss = x_sqnorm - 2.0 * cross + float(np.sum((topic_gram(U) if G is None else G) * S))
     return (loss + lambda1 * get_penalty(topic_penalty).value(U)
             + lambda2 * get_penalty(doc_penalty).value(W))

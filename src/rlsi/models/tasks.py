@@ -48,17 +48,35 @@ def gram(W):
     return np.triu(upper) + np.triu(upper, 1).T
 
 
-def topic_block(Rb, prepared, U_prev, a, b, *, penalty, lam, max_iter, tol):
-    """U-step on term rows a..b. Returns ``(U_b as CSR (b − a) x K in Rb's dtype, sweeps)``.
+def topic_block(Rb, prepared, U_prev, a, b, *, penalty, lam, max_iter, tol, dense=False):
+    """U-step on term rows a..b. Returns ``(U_b, sweeps)``: U_b (b − a) x K in Rb's dtype, as CSR (what a
+    distributed learner sends back is sparse) or, with ``dense=True``, as an ndarray.
 
-    Rb : (b − a, K) rows of R. prepared : ``penalty.prepare(S, λ₁)``. U_prev : CSR (M x K) or None,
-    the previous topics (warm start of iterative solvers; rows a..b are read).
+    Rb : (b − a, K) rows of R. prepared : ``penalty.prepare(S, λ₁)``. U_prev : the previous topics
+    (M x K, CSR or ndarray) or None: the warm start of iterative solvers (rows a..b are read).
     """
     U0 = None
     if U_prev is not None and penalty.warm_start:
-        U0 = csr_rows_to_dense(U_prev, a, b, dtype=Rb.dtype)
+        U0 = U_prev[a:b] if isinstance(U_prev, np.ndarray) else csr_rows_to_dense(U_prev, a, b, dtype=Rb.dtype)
     Ub, sweeps = penalty.solve(Rb, prepared, U0, lam, max_iter=max_iter, tol=tol)
-    return dense_to_csr(Ub.astype(Rb.dtype, copy=False)), sweeps
+    Ub = Ub.astype(Rb.dtype, copy=False)
+    return (Ub if dense else dense_to_csr(Ub)), sweeps
+
+
+def stack_csr_rows(parts, n_cols):
+    """Row blocks (CSR, in order) as one CSR matrix: concatenated arrays, offset indptr (scipy's vstack
+    takes a general, slower path). Blocks made by ``dense_to_csr`` hold no explicit zeros."""
+    if not parts:
+        return sp.csr_matrix((0, n_cols))
+    if len(parts) == 1:
+        return parts[0]
+    nnz = np.cumsum([0] + [p.nnz for p in parts])
+    idx = np.int64 if nnz[-1] >= 2**31 else np.int32
+    indptr = np.concatenate([np.asarray(parts[0].indptr[:1], dtype=idx)]
+                            + [p.indptr[1:].astype(idx) + idx(off) for p, off in zip(parts, nnz[:-1])])
+    indices = np.concatenate([p.indices.astype(idx, copy=False) for p in parts])
+    data = np.concatenate([p.data for p in parts])
+    return sp.csr_matrix((data, indices, indptr), shape=(int(indptr.shape[0] - 1), n_cols))
 
 
 @dataclass

@@ -1,0 +1,60 @@
+"""Sparse and dense topic representations of the batch U-step give the same fit (issue 9)."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+from rlsi import BatchRLSI
+from rlsi.errors import RLSIError
+from rlsi.models import batch
+
+from conftest import planted_corpus
+
+
+def _fit(X, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return BatchRLSI(6, random_state=0, max_iter=12, tol=0, inner_tol=1e-10, **kw).fit(X)
+
+
+# λ₁ from topics of a few terms to topics with most weights non-zero
+@pytest.mark.parametrize("lambda1", [3.0, 0.3, 0.01, 1e-4])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sparse_and_dense_topics_give_the_same_fit(lambda1, dtype):
+    X = planted_corpus(n_docs=300, n_terms=150, seed=2, dtype=dtype)
+    sparse = _fit(X, lambda1=lambda1, topic_representation="sparse")
+    dense = _fit(X, lambda1=lambda1, topic_representation="dense")
+    assert sparse.topic_representation_ == "sparse" and dense.topic_representation_ == "dense"
+    rtol, atol = (1e-10, 1e-10) if dtype == np.float64 else (1e-4, 1e-5)
+    np.testing.assert_allclose(dense.objective_, sparse.objective_, rtol=rtol)
+    np.testing.assert_allclose(dense.components_.toarray(), sparse.components_.toarray(), atol=atol)
+    assert dense.components_.format == "csr" and dense.components_.dtype == dtype
+
+
+def test_auto_switches_mid_fit_without_changing_the_fit(monkeypatch):
+    X = planted_corpus(n_docs=300, n_terms=150, seed=3)
+    sparse = _fit(X, lambda1=0.05, topic_representation="sparse")
+    density = sparse.components_.nnz / np.prod(sparse.components_.shape)
+    monkeypatch.setattr(batch, "DENSE_ABOVE", density / 2)  # below the fit's density: auto goes dense
+    auto = _fit(X, lambda1=0.05, topic_representation="auto")
+    assert auto.topic_representation_ == "dense"
+    np.testing.assert_allclose(auto.objective_, sparse.objective_, rtol=1e-10)
+    np.testing.assert_allclose(auto.components_.toarray(), sparse.components_.toarray(), atol=1e-10)
+    monkeypatch.setattr(batch, "DENSE_ABOVE", 1.0)  # never dense: bit-identical to sparse
+    never = _fit(X, lambda1=0.05, topic_representation="auto")
+    np.testing.assert_array_equal(never.objective_, sparse.objective_)
+
+
+def test_auto_keeps_sparse_topics_sparse_and_respects_the_memory_cap(monkeypatch):
+    X = planted_corpus(n_docs=300, n_terms=2000, seed=4)  # 4 planted topics of 12 terms in 2000
+    assert _fit(X, lambda1=3.0).topic_representation_ == "sparse"
+    assert _fit(X, lambda1=1e-4).topic_representation_ == "dense"
+    monkeypatch.setattr(batch, "DENSE_MAX_BYTES", 100)
+    assert _fit(X, lambda1=1e-4).topic_representation_ == "sparse"
+
+
+def test_representation_is_validated():
+    with pytest.raises(RLSIError, match="topic_representation='csr' is not supported"):
+        BatchRLSI(2, topic_representation="csr").fit(planted_corpus())
