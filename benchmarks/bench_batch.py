@@ -1,16 +1,22 @@
-"""Benchmark of BatchRLSI against the paper's algorithm as printed and scikit-learn NMF (issue 2).
+"""Benchmark of BatchRLSI against the paper's algorithm as printed and scikit-learn NMF (issues 2, 7, 9).
 
 One run generates one synthetic Zipfian tf-idf corpus (``benchmarks/synthetic.py``), stores it in a work
 directory, and measures every method in its own subprocess (``--only METHOD``) on that same matrix, so
 that the peak resident memory reported for a method (``VmHWM`` of its process) is its own. The
-parent collects the JSON each child writes and renders a markdown report (``--out``).
+parent collects the JSON each child writes and renders a markdown report (``--out``). The shared
+machinery (memory, machine facts, children, timers, tables) is in ``benchmarks/harness.py``.
 
 Methods
 -------
 rlsi    ``BatchRLSI.fit`` as a user calls it (``init="docs"``, λ₂ = 1, ℓ1 topics / ℓ2 documents). The
-        functions of ``rlsi.models._steps`` and the kernels it calls are wrapped with timers (monkey-
-        patching inside this process only; ``src/`` is not edited), which gives the time per outer
-        iteration, the U-/V-step split and a per-phase profile from the very fit that is timed.
+        functions the fit reaches through module attributes are wrapped with nested timers inside this
+        process only (``src/`` is not edited): the driver's problem methods (U-step, V-step, objective),
+        ``rlsi.models.steps``, the per-block tasks of ``rlsi.models.tasks``, the R providers of
+        ``rlsi.models.screening``, the penalties, and the numba kernels of ``rlsi.kernels`` down to the
+        jitted functions themselves, plus BLAS/LAPACK calls (``dsyrk``, Cholesky, the ridge GEMM),
+        ``sp.vstack``, ``eliminate_zeros`` and CSR row slicing. Every phase is shown with the untimed rest of
+        its parent, so the table accounts for the whole iteration. From the same timers: the **serial share**
+        of an iteration (issue 9), its wall time outside numba parallel kernels and BLAS/LAPACK calls.
         Numba kernels are loaded/compiled by a tiny warm-up fit first (reported separately).
 paper   ``rlsi.oracle.paper.update_u`` / ``update_v`` (plain numpy, dense D = terms x docs, Algorithm 2
         with a zero start per row, Algorithm 3). The dense problem does not fit in memory at the issue's
@@ -27,19 +33,20 @@ nmf-mu, nmf-cd  ``sklearn.decomposition.NMF(solver=..., init="random", tol=0)``.
 lda     gensim ``LdaMulticore`` (1 worker) on the raw counts, one pass (optionally on a sample of
         documents, scaled linearly); optional (needs gensim).
 
+``--sweep-lambda1 a,b,c`` fits BatchRLSI once per λ₁ (and NMF(mu) once) on the same matrix and tabulates
+time per iteration, AvgComp = nnz(U)/(M·K), dead topics, the ratio to NMF(mu) and the serial share;
+``--threads N`` pins numba and BLAS to N threads in every child (issue 9 measures the serial share at 1).
+
 On a shared machine, wall-clock times vary between runs; every method's process wall/CPU time and the load
-average are reported, and the minimum-over-repeats estimates (BatchRLSI: init, iteration 1 and a late
-iteration replayed ``--replays`` times after the fit; NMF: fastest iteration) are given beside the means.
+average are reported, and the minimum-over-repeats estimates (BatchRLSI: a late iteration replayed
+``--replays`` times from a snapshot of the fit's state; NMF: fastest iteration) are given beside the means.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
-import os
-import platform
-import shlex
-import subprocess
 import sys
 import tempfile
 import time
@@ -52,280 +59,204 @@ import scipy.sparse as sp
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "src"))
 
+import harness  # noqa: E402
+from harness import (accounting, current_rss_gb, fmt, md_table, peak_rss_gb, timed,  # noqa: E402
+                     write_json)
+
+harness.use_src()
 from synthetic import describe, make_corpus  # noqa: E402
 
 METHODS = ("rlsi", "paper", "nmf-mu", "nmf-cd", "lda")
-
-# functions of rlsi.models._steps timed when present: (name, phase label). Nested phases are marked "↳"
-# in the report; the U-step holds R, warm starts, lasso and CSR building, the V-step Φ and the ridge.
-PHASE_FUNCTIONS = (
-    ("csr_dense", "R: csr_dense kernel"),
-    ("csr_rows_to_dense", "U warm start: CSR rows -> dense"),
-    ("lasso_rows", "lasso CD (lasso_rows)"),
-    ("dense_to_csr", "U blocks: dense -> CSR"),
-    ("csr_csr_dense", "Phi: csr_csr_dense kernel"),
-    ("ridge_inverse", "ridge: (G + λ₂I)⁻¹"),
-    ("_ridge_factor", "ridge: Cholesky factor"),
-    ("_ridge_solve", "ridge: cho_solve"),
-    ("gram", "S = WᵀW (gram)"),
-    ("objective", "objective"),
-)
-U_PARTS = ("R: r_rows call (D[a:b] + kernel)", "U warm start: CSR rows -> dense", "lasso CD (lasso_rows)",
-           "U blocks: dense -> CSR", "U blocks: sp.vstack")
-V_PARTS = ("Phi: csr_csr_dense kernel", "ridge: (G + λ₂I)⁻¹", "ridge: Cholesky factor", "ridge: cho_solve")
-NOTES_MARKER = "<!-- notes: text below this line is kept when the report is regenerated -->"
-
-
-# ----------------------------------------------------------------------------------------------- helpers
-def _status_gb(field):
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 2**20  # kB -> GB
-    return float("nan")
-
-
-def peak_rss_gb():
-    """Peak resident memory of this process: VmHWM. (``ru_maxrss`` is not used: on Linux it carries the
-    parent's peak over fork + exec, so a child would report the generator's peak.)"""
-    return _status_gb("VmHWM")
-
-
-def current_rss_gb():
-    return _status_gb("VmRSS")
+SEP = " › "  # joins a phase path into one JSON key
+# Leaf phases whose time is spent inside numba parallel kernels or BLAS/LAPACK: the rest of an iteration is
+# its serial part (issue 9). The python wrappers of the kernels (allocations, casts, cumsum) are outside.
+PARALLEL = ("numba: _csr_dense_rows", "numba: _csr_csr_dense", "numba: _count_row_nonzeros", "numba: _fill_csr",
+            "numba: _scatter_rows", "numba: lasso_cd_rows", "BLAS: dsyrk", "BLAS: ridge GEMM Φ·Σ",
+            "LAPACK: cho_factor", "LAPACK: cho_solve")
+# A numba kernel that is not parallel (no prange): counted as serial, shown apart.
+SERIAL_KERNELS = ("numba, not parallel: _column_sq_diff",)
+# the top-level phases of an iteration: the driver calls these three methods of the problem
+U_STEP, V_STEP, OBJECTIVE = "U-step (problem.u_step)", "V-step (problem.v_step)", "objective (problem.objective)"
 
 
 def load_inputs(workdir):
-    X = sp.load_npz(workdir / "X.npz").tocsr()
-    return X
-
-
-def write_json(path, obj):
-    with open(path, "w") as f:
-        json.dump(obj, f, indent=1, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o))
-
-
-def timed(fn, *a, **k):
-    t = time.perf_counter()
-    out = fn(*a, **k)
-    return out, time.perf_counter() - t
+    return sp.load_npz(workdir / "X.npz").tocsr()
 
 
 # ------------------------------------------------------------------------------------ rlsi instrumentation
-class Profile:
-    """Accumulates seconds per phase, for the initialisation and for each outer iteration."""
+class _Proxy:
+    """A module as seen by one of rlsi's modules, with some attributes replaced (timed)."""
 
-    def __init__(self):
-        self.phase = "warmup"
-        self.init = defaultdict(float)
-        self.iters = []
-        self.cur = None
-        self.t_iter = None
+    def __init__(self, module, **overrides):
+        self._module = module
+        self.__dict__.update(overrides)
 
-    def rec(self):
-        if self.phase == "init":
-            return self.init
-        if self.phase == "replay":
-            return self.replay_rec
-        if self.phase != "fit":
-            return defaultdict(float)  # warm-up: discarded
-        if self.cur is None:
-            self.cur = defaultdict(float)
-            self.cur["_t0"] = time.perf_counter()
-            self.iters.append(self.cur)
-        return self.cur
-
-    def add(self, key, dt, n=1):
-        r = self.rec()
-        r[key] += dt
-        r["#" + key] += n
-
-    def end_iteration(self):
-        if self.phase == "fit" and self.cur is not None:
-            self.cur["wall"] = time.perf_counter() - self.cur.pop("_t0")
-        self.cur = None
+    def __getattr__(self, name):
+        return getattr(self._module, name)
 
 
-def instrument(prof, capture):
-    """Wrap the functions BatchRLSI.fit_transform reaches through module attributes with timers."""
-    from rlsi.models import _steps, batch
+def instrument(prof, state):
+    """Wrap what ``BatchRLSI.fit_transform`` reaches through module and class attributes with nested
+    timers of ``prof`` (a :class:`harness.PhaseProfiler`); ``state`` receives the per-iteration records,
+    the initial W, U after the first U-step and a snapshot of the problem before the last iteration."""
+    import scipy.linalg as la
 
-    def wrap(name, key, post=None):
-        fn = getattr(_steps, name, None)
-        if fn is None:  # the steps evolve; time what exists
-            return
+    from rlsi.kernels import lasso as klasso
+    from rlsi.kernels import products
+    from rlsi.models import batch, penalties, screening, steps, tasks
 
-        def w(*a, **k):
-            prof.rec()  # open the iteration record before timing, so its wall clock covers this call
-            t = time.perf_counter()
-            out = fn(*a, **k)
-            prof.add(key, time.perf_counter() - t)
-            if post is not None:
-                post(out, a, k)
-            return out
-
-        setattr(_steps, name, w)
+    P = prof.patch
+    # numba kernels: the jitted functions, looked up as module globals by their python wrappers
+    for name in ("_csr_dense_rows", "_csr_csr_dense", "_count_row_nonzeros", "_fill_csr", "_scatter_rows"):
+        P(products, name, "numba: " + name)
+    P(klasso, "lasso_cd_rows", "numba: lasso_cd_rows")
+    P(screening, "_column_sq_diff", SERIAL_KERNELS[0])
+    # the kernels' python wrappers, as tasks, providers and penalties call them
+    for name in ("csr_csr_dense", "csr_dense_rows", "csr_rows_to_dense", "dense_to_csr"):
+        P(tasks, name)
+    P(screening, "csr_dense_rows")
 
     def lasso_post(out, a, k):
         sw = out[1]
-        r = prof.rec()
+        r = prof.record
         r["rows"] += len(sw)
-        r["rows_skipped"] += int((sw == 0).sum())
         r["sweeps"] += int(sw.sum())
         r["rows_maxed"] += int((sw >= k.get("max_iter", 100)).sum())
         r["max_sweeps"] = max(r["max_sweeps"], int(sw.max(initial=0)))
 
-    for name, key in PHASE_FUNCTIONS:
-        wrap(name, key, lasso_post if name == "lasso_rows" else None)
+    P(penalties, "lasso_rows", post=lasso_post)
+    P(penalties, "ridge_inverse")
+    penalties.la = _Proxy(la, cho_factor=prof.wrap(la.cho_factor, "LAPACK: cho_factor"),
+                          cho_solve=prof.wrap(la.cho_solve, "LAPACK: cho_solve"))
+    P(tasks, "dsyrk", "BLAS: dsyrk")
+    tasks.np = _Proxy(np, einsum=prof.wrap(np.einsum, "np.einsum: cross term Σ Φ∘W (numpy, 1 thread)"))
 
-    # r_rows closure: whole call = D[a:b] row slice + csr_dense kernel
-    orig_brr = _steps.batch_r_rows
+    Penalty = penalties.Penalty
+    orig_solve = Penalty.solve
 
-    def brr(D, W):
-        f = orig_brr(D, W)
+    def solve(self, R, prepared, U0, lam, *, max_iter, tol):
+        with prof.phase(f"penalty.solve ({self.name})"):
+            if self.norm == "l2" and not self.nonneg:  # the closed form of Penalty.solve, split in two timers
+                with prof.phase("cast Φ to float64"):
+                    R64 = np.asarray(R).astype(np.float64, copy=False)
+                with prof.phase(PARALLEL[7]):
+                    return R64 @ prepared, 0
+            return orig_solve(self, R, prepared, U0, lam, max_iter=max_iter, tol=tol)
 
-        def r_rows(a, b):
-            t = time.perf_counter()
-            out = f(a, b)
-            prof.add("R: r_rows call (D[a:b] + kernel)", time.perf_counter() - t)
-            return out
+    Penalty.solve = solve
+    P(Penalty, "prepare", "penalty.prepare")
+    P(Penalty, "value", "penalty.value")
+    # inline scipy work of the steps and tasks
+    steps.sp = _Proxy(sp, vstack=prof.wrap(sp.vstack, "sp.vstack (U blocks)"))
+    P(sp.csr_matrix, "eliminate_zeros", "eliminate_zeros")
+    P(sp.csr_matrix, "__getitem__", "CSR row slice X[a:b]")
+    # tasks, steps, providers
+    for name in ("topic_block", "doc_block", "gram"):
+        P(tasks, name)
+    P(steps, "topic_gram", "topic_gram G = UᵀU")
+    for name in ("update_topics", "update_doc_vectors", "objective"):
+        P(steps, name)
+    for cls in (screening.ScreenedBatchR, screening.BatchR):
+        P(cls, "set_state", f"{cls.__name__}.set_state")
+        P(cls, "__call__", f"R rows ({cls.__name__})")
+    # the driver's problem
+    Problem = batch.RLSIProblem
+    P(Problem, "u_step", U_STEP)
+    P(Problem, "v_step", V_STEP)
+    P(Problem, "objective", OBJECTIVE)
+    P(Problem, "__init__", "problem setup (D = Xᵀ, S, ‖X‖², screening)",
+      post=lambda out, a, k: state.__setitem__("problem", a[0]))
+    P(batch.BatchRLSI, "_initial_doc_vectors", "init (V₀)", post=lambda out, a, k: state.__setitem__("W0", out))
 
-        return r_rows
+    orig_alternate = batch.alternate
 
-    _steps.batch_r_rows = brr
+    def alternate(problem, **kw):
+        user_cb = kw.pop("callback", None)
+        state["pre"] = prof.record  # init and problem setup
+        prof.record = defaultdict(float)
+        state["t_iter"] = time.perf_counter()
 
-    class SpProxy:  # scipy.sparse as seen by _steps, with csr_matrix / vstack timed
-        def __getattr__(self, name):
-            return getattr(sp, name)
+        def callback(it, obj, diag):
+            t_cb = time.perf_counter()
+            rec = prof.record
+            state["iters"].append(dict(wall=t_cb - state["t_iter"], obj=obj, diag=dict(diag),
+                                       nnzU=int(problem.U.nnz), record=rec))
+            if it == 1:
+                state["U1"] = problem.U.copy()
+            if state.get("snapshot_at") == it:
+                state["snapshot"] = clone_problem(problem)
+            if user_cb is not None:
+                user_cb(it, obj, diag)
+            prof.record = defaultdict(float)
+            state["t_iter"] = time.perf_counter()
+            state["callback_s"] += state["t_iter"] - t_cb  # excluded from the timed fit
 
-        @staticmethod
-        def csr_matrix(*a, **k):
-            t = time.perf_counter()
-            out = sp.csr_matrix(*a, **k)
-            prof.add("U blocks: dense -> CSR", time.perf_counter() - t)
-            return out
+        return orig_alternate(problem, callback=callback, **kw)
 
-        @staticmethod
-        def vstack(*a, **k):
-            t = time.perf_counter()
-            out = sp.vstack(*a, **k)
-            prof.add("U blocks: sp.vstack", time.perf_counter() - t)
-            return out
-
-    _steps.sp = SpProxy()
-
-    # step level (these are what batch.py calls through the _steps module)
-    orig_ut, orig_uv, orig_obj = _steps.update_topics, _steps.update_doc_vectors, _steps.objective
-
-    def update_topics(*a, **k):
-        prof.rec()
-        t = time.perf_counter()
-        U, sweeps = orig_ut(*a, **k)
-        prof.add("U-step (update_topics)", time.perf_counter() - t)
-        r = prof.rec()
-        r["nnzU"] = U.nnz
-        if "U1" not in capture:
-            capture["U1"] = U
-        return U, sweeps
-
-    def update_doc_vectors(*a, **k):
-        prof.rec()
-        t = time.perf_counter()
-        out = orig_uv(*a, **k)
-        prof.add("V-step (update_doc_vectors)", time.perf_counter() - t)
-        return out
-
-    def objective(*a, **k):
-        out = orig_obj(*a, **k)
-        prof.rec()["obj"] = out
-        prof.end_iteration()
-        return out
-
-    _steps.update_topics, _steps.update_doc_vectors, _steps.objective = (
-        update_topics, update_doc_vectors, objective)
-
-    orig_init = batch.BatchRLSI._initial_state
-    capture["orig_init"] = orig_init
-
-    def initial_state(self, X, V_init):
-        prof.phase = "init"
-        t = time.perf_counter()
-        W, U = orig_init(self, X, V_init)
-        prof.init["wall"] = time.perf_counter() - t
-        capture["W0"] = W
-        prof.phase = "fit"
-        return W, U
-
-    batch.BatchRLSI._initial_state = initial_state
+    batch.alternate = alternate
 
 
-def replay(prof, capture, est, X, W_in, U_in, reps):
-    """Re-run the initialisation and one outer iteration from a given state ``reps`` times, exactly as
-    ``BatchRLSI.fit_transform`` calls the steps, and keep the minimum of each phase over the repeats: on a
-    shared machine the minimum is the best estimate of the uncontended cost."""
-    from rlsi.models import _steps
+def clone_problem(problem):
+    """A copy of an RLSIProblem whose later steps do not change the original (arrays mutated in place by
+    the screening provider are copied; the others are replaced by the steps, not mutated)."""
+    p = copy.copy(problem)
+    r = p.r_rows = copy.copy(problem.r_rows)
+    for name in ("bound", "W"):
+        if isinstance(getattr(r, name, None), np.ndarray):
+            setattr(r, name, getattr(r, name).copy())
+    if hasattr(r, "_skipped"):
+        r._skipped = {}
+    return p
 
-    N, M = X.shape
-    D = X.T.tocsr()
-    x_sqnorm = float(np.square(X.data, dtype=np.float64).sum())
-    lam1 = est.lambda1_effective_
-    best_it, best_init = {}, {}
+
+def replay(prof, snapshot, reps):
+    """Re-run the iteration after ``snapshot`` ``reps`` times with the serial executor, exactly as the
+    driver calls it; keep each phase's minimum (on a shared machine the best estimate of the uncontended
+    cost). Returns the record of the fastest repeat (its phases add up, unlike per-phase minima)."""
+    from rlsi.models.executor import SerialExecutor
+
+    best = None
+    ex = SerialExecutor()
     for _ in range(reps):
-        prof.phase, prof.replay_rec = "replay", defaultdict(float)
+        p = clone_problem(snapshot)
+        prof.record = defaultdict(float)
         t = time.perf_counter()
-        if U_in is None:  # iteration 1 is preceded by the initialisation
-            capture["orig_init"](est, X, None)
-            rec = dict(prof.replay_rec)
-            rec["wall"] = time.perf_counter() - t
-            best_init = {k: min(v, best_init.get(k, np.inf)) for k, v in rec.items()}
-            prof.replay_rec = defaultdict(float)
-            t = time.perf_counter()
-        S = _steps.gram(W_in)
-        U, _ = _steps.update_topics(_steps.batch_r_rows(D, W_in), S, U_in, n_terms=M, penalty=est.topic_penalty,
-                                    lam=lam1, max_iter=est.inner_max_iter, tol=est.inner_tol)
-        W, cross = _steps.update_doc_vectors(X, U, penalty=est.doc_penalty, lam=est.lambda2, W_prev=W_in,
-                                             max_iter=est.inner_max_iter, tol=est.inner_tol, dtype=X.dtype)
-        _steps.objective(x_sqnorm, cross, U, _steps.gram(W), W, topic_penalty=est.topic_penalty,
-                         doc_penalty=est.doc_penalty, lambda1=lam1, lambda2=est.lambda2)
-        rec = dict(prof.replay_rec)
-        rec["wall"] = time.perf_counter() - t
-        best_it = {k: min(v, best_it.get(k, np.inf)) for k, v in rec.items()}
-    prof.phase = "done"
-    return best_init, best_it
+        p.u_step(ex)
+        p.v_step(ex)
+        p.objective()
+        wall = time.perf_counter() - t
+        if best is None or wall < best["wall"]:
+            best = {"wall": wall, "phases": flatten(prof.record)[0]}
+    best["parallel_s"], best["serial_kernel_s"] = parallel_seconds(best["phases"])
+    best["serial_share"] = 1.0 - best["parallel_s"] / best["wall"]
+    return best
 
 
-def micro_profile(X, U, W, K, reps=1):
-    """Costs of the inline operations of the steps that have no function of their own to wrap, measured
-    on the final state (same shapes and sparsity as inside the fit)."""
-    from rlsi.models import _steps
+def flatten(record):
+    """A profiler record as JSON: ``(phases, other)`` with phases ``"a › b"`` -> seconds and
+    ``"# a › b"`` -> calls, and the other (string) keys as they are."""
+    phases, other = {}, {}
+    for k, v in record.items():
+        if isinstance(k, tuple):
+            phases[("# " + SEP.join(k[1:])) if k[0] == "#" else SEP.join(k)] = v
+        else:
+            other[k] = v
+    return phases, other
 
-    out = {}
-    step = _steps.block_rows(K)
-    M, N = U.shape[0], X.shape[0]
-    D = X.T.tocsr()
 
-    def t_of(fn):
-        best = np.inf
-        for _ in range(reps):
-            t = time.perf_counter()
-            fn()
-            best = min(best, time.perf_counter() - t)
-        return best
-
-    Wd = np.ascontiguousarray(W, dtype=np.float64)
-    Sig = np.linalg.inv((U.T @ U).toarray() + np.eye(K))
-    out["D = X.T.tocsr() (once per fit)"] = t_of(lambda: X.T.tocsr())
-    out["D[a:b] row slices, all blocks"] = t_of(lambda: [D[a:a + step] for a in range(0, M, step)])
-    out["X[a:b] row slices, all blocks"] = t_of(lambda: [X[a:a + step] for a in range(0, N, step)])
-    out["U[a:b].toarray(), all blocks"] = t_of(lambda: [U[a:a + step].toarray() for a in range(0, M, step)])
-    out["G = (UᵀU).toarray()"] = t_of(lambda: (U.T @ U).toarray())
-    out["ridge as one GEMM: W (N x K) @ Σ (K x K)"] = t_of(lambda: Wd @ Sig)
-    out["einsum cross term over N x K"] = t_of(lambda: np.einsum("ij,ij->", W, W, dtype=np.float64))
-    out["W.T @ W (numpy)"] = t_of(lambda: Wd.T @ Wd)
-    out["_steps.gram(W)"] = t_of(lambda: _steps.gram(W))
-    return out
+def parallel_seconds(phases):
+    """Seconds of a flattened record spent in parallel kernels / BLAS, and in the non-parallel kernel."""
+    par = ser = 0.0
+    for k, v in phases.items():
+        if k.startswith("#"):
+            continue
+        leaf = k.split(SEP)[-1]
+        if leaf in PARALLEL:
+            par += v
+        elif leaf in SERIAL_KERNELS:
+            ser += v
+    return par, ser
 
 
 def planted_recovery(U, topic_terms, top=10, planted_top=30):
@@ -345,15 +276,10 @@ def planted_recovery(U, topic_terms, top=10, planted_top=30):
 
 
 def run_rlsi(a, wd):
-    import numba
-
     from rlsi.models.batch import BatchRLSI
 
     X = load_inputs(wd)
-    from threadpoolctl import threadpool_info
-
-    res = {"rss_after_load_gb": current_rss_gb(), "numba_threads": numba.get_num_threads(),
-           "blas_threads": sorted({i["num_threads"] for i in threadpool_info() if i.get("user_api") == "blas"})}
+    res = {"rss_after_load_gb": current_rss_gb(), **harness.thread_info()}
     N, M = X.shape
     K = a.k
     # warm-up: loads numba's cached machine code (or compiles it) outside the timed fit
@@ -364,38 +290,50 @@ def run_rlsi(a, wd):
         BatchRLSI(10, lambda1=a.lambda1, max_iter=2, random_state=0).fit(small)
     res["warmup_s"] = time.perf_counter() - t
 
-    prof, capture = Profile(), {}
-    instrument(prof, capture)
-    est = BatchRLSI(K, lambda1=a.lambda1, lambda2=a.lambda2, max_iter=a.iters, tol=a.tol, random_state=a.seed)
+    prof = harness.PhaseProfiler()
+    state = {"iters": [], "callback_s": 0.0, "snapshot_at": a.iters - 1 if a.replays > 0 else None}
+    instrument(prof, state)
+    est = BatchRLSI(K, lambda1=a.lambda1, lambda2=a.lambda2, max_iter=a.iters, tol=a.tol, random_state=a.seed,
+                    inner_max_iter=a.inner_max_iter, inner_tol=a.inner_tol)
+    prof.record = defaultdict(float)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         t = time.perf_counter()
         W = est.fit_transform(X)
-        total = time.perf_counter() - t
-    prof.phase = "done"
+        total = time.perf_counter() - t - state["callback_s"]
     res["warnings"] = [f"{w.category.__name__}: {w.message}" for w in caught]
-    U = est.topics_
-    iters = [dict(r) for r in prof.iters]
+    pre = flatten(state["pre"])[0]
+    iters = []
+    for x in state["iters"]:
+        phases, other = flatten(x.pop("record"))
+        par, ser = parallel_seconds(phases)
+        iters.append({**x, **other, "phases": phases, "parallel_s": par, "serial_kernel_s": ser,
+                      "serial_share": 1.0 - par / x["wall"]})
+    Ut = est.components_
+    U = Ut.T.tocsr()
+    init_s = pre.get("init (V₀)", 0.0)
+    setup_s = pre.get("problem setup (D = Xᵀ, S, ‖X‖², screening)", 0.0)
     res.update(
-        total_s=total, init=dict(prof.init), iters=iters, n_iter=est.n_iter_,
-        setup_s=total - prof.init["wall"] - sum(r["wall"] for r in iters),
+        total_s=total, pre=pre, init_s=init_s, setup_s=setup_s, iters=iters, n_iter=est.n_iter_,
+        fit_rest_s=total - init_s - setup_s - sum(x["wall"] for x in iters),
         lambda1=a.lambda1, lambda1_effective=est.lambda1_effective_, lambda2=a.lambda2, K=K, N=N, M=M,
-        objective=est.objective_.tolist(), nnzU=int(U.nnz), density_U=U.nnz / (M * K),
+        objective=est.objective_.tolist(), nnzU=int(Ut.nnz), density_U=Ut.nnz / (M * K),
         dead_topics=int(len(est.dead_topics())), converged=est.n_iter_ < a.iters,
-        terms_per_topic=np.diff(est.components_.indptr).tolist(),
-        rss_peak_gb=peak_rss_gb(),
+        terms_per_topic=np.diff(Ut.indptr).tolist(), n_rows_screened=int(est.n_rows_screened_),
+        rss_peak_gb=peak_rss_gb(), dtype=str(X.dtype),
     )
     topic_terms = np.load(wd / "topic_terms.npy")
-    res["planted_recovery_top10"] = planted_recovery(U, topic_terms)
-    res["micro"] = micro_profile(X, U, W, K, reps=a.replays)
-    if a.replays > 0:
-        res["replay_init"], res["replay_it1"] = replay(prof, capture, est, X, capture["W0"], None, a.replays)
-        _, res["replay_late"] = replay(prof, capture, est, X, W, U, a.replays)
+    if topic_terms.size:
+        res["planted_recovery_top10"] = planted_recovery(U, topic_terms)
+    if a.replays > 0 and "snapshot" in state:
+        res["replay_late"] = replay(prof, state["snapshot"], a.replays)
+    if a.tag:  # a sweep run: the paper child does not follow
+        return res
     # states for the paper child: V0 and U1 (first U-step, to check the sampled rows), final U and W
-    np.save(wd / "W0.npy", capture["W0"])
-    sp.save_npz(wd / "U1.npz", capture["U1"].tocsr(), compressed=False)
+    np.save(wd / "W0.npy", state["W0"])
+    sp.save_npz(wd / "U1.npz", state["U1"].tocsr(), compressed=False)
     np.save(wd / "W_final.npy", W)
-    sp.save_npz(wd / "U_final.npz", U.tocsr(), compressed=False)
+    sp.save_npz(wd / "U_final.npz", U, compressed=False)
     return res
 
 
@@ -531,74 +469,180 @@ def run_lda(a, wd):
 
 
 # --------------------------------------------------------------------------------------------- reporting
-def machine_facts():
-    cpu = "?"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-        fam = {k.strip(): v.strip() for k, v in (l.split(":", 1) for l in out.splitlines() if ":" in l)}
-        cpu += f" (family {fam.get('CPU family')}, model {fam.get('Model')}, L3 {fam.get('L3 cache')})"
-    except Exception:  # noqa: BLE001
-        pass
-    mem = "?"
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("MemTotal"):
-                mem = f"{int(line.split()[1]) / 2**20:.1f} GB"
-    import numba
-    import numpy
-    import scipy
-    import sklearn
-    from threadpoolctl import threadpool_info
-
-    blas = "; ".join(f"{i.get('internal_api')} {i.get('version')} ({i.get('threading_layer')}, "
-                     f"{i.get('num_threads')} threads, {i.get('architecture')})"
-                     for i in threadpool_info() if i.get("user_api") == "blas")
-    try:
-        root = HERE.parent
-        head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True).stdout.strip()
-        paths = ["src/rlsi/models", "src/rlsi/kernels", "src/rlsi/oracle", "src/rlsi/_validation.py"]
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", *paths],
-                               capture_output=True, text=True).stdout.split()
-        code = head + (f" + uncommitted changes in {', '.join(sorted(set(dirty) - {'M', '??', 'A', 'D'}))}"
-                       if dirty else " (no uncommitted changes in the code measured: models, kernels, oracle)")
-    except Exception:  # noqa: BLE001
-        code = "?"
-    return {"code": code, "cpu": cpu, "cores": os.cpu_count(), "memory": mem, "blas": blas,
-            "python": platform.python_version(), "numpy": numpy.__version__, "scipy": scipy.__version__,
-            "scikit-learn": sklearn.__version__, "numba": f"{numba.__version__} ({numba.get_num_threads()} threads)"}
-
-
-def fmt(x, d=2):
-    if x is None or (isinstance(x, float) and not np.isfinite(x)):
-        return "—"
-    return f"{x:.{d}f}"
+def _mean_phases(iters):
+    """Mean over iterations of their phase dicts (a phase missing from an iteration counts 0)."""
+    keys = {k for x in iters for k in x["phases"]}
+    return {k: float(np.mean([x["phases"].get(k, 0.0) for x in iters])) for k in keys}
 
 
 def summarize_rlsi(r):
     it = r["iters"]
     n = len(it)
     walls = [x["wall"] for x in it]
-    ustep = [x.get("U-step (update_topics)", 0.0) for x in it]
-    vstep = [x.get("V-step (update_doc_vectors)", 0.0) for x in it]
+    ustep = [x["phases"].get(U_STEP, 0.0) for x in it]
+    vstep = [x["phases"].get(V_STEP, 0.0) for x in it]
     later = slice(1, None) if n > 1 else slice(0, None)
-    return dict(n=n, total=r["total_s"], init=r["init"]["wall"], setup=r["setup_s"],
-                avg_incl=r["total_s"] / n, avg_excl=(r["total_s"] - r["init"]["wall"] - r["setup_s"]) / n,
+    late = r.get("replay_late")
+    return dict(n=n, total=r["total_s"], init=r["init_s"], setup=r["setup_s"],
+                avg_incl=r["total_s"] / n, avg_excl=(r["total_s"] - r["init_s"] - r["setup_s"]) / n,
                 first=walls[0], later=float(np.mean(walls[later])), u1=ustep[0], v1=vstep[0],
                 u_later=float(np.mean(ustep[later])), v_later=float(np.mean(vstep[later])),
                 u_mean=float(np.mean(ustep)), v_mean=float(np.mean(vstep)),
-                robust=((r["replay_init"]["wall"] + r["replay_it1"]["wall"] + (n - 1) * r["replay_late"]["wall"]) / n
-                        if r.get("replay_late") else None))
+                serial_later=float(np.mean([x["serial_share"] for x in it[later]])),
+                serial_kernel_later=float(np.mean([x["serial_kernel_s"] / x["wall"] for x in it[later]])),
+                robust=((r["init_s"] + r["setup_s"] + walls[0] + (n - 1) * late["wall"]) / n if late else None))
 
 
 def nmf_robust(q):
     t = q.get("iteration_times_s")
     return min(t) if t else None
+
+
+def phase_rows(columns, share_of=None):
+    """Rows of a phase table: every timed phase (tree order, nested ones marked ↳), after each phase
+    with children the untimed rest of it, the driver's rest and the iteration wall.
+
+    columns : list of ``(phases, wall)`` with phases a flattened record and wall the iteration's wall
+        (or None for columns that are not an iteration). ``share_of`` : index of the column whose
+        wall the last column's percentages refer to.
+    """
+    tree, kids = harness.phase_tree([{tuple(k.split(SEP)): v for k, v in ph.items() if not k.startswith("#")}
+                                     for ph, _ in columns])
+    key = SEP.join
+
+    def val(ph, path):
+        return ph.get(key(path), 0.0)
+
+    def cell(ph, path):  # None (blank) where the phase did not run in that column
+        return ph.get(key(path))
+
+    def calls(ph, path):
+        return ph.get("# " + key(path))
+
+    rows = []
+
+    def add(label, depth, values, ncalls=None, bold=False):
+        lead = "&nbsp;&nbsp;" * depth + ("↳ " if depth else "")
+        cells = [fmt(v, 3) if v is not None else "" for v in values]
+        share = ""
+        if share_of is not None and values[share_of] is not None and columns[share_of][1]:
+            share = f"{100 * values[share_of] / columns[share_of][1]:.1f} %"
+        label = f"**{label}**" if bold else label
+        rows.append([lead + label, *cells, "" if ncalls is None else fmt(ncalls, 1), share])
+
+    def visit(path):
+        depth = len(path) - 1
+        leaf = path[-1]
+        tag = " (parallel)" if leaf in PARALLEL else (" (serial kernel)" if leaf in SERIAL_KERNELS else "")
+        add(leaf + tag, depth, [cell(ph, path) for ph, _ in columns],
+            calls(columns[share_of][0], path) if share_of is not None else None)
+        if kids[path]:
+            for c in kids[path]:
+                visit(c)
+            add(f"untimed rest of {leaf}", depth + 1,
+                [None if cell(ph, path) is None else val(ph, path) - sum(val(ph, c) for c in kids[path])
+                 for ph, _ in columns])
+
+    for top in kids[()]:
+        visit(top)
+    add("driver rest (loop, log, diagnostics)", 0,
+        [None if w is None else w - sum(val(ph, t) for t in kids[()]) for ph, w in columns])
+    add("iteration wall", 0, [w for _, w in columns], bold=True)
+    return rows
+
+
+def profile_section(r, args):
+    it = r["iters"]
+    later = it[1:] if len(it) > 1 else it
+    L = ["## Where BatchRLSI's time goes (seconds per phase)\n",
+         "Nested timers wrap the functions the fit reaches (inside the benchmark process; `src/` unchanged): "
+         "the driver's problem methods, `rlsi.models.steps`, the tasks of `rlsi.models.tasks`, the R providers "
+         "of `rlsi.models.screening`, the penalties, the numba kernels of `rlsi.kernels` down to the jitted "
+         "functions (marked *parallel*), BLAS/LAPACK calls, `sp.vstack`, `eliminate_zeros` and CSR row "
+         "slicing. Each phase with timed children is followed by its *untimed rest* (inline code between the "
+         "timers: allocations, casts, masks, small numpy), so every column adds up to the iteration wall. "
+         "Calls are per iteration (mean of 2..n). The replay column re-runs the last iteration from a "
+         "snapshot of the fit's state and keeps the fastest repeat. Timer overhead is a few µs per call.\n"]
+    cols = [(r["pre"], None), (it[0]["phases"], it[0]["wall"]),
+            (_mean_phases(later), float(np.mean([x["wall"] for x in later])))]
+    header = ["phase", "init + setup", "iteration 1", "mean of 2..n"]
+    late = r.get("replay_late")
+    if late:
+        cols.append((late["phases"], late["wall"]))
+        header.append(f"replay: late iteration (fastest of {args.replays})")
+    L += md_table(header + ["calls / iteration", "share of iteration (2..n)"], phase_rows(cols, share_of=2))
+    L.append("")
+    s = summarize_rlsi(r)
+    L.append(f"Fit accounting: total {r['total_s']:.2f} s = problem setup {r['setup_s']:.2f} + init "
+             f"{r['init_s']:.2f} + {len(it)} iterations {sum(x['wall'] for x in it):.2f} + rest "
+             f"{r['fit_rest_s']:.2f} (validation, `components_`, dead-topic check).\n")
+    L.append(f"**Serial share** (issue 9): the share of an iteration's wall time outside numba parallel kernels "
+             f"and BLAS/LAPACK calls ({', '.join(PARALLEL)}), here with numba threads = {r['numba_threads']}, "
+             f"BLAS threads = {r.get('blas_threads')}: **{100 * s['serial_later']:.1f} %** (mean of iterations "
+             f"2..n; iteration 1: {100 * it[0]['serial_share']:.1f} %"
+             + (f"; replay: {100 * late['serial_share']:.1f} %" if late else "")
+             + f"). It includes the non-parallel numba kernel `_column_sq_diff` "
+             f"({100 * s['serial_kernel_later']:.2f} % of the iteration) and the python wrappers of the kernels. "
+             "Measured at 1 thread (`--threads 1`) it is the serial fraction of Amdahl's law.\n")
+    return L
+
+
+def sweep_section(res, args):
+    """Sweep over λ₁: one row per BatchRLSI fit, NMF(mu) once on the same matrix."""
+    mu = res.get("nmf-mu") or {}
+    nmf = mu.get("per_iter_s")
+    L = ["## λ₁ sweep: speed and serial share at every density\n",
+         f"BatchRLSI (`--iters {args.iters}`, tol {args.tol:g}) per λ₁ and NMF(`mu`) once, same matrix, numba and "
+         f"BLAS threads: {args.threads or 'library default'}. Per iteration: whole-fit average (init and first "
+         "iteration included) and the mean of iterations 2..n. AvgComp = nnz(U)/(M·K). Serial share: wall outside "
+         "numba parallel kernels and BLAS/LAPACK, mean of iterations 2..n.\n"]
+    rows = []
+    for key, r in res.items():
+        if not key.startswith("rlsi") or "iters" not in r:
+            continue
+        s = summarize_rlsi(r)
+        tpt = np.asarray(r["terms_per_topic"])
+        rows.append([f"{r['lambda1']:g}", f"{r['density_U']:.4g}", f"{np.median(tpt):.0f}", r["dead_topics"],
+                     s["n"], fmt(s["avg_incl"], 3), fmt(s["later"], 3), fmt(s["u_later"], 3), fmt(s["v_later"], 3),
+                     fmt(s["avg_incl"] / nmf) if nmf else "—", f"{100 * s['serial_later']:.1f} %",
+                     fmt(r["rss_peak_gb"])])
+    L += md_table(["λ₁ (per 1000 docs)", "AvgComp", "median terms / topic", "dead topics", "iterations",
+                   "s / iteration (whole fit)", "s / iteration (2..n)", "U-step (2..n)", "V-step (2..n)",
+                   "ratio to NMF(mu)", "serial share", "peak RSS (GB)"], rows)
+    L.append("")
+    if nmf:
+        L.append(f"NMF(`mu`): {nmf:.3f} s per iteration ((fit(max_iter={mu['max_iter']}) − fit(max_iter=1)) / "
+                 f"{mu['max_iter'] - 1}); fastest single iteration {fmt(nmf_robust(mu), 3)} s; peak RSS "
+                 f"{fmt(mu['rss_peak_gb'])} GB.\n")
+    elif mu:
+        L.append(f"NMF(`mu`): {mu.get('error', 'no result')}.\n")
+    return L
+
+
+def render_sweep(args, facts, corpus_desc, res, command):
+    L = ["# Batch benchmark: λ₁ sweep of BatchRLSI against scikit-learn NMF(mu)\n",
+         "Generated by `benchmarks/bench_batch.py`. Command:\n", f"```\n{command}\n```\n",
+         f"**Code.** rlsi at commit {facts.get('code')}.\n", harness.machine_line(facts) + "\n",
+         f"**Data.** `benchmarks/synthetic.py` (seed {args.seed}, {args.planted} planted topics): "
+         f"{corpus_desc}. tf-idf `n(t,d)/|d|·log(N/df)`, {args.dtype}. K = {args.k}.\n"]
+    L += sweep_section(res, args)
+    L += process_table(res)
+    for key, r in res.items():
+        if key.startswith("rlsi") and "iters" in r:
+            L.append(f"### Phases at λ₁ = {r['lambda1']:g}\n")
+            L += profile_section(r, args)[2:]
+    return "\n".join(L) + "\n"
+
+
+def process_table(res):
+    L = ["Process accounting (the machine is shared; a 1-minute load average above the core count means "
+         "other processes competed for the cores during that measurement):\n"]
+    L += md_table(["method", "process wall (s)", "process CPU (s)", "load average start → end"],
+                  [[k, f"{v['process']['wall_s']:.1f}", f"{v['process']['cpu_s']:.1f}",
+                    f"{v['process']['loadavg_start']:.2f} → {v['process']['loadavg_end']:.2f}"]
+                   for k, v in res.items() if v and "process" in v], "lrrl")
+    L.append("")
+    return L
 
 
 def render(args, facts, corpus_desc, res, command):
@@ -607,9 +651,7 @@ def render(args, facts, corpus_desc, res, command):
     L.append("Generated by `benchmarks/bench_batch.py`. Command:\n")
     L.append(f"```\n{command}\n```\n")
     L.append(f"**Code.** rlsi at commit {facts.get('code')}.\n")
-    L.append("**Machine.** " + f"CPU {facts['cpu']}, {facts['cores']} cores, {facts['memory']} RAM; "
-             f"BLAS: {facts['blas']}; Python {facts['python']}, numpy {facts['numpy']}, scipy {facts['scipy']}, "
-             f"scikit-learn {facts['scikit-learn']}, numba {facts['numba']}.\n")
+    L.append(harness.machine_line(facts) + "\n")
     L.append(f"**Data.** `benchmarks/synthetic.py` (seed {args.seed}, {args.planted} planted topics): "
              f"{corpus_desc}. tf-idf `n(t,d)/|d|·log(N/df)`, {args.dtype}.\n")
     r = res.get("rlsi")
@@ -619,7 +661,7 @@ def render(args, facts, corpus_desc, res, command):
                  f"(`lambda1_scale=\"per_doc\"`, λ₁ = {r['lambda1_effective']:g} in Eq. 1), λ₂ = {r['lambda2']:g}, "
                  f"ℓ1 topics / ℓ2 documents, `init=\"docs\"`, max_iter = {args.iters}, tol = {args.tol:g}, "
                  f"inner_tol = {args.inner_tol:g}, numba threads = {r['numba_threads']}, BLAS threads = "
-                 f"{r.get('blas_threads')}; "
+                 f"{r.get('blas_threads')} (`--threads {args.threads or 'not given'}`); "
                  f"{s['n']} outer iterations run ({'converged' if r['converged'] else 'stopped at max_iter'}). "
                  f"Warm-up (numba cache load) before the timed fit: {r['warmup_s']:.1f} s, not included.\n")
     L.append("## Time per outer iteration and peak memory\n")
@@ -630,11 +672,12 @@ def render(args, facts, corpus_desc, res, command):
         L.append(f"| **BatchRLSI**, whole-fit average incl. init | **{fmt(s['avg_incl'])}** | {fmt(s['robust'])} | "
                  f"{fmt(s['u_mean'])} | "
                  f"{fmt(s['v_mean'])} | {fmt(s['first'])} | {fmt(s['init'])} | {fmt(r['rss_peak_gb'])} | "
-                 f"total fit {s['total']:.1f} s / {s['n']} iterations (setup {s['setup']:.2f} s incl.) |")
+                 f"total fit {s['total']:.1f} s / {s['n']} iterations (setup {s['setup']:.2f} s incl.); serial "
+                 f"share of iterations 2..n: {100 * s['serial_later']:.1f} % |")
         L.append(f"| BatchRLSI, average excl. init and setup | {fmt(s['avg_excl'])} | | | | | | | |")
         late = r.get("replay_late", {})
         L.append(f"| BatchRLSI, iterations 2..n | {fmt(s['later'])} | {fmt(late.get('wall'))} | {fmt(s['u_later'])} | "
-                 f"{fmt(s['v_later'])} | | | | robust: late iteration replayed {args.replays}×, minimum |")
+                 f"{fmt(s['v_later'])} | | | | robust: late iteration replayed {args.replays}×, fastest |")
     p = res.get("paper")
     paper_avg = paper_steady = paper_first_printed = None
     if p and "v_step" in p:
@@ -675,15 +718,7 @@ def render(args, facts, corpus_desc, res, command):
              "the interpreter (about "
              + ", ".join(f"{k}: {fmt(v.get('rss_after_load_gb'))} GB" for k, v in res.items()
                          if v and "rss_after_load_gb" in v) + " before fitting).\n")
-    L.append("Process accounting (the machine is shared; a 1-minute load average above the core count means "
-             "other processes competed for the cores during that measurement):\n")
-    L.append("| method | process wall (s) | process CPU (s) | load average start → end |")
-    L.append("|---|---:|---:|---|")
-    for k, v in res.items():
-        if v and "process" in v:
-            q = v["process"]
-            L.append(f"| {k} | {q['wall_s']:.1f} | {q['cpu_s']:.1f} | {q['loadavg_start']:.2f} → {q['loadavg_end']:.2f} |")
-    L.append("")
+    L += process_table(res)
 
     # ---- targets
     L.append("## Targets of issue 2\n")
@@ -732,65 +767,19 @@ def render(args, facts, corpus_desc, res, command):
         if r.get("warnings"):
             L.append("- warnings: " + "; ".join(r["warnings"]))
         L.append("")
-        L.append("| iteration | objective | nnz(U) | rows solved | rows skipped (screen) | mean sweeps / solved row "
-                 "| rows at inner_max_iter |")
-        L.append("|---:|---:|---:|---:|---:|---:|---:|")
+        rows = []
         for i, x in enumerate(r["iters"]):
-            solved = x["rows"] - x["rows_skipped"]
-            L.append(f"| {i + 1} | {x['obj']:.6g} | {int(x['nnzU'])} | {int(solved)} | "
-                     f"{100 * x['rows_skipped'] / x['rows']:.1f} % | {x['sweeps'] / max(solved, 1):.2f} | "
-                     f"{int(x['rows_maxed'])} |")
+            skipped = x["diag"].get("screened", 0)
+            solved = x.get("rows", 0) - skipped
+            rows.append([i + 1, f"{x['obj']:.6g}", int(x["nnzU"]), int(solved),
+                         f"{100 * skipped / max(x.get('rows', 0), 1):.1f} %", fmt(x.get("sweeps", 0) / max(solved, 1)),
+                         int(x.get("rows_maxed", 0)), fmt(x["wall"], 3), f"{100 * x['serial_share']:.1f} %"])
+        L += md_table(["iteration", "objective", "nnz(U)", "rows solved", "rows skipped (screen)",
+                       "mean sweeps / solved row", "rows at inner_max_iter", "wall (s)", "serial share"], rows,
+                      "r" * 9)
         L.append("")
+        L += profile_section(r, args)
 
-        # ---- profile
-        L.append("## Where BatchRLSI's time goes (seconds per phase)\n")
-        L.append("Timers wrap the functions of `rlsi.models._steps` and the kernels inside the timed fit. "
-                 "Nested: the U-step contains R, lasso, CSR building; the V-step contains Φ, ridge. The replay "
-                 "columns re-run, after the fit, the initialisation + iteration 1 (from the same V₀) and one late "
-                 "iteration (from the final U, V) several times and keep each phase's minimum: the best estimate "
-                 "of the uncontended cost on a shared machine. S = WᵀW is computed twice per iteration (the "
-                 "loop head and the objective), with the same W.\n")
-        it = r["iters"]
-        seen = set().union(*(x.keys() for x in it))
-        keys = ["U-step (update_topics)", "R: r_rows call (D[a:b] + kernel)", "R: csr_dense kernel",
-                "U warm start: CSR rows -> dense", "lasso CD (lasso_rows)", "U blocks: dense -> CSR",
-                "U blocks: sp.vstack", "V-step (update_doc_vectors)", "Phi: csr_csr_dense kernel",
-                "ridge: (G + λ₂I)⁻¹", "ridge: Cholesky factor", "ridge: cho_solve", "S = WᵀW (gram)",
-                "objective", "wall"]
-        keys = [k for k in keys if k in seen]
-        ri, r1, rl = r.get("replay_init", {}), r.get("replay_it1", {}), r.get("replay_late", {})
-        L.append(f"| phase | init | iteration 1 | iteration 2 | mean of 2..n | total over fit | share of fit | "
-                 f"replay: init (min of {args.replays}) | replay: iteration 1 | replay: late iteration |")
-        L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-        for key in keys:
-            vals = [x.get(key, 0.0) for x in it]
-            tot = sum(vals) + r["init"].get(key, 0.0)
-            later = float(np.mean(vals[1:])) if len(vals) > 1 else float("nan")
-            label = "**iteration wall**" if key == "wall" else key
-            ind = "" if key in ("U-step (update_topics)", "V-step (update_doc_vectors)", "S = WᵀW (gram)",
-                                "objective", "wall") else "&nbsp;&nbsp;↳ "
-            L.append(f"| {ind}{label} | {fmt(r['init'].get(key), 3)} | {fmt(vals[0], 3)} | "
-                     f"{fmt(vals[1] if len(vals) > 1 else None, 3)} | {fmt(later, 3)} | {fmt(tot, 2)} | "
-                     f"{100 * tot / r['total_s']:.1f} % | {fmt(ri.get(key), 3)} | {fmt(r1.get(key), 3)} | "
-                     f"{fmt(rl.get(key), 3)} |")
-        # derived remainders
-        u_rest = [x["U-step (update_topics)"] - sum(x.get(k, 0) for k in U_PARTS) for x in it]
-        v_rest = [x["V-step (update_doc_vectors)"] - sum(x.get(k, 0) for k in V_PARTS) for x in it]
-        for label, vals in (("U-step, untimed rest (inline code: slicing, eliminate_zeros, ...)", u_rest),
-                            ("V-step, untimed rest (inline code: G = UᵀU, ridge GEMM Φ·Σ if inline, X[a:b], "
-                             "einsum, W[a:b] =)", v_rest)):
-            L.append(f"| &nbsp;&nbsp;↳ {label} | | {fmt(vals[0], 3)} | {fmt(vals[1] if len(vals) > 1 else None, 3)} "
-                     f"| {fmt(float(np.mean(vals[1:])) if len(vals) > 1 else None, 3)} | {fmt(sum(vals), 2)} | "
-                     f"{100 * sum(vals) / r['total_s']:.1f} % | | | |")
-        L.append(f"| fit setup (check_matrix, D = Xᵀ CSR, ‖X‖²) | | | | | {fmt(r['setup_s'], 2)} | "
-                 f"{100 * r['setup_s'] / r['total_s']:.1f} % | | | |")
-        L.append("")
-        L.append(f"Operations measured separately on the final state (minimum of {max(args.replays, 1)}, seconds):\n")
-        L.append("| operation | s |")
-        L.append("|---|---:|")
-        for k, v in r["micro"].items():
-            L.append(f"| {k} | {v:.3f} |")
-        L.append("")
     if p and "u_step_V0" in p:
         L.append("## Paper algorithm: measured samples\n")
         L.append("| step | sample | sample time (s) | fixed part (s) | extrapolated full size (s) | density of result |")
@@ -809,7 +798,7 @@ def render(args, facts, corpus_desc, res, command):
 
 # ------------------------------------------------------------------------------------------------- main
 def parse(argv=None):
-    p = argparse.ArgumentParser(description="BatchRLSI vs paper algorithm vs scikit-learn NMF (issue 2)")
+    p = argparse.ArgumentParser(description="BatchRLSI vs paper algorithm vs scikit-learn NMF (issues 2, 9)")
     p.add_argument("--docs", type=int, default=50_000)
     p.add_argument("--terms", type=int, default=200_000)
     p.add_argument("--tokens", type=float, default=150)
@@ -818,13 +807,16 @@ def parse(argv=None):
     p.add_argument("--iters", type=int, default=20, help="BatchRLSI max_iter")
     p.add_argument("--tol", type=float, default=1e-4, help="BatchRLSI tol (0: run all --iters)")
     p.add_argument("--lambda1", type=float, default=0.5, help="BatchRLSI lambda1 (per 1000 documents)")
+    p.add_argument("--sweep-lambda1", default=None,
+                   help="comma-separated λ1 values: fit BatchRLSI for each (and NMF mu once) and tabulate time per "
+                        "iteration, AvgComp, dead topics, ratio to NMF(mu) and serial share")
     p.add_argument("--lambda2", type=float, default=1.0)
     p.add_argument("--inner-max-iter", type=int, default=100)
     p.add_argument("--inner-tol", type=float, default=1e-4)
     p.add_argument("--nmf-iters", type=int, default=5)
     p.add_argument("--replays", type=int, default=3,
-                   help="BatchRLSI: repeats of the init + iteration 1 and of a late iteration after the fit, "
-                        "minimum per phase (contention-robust profile); 0 to skip")
+                   help="BatchRLSI: repeats of the last iteration from a snapshot after the fit, fastest kept "
+                        "(contention-robust profile); 0 to skip")
     p.add_argument("--paper-terms", type=int, default=2000, help="term rows sampled for the paper U-step")
     p.add_argument("--paper-terms-random", type=int, default=500,
                    help="term rows sampled for the paper U-step from a random V0")
@@ -836,9 +828,12 @@ def parse(argv=None):
     p.add_argument("--dtype", choices=("float64", "float32"), default="float64",
                    help="dtype of the tf-idf matrix given to BatchRLSI and NMF (the paper's algorithm is float64)")
     p.add_argument("--json", action="store_true", help="also write the raw numbers as JSON beside --out")
+    p.add_argument("--threads", type=int, default=None,
+                   help="numba and BLAS threads for every method (1: the serial share of issue 9)")
     p.add_argument("--blas-threads", type=int, default=None,
-                   help="OPENBLAS/MKL/OMP_NUM_THREADS for every method (default: the library's own choice)")
-    p.add_argument("--numba-threads", type=int, default=None, help="NUMBA_NUM_THREADS for BatchRLSI")
+                   help="OPENBLAS/MKL/OMP_NUM_THREADS for every method (default: --threads or the library's)")
+    p.add_argument("--numba-threads", type=int, default=None,
+                   help="NUMBA_NUM_THREADS for BatchRLSI (default: --threads or numba's)")
     p.add_argument("--wait-idle", type=float, default=0,
                    help="before each method, wait up to this many seconds for >= 75%% idle CPU (shared machines)")
     p.add_argument("--skip-paper", action="store_true")
@@ -848,80 +843,60 @@ def parse(argv=None):
     p.add_argument("--out", default=None, help="markdown report to write (see --json)")
     p.add_argument("--workdir", default=None, help="where the matrix and states are kept (default: a temp dir)")
     p.add_argument("--only", choices=METHODS, help=argparse.SUPPRESS)
+    p.add_argument("--tag", default="", help=argparse.SUPPRESS)  # result-file suffix of a sweep child
     a = p.parse_args(argv)
     if a.planted is None:
         a.planted = a.k
     return a
 
 
-def cpu_idle_share(seconds=3.0):
-    """Share of idle CPU time over ``seconds`` (all cores), from /proc/stat."""
-    def snap():
-        with open("/proc/stat") as f:
-            v = [int(x) for x in f.readline().split()[1:]]
-        return v[3] + v[4], sum(v)  # idle + iowait, total
-    i0, t0 = snap()
-    time.sleep(seconds)
-    i1, t1 = snap()
-    return (i1 - i0) / max(t1 - t0, 1)
-
-
-def wait_idle(max_wait, share=0.75):
-    """Wait up to ``max_wait`` seconds for the machine to be mostly idle; returns the last idle share."""
-    t = time.perf_counter()
-    idle = cpu_idle_share()
-    while idle < share and time.perf_counter() - t < max_wait:
-        idle = cpu_idle_share()
-    return idle
-
-
-def loadavg():
-    with open("/proc/loadavg") as f:
-        return float(f.read().split()[0])
-
-
 def child(a):
     wd = Path(a.workdir)
-    load0, t0, c0 = loadavg(), time.perf_counter(), os.times()
-    try:
-        if a.only == "rlsi":
-            res = run_rlsi(a, wd)
-        elif a.only == "paper":
-            res = run_paper(a, wd)
-        elif a.only.startswith("nmf"):
-            res = run_nmf(a, wd, a.only.split("-")[1])
-        else:
-            res = run_lda(a, wd)
-    except MemoryError as exc:
-        res = {"error": f"MemoryError: {exc}", "rss_peak_gb": peak_rss_gb()}
-    c1 = os.times()
-    res["process"] = {"wall_s": time.perf_counter() - t0, "cpu_s": c1.user + c1.system - c0.user - c0.system,
-                      "loadavg_start": load0, "loadavg_end": loadavg()}
-    write_json(wd / f"{a.only}.json", res)
+    res = {}
+    with accounting(res):
+        try:
+            if a.only == "rlsi":
+                res.update(run_rlsi(a, wd))
+            elif a.only == "paper":
+                res.update(run_paper(a, wd))
+            elif a.only.startswith("nmf"):
+                res.update(run_nmf(a, wd, a.only.split("-")[1]))
+            else:
+                res.update(run_lda(a, wd))
+        except MemoryError as exc:
+            res.update(error=f"MemoryError: {exc}", rss_peak_gb=peak_rss_gb())
+    write_json(wd / f"{a.only}{a.tag}.json", res)
+
+
+def plan(a):
+    """``[(result key, method, extra child args)]`` of this run."""
+    if a.sweep_lambda1:
+        lams = [float(x) for x in a.sweep_lambda1.split(",") if x.strip()]
+        return [(f"rlsi λ1={lam:g}", "rlsi", ["--lambda1", repr(lam), "--tag", f"-{i}"])
+                for i, lam in enumerate(lams)] + [("nmf-mu", "nmf-mu", [])]
+    methods = list(METHODS) if a.methods is None else a.methods.split(",")
+    for flag, m in ((a.skip_paper, "paper"), (a.skip_nmf_cd, "nmf-cd"), (a.skip_lda, "lda")):
+        if flag and m in methods:
+            methods.remove(m)
+    if "paper" in methods and "rlsi" not in methods:
+        sys.exit("the paper method reuses BatchRLSI's states: include rlsi")
+    return [(m, m, []) for m in methods]
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
     a = parse(argv)
     if a.only:
         return child(a)
-    command = "PYTHONPATH=src python benchmarks/bench_batch.py " + " ".join(
-        shlex.quote(x) for x in (sys.argv[1:] if argv is None else argv))
-    methods = list(METHODS) if a.methods is None else a.methods.split(",")
-    if a.skip_paper and "paper" in methods:
-        methods.remove("paper")
-    if a.skip_nmf_cd and "nmf-cd" in methods:
-        methods.remove("nmf-cd")
-    if a.skip_lda and "lda" in methods:
-        methods.remove("lda")
-    if "paper" in methods and "rlsi" not in methods:
-        sys.exit("the paper method reuses BatchRLSI's states: include rlsi")
+    command = harness.command_line(__file__, argv)
     tmp = None
     if a.workdir is None:
         tmp = tempfile.TemporaryDirectory(prefix="rlsi-bench-")
         a.workdir = tmp.name
     wd = Path(a.workdir)
     wd.mkdir(parents=True, exist_ok=True)
-    facts = machine_facts()
+    env = harness.child_env(harness.thread_env(a.threads, blas=a.blas_threads, numba=a.numba_threads))
+    facts = harness.machine_facts()
     print(f"machine: {facts}", flush=True)
     c = make_corpus(a.docs, a.terms, a.tokens, n_topics=a.planted, seed=a.seed, dtype=np.dtype(a.dtype))
     desc = describe(c)
@@ -931,46 +906,26 @@ def main(argv=None):
     np.save(wd / "topic_terms.npy", c.topic_terms)
     del c
     res = {}
-    child_args = [x for x in (sys.argv[1:] if argv is None else argv)]
-    for m in methods:
+    for key, m, extra in plan(a):
         t = time.perf_counter()
         if a.wait_idle > 0:
-            idle = wait_idle(a.wait_idle)
-            print(f"--- idle CPU share before {m}: {idle:.0%}", flush=True)
-        print(f"--- {m} ...", flush=True)
-        cmd = [sys.executable, str(Path(__file__).resolve()), *child_args, "--only", m, "--workdir", str(wd),
+            print(f"--- idle CPU share before {key}: {harness.wait_idle(a.wait_idle):.0%}", flush=True)
+        print(f"--- {key} ...", flush=True)
+        cmd = [sys.executable, str(Path(__file__).resolve()), *argv, *extra, "--only", m, "--workdir", str(wd),
                "--planted", str(a.planted)]
-        env = {**os.environ, "PYTHONPATH": str(HERE.parent / "src")}
-        if a.blas_threads:
-            for v in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
-                env[v] = str(a.blas_threads)
-        if a.numba_threads:
-            env["NUMBA_NUM_THREADS"] = str(a.numba_threads)
-        proc = subprocess.run(cmd, env=env)
-        f = wd / f"{m}.json"
-        if proc.returncode != 0 or not f.exists():
-            res[m] = {"error": f"exit code {proc.returncode}"}
-        else:
-            res[m] = json.loads(f.read_text())
-            f.unlink()
-        if m == "rlsi" and "error" not in res[m]:
-            write_json(wd / "rlsi.json", res[m])
-        print(f"--- {m} done in {time.perf_counter() - t:.1f} s: "
-              + json.dumps({k: v for k, v in res[m].items() if not isinstance(v, (list, dict))}), flush=True)
-    report = render(a, facts, desc, res, command)
+        tag = extra[extra.index("--tag") + 1] if "--tag" in extra else ""
+        res[key] = harness.run_child(cmd, env=env, result=wd / f"{m}{tag}.json")
+        if key == "rlsi" and "error" not in res[key]:
+            write_json(wd / "rlsi.json", res[key])
+        print(f"--- {key} done in {time.perf_counter() - t:.1f} s: "
+              + json.dumps({k: v for k, v in res[key].items() if not isinstance(v, (list, dict))}), flush=True)
+    report = (render_sweep if a.sweep_lambda1 else render)(a, facts, desc, res, command)
     print(report)
     if a.out:
-        out = Path(a.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        notes = ""
-        if out.exists():
-            old = out.read_text()
-            if NOTES_MARKER in old:
-                notes = old[old.index(NOTES_MARKER):]
-        out.write_text(report + ("\n" + notes if notes else ""))
+        harness.write_report(a.out, report)
         if a.json:
-            write_json(out.with_suffix(".json"), {"command": command, "machine": facts, "corpus": desc,
-                                                  "results": res})
+            write_json(Path(a.out).with_suffix(".json"), {"command": command, "machine": facts, "corpus": desc,
+                                                          "results": res})
     if tmp is not None:
         tmp.cleanup()
 

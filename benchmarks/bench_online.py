@@ -36,11 +36,7 @@ import argparse
 import json
 import math
 import os
-import platform
-import shlex
-import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -48,25 +44,20 @@ import numpy as np
 import scipy.sparse as sp
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+import harness  # noqa: E402
+from harness import RSSSampler, log, shared_data  # noqa: E402
 CACHE = HERE / "out" / "online"
 TUNED_ENV = {"OMP_WAIT_POLICY": "PASSIVE", "OPENBLAS_NUM_THREADS": "1"}
 METHOD_LABELS = {"rlsi": "OnlineRLSI", "rlsi-track": "OnlineRLSI (ρ=1, ξ=10)", "nmf": "MiniBatchNMF",
                  "lda": "online LDA"}
 
 
-def log(msg):
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-def shared_data():
-    return (ROOT.parent / "shared" / "data").resolve()
-
-
 # ---------------------------------------------------------------------------------------- data
 def prepare(name, quick):
     """Cache ``X`` (tf-idf CSR) and ``C`` (counts CSR) of a data set in benchmarks/out; return the path."""
-    sys.path.insert(0, str(ROOT / "src"))
+    harness.use_src()
     CACHE.mkdir(parents=True, exist_ok=True)
     path = CACHE / f"{name}{'-quick' if quick else ''}.npz"
     if path.exists():
@@ -83,7 +74,6 @@ def prepare(name, quick):
         order = np.random.default_rng(0).permutation(X.shape[0])  # the file is sorted by newsgroup
         X, C = X[order], C[order]
     elif name == "synthetic":
-        sys.path.insert(0, str(HERE))
         from synthetic import make_corpus
 
         n = 20_000 if quick else 200_000
@@ -125,34 +115,8 @@ def make_estimator(method, K, batch, n_total, lambda1):
     raise ValueError(method)
 
 
-class RSSSampler(threading.Thread):
-    def __init__(self, period=0.002):
-        super().__init__(daemon=True)
-        import psutil
-
-        self.proc = psutil.Process()
-        self.period = period
-        self.peak = self.proc.memory_info().rss
-        self._halt = threading.Event()
-
-    def now(self):
-        rss = self.proc.memory_info().rss
-        self.peak = max(self.peak, rss)
-        return rss
-
-    def run(self):
-        while not self._halt.is_set():
-            self.now()
-            time.sleep(self.period)
-
-    def stop(self):
-        self._halt.set()
-        self.join()
-        return self.now()
-
-
 def worker(args):
-    sys.path.insert(0, str(ROOT / "src"))
+    harness.use_src()
     import gc
     import warnings
 
@@ -197,19 +161,12 @@ def worker(args):
 
 
 def run_worker(method, data, k, batch, lambda1, env_name):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
-    if env_name == "tuned":
-        env.update(TUNED_ENV)
-    else:
-        for key in TUNED_ENV:
-            env.pop(key, None)
+    env = (harness.child_env(TUNED_ENV) if env_name == "tuned" else harness.child_env(drop=TUNED_ENV))
     cmd = [sys.executable, str(Path(__file__).resolve()), "worker", "--method", method, "--data", str(data),
            "--k", str(k), "--batch", str(batch), "--lambda1", str(lambda1)]
-    res = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    if res.returncode != 0:
-        raise RuntimeError(f"worker {method} failed:\n{res.stderr[-3000:]}")
-    out = json.loads(res.stdout.strip().splitlines()[-1])
+    out = harness.run_child(cmd, env=env)
+    if "error" in out:
+        raise RuntimeError(f"worker {method} failed: {out['error']}")
     out["env"] = env_name
     return out
 
@@ -217,7 +174,7 @@ def run_worker(method, data, k, batch, lambda1, env_name):
 # ---------------------------------------------------------------------------------------- quality
 def quality(quick, extra_online=False):
     """Batch vs online RLSI on the IR collections; returns Markdown lines (or a note if unavailable)."""
-    sys.path.insert(0, str(ROOT / "src"))
+    harness.use_src()
     try:
         from rlsi.evaluation import load_collection
         from rlsi.experiments import (DEFAULT_CV_TUNE, DEFAULT_FIT_NORMALIZE, DEFAULT_FOLD_GRID,
@@ -333,8 +290,8 @@ def main():
         return worker(args)
     t_start = time.perf_counter()
     load0 = os.getloadavg()
-    command = "PYTHONPATH=src python " + " ".join(shlex.quote(a) for a in
-                                                  [os.path.relpath(__file__, ROOT), *sys.argv[1:]])
+    facts = harness.machine_facts()
+    command = harness.command_line(__file__)
     data = {name: prepare(name, args.quick) for name in ("20ng", "synthetic")}
     plan = []
     for k in (20, 50):
@@ -352,13 +309,12 @@ def main():
     q_lines = ["Skipped (--no-quality)."] if args.no_quality else quality(args.quick, args.extra_online)
     tuned = [r for r in rows if r["env"] == "tuned"]
     default = [r for r in rows if r["env"] == "default"]
-    import sklearn
 
     text = [
         "# Online RLSI: throughput, memory, quality", "",
         f"Command: `{command}`", "",
-        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python "
-        f"{platform.python_version()}, numpy {np.__version__}, scikit-learn {sklearn.__version__}. "
+        f"Machine: {facts['cpu']}, {facts['cores']} CPUs, BLAS {facts['blas']}, Python {facts['python']}, numpy "
+        f"{facts['numpy']}, scikit-learn {facts['scikit-learn']}, numba {facts['numba']}; code {facts['code']}. "
         f"Total run time {time.perf_counter() - t_start:.0f}s. The machine is shared: 1-minute load average "
         f"{load0[0]:.1f} at the start, {load_start[0]:.1f} after the throughput runs, "
         f"{os.getloadavg()[0]:.1f} at the end (2 = both cores busy) — absolute docs/s vary with it, the "
@@ -378,8 +334,7 @@ def main():
         *q_lines, "",
     ]
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(text), encoding="utf-8")
+    harness.write_report(out, "\n".join(text))
     log(f"wrote {out} in {time.perf_counter() - t_start:.0f}s")
 
 

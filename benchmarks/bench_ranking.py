@@ -53,7 +53,9 @@ from rlsi.evaluation.significance import paired_ttest, randomization_test  # noq
 from rlsi.retrieval.combine import DEFAULT_TERM_NORM, DEFAULT_TOPIC_NORM, NORMALIZERS  # noqa: E402
 from rlsi.text import TfidfVectorizer  # noqa: E402
 
-NOTES_MARKER = "<!-- notes: text below this line is kept when the report is regenerated -->"
+sys.path.insert(0, str(HERE))
+from harness import log, shared_data, write_report  # noqa: E402
+
 COLLECTIONS = ("cranfield", "med", "cisi")
 METRICS = ("map", "ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10")
 VARIANTS = ("rlsi", "rlsi-l2l1", "rlsi-l1l1", "rlsi-l2l2")
@@ -67,14 +69,6 @@ VARIANT_LAMBDA1_GRID = (0.002, 0.01)
 # The RLSI models are fitted once and folded in both ways: the headline uses the default folding
 # (DEFAULT_FOLD_GRID, the projection), the ablation compares it with the model's own ridge.
 ALL_FOLDS = (None, math.inf)
-
-
-def shared_data():
-    return (HERE.parent.parent / "shared" / "data").resolve()
-
-
-def log(msg):
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
 # ---------------------------------------------------------------------------------------- helpers
@@ -539,12 +533,7 @@ def main(argv=None):
         Path(args.json).write_text(json.dumps(data, default=lambda o: "inf" if o == math.inf else str(o)))
     if args.out:
         out = Path(args.out)
-        notes = ""
-        if out.exists():
-            old = out.read_text()
-            if NOTES_MARKER in old:
-                notes = old.split(NOTES_MARKER, 1)[1]
-        out.write_text(text + "\n" + NOTES_MARKER + notes)
+        write_report(out, text, marker=True)
         log(f"wrote {out} ({seconds / 60:.1f} min)")
     else:
         print(text)
