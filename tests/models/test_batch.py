@@ -149,7 +149,7 @@ def test_random_init_runs(planted):
 def test_row_screening_is_exact(dtype):
     """Skipping term rows certified zero by the bound gives bit-identical topics and objective."""
     X = planted_corpus(n_docs=300, n_terms=400, n_topics=5, words_per_topic=20, seed=3, dtype=dtype)
-    params = dict(lambda1=4.0, random_state=0, max_iter=25, tol=0)
+    params = dict(lambda1=4.0, random_state=0, max_iter=25, tol=0, topic_representation="sparse")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         screened = BatchRLSI(5, **params).fit(X)
@@ -159,3 +159,25 @@ def test_row_screening_is_exact(dtype):
     assert screened.n_rows_screened_ > 0 and plain.n_rows_screened_ == 0
     assert (screened.components_ != plain.components_).nnz == 0
     np.testing.assert_array_equal(screened.objective_, plain.objective_)
+    # switching to dense topics voids the bounds; switching back rebuilds them: still exact
+    from rlsi.models import batch
+
+    flip = iter([True, False, True] + [False] * 100)
+    original = batch.RLSIProblem.u_step
+
+    def u_step(self, executor):
+        diag = original(self, executor)
+        self.dense = next(flip)
+        return diag
+
+    batch.RLSIProblem.u_step = u_step
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            switched = BatchRLSI(5, **params).fit(X)
+    finally:
+        batch.RLSIProblem.u_step = original
+    assert switched.n_rows_screened_ > 0
+    tol = 1e-10 if dtype == np.float64 else 1e-4
+    np.testing.assert_allclose(switched.objective_, plain.objective_, rtol=tol)
+    np.testing.assert_allclose(switched.components_.toarray(), plain.components_.toarray(), atol=tol)

@@ -104,7 +104,7 @@ def test_nonnegative_rlsi_gives_nonnegative_factors_and_decreasing_objective(pla
 def test_thread_executor_gives_the_serial_result_to_the_bit(planted, executor, monkeypatch):
     monkeypatch.setattr(tasks, "MIN_BLOCK_ROWS", 16)
     monkeypatch.setattr(tasks, "BLOCK_ENTRIES", 16 * 4)  # 16-row blocks: 8 term blocks, 13 document blocks
-    kw = dict(lambda1=1.0, random_state=3, max_iter=15, tol=0)
+    kw = dict(lambda1=1.0, random_state=3, max_iter=15, tol=0, topic_representation="sparse")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         serial = BatchRLSI(4, **kw).fit(planted)

@@ -122,3 +122,66 @@ def csr_dense_rows(A, a, b, B, mask=None, dtype=None):
     out = np.empty((b - a, B.shape[1]), dtype=dtype)
     _csr_dense_rows(A.indptr, A.indices, A.data.astype(dtype, copy=False), a, mask, B, out)
     return out
+
+
+@njit(cache=True, parallel=True)
+def _row_sums(A, squared):
+    n = A.shape[0]
+    out = np.zeros(n)
+    for i in prange(n):
+        s = 0.0
+        for v in A[i]:
+            x = np.float64(v)  # square float32 entries in float64, as np.square(dtype=float64) does
+            s += x * x if squared else abs(x)
+        out[i] = s
+    return out
+
+
+def abs_sum(A):
+    """``Σ|a|`` of a 2-D array in float64, in parallel and without a temporary of A's size."""
+    A = np.asarray(A)
+    if A.ndim != 2:
+        A = A.reshape(1, -1)
+    return float(_row_sums(np.ascontiguousarray(A), False).sum())
+
+
+def sq_sum(A):
+    """``Σa²`` of a 2-D array in float64, in parallel and without a temporary of A's size."""
+    A = np.asarray(A)
+    if A.ndim != 2:
+        A = A.reshape(1, -1)
+    return float(_row_sums(np.ascontiguousarray(A), True).sum())
+
+
+@njit(cache=True, parallel=True)
+def _csr_dense_rows_max(indptr, indices, data, row0, mask, B, out, rowmax):
+    n = out.shape[0]
+    K = out.shape[1]
+    for i in prange(n):
+        for k in range(K):
+            out[i, k] = 0.0
+        if not mask[i]:
+            continue
+        for p in range(indptr[row0 + i], indptr[row0 + i + 1]):
+            j = indices[p]
+            a = data[p]
+            for k in range(K):
+                out[i, k] += a * B[j, k]
+        m = 0.0
+        for k in range(K):
+            v = abs(out[i, k])
+            if v > m:
+                m = v
+        rowmax[i] = m
+
+
+def csr_dense_rows_max(A, a, b, B, mask, dtype=None):
+    """:func:`csr_dense_rows` with a mask, also returning ``max_k |out[i, k]|`` of every computed row
+    (float64; 0 for rows not computed) from the same pass (the screening of the batch U-step needs it)."""
+    dtype = np.dtype(dtype or np.result_type(A.dtype, B.dtype))
+    B = np.ascontiguousarray(B, dtype=dtype)
+    mask = np.ascontiguousarray(mask, dtype=np.bool_)
+    out = np.empty((b - a, B.shape[1]), dtype=dtype)
+    rowmax = np.zeros(b - a)
+    _csr_dense_rows_max(A.indptr, A.indices, A.data.astype(dtype, copy=False), a, mask, B, out, rowmax)
+    return out, rowmax

@@ -83,7 +83,8 @@ class RLSIProblem:
         self.inner_max_iter, self.inner_tol = inner_max_iter, inner_tol
         self.x_sqnorm = float(np.square(X.data, dtype=np.float64).sum())
         screenable = get_penalty(topic_penalty).norm == "l1"
-        self.r_rows = ScreenedBatchR(self.D, lambda1 / 2.0) if screen and screenable else BatchR(self.D)
+        self._plain_r_rows = BatchR(self.D)
+        self.r_rows = ScreenedBatchR(self.D, lambda1 / 2.0) if screen and screenable else self._plain_r_rows
         self.cross = 0.0
         self.representation = representation
         M, K = self.D.shape[0], W.shape[1]
@@ -94,14 +95,20 @@ class RLSIProblem:
         self.used = []  # representation of each U-step
 
     def u_step(self, executor):
-        self.r_rows.set_state(self.W, self.U)
         self.used.append("dense" if self.dense else "sparse")
+        # with dense topics almost no row has a zero solution: screening would only cost its bookkeeping
+        # (a copy of W, the drift of W); its bounds are voided and rebuilt if the topics get sparse again
+        r_rows = self.r_rows
+        if self.dense and isinstance(r_rows, ScreenedBatchR):
+            r_rows.invalidate()
+            r_rows = self._plain_r_rows
+        r_rows.set_state(self.W, self.U)
         self.U, sweeps = steps.update_topics(
-            self.r_rows, self.S, self.U, n_terms=self.D.shape[0], penalty=self.topic_penalty,
+            r_rows, self.S, self.U, n_terms=self.D.shape[0], penalty=self.topic_penalty,
             lam=self.lambda1, max_iter=self.inner_max_iter, tol=self.inner_tol, executor=executor,
             dense=self.dense)
         nnz = int(np.count_nonzero(self.U)) if self.dense else self.U.nnz
-        diag = {"nnz": nnz, "sweeps": sweeps, "screened": self.r_rows.rows_skipped,
+        diag = {"nnz": nnz, "sweeps": sweeps, "screened": r_rows.rows_skipped,
                 "dense": self.dense}
         if self.representation == "auto" and self._dense_fits:
             # the representation of the next iteration (this U is kept as it is)

@@ -32,6 +32,7 @@ import scipy.sparse as sp
 
 from .._validation import check_choice
 from ..kernels.lasso import lasso_rows
+from ..kernels.products import abs_sum, sq_sum
 
 
 def ridge_inverse(G, lam):
@@ -72,10 +73,13 @@ class Penalty:
 
     def value(self, A):
         """P(A): Σ|a| ("l1" norms) or Σa² ("l2" norms), A dense or sparse, in float64."""
-        data = A.data if sp.issparse(A) else A
-        if self.norm == "l1":
-            return float(np.abs(data).sum(dtype=np.float64))
-        return float(np.square(data, dtype=np.float64).sum())
+        if sp.issparse(A):
+            data = A.data
+            if self.norm == "l1":
+                return float(np.abs(data).sum(dtype=np.float64))
+            return float(np.square(data, dtype=np.float64).sum())
+        # dense (W, or dense topics): parallel reductions, no N x K temporary
+        return abs_sum(A) if self.norm == "l1" else sq_sum(A)
 
     def prepare(self, S, lam):
         """What :meth:`solve` needs besides the rows, computed once per step (K x K, float64)."""

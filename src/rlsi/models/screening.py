@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..kernels.products import csr_dense_rows
+from ..kernels.products import csr_dense_rows, csr_dense_rows_max
 
 
 class BatchR:
@@ -84,6 +84,14 @@ class ScreenedBatchR:
         self._Wc = np.ascontiguousarray(W)
         self.U_prev = U_prev
 
+    def invalidate(self):
+        """Forget the bounds and the stored W (an iteration computed R without this provider): the next
+        iteration computes every row again, which makes the bounds valid anew."""
+        self.total_skipped += self.rows_skipped
+        self._skipped = {}
+        self.bound[:] = np.inf
+        self.W = None
+
     def finish(self):
         """Close the last iteration's count into ``total_skipped``."""
         self.total_skipped += self.rows_skipped
@@ -96,10 +104,10 @@ class ScreenedBatchR:
             need |= np.any(self.U_prev[a:b] != 0, axis=1)
         elif self.U_prev is not None:
             need |= np.diff(self.U_prev.indptr[a:b + 1]) > 0
-        Rb = csr_dense_rows(self.D, a, b, self._Wc, mask=need, dtype=self._Wc.dtype)
-        computed = np.flatnonzero(need)
-        self.bound[a + computed] = np.abs(Rb[computed]).max(axis=1) if Rb.shape[1] else 0.0
-        self._skipped[a] = int(len(need) - len(computed))
+        Rb, rowmax = csr_dense_rows_max(self.D, a, b, self._Wc, need, dtype=self._Wc.dtype)
+        bound = self.bound[a:b]
+        bound[need] = rowmax[need]
+        self._skipped[a] = int(len(need) - np.count_nonzero(need))
         return Rb
 
 
