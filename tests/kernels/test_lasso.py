@@ -1,11 +1,18 @@
-"""The Gram-lasso kernel: KKT conditions (property tests), zero screening, dead coordinates."""
+"""The Gram-lasso kernels (``lasso_rows``, ``lasso_cd_row``): KKT conditions (property tests), agreement with
+scikit-learn's Lasso and numpy's solve, zero screening, dead coordinates, warm starts, dtypes and layouts.
 
+The problem, per row r of R:  min_u  uᵀSu - 2rᵀu + lam‖u‖₁.  With S = V Vᵀ and r = V d it is
+‖d - Vᵀu‖² + lam‖u‖₁ up to a constant, i.e. scikit-learn's Lasso on (Vᵀ, d) with alpha = lam / (2 N).
+"""
+
+import numba
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sklearn.linear_model import Lasso
 
-from rlsi.kernels.lasso import lasso_rows
+from rlsi.kernels.lasso import lasso_cd_row, lasso_rows
 from rlsi.oracle.paper import _lasso_cd_paper
 
 
@@ -89,3 +96,185 @@ def test_dtype_is_preserved(dtype):
     V = rng.standard_normal((4, 10))
     U, _ = lasso_rows(rng.standard_normal((5, 4)).astype(dtype), V @ V.T, None, 0.3)
     assert U.dtype == dtype
+
+
+# ------------------------------------------------------------------ against independent solvers
+def problem(K=6, N=40, n=25, seed=0, dead=()):
+    """Gram S = V Vᵀ (N >> K: well conditioned), R = D Vᵀ, and the documents D; rows ``dead`` of V are 0."""
+    rng = np.random.default_rng(seed)
+    V = rng.standard_normal((K, N))
+    V[list(dead)] = 0.0
+    D = rng.standard_normal((n, N))
+    return V @ V.T, D @ V.T, V, D
+
+
+def objective(r, S, u, lam):
+    return u @ S @ u - 2 * r @ u + lam * np.abs(u).sum()
+
+
+@pytest.mark.parametrize("share", [0.02, 0.2, 0.6])
+def test_matches_scikit_learn_lasso(share):
+    S, R, V, D = problem(seed=1)
+    lam = share * 2 * np.abs(R).max()  # a share of the penalty that makes every row zero
+    U, _ = lasso_rows(R, S, None, lam, max_iter=100000, tol=1e-14)
+    N = V.shape[1]
+    for d, r, u in zip(D, R, U):
+        ref = Lasso(alpha=lam / (2 * N), fit_intercept=False, tol=1e-14, max_iter=100000).fit(V.T, d).coef_
+        np.testing.assert_allclose(u, ref, atol=1e-8)
+        assert objective(r, S, u, lam) <= objective(r, S, ref, lam) + 1e-9
+    assert 0 < np.count_nonzero(U) < U.size  # solutions with zeros and non-zeros
+
+
+def test_zero_penalty_is_the_linear_solve():
+    S, R, _, _ = problem(seed=2)
+    U, _ = lasso_rows(R, S, None, 0.0, max_iter=100000, tol=1e-14)
+    np.testing.assert_allclose(U, np.linalg.solve(S, R.T).T, rtol=1e-9, atol=1e-10)
+
+
+def test_diagonal_gram_is_the_soft_threshold():
+    # S = diag(s): the coordinates decouple, u_k = soft(r_k, lam/2) / s_k
+    s = np.array([0.5, 1.0, 2.0, 4.0])
+    rng = np.random.default_rng(3)
+    R = rng.standard_normal((50, 4)) * 3
+    lam = 1.7
+    U, _ = lasso_rows(R, np.diag(s), None, lam)
+    expected = np.sign(R) * np.maximum(np.abs(R) - lam / 2, 0) / s
+    np.testing.assert_allclose(U, expected, rtol=1e-14, atol=0)
+
+
+def test_large_penalty_gives_zero_even_from_a_warm_start():
+    S, R, _, _ = problem(seed=4)
+    lam = 2 * np.abs(R).max() * 1.0001  # |2 r_k| <= lam: zero satisfies the KKT conditions
+    U0 = np.random.default_rng(5).standard_normal(R.shape)
+    U, sweeps = lasso_rows(R, S, U0, lam, max_iter=100000, tol=1e-12)
+    assert np.all(U == 0)
+    assert np.all(sweeps >= 1)  # a non-zero warm start is never skipped
+    U, sweeps = lasso_rows(R, S, None, lam)
+    assert np.all(U == 0) and np.all(sweeps == 0)  # zero start and small r: skipped
+
+
+# ------------------------------------------------------------------ warm starts and dead coordinates
+def test_warm_starts_reach_the_same_minimiser():
+    S, R, _, _ = problem(seed=6)
+    lam = 8.0
+    cold, _ = lasso_rows(R, S, None, lam, max_iter=100000, tol=1e-14)
+    rng = np.random.default_rng(7)
+    for U0 in (rng.standard_normal(R.shape) * 10, cold + 1e-3, -cold, np.ones_like(R)):
+        warm, sweeps = lasso_rows(R, S, U0, lam, max_iter=100000, tol=1e-14)
+        np.testing.assert_allclose(warm, cold, atol=1e-9)
+        np.testing.assert_array_equal(np.sign(warm[np.abs(cold) > 1e-6]), np.sign(cold[np.abs(cold) > 1e-6]))
+    # starting at the solution, one sweep confirms it
+    again, sweeps = lasso_rows(R, S, cold, lam, max_iter=100000, tol=1e-8)
+    np.testing.assert_allclose(again, cold, atol=1e-12)
+    assert np.all(sweeps[np.any(cold != 0, axis=1)] == 1)
+
+
+def test_warm_start_is_not_modified():
+    S, R, _, _ = problem(seed=8)
+    U0 = np.random.default_rng(9).standard_normal(R.shape)
+    before = U0.copy()
+    lasso_rows(R, S, U0, 1.0)
+    np.testing.assert_array_equal(U0, before)
+
+
+def test_dead_coordinate_is_zero_and_the_rest_solve_the_reduced_problem():
+    dead = 2
+    S, R, _, _ = problem(K=5, seed=10, dead=[dead])
+    assert S[dead, dead] == 0 and np.all(S[dead] == 0)
+    R[:, dead] = np.linspace(-5, 5, len(R))  # even a non-zero r_k cannot move a dead coordinate
+    U0 = np.random.default_rng(11).standard_normal(R.shape)  # and a warm start there is reset to 0
+    lam = 3.0
+    keep = [k for k in range(5) if k != dead]
+    reduced, _ = lasso_rows(R[:, keep], S[np.ix_(keep, keep)], None, lam, max_iter=100000, tol=1e-14)
+    for U_init in (None, U0):
+        U, _ = lasso_rows(R, S, U_init, lam, max_iter=100000, tol=1e-14)
+        assert np.all(U[:, dead] == 0) and np.all(np.isfinite(U))
+        np.testing.assert_allclose(U[:, keep], reduced, atol=1e-9)
+
+
+# ------------------------------------------------------------------ lasso_cd_row directly
+def test_cd_row_keeps_the_gradient_workspace_and_counts_sweeps():
+    S, R, _, _ = problem(seed=12)
+    lam = 6.0
+    rng = np.random.default_rng(13)
+    for r in R[:5]:
+        u = rng.standard_normal(len(r))
+        g = S @ u  # the documented precondition
+        n = lasso_cd_row(r.copy(), S, u, g, lam / 2, 100000, 1e-14)
+        assert 1 <= n <= 100000
+        np.testing.assert_allclose(g, S @ u, atol=1e-9)  # g == S u on exit
+        ref, _ = lasso_rows(r[None], S, None, lam, max_iter=100000, tol=1e-14)
+        np.testing.assert_allclose(u, ref[0], atol=1e-9)
+    # the sweep cap is honoured and reported
+    u, r = np.zeros(S.shape[0]), R[0].copy()
+    assert lasso_cd_row(r, S, u, np.zeros_like(u), lam / 2, 1, 0.0) == 1
+    # diagonal S: the first sweep solves, the second sees no change (tol = 0)
+    s = np.array([1.0, 2.0, 3.0])
+    u = np.zeros(3)
+    assert lasso_cd_row(np.array([3.0, -4.0, 0.1]), np.diag(s), u, np.zeros(3), 0.5, 50, 0.0) == 2
+    np.testing.assert_array_equal(u, [2.5 / 1, -3.5 / 2, 0.0])
+
+
+def test_cd_row_below_threshold_stops_after_one_sweep():
+    S = np.eye(3)
+    u, g = np.zeros(3), np.zeros(3)
+    assert lasso_cd_row(np.array([0.1, -0.2, 0.3]), S, u, g, 0.5, 100, 0.0) == 1
+    assert np.all(u == 0) and np.all(g == 0)
+
+
+# ------------------------------------------------------------------ dtypes, layouts, shapes, threads
+def test_float32_storage_is_float64_arithmetic_rounded_once():
+    S, R, _, _ = problem(n=150, seed=14)
+    R32 = R.astype(np.float32)
+    U0 = np.random.default_rng(15).standard_normal(R.shape).astype(np.float32)
+    for init in (None, U0):
+        U32, sw32 = lasso_rows(R32, S, init, 4.0)
+        U64, sw64 = lasso_rows(R32.astype(np.float64), S, None if init is None else init.astype(np.float64), 4.0)
+        assert U32.dtype == np.float32
+        np.testing.assert_array_equal(U32, U64.astype(np.float32))
+        np.testing.assert_array_equal(sw32, sw64)
+    # a float64 warm start with float32 rows is stored as float32
+    assert lasso_rows(R32, S, U0.astype(np.float64), 4.0)[0].dtype == np.float32
+
+
+def test_non_contiguous_inputs_give_the_same_result():
+    S, R, _, _ = problem(n=70, seed=16)
+    U0 = np.random.default_rng(17).standard_normal(R.shape)
+    expected, sweeps = lasso_rows(R, S, U0, 2.5)
+    wide = np.zeros((R.shape[0], 2 * R.shape[1]))
+    wide[:, ::2] = R
+    wide_u = np.zeros_like(wide)
+    wide_u[:, ::2] = U0
+    for Rv, Sv, Uv in [(wide[:, ::2], S, U0), (np.asfortranarray(R), np.asfortranarray(S), np.asfortranarray(U0)),
+                       (R, S, wide_u[:, ::2]), (R[::-1][::-1], S.T, U0)]:
+        got, got_sweeps = lasso_rows(Rv, Sv, Uv, 2.5)
+        np.testing.assert_array_equal(got, expected)
+        np.testing.assert_array_equal(got_sweeps, sweeps)
+    # a block of rows that is not at the start of R (a view into the middle)
+    sub, _ = lasso_rows(R[17:53], S, U0[17:53], 2.5)
+    np.testing.assert_array_equal(sub, expected[17:53])
+
+
+@pytest.mark.parametrize("shape", [(0, 4), (3, 0), (0, 0)])
+def test_empty_blocks(shape):
+    n, K = shape
+    U, sweeps = lasso_rows(np.zeros((n, K)), np.eye(K), None, 1.0)
+    assert U.shape == (n, K) and sweeps.shape == (n,) and sweeps.dtype == np.int32
+
+
+def test_results_do_not_depend_on_the_number_of_threads():
+    S, R, _, _ = problem(K=8, n=400, seed=18)  # several chunks of 64 rows
+    U0 = np.random.default_rng(19).standard_normal(R.shape) * (np.random.default_rng(20).random(R.shape) < 0.3)
+    many = lasso_rows(R, S, U0, 3.0)
+    previous = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        one = lasso_rows(R, S, U0, 3.0)
+    finally:
+        numba.set_num_threads(previous)
+    np.testing.assert_array_equal(many[0], one[0])
+    np.testing.assert_array_equal(many[1], one[1])
+    # and each row is the row solved alone
+    for i in (0, 63, 64, 65, 399):
+        alone, _ = lasso_rows(R[i:i + 1], S, U0[i:i + 1], 3.0)
+        np.testing.assert_array_equal(alone[0], many[0][i])

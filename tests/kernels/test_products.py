@@ -1,22 +1,273 @@
+"""The sparse x dense kernels of rlsi.kernels.products against scipy/numpy on random inputs.
+
+Every kernel is checked on float32 and float64, with empty rows, all-zero columns, int32 and int64 index
+arrays, non-contiguous arrays, blocks of zero rows, row ranges a..b that do not start at 0, and for
+thread-count independence (the kernels parallelise over output rows and promise deterministic results).
+"""
+
+import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from rlsi.kernels.products import csr_csr_dense, csr_dense
+from rlsi.kernels.products import csr_csr_dense, csr_dense, csr_dense_rows, csr_rows_to_dense, dense_to_csr
+
+DTYPES = [np.float32, np.float64]
+# (value dtype, index dtype): each pair is a separate numba compilation (about 2 s each on a cold cache),
+# so 64-bit indices, which only very large matrices have, are checked with float64 values only
+DTYPE_INDEX = [(np.float32, np.int32), (np.float64, np.int32), (np.float64, np.int64)]
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_products_match_scipy(dtype):
-    A = sp.random(40, 30, density=0.2, random_state=0, format="csr", dtype=dtype)
-    B = np.random.default_rng(1).standard_normal((30, 7)).astype(dtype)
-    Bs = sp.random(30, 7, density=0.3, random_state=2, format="csr", dtype=dtype)
-    tol = 1e-5 if dtype == np.float32 else 1e-12
-    np.testing.assert_allclose(csr_dense(A, B), A.toarray() @ B, rtol=tol, atol=tol)
-    np.testing.assert_allclose(csr_csr_dense(A, Bs), A.toarray() @ Bs.toarray(), rtol=tol, atol=tol)
-    assert csr_dense(A, B).dtype == dtype
+def tolerance(dtype):
+    return {"rtol": 1e-5, "atol": 1e-5} if dtype == np.float32 else {"rtol": 1e-12, "atol": 1e-12}
 
 
-def test_empty_rows_give_zero_rows():
-    A = sp.csr_matrix((3, 4))
-    out = csr_dense(A, np.ones((4, 2)))
+def random_csr(n, m, density=0.3, dtype=np.float64, seed=0, index_dtype=np.int32):
+    """Random CSR (n x m) with rows 1 and n-2 empty and columns 0 and m-1 all zero (when they exist),
+    sorted indices, no duplicates, indices/indptr of ``index_dtype``."""
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((n, m)) * (rng.random((n, m)) < density)
+    for i in (1, n - 2):
+        if 0 <= i < n:
+            A[i] = 0.0
+    if m:
+        A[:, [0, m - 1]] = 0.0
+    A = sp.csr_matrix(A.astype(dtype))
+    A.indices = A.indices.astype(index_dtype)
+    A.indptr = A.indptr.astype(index_dtype)
+    return A
+
+
+def strided(a):
+    """A non-contiguous view of the same values as ``a`` (every other element of a bigger array)."""
+    big = np.zeros((a.shape[0], 2 * a.shape[1]) if a.ndim == 2 else (2 * a.shape[0],), dtype=a.dtype)
+    view = big[:, ::2] if a.ndim == 2 else big[::2]
+    view[...] = a
+    assert a.size == 0 or not view.flags["C_CONTIGUOUS"]
+    return view
+
+
+def strided_csr(A):
+    """The same matrix with non-contiguous data and indices arrays (scipy keeps the views)."""
+    B = sp.csr_matrix((strided(A.data), strided(A.indices), A.indptr), shape=A.shape, copy=False)
+    assert A.nnz == 0 or not B.data.flags["C_CONTIGUOUS"]
+    return B
+
+
+@pytest.fixture
+def single_thread():
+    """Run a block with one numba thread, restoring the previous count."""
+    previous = numba.get_num_threads()
+
+    class Switch:
+        def __enter__(self):
+            numba.set_num_threads(1)
+
+        def __exit__(self, *exc):
+            numba.set_num_threads(previous)
+
+    return Switch()
+
+
+# ------------------------------------------------------------------ dense_to_csr
+def assert_same_csr(got, expected):
+    """Same shape, structure (sorted indices, no stored zeros), values and dtype as scipy's conversion."""
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    np.testing.assert_array_equal(got.indptr, expected.indptr)
+    np.testing.assert_array_equal(got.indices, expected.indices)
+    np.testing.assert_array_equal(got.data, expected.data)
+    assert got.indices.dtype == got.indptr.dtype
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(37, 11), (1, 5), (5, 1), (0, 4), (4, 0), (0, 0), (200, 3)])
+def test_dense_to_csr_matches_scipy(dtype, shape):
+    A = random_csr(*shape, dtype=dtype, seed=sum(shape)).toarray()
+    got = dense_to_csr(A)
+    assert_same_csr(got, sp.csr_matrix(A))
+    assert got.indices.dtype == np.int32  # small matrices get 32-bit indices
+    assert got.has_canonical_format or got.nnz == 0
+    np.testing.assert_array_equal(got.toarray(), A)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_dense_to_csr_non_contiguous_and_signed_zero(dtype):
+    A = random_csr(30, 9, dtype=dtype, seed=3).toarray()
+    A[2, 3] = -0.0  # a negative zero is a zero: not stored
+    for view in (strided(A), np.asfortranarray(A), A.T.copy().T):
+        assert_same_csr(dense_to_csr(view), sp.csr_matrix(A))
+    assert dense_to_csr(A)[2, 3] == 0 and dense_to_csr(A).nnz == np.count_nonzero(A)
+
+
+def test_dense_to_csr_does_not_modify_its_input():
+    A = random_csr(20, 6, seed=4).toarray()
+    before = A.copy()
+    dense_to_csr(A)
+    np.testing.assert_array_equal(A, before)
+
+
+# ------------------------------------------------------------------ csr_rows_to_dense
+@pytest.mark.parametrize("dtype, index_dtype", DTYPE_INDEX)
+@pytest.mark.parametrize("a, b", [(0, 40), (0, 0), (7, 23), (23, 23), (39, 40), (1, 2), (5, 40)])
+def test_csr_rows_to_dense_matches_scipy_slices(dtype, index_dtype, a, b):
+    A = random_csr(40, 13, dtype=dtype, seed=a + b, index_dtype=index_dtype)
+    got = csr_rows_to_dense(A, a, b)
+    assert got.shape == (b - a, 13) and got.dtype == dtype and got.flags["C_CONTIGUOUS"]
+    np.testing.assert_array_equal(got, A[a:b].toarray())
+
+
+@pytest.mark.parametrize("out_dtype", DTYPES)
+def test_csr_rows_to_dense_dtype_argument(out_dtype):
+    A = random_csr(25, 8, dtype=np.float64, seed=9)
+    got = csr_rows_to_dense(A, 3, 17, dtype=out_dtype)
+    assert got.dtype == out_dtype
+    np.testing.assert_array_equal(got, A[3:17].toarray().astype(out_dtype))
+
+
+@pytest.mark.parametrize("shape", [(6, 0), (0, 5)])
+def test_csr_rows_to_dense_degenerate_shapes(shape):
+    A = sp.csr_matrix(shape)
+    assert csr_rows_to_dense(A, 0, shape[0]).shape == shape
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: csr_rows_to_dense assigns (out[i, j] = x) instead of adding, so a "
+                                       "CSR with duplicate entries (valid in scipy) loses all but the last one")
+def test_csr_rows_to_dense_sums_duplicates_as_scipy():
+    A = sp.csr_matrix((np.array([1.0, 2.0, 4.0]), np.array([1, 1, 0]), np.array([0, 2, 3])), shape=(2, 3))
+    assert not A.has_canonical_format
+    np.testing.assert_array_equal(csr_rows_to_dense(A, 0, 2), A.toarray())
+
+
+# ------------------------------------------------------------------ csr_dense_rows and csr_dense
+@pytest.mark.parametrize("dtype, index_dtype", DTYPE_INDEX)
+@pytest.mark.parametrize("a, b", [(0, 50), (11, 37), (50, 50), (0, 0), (49, 50)])
+def test_csr_dense_rows_matches_scipy(dtype, index_dtype, a, b):
+    A = random_csr(50, 20, dtype=dtype, seed=a * b + 1, index_dtype=index_dtype)
+    B = np.random.default_rng(a + 2 * b).standard_normal((20, 6)).astype(dtype)
+    expected = (A[a:b] @ B.astype(np.float64)).astype(dtype)
+    got = csr_dense_rows(A, a, b, B)
+    assert got.shape == (b - a, 6) and got.dtype == dtype
+    np.testing.assert_allclose(got, expected, **tolerance(dtype))
+    # non-contiguous B, and non-contiguous data/indices of A
+    np.testing.assert_allclose(csr_dense_rows(A, a, b, strided(B)), expected, **tolerance(dtype))
+    np.testing.assert_allclose(csr_dense_rows(A, a, b, np.asfortranarray(B)), expected, **tolerance(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_csr_dense_rows_mask_leaves_unmasked_rows_zero(dtype):
+    A = random_csr(60, 15, dtype=dtype, seed=5)
+    B = np.random.default_rng(6).standard_normal((15, 4)).astype(dtype)
+    a, b = 13, 52
+    rng = np.random.default_rng(7)
+    mask = rng.random(b - a) < 0.5
+    mask[0], mask[-1] = True, False
+    full = (A[a:b] @ B.astype(np.float64)).astype(dtype)
+    for m in (mask, strided(mask), mask.astype(np.int64), list(mask)):
+        got = csr_dense_rows(A, a, b, B, mask=m)
+        np.testing.assert_allclose(got[mask], full[mask], **tolerance(dtype))
+        assert np.all(got[~mask] == 0)
+    assert np.all(csr_dense_rows(A, a, b, B, mask=np.zeros(b - a, bool)) == 0)
+    np.testing.assert_array_equal(csr_dense_rows(A, a, b, B, mask=np.ones(b - a, bool)),
+                                  csr_dense_rows(A, a, b, B))
+
+
+def test_csr_dense_rows_dtype_rules():
+    A64 = random_csr(30, 10, dtype=np.float64, seed=8)
+    A32 = A64.astype(np.float32)
+    B64 = np.random.default_rng(9).standard_normal((10, 3))
+    B32 = B64.astype(np.float32)
+    # default: numpy's result type of the two inputs (float32 is not upcast when both are float32)
+    assert csr_dense_rows(A32, 0, 30, B32).dtype == np.float32
+    assert csr_dense_rows(A32, 0, 30, B64).dtype == np.float64
+    assert csr_dense_rows(A64, 0, 30, B32).dtype == np.float64
+    # an explicit dtype is the output and working dtype
+    got = csr_dense_rows(A64, 2, 20, B64, dtype=np.float32)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, A64[2:20] @ B64, **tolerance(np.float32))
+    np.testing.assert_allclose(csr_dense_rows(A32, 0, 30, B64), A32.astype(np.float64) @ B64,
+                               **tolerance(np.float64))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(40, 12), (0, 12), (7, 1)])
+def test_csr_dense_is_the_full_product(dtype, shape):
+    A = random_csr(*shape, dtype=dtype, seed=shape[0])
+    B = np.random.default_rng(1).standard_normal((shape[1], 5)).astype(dtype)
+    got = csr_dense(A, B)
+    assert got.dtype == dtype and got.shape == (shape[0], 5)
+    np.testing.assert_allclose(got, (A @ B.astype(np.float64)).astype(dtype), **tolerance(dtype))
+
+
+def test_csr_dense_degenerate_shapes():
+    assert csr_dense(sp.csr_matrix((3, 4)), np.ones((4, 0))).shape == (3, 0)
+    out = csr_dense(sp.csr_matrix((3, 4)), np.ones((4, 2)))
     assert out.shape == (3, 2) and np.all(out == 0)
+    assert csr_dense(sp.csr_matrix((3, 0)), np.ones((0, 2))).shape == (3, 2)
+    assert np.all(csr_dense(sp.csr_matrix((3, 0)), np.ones((0, 2))) == 0)
+
+
+# ------------------------------------------------------------------ csr_csr_dense
+@pytest.mark.parametrize("dtype, index_dtype", DTYPE_INDEX)
+@pytest.mark.parametrize("shape", [(45, 30, 8), (0, 30, 8), (45, 30, 0), (45, 1, 3)])
+def test_csr_csr_dense_matches_scipy(dtype, index_dtype, shape):
+    n, m, K = shape
+    A = random_csr(n, m, dtype=dtype, seed=n + m, index_dtype=index_dtype)
+    B = random_csr(m, K, density=0.4, dtype=dtype, seed=K + 1, index_dtype=index_dtype)
+    expected = (A.astype(np.float64) @ B.astype(np.float64)).toarray().astype(dtype)
+    got = csr_csr_dense(A, B)
+    assert got.shape == (n, K) and got.dtype == dtype
+    np.testing.assert_allclose(got, expected, **tolerance(dtype))
+
+
+def test_csr_csr_dense_dtype_rules_and_unsorted_indices():
+    A = random_csr(30, 20, seed=11)
+    B = random_csr(20, 6, density=0.5, seed=12)
+    assert csr_csr_dense(A.astype(np.float32), B.astype(np.float32)).dtype == np.float32
+    assert csr_csr_dense(A.astype(np.float32), B).dtype == np.float64
+    got = csr_csr_dense(A, B, dtype=np.float32)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, (A @ B).toarray(), **tolerance(np.float32))
+    # the kernel does not need sorted column indices in either operand
+    Bu = B.copy()
+    for i in range(Bu.shape[0]):
+        lo, hi = Bu.indptr[i], Bu.indptr[i + 1]
+        Bu.indices[lo:hi], Bu.data[lo:hi] = Bu.indices[lo:hi][::-1].copy(), Bu.data[lo:hi][::-1].copy()
+    Bu.has_sorted_indices = False
+    np.testing.assert_allclose(csr_csr_dense(A, Bu), (A @ B).toarray(), **tolerance(np.float64))
+
+
+def test_csr_csr_dense_sums_duplicates_as_scipy():
+    A = sp.csr_matrix((np.array([1.0, 2.0]), np.array([0, 0]), np.array([0, 2])), shape=(1, 2))
+    B = sp.csr_matrix((np.array([3.0, 5.0]), np.array([1, 1]), np.array([0, 2, 2])), shape=(2, 2))
+    np.testing.assert_array_equal(csr_csr_dense(A, B), A.toarray() @ B.toarray())  # (1+2) * (3+5)
+    np.testing.assert_array_equal(csr_dense(A, np.ones((2, 3))), A.toarray() @ np.ones((2, 3)))
+
+
+# ------------------------------------------------------------------ non-contiguous CSR arrays
+def test_non_contiguous_csr_arrays():
+    # scipy keeps strided data/indices views; each kernel reads them as they are (one dtype suffices:
+    # every array layout is a separate numba compilation, which the other tests already pay for dtypes)
+    A = random_csr(40, 20, seed=17)
+    B = np.random.default_rng(18).standard_normal((20, 5))
+    Bs = random_csr(20, 5, density=0.4, seed=19)
+    As, Bss = strided_csr(A), strided_csr(Bs)
+    np.testing.assert_array_equal(csr_rows_to_dense(As, 3, 31), A[3:31].toarray())
+    np.testing.assert_allclose(csr_dense_rows(As, 3, 31, B), A[3:31] @ B, **tolerance(np.float64))
+    np.testing.assert_allclose(csr_dense(As, B), A @ B, **tolerance(np.float64))
+    np.testing.assert_allclose(csr_csr_dense(As, Bss), (A @ Bs).toarray(), **tolerance(np.float64))
+
+
+# ------------------------------------------------------------------ determinism
+def test_results_do_not_depend_on_the_number_of_threads(single_thread):
+    A = random_csr(700, 90, density=0.05, seed=13)
+    B = np.random.default_rng(14).standard_normal((90, 16))
+    Bs = random_csr(90, 16, density=0.2, seed=15)
+    dense = A.toarray()
+    mask = np.random.default_rng(16).random(650) < 0.7
+    many = (csr_dense(A, B), csr_dense_rows(A, 30, 680, B, mask=mask), csr_csr_dense(A, Bs),
+            csr_rows_to_dense(A, 5, 600), dense_to_csr(dense).toarray())
+    with single_thread:
+        one = (csr_dense(A, B), csr_dense_rows(A, 30, 680, B, mask=mask), csr_csr_dense(A, Bs),
+               csr_rows_to_dense(A, 5, 600), dense_to_csr(dense).toarray())
+    for x, y in zip(many, one):
+        np.testing.assert_array_equal(x, y)
