@@ -101,9 +101,9 @@ def test_bad_input(counts):
         LSI(500).fit(counts)
     neg = counts.copy()
     neg.data[0] = -1.0
-    with pytest.raises(RLSIError, match="negative"):
+    with pytest.raises(RLSIError, match="Negative values"):
         PLSI(2).fit(neg)
-    with pytest.raises(RLSIError, match="negative"):
+    with pytest.raises(RLSIError, match="Negative values"):
         NMF(2).fit(neg)
     with pytest.raises(RLSIError, match="algorithm"):
         LSI(2, algorithm="magic").fit(counts)

@@ -17,15 +17,24 @@ class BaselineModel(TopicModel):
 
     def _check_X(self, X, *, reset, dtype=None):
         X = super()._check_X(X, reset=reset, dtype=dtype)
-        if (self.nonnegative or self.input_kind == "counts") and X.nnz and X.data.min() < 0:
+        if self._positive_only and X.nnz and X.data.min() < 0:
             what = "term counts" if self.input_kind == "counts" else "a non-negative matrix"
-            raise RLSIError(f"{type(self).__name__} needs {what}; X has negative entries")
+            raise RLSIError(f"Negative values in data passed to {type(self).__name__}, which needs {what}")
         if reset:
             self._validate_params()
             if self.n_components > min(X.shape):
                 raise RLSIError(f"n_components={self.n_components} is larger than min(n_samples, n_features)="
                                 f"{min(X.shape)}")
         return X
+
+    @property
+    def _positive_only(self):
+        return self.nonnegative or self.input_kind == "counts"
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = self._positive_only
+        return tags
 
     def _after_load(self):
         super()._after_load()
