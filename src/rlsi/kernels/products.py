@@ -87,7 +87,7 @@ def dense_to_csr(A):
 def _scatter_rows(indptr, indices, data, row0, out):
     for i in prange(out.shape[0]):
         for p in range(indptr[row0 + i], indptr[row0 + i + 1]):
-            out[i, indices[p]] = data[p]
+            out[i, indices[p]] += data[p]  # adds duplicates of a non-canonical CSR, as scipy does
 
 
 def csr_rows_to_dense(A, a, b, dtype=None):
