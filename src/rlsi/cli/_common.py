@@ -37,6 +37,16 @@ def non_negative_int(text):
     return value
 
 
+def jobs_count(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value == 0:
+        raise argparse.ArgumentTypeError("0 threads: use -1 (all cores) or a positive count")
+    return value
+
+
 def non_negative_float(text):
     try:
         value = float(text)
@@ -92,7 +102,7 @@ def add_model_arguments(parser):
     g.add_argument("--topic-penalty", choices=list(PENALTIES), default="l1", help="penalty on topics U")
     g.add_argument("--doc-penalty", choices=list(PENALTIES), default="l2", help="penalty on documents V")
     g.add_argument("--seed", type=non_negative_int, default=0, help="random seed >= 0 (default: 0)")
-    g.add_argument("--jobs", type=int, default=None, help="threads (default: all cores)")
+    g.add_argument("--jobs", type=jobs_count, default=None, help="threads (default: all cores)")
 
 
 def add_batch_arguments(parser):
@@ -112,7 +122,15 @@ def batch_model_from_args(args, quiet):
                   verbose=0 if quiet else 1)
     if args.lambda1 is not None:
         params["lambda1"] = args.lambda1
-    return BatchRLSI(**params)
+    return checked(BatchRLSI(**params))
+
+
+def checked(model):
+    """The estimator after its own parameter validation (so that options fail before any work)."""
+    from ..io.checks import validate_params
+
+    validate_params(model)
+    return model
 
 
 def load_model_dir(path):

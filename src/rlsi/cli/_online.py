@@ -59,7 +59,9 @@ def online_model_from_args(args, *, quiet=None, topic_init=None):
                   random_state=args.seed, n_jobs=args.jobs, verbose=0 if quiet else 1)
     if getattr(args, "lambda1", None) is not None:
         params["lambda1"] = args.lambda1
-    return OnlineRLSI(**params)
+    from ._common import checked
+
+    return checked(OnlineRLSI(**params))
 
 
 def fit_online_from_args(args, X):

@@ -52,6 +52,12 @@ def run(args):
     fields = _common.text_fields(args)
     if args.resume:
         return _resume(args, output, fields)
+    if args.online:  # options are checked before the corpus is read
+        from ._online import fit_online_from_args, online_model_from_args
+
+        online_model_from_args(args)
+    else:
+        model = _common.batch_model_from_args(args, args.quiet)
     start = time.perf_counter()
     corpus = read_corpus(args.corpus, text_fields=fields)
     vectorizer = _common.make_vectorizer(args)
@@ -59,11 +65,9 @@ def run(args):
     log.info("vectorized %d documents x %d terms (%d non-zeros)", X.shape[0], X.shape[1], X.nnz)
     _common.check_learnable(X, X.shape[0])
     if args.online:
-        from ._online import fit_online_from_args
-
         model = fit_online_from_args(args, X)
     else:
-        model = _common.batch_model_from_args(args, args.quiet).fit(X)
+        model.fit(X)
     io.save(output, model=model, vectorizer=vectorizer)
     if not args.quiet:
         _summary(model, X.shape[0], X.shape[1], time.perf_counter() - start)

@@ -153,6 +153,7 @@ def run(args):
     quiet = bool(getattr(args, "quiet", False))
     out = Path(args.output)
     _check_output(out)
+    model = online_model_from_args(args, quiet=True)  # options checked before the corpus is read
     start = time.perf_counter()
     corpus = read_corpus(args.corpus, text_fields=_common.text_fields(args))
     order, labels, skipped = _order(corpus, args)
@@ -162,7 +163,6 @@ def run(args):
     texts = [corpus.texts[i] for i in order]
     vectorizer = StreamingTfidf(stop_words=_stop_words(args), stemmer="english" if args.stem else None,
                                 idf=args.idf)
-    model = online_model_from_args(args, quiet=True)
     if labels is not None:
         bounds = list(segments(len(texts), args.batch_size, labels=labels))
     else:

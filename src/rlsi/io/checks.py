@@ -16,14 +16,17 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import BaseEstimator
 
 from ..errors import ModelFormatError
 from .safety import check_csr, check_float_values
 
-__all__ = ["check_loaded", "term_counts", "check_components_agree"]
+__all__ = ["check_loaded", "validate_params", "term_counts", "check_components_agree"]
 
-# Zero-argument parameter validators, by the names the estimators of this package use.
-_VALIDATORS = ("_validate_params_all", "_validate_common")
+# Zero-argument parameter validators, by the names the estimators of this package use (the first found
+# runs). scikit-learn's own ``BaseEstimator._validate_params`` expects scikit-learn's constraint format
+# and is skipped.
+_VALIDATORS = ("_validate_params_all", "_validate_params", "_validate_common")
 
 
 def _one_line(exc) -> str:
@@ -60,9 +63,21 @@ def check_loaded(obj, where):
         k = getattr(obj, "n_components", None)
         if isinstance(k, numbers.Integral) and not isinstance(k, bool) and int(k) != n_topics:
             raise ModelFormatError(f"{where} is damaged: n_components={k} but components_ has {n_topics} rows")
+    try:
+        validate_params(obj)
+    except Exception as exc:  # an invalid saved parameter: the file is damaged, not the user's input
+        raise ModelFormatError(f"{where} is damaged: {_one_line(exc)}") from None
+
+
+def validate_params(obj):
+    """Run the estimator's own zero-argument parameter validation, if it has one (see ``_VALIDATORS``).
+
+    Used on loaded components and by the command line to check options before any work."""
     for name in _VALIDATORS:
         fn = getattr(obj, name, None)
         if fn is None or not callable(fn):
+            continue
+        if getattr(type(obj), name, None) is getattr(BaseEstimator, name, object()):
             continue
         try:
             required = [p for p in inspect.signature(fn).parameters.values()
@@ -71,11 +86,8 @@ def check_loaded(obj, where):
             continue
         if required:
             continue
-        try:
-            fn()
-        except Exception as exc:  # an invalid saved parameter: the file is damaged, not the user's input
-            raise ModelFormatError(f"{where} is damaged: {_one_line(exc)}") from None
-        break
+        fn()
+        return
 
 
 def _n_terms(name, obj):
