@@ -67,6 +67,9 @@ def check_loaded(obj, where):
         validate_params(obj)
     except Exception as exc:  # an invalid saved parameter: the file is damaged, not the user's input
         raise ModelFormatError(f"{where} is damaged: {_one_line(exc)}") from None
+    inner = getattr(obj, "__dict__", {}).get("model")  # a wrapper (RidgeFolding) rebuilt its model itself
+    if inner is not None and inner is not obj and "components_" in getattr(inner, "__dict__", {}):
+        check_loaded(inner, f"{where} (wrapped {type(inner).__name__})")
 
 
 def validate_params(obj):
@@ -74,11 +77,10 @@ def validate_params(obj):
 
     Used on loaded components and by the command line to check options before any work."""
     for name in _VALIDATORS:
-        fn = getattr(obj, name, None)
-        if fn is None or not callable(fn):
+        defined = getattr(type(obj), name, None)  # on the class: not through a wrapper's __getattr__
+        if defined is None or not callable(defined) or defined is getattr(BaseEstimator, name, object()):
             continue
-        if getattr(type(obj), name, None) is getattr(BaseEstimator, name, object()):
-            continue
+        fn = getattr(obj, name)
         try:
             required = [p for p in inspect.signature(fn).parameters.values()
                         if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -95,7 +97,10 @@ def _n_terms(name, obj):
     if name == "vectorizer" or hasattr(obj, "vocabulary_"):
         vocab = getattr(obj, "vocabulary_", None)
         return len(vocab) if vocab is not None else None
-    comps = getattr(obj, "components_", None) if "components_" in getattr(obj, "__dict__", {}) else None
+    try:
+        comps = getattr(obj, "components_", None)  # also through a wrapper's __getattr__
+    except Exception:  # a property of an unfitted object
+        comps = None
     if comps is not None and getattr(comps, "ndim", 0) == 2:
         return int(comps.shape[1])
     n = getattr(type(obj), "n_terms_", None)
