@@ -71,12 +71,18 @@ def check_matrix(X, *, name="X", dtype=None, allow_empty=False, accept_dense=Tru
     return X
 
 
-def check_random_state(seed):
-    """A :class:`numpy.random.Generator` from None, an int, or a Generator/RandomState."""
-    if seed is None or isinstance(seed, numbers.Integral):
-        return np.random.default_rng(seed)
+def check_random_state(seed, name="random_state"):
+    """A :class:`numpy.random.Generator` from None, a non-negative int, or a Generator/RandomState.
+
+    ``name`` is the parameter named in the error message."""
+    if seed is None:
+        return np.random.default_rng()
+    if isinstance(seed, numbers.Integral):
+        if seed < 0:
+            raise RLSIError(f"{name}={seed!r} must be a non-negative integer, None or a numpy Generator")
+        return np.random.default_rng(int(seed))
     if isinstance(seed, np.random.Generator):
         return seed
     if isinstance(seed, np.random.RandomState):
         return np.random.default_rng(seed.randint(0, 2**31 - 1))
-    raise RLSIError(f"random_state={seed!r} must be None, an int or a numpy Generator")
+    raise RLSIError(f"{name}={seed!r} must be None, a non-negative integer or a numpy Generator")

@@ -84,7 +84,7 @@ def test_inconsistencies_warn_and_are_kept(tiny, caplog):
 
 
 @pytest.mark.parametrize("name, content, message", [
-    ("queries.jsonl", '{"id": "1", "text": "a"}\n{"id": "2", "text": "b"\n', r"queries.jsonl, line 2: invalid JSON"),
+    ("queries.jsonl", '{"id": "1", "text": "a"}\n{"id": "2", "text": "b"\n', r"queries.jsonl, line 2: not valid JSON"),
     ("queries.jsonl", '{"text": "a"}\n', r"queries.jsonl, line 1: the queries entry has no \"id\""),
     ("queries.jsonl", '{"id": "1", "text": "a"}\n\n{"id": "1", "text": "b"}\n',
      r"queries.jsonl, line 3: query id '1' already used on line 1"),

@@ -105,3 +105,19 @@ def test_run_from_scores_depth_and_ties_do_not_depend_on_column_order():
     assert len(run_from_scores(scores, ["q1", "q2"], ids, depth=None)["q1"]) == 5
     with pytest.raises(RLSIError, match="shape"):
         run_from_scores(scores, ["q1"], ids)
+
+
+def test_a_failed_write_keeps_the_old_file(tmp_path, monkeypatch):
+    from rlsi.io import atomic
+
+    path = tmp_path / "a.run.gz"
+    write_run({"q1": {"d1": 1.0}}, path)
+
+    def no_space(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(atomic, "_rename", no_space)
+    with pytest.raises(RLSIError, match="cannot write .*a.run.gz: No space left"):
+        write_run({"q1": {"d2": 2.0}}, path)
+    assert read_run(path) == {"q1": {"d1": 1.0}}
+    assert [p.name for p in tmp_path.iterdir()] == ["a.run.gz"]

@@ -170,3 +170,25 @@ def test_projection_folding_is_a_searcher_parameter_and_survives_save_load(tmp_p
     np.testing.assert_allclose(back.score_matrices(["heart surgery"])[1], topic, atol=1e-12)
     with pytest.raises(RLSIError, match="fold_lambda2"):
         Searcher(model, vec, fold_lambda2=-1.0).index(DOCS)
+
+
+@pytest.mark.parametrize("key, value", [("alpha", 2.0), ("alpha", "x"), ("term_model", "tfidf"),
+                                        ("fold_lambda2", -1), ("dtype", "complex128"), ("topic_norm", [])])
+def test_damaged_index_parameters(tmp_path, fitted, key, value):
+    import json
+
+    model, vec = fitted
+    Searcher(model, vec, alpha=0.3).index(DOCS, IDS).save(tmp_path / "m")
+    manifest = json.loads((tmp_path / "m" / "manifest.json").read_text())
+    manifest["components"]["index"]["meta"]["params"][key] = value
+    (tmp_path / "m" / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ModelFormatError, match=f"index.*damaged.*{key}"):
+        Searcher.load(tmp_path / "m")
+
+
+def test_non_finite_scores_are_an_error(fitted):
+    model, vec = fitted
+    s = Searcher(model, vec, alpha=0.5).index(DOCS, IDS)
+    s.term_index_.weights_.data[:] = np.nan  # what a damaged index held in memory would give
+    with pytest.raises(RLSIError, match="NaN or infinite"):
+        s.search("heart")

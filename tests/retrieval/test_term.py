@@ -196,3 +196,21 @@ def test_input_errors():
         BM25().fit(X).score(sp.csr_matrix((1, 3)))
     with pytest.raises(RLSIError, match="NaN"):
         VSM().fit(X).score(np.full((1, X.shape[1]), np.nan))
+
+
+@pytest.mark.parametrize("value", [-1, "n_docs", 10**6])
+def test_state_with_out_of_range_row_index_is_refused(value):
+    docs, qs, vocab, X, Q = _setup()
+    meta, arrays = BM25().fit(X)._to_state()
+    indices = arrays["weights_indices"].copy()
+    indices[0] = X.shape[0] if value == "n_docs" else value
+    with pytest.raises(ModelFormatError, match="damaged BM25 state: .*index"):
+        BM25._from_state(meta, {**arrays, "weights_indices": indices})
+
+
+@pytest.mark.parametrize("params", [{"k1": "x", "b": 0.75}, {"k1": 1.2, "b": 2.0}, {"k1": 1.2}, {"k1": -1, "b": 0.5}])
+def test_state_with_bad_parameters_is_refused(params):
+    docs, qs, vocab, X, Q = _setup()
+    meta, arrays = BM25().fit(X)._to_state()
+    with pytest.raises(ModelFormatError, match="damaged BM25 state"):
+        BM25._from_state({**meta, "params": params}, arrays)

@@ -175,3 +175,40 @@ def test_twenty_newsgroups_from_shared_data():
     assert set(corpus.fields) >= {"label", "label_id", "split"}
     assert set(corpus.fields["split"]) == {"train", "test"}
     assert len(set(corpus.fields["label"])) == 20
+
+
+def test_read_corpus_of_a_folder_accepts_text_fields(tmp_path):
+    """The commands pass --text-fields to every reader; a folder (one document per file) ignores it."""
+    root = _make_folder(tmp_path / "docs")
+    assert read_corpus(root, text_fields=("title", "text")).ids == ["a", "b", "sub/c"]
+    with pytest.raises(CorpusError, match="no file matching"):
+        read_corpus(root / "sub", text_fields="text", pattern="*.rst")
+
+
+def test_json_lines_are_read_once_so_a_pipe_works(tmp_path):
+    """gzip is recognised by peeking at the first bytes, not by opening the file twice."""
+    import os
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    payload = gzip.compress("".join(json.dumps(r) + "\n" for r in RECORDS).encode())
+
+    def writer():
+        with open(fifo, "wb") as f:
+            f.write(payload)
+
+    t = threading.Thread(target=writer)
+    t.start()
+    corpus = read_jsonl(fifo)
+    t.join()
+    assert len(corpus) == len(RECORDS)
+
+
+@pytest.mark.parametrize("line, message", [("[" * 100000, "not valid JSON"), ('{"id": ' + "9" * 5000 + "}",
+                                                                              "not valid JSON")])
+def test_hostile_json_lines(tmp_path, line, message):
+    path = tmp_path / "c.jsonl"
+    path.write_text(line + "\n")
+    with pytest.raises(CorpusError, match=f"line 1: {message}"):
+        read_jsonl(path)

@@ -185,7 +185,7 @@ def _round_trip(vec, tmp_path):
     {},
     {"stemmer": "english", "min_df": 2, "max_df": 0.9, "dtype": np.float32},
     {"stop_words": {"Apple", "the"}, "lowercase": False, "max_features": 3, "min_length": 2,
-     "token_pattern": r"[a-zA-Z]+"},
+     "token_pattern": "letters"},
     {"stop_words": None, "min_df": 0.2, "max_df": 3},
 ])
 def test_state_round_trip(params, tmp_path):
@@ -261,3 +261,39 @@ def test_l2_norm_is_the_default_and_rows_have_unit_length():
     np.testing.assert_allclose(X.toarray()[nz], raw.toarray()[nz] / raw_norms[nz, None], rtol=1e-12)
     with pytest.raises(RLSIError, match="norm='l1' is not supported"):
         TfidfVectorizer(norm="l1").fit_transform(DOCS)
+
+
+def test_only_registered_token_patterns_are_saved_and_loaded():
+    from rlsi.text import TOKEN_PATTERNS, register_token_pattern
+
+    with pytest.raises(RLSIError, match="cannot be saved.*register_token_pattern"):
+        TfidfVectorizer(token_pattern=r"[a-z]{3,}").fit(DOCS)._to_state()
+    meta, arrays = TfidfVectorizer(token_pattern="letters").fit(DOCS)._to_state()
+    assert TfidfVectorizer._from_state(meta, arrays).token_pattern == "letters"
+    evil = {**meta, "params": {**meta["params"], "token_pattern": "(a|aa)+$"}}
+    with pytest.raises(ModelFormatError, match="not a registered token pattern"):
+        TfidfVectorizer._from_state(evil, arrays)
+    try:
+        register_token_pattern("three_plus", r"[a-z]{3,}")
+        vec = TfidfVectorizer(token_pattern=r"[a-z]{3,}").fit(DOCS)
+        again = TfidfVectorizer._from_state(*vec._to_state())
+        assert again.feature_names_ == vec.feature_names_ and all(len(t) >= 3 for t in vec.feature_names_)
+        assert TfidfVectorizer(token_pattern="three_plus").fit(DOCS).feature_names_ == vec.feature_names_
+        with pytest.raises(RLSIError, match="already registered"):
+            register_token_pattern("three_plus", r"\w+")
+    finally:
+        TOKEN_PATTERNS.pop("three_plus", None)
+
+
+@pytest.mark.parametrize("key, value", [("lowercase", "yes"), ("min_length", 0), ("norm", "l1"), ("dtype", "object"),
+                                        ("max_features", -3), ("extra", 1)])
+def test_state_with_bad_parameters_is_refused(key, value):
+    meta, arrays = TfidfVectorizer().fit(DOCS)._to_state()
+    with pytest.raises(ModelFormatError, match="damaged vectorizer state"):
+        TfidfVectorizer._from_state({**meta, "params": {**meta["params"], key: value}}, arrays)
+
+
+def test_state_with_impossible_idf_is_refused():
+    meta, arrays = TfidfVectorizer().fit(DOCS)._to_state()
+    with pytest.raises(ModelFormatError, match="idf outside"):
+        TfidfVectorizer._from_state(meta, {**arrays, "idf": arrays["idf"] + 100.0})

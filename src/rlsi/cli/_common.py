@@ -1,10 +1,12 @@
-"""Helpers shared by the sub-commands: argument groups, model directories, atomic output files."""
+"""Helpers shared by the sub-commands: argument groups, model directories, output checks and files.
+
+Every command checks its inputs and where its output goes before any work (``check_output_dir``,
+``check_output_file``), and writes through :mod:`rlsi.io.atomic` (whole or not at all).
+"""
 
 from __future__ import annotations
 
 import argparse
-import os
-import uuid
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +24,26 @@ def positive_int(text):
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} must be >= 1")
+    return value
+
+
+def non_negative_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} must be >= 0")
+    return value
+
+
+def jobs_count(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value == 0:
+        raise argparse.ArgumentTypeError("0 threads: use -1 (all cores) or a positive count")
     return value
 
 
@@ -79,8 +101,8 @@ def add_model_arguments(parser):
                         "paper: λ1 of Eq. (1) as in the TOIS paper (its λ1=0.5 suits ~30k documents)")
     g.add_argument("--topic-penalty", choices=list(PENALTIES), default="l1", help="penalty on topics U")
     g.add_argument("--doc-penalty", choices=list(PENALTIES), default="l2", help="penalty on documents V")
-    g.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    g.add_argument("--jobs", type=int, default=None, help="threads (default: all cores)")
+    g.add_argument("--seed", type=non_negative_int, default=0, help="random seed >= 0 (default: 0)")
+    g.add_argument("--jobs", type=jobs_count, default=None, help="threads (default: all cores)")
 
 
 def add_batch_arguments(parser):
@@ -100,7 +122,15 @@ def batch_model_from_args(args, quiet):
                   verbose=0 if quiet else 1)
     if args.lambda1 is not None:
         params["lambda1"] = args.lambda1
-    return BatchRLSI(**params)
+    return checked(BatchRLSI(**params))
+
+
+def checked(model):
+    """The estimator after its own parameter validation (so that options fail before any work)."""
+    from ..io.checks import validate_params
+
+    validate_params(model)
+    return model
 
 
 def load_model_dir(path):
@@ -112,32 +142,32 @@ def load_model_dir(path):
 
 
 def write_text_atomic(path, text):
-    """Write ``text`` to ``path`` through a temporary file renamed into place (never half-written)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.tmp-{uuid.uuid4().hex[:8]}"
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    """Write ``text`` to ``path`` whole or not at all (:func:`rlsi.io.atomic.write_text`)."""
+    io.write_text(path, text)
 
 
 def save_npy_atomic(path, array):
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.tmp-{uuid.uuid4().hex[:8]}.npy"
-    try:
-        np.save(tmp, array, allow_pickle=False)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    """Save ``array`` as ``.npy`` whole or not at all (:func:`rlsi.io.atomic.save_npy`)."""
+    io.save_npy(path, array)
+
+
+def _is_model_dir(path):
+    return (Path(path) / "manifest.json").is_file()
 
 
 def check_output_dir(path):
-    """Refuse early (before any work) to write a model over something that is not a model directory."""
-    path = Path(path)
-    if path.exists() and (not path.is_dir() or (any(path.iterdir()) and not (path / "manifest.json").exists())):
-        raise RLSIError(f"output {path} exists and is not an rlsi model directory; choose another -o")
+    """Refuse early (before any work) a model output that could not be written at the end."""
+    return io.check_output_dir(path, what="output", is_ours=_is_model_dir, kind="an rlsi model directory",
+                               remedy="choose another -o")
+
+
+def check_output_file(path, what="output"):
+    """Refuse early (before any work) a file output that could not be written at the end."""
+    return io.check_output_file(path, what=what)
+
+
+def check_learnable(X, n_docs):
+    """Refuse a tf-idf matrix without any non-zero weight (every term in every document: idf 0)."""
+    if X.nnz == 0:
+        raise RLSIError(f"nothing to learn: no term has a non-zero tf-idf weight in the {n_docs} document(s) "
+                        f"(a term found in every document has idf 0); give more, and different, documents")

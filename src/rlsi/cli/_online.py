@@ -6,6 +6,9 @@ embedded iterations ξ, passes, shuffling, dead-topic re-seeding); ``online_mode
 the estimator from both groups and ``fit_online_from_args(args, X)`` fits it on a matrix with a progress
 bar in documents per second (silent with ``--quiet``).
 
+``load_resumable(model_dir)`` and ``resume_online(model, stream, texts)`` continue a saved online model
+on more documents (``rlsi fit --resume``).
+
 Attributes read from ``args``: ``topics``, ``lambda1`` (None: the estimator's default), ``lambda2``,
 ``lambda1_scale``, ``topic_penalty``, ``doc_penalty``, ``seed``, ``jobs``, ``quiet`` and the ones added here.
 """
@@ -56,7 +59,9 @@ def online_model_from_args(args, *, quiet=None, topic_init=None):
                   random_state=args.seed, n_jobs=args.jobs, verbose=0 if quiet else 1)
     if getattr(args, "lambda1", None) is not None:
         params["lambda1"] = args.lambda1
-    return OnlineRLSI(**params)
+    from ._common import checked
+
+    return checked(OnlineRLSI(**params))
 
 
 def fit_online_from_args(args, X):
@@ -66,5 +71,55 @@ def fit_online_from_args(args, X):
     model = online_model_from_args(args)
     model.fit(X)
     log.info("online fit: %d documents seen in %d mini-batches, λ1 at the end %.4g",
+             model.n_docs_seen_, model.n_batches_, model.lambda1_effective_)
+    return model
+
+
+def load_resumable(path):
+    """``(model, stream)``: the :class:`OnlineRLSI` of a model directory and a
+    :class:`~rlsi.text.stream.StreamingTfidf` that continues its vectorizer.
+
+    A saved ``StreamingTfidf`` (``rlsi track``, or an earlier resume) goes on as it is; a plain
+    ``TfidfVectorizer`` (``rlsi fit --online``) becomes a stream with its idf frozen (``idf="fixed"``: its
+    documents are the warm-up sample, a new term gets the idf of a term seen in one of them).
+    """
+    from .. import io
+    from ..models.online import OnlineRLSI
+    from ..text.stream import StreamingTfidf
+
+    bundle = io.load(path)
+    model, vectorizer = bundle.get("model"), bundle.get("vectorizer")
+    if not isinstance(model, OnlineRLSI):
+        found = "no model" if model is None else f"a {type(model).__name__}"
+        raise RLSIError(f"--resume {path}: it holds {found}; only an online model (written by `rlsi fit "
+                        f"--online` or `rlsi track`) can be resumed")
+    if vectorizer is None:
+        raise RLSIError(f"--resume {path}: it holds no vectorizer, so new documents cannot be vectorized")
+    if isinstance(vectorizer, StreamingTfidf):
+        return model, vectorizer
+    return model, StreamingTfidf.from_vectorizer(vectorizer, idf="fixed")
+
+
+def resume_online(model, stream, texts, *, quiet=False):
+    """Stream ``texts`` once, in order, in mini-batches of ``model.batch_size`` through ``stream`` and
+    ``model.partial_fit`` (new terms become new columns of both). Returns the model."""
+    texts = list(texts)
+    if not texts:
+        raise RLSIError("no document to learn from")
+    bar = None
+    if not quiet:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(texts), desc="OnlineRLSI", unit="doc", unit_scale=True, smoothing=0.1)
+    size = int(model.batch_size)
+    try:
+        for a in range(0, len(texts), size):
+            model.partial_fit(stream.partial_fit_transform(texts[a: a + size]))
+            if bar is not None:
+                bar.update(min(size, len(texts) - a))
+    finally:
+        if bar is not None:
+            bar.close()
+    log.info("resumed: %d documents seen in %d mini-batches, λ1 at the end %.4g",
              model.n_docs_seen_, model.n_batches_, model.lambda1_effective_)
     return model

@@ -18,7 +18,7 @@ def register(sub):
     p.add_argument("-k", "--topics", type=_common.positive_int, default=20, help="number of topics (default 20)")
     p.add_argument("--lambda1", type=_common.non_negative_float, default=0.1,
                    help="topic regularization per 1000 documents (default 0.1: on MED this gives ~3%% of terms per topic; the library default 0.05 is the safer choice on unknown corpora)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=_common.non_negative_int, default=0, help="random seed >= 0 (default 0)")
     p.set_defaults(func=run)
 
 

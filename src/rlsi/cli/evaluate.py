@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 from ..errors import RLSIError
+from ._common import non_negative_int
 
 DEFAULT_METHODS = "bm25,lsi,plsi,lda,nmf,rlsi"
 TERM_BASELINES = ("bm25", "vsm")
@@ -77,7 +78,7 @@ def register(subparsers):
                    help="stemming of documents and queries (default: the protocol's choice)")
     m.add_argument("--norm", default=None, help="per-query score normalisation: minmax, zscore, max, none")
     m.add_argument("--test", choices=["ttest", "randomization"], default="ttest")
-    m.add_argument("--seed", type=int, default=0, help="seed of the folds and of the models")
+    m.add_argument("--seed", type=non_negative_int, default=0, help="seed of the folds and of the models (>= 0)")
     o = p.add_argument_group("output")
     o.add_argument("--json", metavar="OUT", help="write all results (with per-query values) as JSON")
     o.add_argument("--markdown", metavar="OUT", help="write the tables as Markdown")
@@ -104,12 +105,20 @@ def _parse_methods(text):
 
 
 def _write(path, text):
-    path = Path(path)
-    if not path.parent.is_dir():
-        raise RLSIError(f"cannot write {path}: folder {path.parent} does not exist")
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    from ..io import write_text
+
+    write_text(path, text, make_parents=False)
+
+
+def _check_outputs(args):
+    """--json and --markdown must be writable before any work (one line, nothing computed in vain)."""
+    from ..io import check_output_file
+
+    for option, path in (("--json", args.json), ("--markdown", args.markdown)):
+        if path:
+            check_output_file(path, what=f"{option} output")
+            if not Path(path).parent.is_dir():
+                raise RLSIError(f"cannot write {option} output {path}: folder {Path(path).parent} does not exist")
 
 
 def _evaluate_runs(args, quiet):
@@ -121,7 +130,13 @@ def _evaluate_runs(args, quiet):
     if not qrels:
         raise RLSIError(f"qrels file {args.qrels} holds no judgement")
     metrics = ["map", "ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10"]
-    per = [(Path(r).name, evaluate(read_run(r), qrels, metrics)) for r in args.run]
+    runs = []
+    for r in args.run:
+        run_scores = read_run(r)
+        if not any(run_scores.values()):
+            raise RLSIError(f"run file {r} holds no result")
+        runs.append((Path(r).name, run_scores))
+    per = [(name, evaluate(run_scores, qrels, metrics)) for name, run_scores in runs]
     lines = [f"{'Run':<30}" + "".join(f"{x.upper():>10}" for x in metrics)]
     md = ["| Run | " + " | ".join(x.upper() for x in metrics) + " |", "|---|" + "---:|" * len(metrics)]
     out = {"metrics": metrics, "runs": []}
@@ -146,6 +161,7 @@ def _evaluate_runs(args, quiet):
 
 def run(args):
     quiet = bool(getattr(args, "quiet", False))
+    _check_outputs(args)
     if args.run:
         return _evaluate_runs(args, quiet)
     from ..evaluation import load_collection

@@ -1,4 +1,10 @@
-"""``rlsi fit CORPUS -o MODEL_DIR``: vectorize a corpus and fit a topic model, then save both."""
+"""``rlsi fit CORPUS -o MODEL_DIR``: vectorize a corpus and fit a topic model, then save both.
+
+``rlsi fit MORE --resume MODEL_DIR [-o OUT]`` continues the online model of MODEL_DIR (written by
+``rlsi fit --online``, or the ``model/`` of ``rlsi track``) on more documents: they are streamed once, in
+order, in mini-batches of the model's size, through the saved vectorizer (new terms become new columns)
+and the saved model; both are saved, so a later ``--resume`` continues where this one stopped.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,7 @@ import logging
 import time
 
 from .. import io
+from ..errors import RLSIError
 from ..quality import avg_compactness
 from ..text import read_corpus
 from . import _common
@@ -16,14 +23,18 @@ log = logging.getLogger(__name__)
 def register(sub):
     p = sub.add_parser("fit", help="fit a topic model on a corpus and save it",
                        description="Fit RLSI on a corpus (JSON lines, gzip or not, or a folder of .txt "
-                                   "files) and save the model and its vectorizer to MODEL_DIR.")
+                                   "files) and save the model and its vectorizer to MODEL_DIR. With "
+                                   "--resume, continue a saved online model on more documents.")
     p.add_argument("corpus", help="corpus file (.jsonl / .jsonl.gz) or folder of .txt files")
-    p.add_argument("-o", "--output", required=True, help="model directory to write")
+    p.add_argument("-o", "--output", help="model directory to write (with --resume: default MODEL_DIR)")
     _common.add_model_arguments(p)
     _common.add_batch_arguments(p)
     _common.add_text_arguments(p)
     online = p.add_argument_group("online learning")
     online.add_argument("--online", action="store_true", help="stream the corpus through OnlineRLSI")
+    online.add_argument("--resume", metavar="MODEL_DIR",
+                        help="continue the online model of MODEL_DIR on CORPUS (implies --online; the "
+                             "model's and the vectorizer's saved settings apply, not the options here)")
     try:
         from ._online import add_online_arguments
     except ImportError:  # pragma: no cover - online learner not installed
@@ -34,24 +45,55 @@ def register(sub):
 
 
 def run(args):
-    _common.check_output_dir(args.output)
+    output = args.output or args.resume
+    if output is None:
+        raise RLSIError("give the model directory to write with -o MODEL_DIR")
+    _common.check_output_dir(output)
+    fields = _common.text_fields(args)
+    if args.resume:
+        return _resume(args, output, fields)
+    if args.online:  # options are checked before the corpus is read
+        from ._online import fit_online_from_args, online_model_from_args
+
+        online_model_from_args(args)
+    else:
+        model = _common.batch_model_from_args(args, args.quiet)
     start = time.perf_counter()
-    corpus = read_corpus(args.corpus, text_fields=_common.text_fields(args))
+    corpus = read_corpus(args.corpus, text_fields=fields)
     vectorizer = _common.make_vectorizer(args)
     X = vectorizer.fit_transform(corpus.texts)
     log.info("vectorized %d documents x %d terms (%d non-zeros)", X.shape[0], X.shape[1], X.nnz)
+    _common.check_learnable(X, X.shape[0])
     if args.online:
-        from ._online import fit_online_from_args
-
         model = fit_online_from_args(args, X)
     else:
-        model = _common.batch_model_from_args(args, args.quiet).fit(X)
-    io.save(args.output, model=model, vectorizer=vectorizer)
-    elapsed = time.perf_counter() - start
+        model.fit(X)
+    io.save(output, model=model, vectorizer=vectorizer)
     if not args.quiet:
-        dead = len(model.dead_topics())
-        print(f"fitted {type(model).__name__}: {X.shape[0]} documents, {X.shape[1]} terms, "
-              f"K={model.n_components}, {getattr(model, 'n_iter_', '?')} iterations, "
-              f"AvgComp={avg_compactness(model.components_):.4f}, {dead} empty topic(s), {elapsed:.1f}s")
-        print(f"saved to {args.output}")
+        _summary(model, X.shape[0], X.shape[1], time.perf_counter() - start)
+        print(f"saved to {output}")
     return 0
+
+
+def _resume(args, output, fields):
+    from ._online import load_resumable, resume_online
+
+    start = time.perf_counter()
+    model, stream = load_resumable(args.resume)
+    corpus = read_corpus(args.corpus, text_fields=fields)
+    before = model.n_docs_seen_
+    resume_online(model, stream, corpus.texts, quiet=args.quiet)
+    io.save(output, model=model, vectorizer=stream)
+    if not args.quiet:
+        print(f"resumed {type(model).__name__} from {args.resume}: {model.n_docs_seen_ - before} more "
+              f"documents ({model.n_docs_seen_} in all), {stream.n_terms_} terms, K={model.n_components}, "
+              f"{len(model.dead_topics())} empty topic(s), {time.perf_counter() - start:.1f}s")
+        print(f"saved to {output}")
+    return 0
+
+
+def _summary(model, n_docs, n_terms, elapsed):
+    dead = len(model.dead_topics())
+    print(f"fitted {type(model).__name__}: {n_docs} documents, {n_terms} terms, "
+          f"K={model.n_components}, {getattr(model, 'n_iter_', '?')} iterations, "
+          f"AvgComp={avg_compactness(model.components_):.4f}, {dead} empty topic(s), {elapsed:.1f}s")

@@ -6,7 +6,9 @@ returning an exit status). ``COMMAND_MODULES`` is the one list of them: ``--help
 
 Errors: an :class:`rlsi.errors.RLSIError` (bad input) is printed as one line ``rlsi: error: ...`` and
 exits with status 2; nothing partial is written because every writer goes through a temporary
-directory that is renamed into place only when complete (see :mod:`rlsi.io`).
+file or directory that is renamed into place only when complete (see :mod:`rlsi.io.atomic`). Ctrl-C
+prints ``rlsi: interrupted`` and exits with status 130, also during the start-up imports (this module
+imports nothing heavy before :func:`main` runs, so the interruption is caught there).
 """
 
 from __future__ import annotations
@@ -16,8 +18,6 @@ import importlib
 import logging
 import os
 import sys
-
-from ..errors import RLSIError
 
 # Sub-command modules, in the order --help lists them.
 COMMAND_MODULES = [
@@ -47,6 +47,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("rlsi: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv) -> int:
+    from ..errors import RLSIError
+
     parser = build_parser()
     args = parser.parse_args(argv)
     level = logging.WARNING if args.quiet or not args.verbose else (
@@ -57,9 +67,6 @@ def main(argv=None) -> int:
     except RLSIError as exc:
         print(f"rlsi: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("rlsi: interrupted", file=sys.stderr)
-        return 130
     except BrokenPipeError:  # output piped into `head` and closed: stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

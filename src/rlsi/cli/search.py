@@ -93,12 +93,9 @@ def load_searcher(model_dir, *, corpus=None, text_fields=("title", "text"), alph
 
 def read_documents(path, text_fields=("title", "text")):
     """A corpus from a JSON-lines file (``text_fields`` joined) or a folder of text files."""
-    from pathlib import Path
+    from ..text import read_corpus
 
-    from ..text import read_corpus, read_jsonl
-
-    p = Path(path)
-    return read_corpus(p) if p.is_dir() else read_jsonl(p, text_fields=tuple(text_fields))
+    return read_corpus(path, text_fields=tuple(text_fields))
 
 
 def run(args):
@@ -109,6 +106,12 @@ def run(args):
     if args.save_index and args.corpus is None:
         raise RLSIError("--save-index needs --corpus FILE (the documents to index)")
     fields = [f.strip() for f in args.text_fields.split(",") if f.strip()]
+    if not fields:
+        raise RLSIError("--text-fields names no field")
+    if args.save_index:  # the index is written into MODEL_DIR at the end: check it can be, first
+        from ._common import check_output_dir
+
+        check_output_dir(args.model_dir)
     searcher = load_searcher(args.model_dir, corpus=args.corpus, text_fields=fields, alpha=args.alpha,
                              term_model=args.term_model, folding=args.folding, save_index=args.save_index)
     results = searcher.search_many(args.queries, k=args.k)

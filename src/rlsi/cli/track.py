@@ -21,16 +21,13 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import shutil
 import time
-import uuid
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 from .. import io
-from ..io.store import replace_dir
 from ..errors import RLSIError
 from ..text import read_corpus
 from ..text.stream import IDF_MODES, StreamingTfidf
@@ -93,9 +90,8 @@ def _stop_words(args):
 
 
 def _check_output(path):
-    path = Path(path)
-    if path.exists() and (not path.is_dir() or (any(path.iterdir()) and not (path / MARKER).exists())):
-        raise RLSIError(f"output {path} exists and is not an rlsi track report; choose another -o")
+    io.check_output_dir(path, what="output", is_ours=lambda p: (p / MARKER).is_file(),
+                        kind="an rlsi track report", remedy="choose another -o")
 
 
 def _order(corpus, args):
@@ -157,13 +153,16 @@ def run(args):
     quiet = bool(getattr(args, "quiet", False))
     out = Path(args.output)
     _check_output(out)
+    model = online_model_from_args(args, quiet=True)  # options checked before the corpus is read
     start = time.perf_counter()
     corpus = read_corpus(args.corpus, text_fields=_common.text_fields(args))
     order, labels, skipped = _order(corpus, args)
+    if len(order) < 2:
+        raise RLSIError(f"{args.corpus}: {len(order)} usable document; tracking topics needs at least 2 "
+                        f"(with one, every term has idf 0)")
     texts = [corpus.texts[i] for i in order]
     vectorizer = StreamingTfidf(stop_words=_stop_words(args), stemmer="english" if args.stem else None,
                                 idf=args.idf)
-    model = online_model_from_args(args, quiet=True)
     if labels is not None:
         bounds = list(segments(len(texts), args.batch_size, labels=labels))
     else:
@@ -180,6 +179,8 @@ def run(args):
     finally:
         if bar is not None:
             bar.close()
+    if not getattr(model, "topics_initialized_", True):  # no document had a non-zero tf-idf weight
+        _common.check_learnable(model.components_, len(texts))
     _write_report(out, timeline, model, vectorizer, args)
     if not quiet:
         dead = len(model.dead_topics())
@@ -191,10 +192,7 @@ def run(args):
 
 
 def _write_report(out, timeline, model, vectorizer, args):
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.tmp-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir()
-    try:
+    with io.atomic_dir(out) as tmp:
         title = f"Topic tracking: {Path(args.corpus).name}"
         (tmp / "report.md").write_text(_header(args) + timeline.to_markdown(n_terms=args.top_terms, title=title),
                                        encoding="utf-8")
@@ -205,10 +203,6 @@ def _write_report(out, timeline, model, vectorizer, args):
             timeline.plot_topic(tmp / f"topic_{k + 1:02d}.png", k, n_terms=args.top_terms)
         io.save(tmp / "model", model=model, vectorizer=vectorizer)
         (tmp / MARKER).write_text(json.dumps(timeline.to_dict(), indent=1), encoding="utf-8")
-        replace_dir(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
 def _header(args):

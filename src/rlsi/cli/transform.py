@@ -5,6 +5,7 @@ from __future__ import annotations
 import io as _io
 from pathlib import Path
 
+import numpy as np
 
 from ..errors import RLSIError
 from ..text import read_corpus
@@ -26,13 +27,19 @@ def register(sub):
 
 
 def run(args):
-    if args.output and Path(args.output).suffix not in FORMATS:
-        raise RLSIError(f"output {args.output}: unsupported extension; use one of {', '.join(FORMATS)}")
+    if args.output:
+        if Path(args.output).suffix not in FORMATS:
+            raise RLSIError(f"output {args.output}: unsupported extension; use one of {', '.join(FORMATS)}")
+        _common.check_output_file(args.output)
+    fields = _common.text_fields(args)
     model, vectorizer, _ = _common.load_model_dir(args.model_dir)
     if vectorizer is None:
         raise RLSIError(f"{args.model_dir} has no vectorizer: cannot read text")
-    corpus = read_corpus(args.corpus, text_fields=_common.text_fields(args))
-    W = model.transform(vectorizer.transform(corpus.texts))
+    corpus = read_corpus(args.corpus, text_fields=fields)
+    W = np.asarray(model.transform(vectorizer.transform(corpus.texts)))
+    if not np.isfinite(W).all():
+        raise RLSIError(f"the model in {args.model_dir} gives NaN or infinite document vectors: it is damaged; "
+                        "refit it")
     if args.output and args.output.endswith(".npy"):
         _common.save_npy_atomic(args.output, W)
         return 0

@@ -22,14 +22,13 @@ Queries without any relevant judgement are simply not evaluated (see :func:`~rls
 
 from __future__ import annotations
 
-import gzip
-import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import RLSIError
+from ..io.jsonl import iter_json_lines
 from ..text.corpus import Corpus, read_jsonl
 from .trec import read_qrels
 
@@ -56,32 +55,6 @@ class Collection:
     def __repr__(self):
         return (f"Collection(name={self.name!r}, documents={len(self.corpus.ids)}, "
                 f"queries={len(self.queries)}, judged_pairs={sum(len(j) for j in self.qrels.values())})")
-
-
-def _json_lines(path, what):
-    """Yield ``(line_number, object)`` for the non-blank lines of a (possibly gzip'ed) JSON-lines file
-    whose objects all have an ``"id"``."""
-    path = Path(path)
-    if not path.is_file():
-        raise RLSIError(f"{what} file not found: {path}")
-    opener = gzip.open if path.suffix == ".gz" else open
-    try:
-        with opener(path, "rt", encoding="utf-8-sig") as handle:
-            for lineno, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise RLSIError(f"{path}, line {lineno}: invalid JSON ({exc.msg})") from None
-                if not isinstance(obj, dict):
-                    raise RLSIError(f"{path}, line {lineno}: expected a JSON object, "
-                                    f"got {type(obj).__name__}")
-                if "id" not in obj or obj["id"] in (None, ""):
-                    raise RLSIError(f"{path}, line {lineno}: the {what} entry has no \"id\"")
-                yield lineno, obj
-    except (OSError, UnicodeDecodeError, EOFError) as exc:
-        raise RLSIError(f"cannot read {what} file {path}: {exc}") from None
 
 
 def read_queries(path) -> dict[str, str]:
@@ -112,7 +85,9 @@ def read_queries(path) -> dict[str, str]:
         except (OSError, UnicodeDecodeError) as exc:
             raise RLSIError(f"cannot read queries file {path}: {exc}") from None
     else:
-        for lineno, obj in _json_lines(path, "queries"):
+        for lineno, obj in iter_json_lines(path, what="queries", error=RLSIError):
+            if obj.get("id") in (None, ""):
+                raise RLSIError(f"{path}, line {lineno}: the queries entry has no \"id\"")
             text = obj.get("text")
             if not isinstance(text, str):
                 raise RLSIError(f"{path}, line {lineno}: query {obj['id']!r} has no \"text\" string")

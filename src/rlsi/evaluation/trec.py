@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import gzip
 import math
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import RLSIError
+from ..io.atomic import atomic_file
 
 __all__ = ["read_qrels", "write_qrels", "read_run", "write_run", "run_from_scores", "ranked"]
 
@@ -106,17 +106,9 @@ def _check_token(value, what):
 
 
 def _write_lines(path, lines):
-    path = Path(path)
-    if path.parent and not path.parent.is_dir():
-        raise RLSIError(f"cannot write {path}: folder {path.parent} does not exist")
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")  # written whole, then renamed
-    try:
-        with _open_text(tmp, "w", gz=path.suffix == ".gz") as handle:
-            handle.writelines(lines)
-        os.replace(tmp, path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise RLSIError(f"cannot write {path}: {exc}") from None
+    """Write whole or not at all (gzip-compressed for a ``.gz`` path); the folder must exist."""
+    with atomic_file(path, "w", make_parents=False) as handle:
+        handle.writelines(lines)
 
 
 def write_qrels(qrels: Mapping[str, Mapping[str, int]], path) -> None:

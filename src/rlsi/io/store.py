@@ -13,11 +13,13 @@ takes part by defining ``_to_state(self) -> (meta, arrays)`` — ``meta`` JSON-s
 a dict of ndarrays or scipy sparse matrices — and ``_from_state(cls, meta, arrays)``, and by being
 registered with :func:`register` under a stable name.
 
-Safety: arrays are read with ``allow_pickle=False`` (memory-mapped when ``mmap=True``), their dtype and
-shape are checked against the manifest, and any problem — missing or damaged file, unknown class, a
-format version newer than this rlsi reads — raises :class:`rlsi.errors.ModelFormatError` naming the file.
-Writing goes to a temporary sibling directory renamed into place when complete, so an interrupted save
-never leaves a half-written model, and an existing model is replaced only once the new one is whole.
+Safety: a model directory is untrusted input (users download and share them). Loading checks every
+path, manifest field, dtype, shape and value before the numerical code sees it (:mod:`rlsi.io.safety`),
+wraps any failure of a class's ``_from_state`` into :class:`rlsi.errors.ModelFormatError` naming the
+component, checks the loaded objects again (:mod:`rlsi.io.checks`: ``components_`` finite and well-formed,
+parameters valid, vectorizer, model and index agreeing on the number of terms) and never unpickles.
+Writing goes to a temporary sibling directory that replaces the old one in one step when complete
+(:mod:`rlsi.io.atomic`), so an interrupted save never leaves a half-written or a missing model.
 """
 
 from __future__ import annotations
@@ -25,14 +27,15 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-import shutil
-import uuid
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..errors import ModelFormatError, RLSIError
+from .atomic import atomic_dir, check_output_dir, recover_dir, replace_dir  # noqa: F401 (replace_dir: API)
+from .checks import check_components_agree, check_loaded
+from .safety import check_manifest, parse_json, read_array, read_member_text
 
 FORMAT = "rlsi"
 FORMAT_VERSION = 1
@@ -86,148 +89,101 @@ def _write_array(directory, stem, value):
     return {"kind": "dense", "file": fname, "dtype": str(arr.dtype), "shape": list(arr.shape)}
 
 
+def _is_model_dir(path):
+    return (Path(path) / MANIFEST).is_file()
+
+
 def save(path, **components):
     """Save named components into the directory ``path`` atomically; returns the Path.
 
     Example: ``rlsi.io.save("model_dir", model=rlsi_model, vectorizer=vec)``.
-    An existing directory is replaced only if it is an rlsi model directory (has a manifest) or empty.
+    An existing directory is replaced only if it is an rlsi model directory (has a manifest) or empty,
+    and only once the new one is complete.
     """
     if not components:
         raise RLSIError("nothing to save: give at least one component, e.g. save(path, model=m)")
     path = Path(path)
-    if path.exists():
-        if not path.is_dir():
-            raise RLSIError(f"cannot save a model to {path}: it exists and is not a directory")
-        if any(path.iterdir()) and not (path / MANIFEST).exists():
-            raise RLSIError(f"refusing to overwrite {path}: it is a non-empty directory that is not an "
-                            f"rlsi model")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.tmp-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir()
-    try:
-        from .. import __version__
+    if path.is_symlink():  # replace the folder the link points to, keep the link
+        path = Path(os.path.realpath(path))
+    for name, obj in components.items():
+        if not name.isidentifier():
+            raise RLSIError(f"component name {name!r} must be an identifier")
+        _registered_name(obj)
+    check_components_agree(components, f"cannot save to {path}", error=RLSIError, damaged=False)
+    check_output_dir(path, what="model directory", is_ours=_is_model_dir, kind="an rlsi model directory",
+                     remedy="refusing to overwrite it; choose another path")
+    from .. import __version__
 
+    with atomic_dir(path) as tmp:
         manifest = {"format": FORMAT, "format_version": FORMAT_VERSION, "rlsi_version": __version__,
                     "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                     "components": {}}
         for name, obj in components.items():
-            if not name.isidentifier():
-                raise RLSIError(f"component name {name!r} must be an identifier")
-            cls_name = _registered_name(obj)
             meta, arrays = obj._to_state()
             entries = {key: _write_array(tmp, f"{name}.{key}", value) for key, value in arrays.items()}
-            manifest["components"][name] = {"class": cls_name, "meta": meta, "arrays": entries}
+            manifest["components"][name] = {"class": _registered_name(obj), "meta": meta, "arrays": entries}
         text = json.dumps(manifest, indent=1, sort_keys=True, allow_nan=True)
         (tmp / MANIFEST).write_text(text, encoding="utf-8")
-        replace_dir(tmp, path)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return path
-
-
-def replace_dir(tmp, path):
-    """Move the complete directory ``tmp`` to ``path``, replacing an existing ``path`` only once the new
-    one is in place (on failure the old one is restored). Used for every multi-file output."""
-    if not path.exists():
-        os.replace(tmp, path)
-        return
-    old = path.parent / f".{path.name}.old-{uuid.uuid4().hex[:8]}"
-    os.replace(path, old)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        os.replace(old, path)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
-
-
-def _read_npy(directory, entry, mmap):
-    fpath = directory / entry["file"]
-    if not fpath.is_file():
-        raise ModelFormatError(f"model file {fpath} is missing")
-    try:
-        arr = np.load(fpath, mmap_mode="r" if mmap else None, allow_pickle=False)
-    except Exception as exc:  # truncated, garbage, or pickled content
-        raise ModelFormatError(f"model file {fpath} is damaged or not a numpy array file ({exc})") from None
-    if str(arr.dtype) != entry["dtype"] or list(arr.shape) != list(entry["shape"]):
-        raise ModelFormatError(f"model file {fpath} has dtype {arr.dtype} and shape {list(arr.shape)}; the "
-                               f"manifest says {entry['dtype']} {entry['shape']}: the model is damaged")
-    return arr
-
-
-def _read_array(directory, entry, mmap):
-    if entry.get("kind") == "csr":
-        parts = {p: _read_npy(directory, e, mmap) for p, e in entry["parts"].items()}
-        try:
-            m = sp.csr_matrix((parts["data"], parts["indices"], parts["indptr"]), shape=tuple(entry["shape"]))
-            m.check_format(full_check=False)
-        except Exception as exc:
-            raise ModelFormatError(f"sparse array in {directory} is inconsistent ({exc}): damaged model") from None
-        return m
-    return _read_npy(directory, entry, mmap)
 
 
 def read_manifest(path):
     """Read and check ``manifest.json`` of a model directory; returns the dict."""
     path = Path(path)
-    if not path.exists():
+    recover_dir(path)
+    if not os.path.lexists(path):
         raise ModelFormatError(f"model directory {path} does not exist")
+    if not path.is_dir():
+        raise ModelFormatError(f"{path} is not a folder: a model is a folder with a {MANIFEST}")
     mfile = path / MANIFEST
-    if not mfile.is_file():
+    if not os.path.lexists(mfile):
         raise ModelFormatError(f"{path} is not an rlsi model directory (no {MANIFEST})")
-    try:
-        manifest = json.loads(mfile.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ModelFormatError(f"{mfile} is damaged: not valid JSON ({exc})") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise ModelFormatError(f"{mfile} is not an rlsi manifest")
-    version = manifest.get("format_version")
-    if not isinstance(version, int) or version < 1:
-        raise ModelFormatError(f"{mfile} has an invalid format_version {version!r}")
-    if version > FORMAT_VERSION:
-        raise ModelFormatError(
-            f"{path} was written in model format {version} by rlsi {manifest.get('rlsi_version', '?')}; "
-            f"this rlsi reads format {FORMAT_VERSION} at most: upgrade rlsi")
-    if not isinstance(manifest.get("components"), dict):
-        raise ModelFormatError(f"{mfile} lists no components")
-    return manifest
+    manifest = parse_json(read_member_text(path, MANIFEST), mfile)
+    return check_manifest(manifest, mfile, FORMAT, FORMAT_VERSION)
+
+
+def _one_line(exc) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def load(path, *, mmap=False, only=None):
     """Load a model directory. Returns a :class:`Bundle` (dict name -> object).
 
-    mmap : memory-map the arrays read-only instead of reading them (large models load instantly).
+    mmap : memory-map the arrays read-only instead of reading them (large models load quickly).
     only : optional iterable of component names to load.
+
+    Every problem with the directory raises :class:`rlsi.errors.ModelFormatError` (one line naming the
+    file or component), never another exception.
     """
     path = Path(path)
     manifest = read_manifest(path)
+    if only is not None:
+        only = set(only)
+        missing = only - set(manifest["components"])
+        if missing:
+            raise ModelFormatError(f"{path} has no component(s) {sorted(missing)}; it has "
+                                   f"{sorted(manifest['components'])}")
     items = {}
     for name, comp in manifest["components"].items():
         if only is not None and name not in only:
             continue
-        try:
-            cls_name, meta, entries = comp["class"], comp["meta"], comp["arrays"]
-        except (KeyError, TypeError):
-            raise ModelFormatError(f"component {name!r} of {path / MANIFEST} is malformed") from None
+        cls_name = comp["class"]
         cls = _REGISTRY.get(cls_name)
         if cls is None:
             _import_known_classes()
             cls = _REGISTRY.get(cls_name)
         if cls is None:
-            raise ModelFormatError(f"component {name!r} of {path} has unknown class {cls_name!r}")
-        arrays = {key: _read_array(path, entry, mmap) for key, entry in entries.items()}
+            raise ModelFormatError(f"component {name!r} of {path} has unknown class {cls_name[:60]!r}")
+        arrays = {key: read_array(path, entry, mmap=mmap, where=f"sparse array {name}.{key} of {path}")
+                  for key, entry in comp["arrays"].items()}
+        where = f"component {name!r} ({cls_name}) of {path}"
         try:
-            items[name] = cls._from_state(meta, arrays)
-        except ModelFormatError:
-            raise
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ModelFormatError(f"component {name!r} of {path} is damaged or inconsistent ({exc})") from None
-    if only is not None:
-        missing = set(only) - set(items)
-        if missing:
-            raise ModelFormatError(f"{path} has no component(s) {sorted(missing)}; it has "
-                                   f"{sorted(manifest['components'])}")
+            obj = cls._from_state(comp["meta"], arrays)
+        except Exception as exc:  # whatever a class raises on damaged state, the model is damaged
+            raise ModelFormatError(f"{where} is damaged: {_one_line(exc)}") from None
+        check_loaded(obj, where)
+        items[name] = obj
+    check_components_agree(items, f"model directory {path}")
     return Bundle(items, path, manifest)
 
 

@@ -229,6 +229,9 @@ class Searcher:
             check_number("k", k, low=1, integer=True)
         term, topic, empty = self.score_matrices(queries)
         combined = self.combined_scores(term, topic)
+        if not (np.isfinite(term).all() and np.isfinite(topic).all() and np.isfinite(combined).all()):
+            raise RLSIError("the scores hold NaN or infinite values: the model or the index is damaged "
+                            "(rebuild the index, or refit the model)")
         tie = self._order()
         n = len(self.doc_ids_)
         kk = n if k is None else min(k, n)
@@ -281,28 +284,43 @@ class Searcher:
 
     @classmethod
     def _from_state(cls, meta, arrays):
-        if meta.get("version") != _STATE_VERSION:
-            raise ModelFormatError(f"Searcher state version {meta.get('version')!r} is not supported "
+        """Rebuild an index from :meth:`_to_state` output, checking it as untrusted input."""
+        if not isinstance(meta, dict) or meta.get("version") != _STATE_VERSION:
+            version = meta.get("version") if isinstance(meta, dict) else None
+            raise ModelFormatError(f"Searcher state version {version!r} is not supported "
                                    f"(expected {_STATE_VERSION})")
-        params = dict(meta["params"])
-        params["dtype"] = np.dtype(params.get("dtype", "float64")).type
-        if params.get("fold_lambda2") == "inf":
-            params["fold_lambda2"] = math.inf
+        try:
+            params = _params_from_state(meta.get("params"))
+        except (RLSIError, TypeError) as exc:
+            raise ModelFormatError(f"damaged Searcher state: {' '.join(str(exc).split())}") from None
         s = cls(None, None, **params)
-        term_cls = {"BM25": BM25, "VSM": VSM}.get(meta["term"].get("class"))
-        if term_cls is None:
-            raise ModelFormatError(f"unknown term model {meta['term'].get('class')!r} in the index")
+        term_meta = meta.get("term")
+        term_cls = {"BM25": BM25, "VSM": VSM}.get(term_meta.get("class") if isinstance(term_meta, dict) else None)
+        if term_cls is None or term_cls is not {"bm25": BM25, "vsm": VSM}[s.term_model]:
+            raise ModelFormatError(f"the index's term model {str(term_meta)[:40]!r} does not match "
+                                   f"term_model={s.term_model!r}")
         s.term_index_ = term_cls._from_state(
-            meta["term"], {k[len("term_"):]: v for k, v in arrays.items() if k.startswith("term_")})
-        s.doc_ids_ = np.asarray(arrays["doc_ids"]).astype(str)
-        n = int(meta["n_docs"])
-        if len(s.doc_ids_) != n or s.term_index_.n_docs_ != n:
+            term_meta, {k[len("term_"):]: v for k, v in arrays.items() if k.startswith("term_")})
+        ids = arrays.get("doc_ids")
+        if not isinstance(ids, np.ndarray) or ids.ndim != 1 or ids.dtype.kind != "U":
+            raise ModelFormatError("damaged Searcher state: doc_ids is not a 1-D array of text")
+        s.doc_ids_ = ids.astype(str)
+        n = meta.get("n_docs")
+        if isinstance(n, bool) or not isinstance(n, int) or len(s.doc_ids_) != n or s.term_index_.n_docs_ != n:
             raise ModelFormatError(f"index sizes disagree: {len(s.doc_ids_)} ids, {s.term_index_.n_docs_} "
-                                   f"term rows, {n} documents expected")
+                                   f"term rows, {str(n)[:20]} documents expected")
+        if len(set(s.doc_ids_.tolist())) != n:
+            raise ModelFormatError("damaged Searcher state: duplicate document ids")
         s.topic_index_ = None
-        if meta.get("topic") is not None:
+        topic_meta = meta.get("topic")
+        if topic_meta is not None:
+            V = arrays.get("topic_doc_vectors")
+            if (not isinstance(topic_meta, dict) or topic_meta.get("dtype") not in ("float64", "float32")
+                    or not isinstance(V, np.ndarray) or V.ndim != 2 or V.dtype.kind != "f" or V.shape[0] != n):
+                raise ModelFormatError(f"damaged Searcher state: the topic index is not a float array of "
+                                       f"{n} document vectors")
             s.topic_index_ = TopicMatcher._from_state(
-                meta["topic"], {k[len("topic_"):]: v for k, v in arrays.items() if k.startswith("topic_")})
+                topic_meta, {k[len("topic_"):]: v for k, v in arrays.items() if k.startswith("topic_")})
             if s.topic_index_.n_docs_ != n:
                 raise ModelFormatError(f"index has {s.topic_index_.n_docs_} topic vectors for {n} documents")
         s._doc_order_ = None
@@ -343,20 +361,55 @@ class Searcher:
         self._check_consistent("the attached components")
         return self
 
+    @property
+    def n_terms_(self):
+        """Number of term columns of the index (the vocabulary it was built with)."""
+        if getattr(self, "term_index_", None) is None:
+            raise RLSIError("the searcher has no index yet: call index(documents) first")
+        return self.term_index_.n_terms_
+
     def _check_consistent(self, where):
         n_terms = len(getattr(self.vectorizer, "vocabulary_", {}) or {})
         if n_terms and self.term_index_.n_terms_ != n_terms:
             raise ModelFormatError(f"{where}: the index has {self.term_index_.n_terms_} terms but the "
-                                   f"vectorizer has {n_terms}; they were not built together")
+                                   f"vectorizer has {n_terms}; they were not built together (the model "
+                                   f"directory is damaged, or rebuild the index with --corpus)")
         if self.topic_index_ is not None:
             self.topic_index_.model = self._topic_model()
             comps = getattr(self.model, "components_", None)
             if comps is not None and comps.shape[0] != self.topic_index_.doc_vectors_.shape[1]:
                 raise ModelFormatError(f"{where}: the index holds {self.topic_index_.doc_vectors_.shape[1]}-"
-                                       f"topic vectors but the model has {comps.shape[0]} topics")
+                                       f"topic vectors but the model has {comps.shape[0]} topics (the model "
+                                       f"directory is damaged, or rebuild the index with --corpus)")
 
     def __repr__(self):
         n = len(self.doc_ids_) if getattr(self, "doc_ids_", None) is not None else 0
         return (f"Searcher(model={type(self.model).__name__ if self.model is not None else None}, "
                 f"alpha={self.alpha}, term_model={self.term_model!r}, fold_lambda2={self.fold_lambda2}, "
                 f"documents={n})")
+
+
+_PARAM_NAMES = ("alpha", "term_model", "k1", "b", "topic_norm", "term_norm", "fold_lambda2", "dtype")
+
+
+def _params_from_state(params):
+    """Constructor parameters of a saved searcher, each checked (RLSIError on a bad one)."""
+    if not isinstance(params, dict) or set(params) != set(_PARAM_NAMES):
+        raise RLSIError(f"parameters {sorted(params) if isinstance(params, dict) else params!r} are not "
+                        f"{list(_PARAM_NAMES)}")
+    params = dict(params)
+    check_number("alpha", params["alpha"], low=0.0, high=1.0)
+    check_choice("term_model", params["term_model"], TERM_MODELS)
+    check_number("k1", params["k1"], low=0.0)
+    check_number("b", params["b"], low=0.0, high=1.0)
+    check_choice("topic_norm", params["topic_norm"], NORMALIZERS)
+    check_choice("term_norm", params["term_norm"], NORMALIZERS)
+    fold = params["fold_lambda2"]
+    if fold == "inf":
+        params["fold_lambda2"] = math.inf
+    elif fold is not None:
+        check_number("fold_lambda2", fold, low=0.0)
+    if params["dtype"] not in ("float64", "float32"):
+        raise RLSIError(f"dtype={str(params['dtype'])[:20]!r} must be 'float64' or 'float32'")
+    params["dtype"] = np.dtype(params["dtype"]).type
+    return params

@@ -31,6 +31,7 @@ import scipy.sparse as sp
 
 from .._validation import check_matrix, check_number
 from ..errors import ModelFormatError, RLSIError
+from ..io.safety import check_csr, check_float_values
 
 __all__ = ["BM25", "VSM"]
 
@@ -93,26 +94,46 @@ class _TermModel:
 
     @classmethod
     def _from_state(cls, meta: dict, arrays: dict):
-        """Rebuild a fitted model from :meth:`_to_state` output; damaged input raises ModelFormatError."""
-        if meta.get("class") != cls.__name__:
-            raise ModelFormatError(f"saved state is a {meta.get('class')!r}, not a {cls.__name__}")
+        """Rebuild a fitted model from :meth:`_to_state` output; damaged input raises ModelFormatError.
+
+        Untrusted input: parameters, the shape, the dtypes and the full CSC structure (every row index
+        in range, pointers non-decreasing) are checked, and every weight must be finite.
+        """
+        if not isinstance(meta, dict) or meta.get("class") != cls.__name__:
+            found = meta.get("class") if isinstance(meta, dict) else None
+            raise ModelFormatError(f"saved state is a {found!r}, not a {cls.__name__}")
         if meta.get("version") != _STATE_VERSION:
             raise ModelFormatError(f"{cls.__name__} state version {meta.get('version')!r} is not supported "
                                    f"(expected {_STATE_VERSION})")
         try:
-            model = cls(**meta["params"])
-            n_docs, n_terms = (int(x) for x in meta["weights_shape"])
-            W = sp.csc_matrix((np.asarray(arrays["weights_data"], dtype=np.float64),
-                               np.asarray(arrays["weights_indices"]), np.asarray(arrays["weights_indptr"])),
-                              shape=(n_docs, n_terms))
-            W.check_format(full_check=True)
+            params = meta["params"]
+            if not isinstance(params, dict) or set(params) != set(cls()._params()):
+                raise ValueError(f"parameters {sorted(params) if isinstance(params, dict) else params!r}")
+            model = cls(**params)
+            model._check_params()
+            shape = meta["weights_shape"]
+            if (not isinstance(shape, list) or len(shape) != 2
+                    or not all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 2**62 for x in shape)):
+                raise ValueError(f"weights_shape {shape!r}")
+            n_docs, n_terms = shape
+            data, indices, indptr = (arrays[k] for k in ("weights_data", "weights_indices", "weights_indptr"))
+            for arr in (data, indices, indptr):
+                if not isinstance(arr, np.ndarray):
+                    raise TypeError(f"weights are a {type(arr).__name__}, not arrays")
+            # CSC of (n_docs, n_terms) is the CSR structure of its (n_terms, n_docs) transpose
+            check_csr(data, indices, indptr, (n_terms, n_docs), "weights")
+            check_float_values(data, "weights")
+            W = sp.csc_matrix((np.asarray(data, dtype=np.float64), indices, indptr), shape=(n_docs, n_terms))
             model._set_extra(arrays, n_docs, n_terms)
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
+        except ModelFormatError as exc:
             raise ModelFormatError(f"damaged {cls.__name__} state: {exc}") from None
-        if not np.all(np.isfinite(W.data)):
-            raise ModelFormatError(f"damaged {cls.__name__} state: non-finite weights")
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            raise ModelFormatError(f"damaged {cls.__name__} state: {' '.join(str(exc).split())}") from None
         model.weights_ = W
         return model
+
+    def _check_params(self):
+        pass
 
     def _set_extra(self, arrays, n_docs, n_terms):
         pass
@@ -155,12 +176,21 @@ class BM25(_TermModel):
     def _extra_arrays(self):
         return {"idf": self.idf_, "doc_len": self.doc_len_}
 
+    def _check_params(self):
+        check_number("k1", self.k1, low=0)
+        check_number("b", self.b, low=0, high=1)
+
     def _set_extra(self, arrays, n_docs, n_terms):
-        self.idf_ = np.asarray(arrays["idf"], dtype=np.float64)
-        self.doc_len_ = np.asarray(arrays["doc_len"], dtype=np.float64)
-        if self.idf_.shape != (n_terms,) or self.doc_len_.shape != (n_docs,):
-            raise ValueError("idf/doc_len do not match the weight matrix shape")
-        self.avgdl_ = float(self.doc_len_.mean())
+        idf, doc_len = arrays["idf"], arrays["doc_len"]
+        for name, arr, n in (("idf", idf, n_terms), ("doc_len", doc_len, n_docs)):
+            if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "fiu" or arr.shape != (n,):
+                raise ValueError(f"{name} does not match the weight matrix shape ({n_docs} x {n_terms})")
+        self.idf_ = np.asarray(idf, dtype=np.float64)
+        self.doc_len_ = np.asarray(doc_len, dtype=np.float64)
+        if not (np.all(np.isfinite(self.idf_)) and np.all(np.isfinite(self.doc_len_))
+                and np.all(self.doc_len_ >= 0)):
+            raise ValueError("idf/doc_len hold non-finite or negative values")
+        self.avgdl_ = float(self.doc_len_.mean()) if n_docs else 0.0
 
 
 class VSM(_TermModel):

@@ -1,7 +1,8 @@
 """Text processing: tokenization, the TOIS tf-idf vectorizer, corpora and their readers."""
 
 from .corpus import Corpus, read_corpus, read_jsonl, read_text_folder
-from .tokenize import DEFAULT_TOKEN_PATTERN, Tokenizer, english_stop_words
+from .tokenize import (DEFAULT_TOKEN_PATTERN, TOKEN_PATTERNS, Tokenizer, english_stop_words,
+                       register_token_pattern)
 from .stream import StreamingTfidf
 from .vectorize import TfidfVectorizer, VectorizerNotFittedError, idf_from_df
 
@@ -9,6 +10,7 @@ __all__ = [
     "Corpus",
     "StreamingTfidf",
     "DEFAULT_TOKEN_PATTERN",
+    "TOKEN_PATTERNS",
     "TfidfVectorizer",
     "Tokenizer",
     "VectorizerNotFittedError",
@@ -17,4 +19,5 @@ __all__ = [
     "read_corpus",
     "read_jsonl",
     "read_text_folder",
+    "register_token_pattern",
 ]

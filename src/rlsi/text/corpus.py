@@ -22,15 +22,13 @@ the file (and the line number when it applies).
 
 from __future__ import annotations
 
-import gzip
-import json
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import CorpusError
+from ..io.jsonl import iter_json_lines
 
 __all__ = ["Corpus", "read_jsonl", "read_text_folder", "read_corpus"]
 
@@ -89,72 +87,44 @@ class Corpus:
                       fields={k: [v[i] for i in idx] for k, v in self.fields.items()})
 
 
-def _check_file(path) -> Path:
-    path = Path(path)
-    if not path.exists():
-        raise CorpusError(f"corpus file not found: {path}")
-    if path.is_dir():
-        raise CorpusError(f"{path} is a folder; expected a JSON lines file")
-    return path
-
-
-def _open_binary(path: Path):
-    try:
-        with open(path, "rb") as f:
-            gzipped = f.read(2) == b"\x1f\x8b"
-        return gzip.open(path, "rb") if gzipped or path.suffix == ".gz" else open(path, "rb")
-    except OSError as exc:
-        raise CorpusError(f"cannot read {path}: {exc.strerror or exc}") from None
-
-
 def read_jsonl(path, text_fields=("title", "text")) -> Corpus:
     """Read a JSON lines corpus (gzip-compressed when it starts with the gzip magic bytes or ends in .gz).
 
     See the module docstring for how ``ids``, ``texts`` and ``fields`` are formed.
     """
-    if isinstance(text_fields, str):
-        text_fields = (text_fields,)
-    text_fields = tuple(text_fields)
-    path = _check_file(path)
+    text_fields = _text_fields(text_fields)
+    path = Path(path)
     ids, texts, extra = [], [], {}
-    lineno = 0
-    try:
-        with _open_binary(path) as f:
-            for lineno, raw in enumerate(f, start=1):
-                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8").strip()
-                if not line:
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise CorpusError(f"{path}, line {lineno}: not valid JSON ({exc.msg})") from None
-                if not isinstance(obj, dict):
-                    raise CorpusError(f"{path}, line {lineno}: expected a JSON object, got "
-                                      f"{type(obj).__name__}")
-                ids.append(_record_id(obj.get("id"), lineno, path))
-                texts.append(_record_text(obj, text_fields, lineno, path))
-                n = len(ids)
-                for key, value in obj.items():
-                    if key == "id" or key in text_fields:
-                        continue
-                    column = extra.get(key)
-                    if column is None:
-                        column = extra[key] = [None] * (n - 1)
-                    column.append(value)
-                for column in extra.values():
-                    if len(column) < n:
-                        column.append(None)
-    except UnicodeDecodeError as exc:
-        raise CorpusError(f"{path}, line {lineno}: not UTF-8 text (byte {exc.start}: "
-                          f"{exc.object[exc.start:exc.start + 1]!r})") from None
-    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
-        raise CorpusError(f"{path}: damaged gzip file ({exc})") from None
-    except OSError as exc:
-        raise CorpusError(f"cannot read {path}: {exc.strerror or exc}") from None
+    for lineno, obj in iter_json_lines(path, what="corpus", error=CorpusError):
+        ids.append(_record_id(obj.get("id"), lineno, path))
+        texts.append(_record_text(obj, text_fields, lineno, path))
+        n = len(ids)
+        for key, value in obj.items():
+            if key == "id" or key in text_fields:
+                continue
+            column = extra.get(key)
+            if column is None:
+                column = extra[key] = [None] * (n - 1)
+            column.append(value)
+        for column in extra.values():
+            if len(column) < n:
+                column.append(None)
     if not ids:
         raise CorpusError(f"{path} contains no document")
     _check_unique(ids, path)
     return Corpus(ids=ids, texts=texts, fields=extra)
+
+
+def _text_fields(text_fields):
+    if isinstance(text_fields, str):
+        text_fields = (text_fields,)
+    try:
+        fields = tuple(text_fields)
+    except TypeError:
+        raise CorpusError(f"text_fields={text_fields!r} must be a field name or a list of them") from None
+    if not fields or not all(isinstance(f, str) and f for f in fields):
+        raise CorpusError(f"text_fields={text_fields!r} must name at least one field")
+    return fields
 
 
 def _record_id(value, lineno, path) -> str:
@@ -223,9 +193,12 @@ def read_text_folder(path, pattern="*.txt") -> Corpus:
     return Corpus(ids=ids, texts=texts)
 
 
-def read_corpus(path, **kwargs) -> Corpus:
-    """:func:`read_text_folder` for a folder, :func:`read_jsonl` for a file (``kwargs`` passed on)."""
+def read_corpus(path, text_fields=("title", "text"), pattern="*.txt") -> Corpus:
+    """:func:`read_text_folder` for a folder (``pattern``; each file is one document, so
+    ``text_fields`` does not apply), :func:`read_jsonl` for a file (``text_fields``)."""
     p = Path(path)
     if not p.exists():
         raise CorpusError(f"corpus not found: {p}")
-    return read_text_folder(p, **kwargs) if p.is_dir() else read_jsonl(p, **kwargs)
+    if p.is_dir():
+        return read_text_folder(p, pattern=pattern)
+    return read_jsonl(p, text_fields=text_fields)

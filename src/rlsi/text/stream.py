@@ -216,6 +216,11 @@ class StreamingTfidf(TransformerMixin, BaseEstimator):
         self._check_started()
         return self._vec.transform(docs)
 
+    def transform_counts(self, docs, return_lengths=False):
+        """Raw counts with the current vocabulary (see :meth:`TfidfVectorizer.transform_counts`)."""
+        self._check_started()
+        return self._vec.transform_counts(docs, return_lengths=return_lengths)
+
     def get_feature_names_out(self, input_features=None):
         self._check_started()
         return self._vec.get_feature_names_out()
@@ -244,19 +249,22 @@ class StreamingTfidf(TransformerMixin, BaseEstimator):
 
     @classmethod
     def _from_state(cls, meta, arrays):
+        if not isinstance(meta, dict) or meta.get("state_version") != _STATE_VERSION:
+            version = meta.get("state_version") if isinstance(meta, dict) else None
+            raise ModelFormatError(f"unsupported StreamingTfidf state version {version!r}")
+        vec = TfidfVectorizer._from_state(meta.get("vectorizer"), arrays)
+        warmup = meta.get("n_warmup_docs")
         try:
-            if meta.get("state_version") != _STATE_VERSION:
-                raise ModelFormatError(f"unsupported StreamingTfidf state version {meta.get('state_version')!r}")
-            vec = TfidfVectorizer._from_state(meta["vectorizer"], arrays)
             params = vec.get_params()
             stream = cls(lowercase=params["lowercase"], stop_words=params["stop_words"],
                          stemmer=params["stemmer"], token_pattern=params["token_pattern"],
-                         min_length=params["min_length"], idf=meta["idf_mode"], norm=params.get("norm"),
+                         min_length=params["min_length"], idf=meta.get("idf_mode"), norm=params["norm"],
                          dtype=params["dtype"])
             check_choice("idf", stream.idf, IDF_MODES)
-            stream._install(vec, warmup=int(meta["n_warmup_docs"]))
-        except ModelFormatError:
-            raise
         except (KeyError, TypeError, ValueError) as exc:
-            raise ModelFormatError(f"damaged StreamingTfidf state: {exc}") from None
+            raise ModelFormatError(f"damaged StreamingTfidf state: {' '.join(str(exc).split())}") from None
+        if isinstance(warmup, bool) or not isinstance(warmup, int) or not 0 <= warmup <= vec.n_docs_:
+            raise ModelFormatError(f"damaged StreamingTfidf state: n_warmup_docs={str(warmup)[:30]!r} "
+                                   f"(the stream has {vec.n_docs_} documents)")
+        stream._install(vec, warmup=warmup)
         return stream

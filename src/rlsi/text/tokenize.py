@@ -30,10 +30,22 @@ import snowballstemmer
 from .._validation import check_choice, check_number
 from ..errors import RLSIError
 
-__all__ = ["Tokenizer", "english_stop_words", "DEFAULT_TOKEN_PATTERN", "STEMMERS"]
+__all__ = ["Tokenizer", "english_stop_words", "DEFAULT_TOKEN_PATTERN", "STEMMERS", "TOKEN_PATTERNS",
+           "register_token_pattern", "resolve_token_pattern", "saved_token_pattern"]
 
 #: Maximal runs of Unicode letters and digits (``\w`` without ``_``). On ASCII text this is ``[A-Za-z0-9]+``.
 DEFAULT_TOKEN_PATTERN = r"[^\W_]+"
+
+#: Named token patterns. A saved vectorizer stores its pattern, and loading compiles only patterns of
+#: this registry (by name or by their exact text): a regular expression read from a model file could
+#: otherwise take exponential time on a short document (``(a|aa)+$``). Add one with
+#: :func:`register_token_pattern` (in the code that saves and in the code that loads).
+TOKEN_PATTERNS = {
+    "letters_digits": DEFAULT_TOKEN_PATTERN,   # the default
+    "word": r"\w+",                            # letters, digits and underscore
+    "letters": r"[^\W\d_]+",                   # letters only: numbers are not tokens
+    "sklearn": r"(?u)\b\w\w+\b",               # scikit-learn's default: 2+ word characters
+}
 
 #: Accepted ``stemmer`` values -> snowballstemmer algorithm name.
 STEMMERS = {None: None, "english": "english", "porter": "porter"}
@@ -67,7 +79,40 @@ def _resolve_stop_words(stop_words) -> frozenset:
     return frozenset(w.lower() for w in words)
 
 
+def register_token_pattern(name: str, pattern: str) -> None:
+    """Make the regular expression ``pattern`` available under ``name`` (and loadable from model files)."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise RLSIError(f"token pattern name {name!r} must be an identifier")
+    if name in TOKEN_PATTERNS and TOKEN_PATTERNS[name] != pattern:
+        raise RLSIError(f"token pattern {name!r} is already registered as {TOKEN_PATTERNS[name]!r}")
+    _compile_pattern(pattern)
+    TOKEN_PATTERNS[name] = pattern
+
+
+def resolve_token_pattern(value) -> str:
+    """The regular expression of ``value``: a registered name, or a pattern used as it is."""
+    if isinstance(value, str) and value in TOKEN_PATTERNS:
+        return TOKEN_PATTERNS[value]
+    return value
+
+
+def saved_token_pattern(value, *, loading):
+    """Check a token pattern that is written to (``loading=False``) or read from a model file.
+
+    Only registered patterns pass, by name or by their exact text; returns ``value`` unchanged."""
+    if isinstance(value, str) and (value in TOKEN_PATTERNS or value in TOKEN_PATTERNS.values()):
+        return value
+    names = ", ".join(TOKEN_PATTERNS)
+    if loading:
+        raise RLSIError(f"token_pattern {str(value)[:60]!r} is not a registered token pattern ({names}); "
+                        "patterns from a model file are compiled only when registered: call "
+                        "rlsi.text.register_token_pattern(name, pattern) before loading if you trust it")
+    raise RLSIError(f"token_pattern={value!r} cannot be saved: only registered patterns ({names}) are "
+                    "stored in model files; register it with rlsi.text.register_token_pattern(name, pattern)")
+
+
 def _compile_pattern(token_pattern: str) -> re.Pattern:
+    token_pattern = resolve_token_pattern(token_pattern)
     if not isinstance(token_pattern, str):
         raise RLSIError(f"token_pattern={token_pattern!r} must be a regular expression string")
     try:
@@ -112,7 +157,8 @@ class Tokenizer:
         Snowball English (Porter2) or original Porter stemmer; ``None`` keeps words as found.
     token_pattern : str, default ``DEFAULT_TOKEN_PATTERN``
         Regular expression whose matches are the tokens (with one capturing group, the group is the
-        token).
+        token), or the name of a registered pattern (:data:`TOKEN_PATTERNS`). Only registered patterns
+        can be saved in a model file.
     min_length : int, default 1
         Tokens with fewer characters are dropped (before stop-word removal).
 

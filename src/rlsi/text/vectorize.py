@@ -48,7 +48,7 @@ from sklearn.exceptions import NotFittedError
 from .._validation import FLOAT_DTYPES, check_choice, check_number
 from ..io.store import register
 from ..errors import CorpusError, ModelFormatError, RLSIError
-from .tokenize import DEFAULT_TOKEN_PATTERN, Tokenizer
+from .tokenize import DEFAULT_TOKEN_PATTERN, STEMMERS, Tokenizer, saved_token_pattern
 
 __all__ = ["TfidfVectorizer", "idf_from_df", "VectorizerNotFittedError"]
 
@@ -318,6 +318,7 @@ class TfidfVectorizer(TransformerMixin, BaseEstimator):
         for key in ("min_df", "max_df"):
             v = params[key]
             params[key] = int(v) if isinstance(v, numbers.Integral) else float(v)
+        saved_token_pattern(params["token_pattern"], loading=False)
         params.update(stop_words=stop, lowercase=bool(params["lowercase"]),
                       min_length=int(params["min_length"]), dtype=self._out_dtype().name,
                       max_features=None if self.max_features is None else int(self.max_features))
@@ -330,34 +331,76 @@ class TfidfVectorizer(TransformerMixin, BaseEstimator):
 
     @classmethod
     def _from_state(cls, meta, arrays):
-        """Rebuild a fitted vectorizer from :meth:`_to_state` output; damage raises ModelFormatError."""
+        """Rebuild a fitted vectorizer from :meth:`_to_state` output; damage raises ModelFormatError.
+
+        Everything is checked as untrusted input: parameter types and values (the token pattern must be
+        a registered one, see :data:`rlsi.text.tokenize.TOKEN_PATTERNS`), array kinds and shapes, unique
+        terms, ``1 <= df <= n_docs`` and ``0 <= idf <= log(n_docs)``.
+        """
+        if not isinstance(meta, dict) or meta.get("state_version") != _STATE_VERSION:
+            version = meta.get("state_version") if isinstance(meta, dict) else None
+            raise ModelFormatError(f"unsupported vectorizer state version {version!r} (expected {_STATE_VERSION})")
         try:
-            if meta.get("state_version") != _STATE_VERSION:
-                raise ModelFormatError(f"unsupported vectorizer state version "
-                                       f"{meta.get('state_version')!r} (expected {_STATE_VERSION})")
-            params = dict(meta["params"])
-            params["dtype"] = np.dtype(params["dtype"]).type
+            params = _params_from_state(cls, meta.get("params"))
             vec = cls(**params)
             vec.build_tokenizer()
             vec._out_dtype()
-            terms = [str(t) for t in np.asarray(arrays["vocabulary"]).tolist()]
-            df = np.asarray(arrays["df"], dtype=np.int64)
-            idf = np.asarray(arrays["idf"], dtype=np.float64)
-            n_docs = int(meta["n_docs"])
+            terms, df, idf = (arrays.get(k) for k in ("vocabulary", "df", "idf"))
+            n_docs = meta.get("n_docs")
         except ModelFormatError:
             raise
         except (KeyError, TypeError, ValueError, AttributeError) as exc:  # RLSIError is a ValueError
-            raise ModelFormatError(f"damaged vectorizer state: {exc}") from None
+            raise ModelFormatError(f"damaged vectorizer state: {' '.join(str(exc).split())}") from None
+        kinds = {"vocabulary": (terms, "U"), "df": (df, "iu"), "idf": (idf, "f")}
+        for key, (arr, kind) in kinds.items():
+            if not isinstance(arr, np.ndarray) or arr.ndim != 1 or arr.dtype.kind not in kind:
+                what = "missing" if arr is None else f"a {getattr(arr, 'dtype', type(arr).__name__)} " \
+                                                      f"array of shape {getattr(arr, 'shape', '?')}"
+                raise ModelFormatError(f"damaged vectorizer state: {key} is {what}")
+        if isinstance(n_docs, bool) or not isinstance(n_docs, int) or not 1 <= n_docs < 2**53:
+            raise ModelFormatError(f"damaged vectorizer state: n_docs={n_docs!r}")
+        terms = terms.tolist()
         n = len(terms)
-        if not (df.shape == idf.shape == (n,)) or n == 0 or len(set(terms)) != n:
+        if not (df.shape == idf.shape == (n,)) or n == 0 or len(set(terms)) != n \
+                or meta.get("n_terms", n) != n:
             raise ModelFormatError(f"damaged vectorizer state: {n} terms (unique: {len(set(terms))}), "
                                    f"df shape {df.shape}, idf shape {idf.shape}")
-        if n_docs < 1 or df.min() < 1 or df.max() > n_docs:
+        if df.min() < 1 or df.max() > n_docs:
             raise ModelFormatError(f"damaged vectorizer state: document frequencies outside "
                                    f"[1, n_docs={n_docs}]")
+        idf = np.asarray(idf, dtype=np.float64)
+        if not (np.all(idf >= 0) and np.all(idf <= np.log(n_docs) * (1 + 1e-12) + 1e-12)):
+            raise ModelFormatError(f"damaged vectorizer state: idf outside [0, log(n_docs={n_docs})]")
         vec.feature_names_ = terms
         vec.vocabulary_ = {t: j for j, t in enumerate(terms)}
-        vec.df_ = df
+        vec.df_ = np.asarray(df, dtype=np.int64)
         vec.n_docs_ = n_docs
         vec.idf_ = idf
         return vec
+
+
+def _params_from_state(cls, params):
+    """The constructor parameters of a saved vectorizer, each checked (raises RLSIError/ModelFormatError)."""
+    if not isinstance(params, dict):
+        raise ModelFormatError("damaged vectorizer state: params is not an object")
+    names = set(cls._get_param_names())
+    if set(params) != names:
+        odd = sorted(set(params) ^ names)
+        raise ModelFormatError(f"damaged vectorizer state: unexpected or missing parameters {odd}")
+    params = dict(params)
+    if not isinstance(params["lowercase"], bool):
+        raise RLSIError(f"lowercase={params['lowercase']!r} must be true or false")
+    stop = params["stop_words"]
+    if not (stop is None or stop == "english" or (isinstance(stop, list) and all(isinstance(w, str) for w in stop))):
+        raise RLSIError(f"stop_words={str(stop)[:60]!r} must be 'english', null or a list of words")
+    check_choice("stemmer", params["stemmer"], STEMMERS)
+    saved_token_pattern(params["token_pattern"], loading=True)
+    check_number("min_length", params["min_length"], low=1, integer=True)
+    for key in ("min_df", "max_df"):
+        _doc_count_threshold(key, params[key], 1)
+    check_number("max_features", params["max_features"], low=1, integer=True, allow_none=True)
+    check_choice("norm", params["norm"], NORMS)
+    if params["dtype"] not in ("float64", "float32"):
+        raise RLSIError(f"dtype={str(params['dtype'])[:20]!r} must be 'float64' or 'float32'")
+    params["dtype"] = np.dtype(params["dtype"]).type
+    return params
