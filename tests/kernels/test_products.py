@@ -130,8 +130,6 @@ def test_csr_rows_to_dense_degenerate_shapes(shape):
     assert csr_rows_to_dense(A, 0, shape[0]).shape == shape
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: csr_rows_to_dense assigns (out[i, j] = x) instead of adding, so a "
-                                       "CSR with duplicate entries (valid in scipy) loses all but the last one")
 def test_csr_rows_to_dense_sums_duplicates_as_scipy():
     A = sp.csr_matrix((np.array([1.0, 2.0, 4.0]), np.array([1, 1, 0]), np.array([0, 2, 3])), shape=(2, 3))
     assert not A.has_canonical_format
