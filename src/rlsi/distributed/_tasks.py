@@ -1,0 +1,220 @@
+"""Worker-side tasks of the distributed learners: pure functions of their arguments.
+
+Each task wraps a per-block task of :mod:`rlsi.models.tasks` (the math is not repeated here) with what a
+document partition adds: the partition's own rows of X and D = Xᵀ, the offsets of its document blocks,
+and the reduction of its per-block results. Nothing here mutates an argument, so Dask may run a task
+twice (a lost worker, a stolen task) and get the same bytes: a recomputed block equals the lost one.
+
+Numba threads: every task takes ``threads`` (numba threads for its kernels; ``None`` leaves numba's
+setting) because ``numba.set_num_threads`` is per thread and the worker threads are shared.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from functools import reduce
+from pathlib import Path
+
+import numba
+import numpy as np
+import scipy.sparse as sp
+from dask.sizeof import sizeof
+
+from ..kernels.products import csr_dense, csr_dense_rows
+from ..models import steps, tasks
+from ..models.tasks import DocStats
+
+
+def _threads(fn):
+    @functools.wraps(fn)
+    def run(*args, threads=None, **kwargs):
+        if threads is not None:
+            numba.set_num_threads(int(threads))
+        return fn(*args, **kwargs)
+
+    return run
+
+
+@dataclass
+class Part:
+    """A document partition as it lives on a worker.
+
+    X : CSR (n_p x M), documents ``start .. start + n_p`` of the corpus; D : CSR (M x n_p) = Xᵀ (term
+    rows, for the partition's share of R = D W); blocks : [(a, b), ...] local row ranges — the corpus's
+    document blocks (:func:`rlsi.models.tasks.blocks`) cut at the partition's edges, so that a partition
+    made of whole blocks reduces its statistics exactly as the local learner does.
+    """
+
+    X: sp.csr_matrix
+    D: sp.csr_matrix
+    start: int
+    blocks: list
+
+    @property
+    def n_docs(self):
+        return self.X.shape[0]
+
+
+@sizeof.register(Part)
+def _sizeof_part(part):
+    return int(sum(m.data.nbytes + m.indices.nbytes + m.indptr.nbytes for m in (part.X, part.D)))
+
+
+@sizeof.register(DocStats)
+def _sizeof_stats(stats):
+    return 8 + (0 if stats.S is None else stats.S.nbytes)
+
+
+def make_part(X_p, start, doc_step):
+    """A :class:`Part` from its rows of X (CSR) starting at corpus row ``start``."""
+    X_p = sp.csr_matrix(X_p)
+    n = X_p.shape[0]
+    edges = sorted({0, n} | {g - start for g in range((start // doc_step + 1) * doc_step, start + n, doc_step)})
+    blocks = [(a, b) for a, b in zip(edges, edges[1:])]
+    return Part(X_p, X_p.T.tocsr(), int(start), blocks)
+
+
+def term_block_nnz(part, term_blocks):
+    """Non-zeros of the partition in each term block (a partition without any adds nothing to R_b)."""
+    return [int(part.D.indptr[b] - part.D.indptr[a]) for a, b in term_blocks]
+
+
+def sq_norm(part):
+    """``‖X_p‖²_F`` in float64 (the constant of the objective)."""
+    return float(np.square(part.X.data, dtype=np.float64).sum())
+
+
+@_threads
+def doc_step(part, U, prepared, W_prev, *, penalty, lam, max_iter, tol, dtype, whole_gram=False):
+    """V-step of the partition: ``(W_p (n_p x K), DocStats)`` with the block statistics folded in block
+    order (``whole_gram``: S = gram of the whole W_p instead, as the local learner's initial S)."""
+    K = U.shape[1]
+    W = np.empty((part.n_docs, K), dtype=dtype)
+    results = []
+    for a, b in part.blocks:
+        W[a:b], st = tasks.doc_block(part.X, a, b, U, prepared, W_prev, penalty=penalty, lam=lam,
+                                     max_iter=max_iter, tol=tol, dtype=dtype, want_gram=not whole_gram)
+        results.append(st)
+    stats = reduce(DocStats.merge, results, DocStats())
+    if whole_gram:
+        stats.S = steps.gram(W)
+    return W, stats
+
+
+def block_gram(part, W):
+    """The statistics ``S`` of W_p folded over the partition's blocks (what :func:`doc_step` returned for
+    these W; used to rebuild S on resume)."""
+    stats = reduce(DocStats.merge, [DocStats(0.0, steps.gram(W[a:b])) for a, b in part.blocks], DocStats())
+    return stats
+
+
+def merge_stats(a, b):
+    """``a + b`` as a new DocStats (the inputs are left as they are)."""
+    return DocStats(a.cross, None if a.S is None else a.S.copy()).merge(b)
+
+
+def doc_value(W, penalty):
+    """``Q(W_p)`` (the partition's share of the document penalty)."""
+    return penalty.value(W)
+
+
+@_threads
+def r_partial(part, W, a, b, dtype):
+    """The partition's share of rows a..b of ``R = D W`` (b − a x K)."""
+    return csr_dense_rows(part.D, a, b, W, dtype=dtype)
+
+
+def add(x, y):
+    return x + y
+
+
+def prepare_topics(stats, penalty, lam, K):
+    """``penalty.prepare(S, λ₁)`` for the U-step from the reduced DocStats."""
+    S = stats.S if stats.S is not None else np.zeros((K, K))
+    return penalty.prepare(S, lam)
+
+
+def prepare_docs(U, penalty, lam):
+    """``penalty.prepare(UᵀU, λ₂)`` for the V-step."""
+    return penalty.prepare(steps.topic_gram(U), lam)
+
+
+@_threads
+def topic_step(Rb, prepared, U_prev_b, n_rows, K, dtype, *, penalty, lam, max_iter, tol):
+    """U-step of one term block: ``(U_b CSR (n_rows x K), sweeps)``; ``Rb`` None means no partition has
+    these terms (R_b = 0)."""
+    if Rb is None:
+        Rb = np.zeros((n_rows, K), dtype=dtype)
+    return tasks.topic_block(Rb, prepared, U_prev_b, 0, n_rows, penalty=penalty, lam=lam, max_iter=max_iter,
+                             tol=tol)
+
+
+def assemble(*results):
+    """``(U CSR (M x K), sweeps)`` from the term blocks' results, in term order."""
+    U = sp.vstack([r[0] for r in results], format="csr") if len(results) > 1 else results[0][0].copy()
+    U.eliminate_zeros()
+    return U, sum(r[1] for r in results)
+
+
+def rows(U, a, b):
+    """Rows a..b of a CSR (a term block of U)."""
+    return U[a:b]
+
+
+def first(pair):
+    return pair[0]
+
+
+def second(pair):
+    return pair[1]
+
+
+def identity(x):
+    return x
+
+
+def save_part_w(W, path):
+    """Write W_p with :mod:`rlsi.io` (atomic) to ``path``; returns the path."""
+    from .. import io
+    from .checkpoint import Arrays
+
+    io.save(path, doc_vectors=Arrays({"partition": str(Path(path).name)}, {"W": W}))
+    return str(path)
+
+
+def load_part_w(path, dtype):
+    """W_p written by :func:`save_part_w`."""
+    from .. import io
+
+    W = io.load(path)["doc_vectors"].arrays["W"]
+    return np.ascontiguousarray(W, dtype=dtype)
+
+
+# ------------------------------------------------------------------ online
+@_threads
+def batch_step(X_p, U, prepared, W_prev, *, penalty, lam, max_iter, tol):
+    """Online V-step of a mini-batch part: ``(W_p, (S_p, cols_p, R_p))`` with the part's contribution to
+    the statistics as in :meth:`rlsi.models.stats.PendingBatch.assign` (S_p = W_pᵀW_p; the rows ``cols_p``
+    of X_pᵀ W_p — only the terms the part touches cross the network)."""
+    n, M = X_p.shape
+    K = U.shape[1]
+    W, _ = tasks.doc_block(X_p, 0, n, U, prepared, W_prev, penalty=penalty, lam=lam, max_iter=max_iter,
+                           tol=tol, dtype=np.float64, want_gram=False)
+    W = np.ascontiguousarray(W, dtype=np.float64)
+    mask = np.zeros(M, dtype=bool)
+    mask[X_p.indices] = True
+    cols = np.flatnonzero(mask)
+    if len(cols):
+        remap = np.zeros(M, dtype=X_p.indices.dtype)
+        remap[cols] = np.arange(len(cols), dtype=X_p.indices.dtype)
+        XcT = sp.csr_matrix((X_p.data, remap[X_p.indices], X_p.indptr), shape=(n, len(cols))).T.tocsr()
+        R_p = csr_dense(XcT, W, dtype=np.float64)
+    else:
+        R_p = np.zeros((0, K))
+    return W, (W.T @ W, cols, R_p)
+
+
+def gram_stats(W):
+    """DocStats with ``S = WᵀW`` of the whole W_p (the local learner's initial S)."""
+    return DocStats(0.0, steps.gram(W))
