@@ -85,10 +85,22 @@ def sq_norm(part):
     return float(np.square(part.X.data, dtype=np.float64).sum())
 
 
+def _w(x):
+    """W_p from a :func:`doc_step` result (or W_p itself)."""
+    return x[0] if isinstance(x, tuple) else x
+
+
+def _u(x):
+    """U from an :func:`assemble` result (or U itself)."""
+    return x[0] if isinstance(x, tuple) else x
+
+
 @_threads
 def doc_step(part, U, prepared, W_prev, *, penalty, lam, max_iter, tol, dtype, whole_gram=False):
-    """V-step of the partition: ``(W_p (n_p x K), DocStats)`` with the block statistics folded in block
-    order (``whole_gram``: S = gram of the whole W_p instead, as the local learner's initial S)."""
+    """V-step of the partition: ``(W_p (n_p x K), DocStats, Q(W_p))`` with the block statistics folded in
+    block order (``whole_gram``: S = gram of the whole W_p instead, as the local learner's initial S).
+    One result object, so that the next tasks need no extra hop to pick its pieces."""
+    U, W_prev = _u(U), (None if W_prev is None else _w(W_prev))
     K = U.shape[1]
     W = np.empty((part.n_docs, K), dtype=dtype)
     results = []
@@ -99,30 +111,27 @@ def doc_step(part, U, prepared, W_prev, *, penalty, lam, max_iter, tol, dtype, w
     stats = reduce(DocStats.merge, results, DocStats())
     if whole_gram:
         stats.S = steps.gram(W)
-    return W, stats
+    return W, stats, penalty.value(W)
 
 
 def block_gram(part, W):
     """The statistics ``S`` of W_p folded over the partition's blocks (what :func:`doc_step` returned for
     these W; used to rebuild S on resume)."""
+    W = _w(W)
     stats = reduce(DocStats.merge, [DocStats(0.0, steps.gram(W[a:b])) for a, b in part.blocks], DocStats())
     return stats
 
 
 def merge_stats(a, b):
-    """``a + b`` as a new DocStats (the inputs are left as they are)."""
+    """``a + b`` as a new DocStats (the inputs — DocStats or doc_step results — are left as they are)."""
+    a, b = (x[1] if isinstance(x, tuple) else x for x in (a, b))
     return DocStats(a.cross, None if a.S is None else a.S.copy()).merge(b)
-
-
-def doc_value(W, penalty):
-    """``Q(W_p)`` (the partition's share of the document penalty)."""
-    return penalty.value(W)
 
 
 @_threads
 def r_partial(part, W, a, b, dtype):
     """The partition's share of rows a..b of ``R = D W`` (b − a x K)."""
-    return csr_dense_rows(part.D, a, b, W, dtype=dtype)
+    return csr_dense_rows(part.D, a, b, _w(W), dtype=dtype)
 
 
 def add(x, y):
@@ -131,13 +140,14 @@ def add(x, y):
 
 def prepare_topics(stats, penalty, lam, K):
     """``penalty.prepare(S, λ₁)`` for the U-step from the reduced DocStats."""
+    stats = stats[1] if isinstance(stats, tuple) else stats
     S = stats.S if stats.S is not None else np.zeros((K, K))
     return penalty.prepare(S, lam)
 
 
 def prepare_docs(U, penalty, lam):
     """``penalty.prepare(UᵀU, λ₂)`` for the V-step."""
-    return penalty.prepare(steps.topic_gram(U), lam)
+    return penalty.prepare(steps.topic_gram(_u(U)), lam)
 
 
 @_threads
@@ -146,6 +156,7 @@ def topic_step(Rb, prepared, U_prev_b, n_rows, K, dtype, *, penalty, lam, max_it
     these terms (R_b = 0)."""
     if Rb is None:
         Rb = np.zeros((n_rows, K), dtype=dtype)
+    U_prev_b = None if U_prev_b is None else _u(U_prev_b)
     return tasks.topic_block(Rb, prepared, U_prev_b, 0, n_rows, penalty=penalty, lam=lam, max_iter=max_iter,
                              tol=tol)
 
@@ -159,7 +170,7 @@ def assemble(*results):
 
 def rows(U, a, b):
     """Rows a..b of a CSR (a term block of U)."""
-    return U[a:b]
+    return _u(U)[a:b]
 
 
 def first(pair):
@@ -170,6 +181,10 @@ def second(pair):
     return pair[1]
 
 
+def third(triple):
+    return triple[2]
+
+
 def identity(x):
     return x
 
@@ -177,6 +192,8 @@ def identity(x):
 def save_part_w(W, path):
     """Write W_p with :mod:`rlsi.io` (atomic) to ``path``; returns the path."""
     from .. import io
+
+    W = _w(W)
     from .checkpoint import Arrays
 
     io.save(path, doc_vectors=Arrays({"partition": str(Path(path).name)}, {"W": W}))
@@ -217,4 +234,4 @@ def batch_step(X_p, U, prepared, W_prev, *, penalty, lam, max_iter, tol):
 
 def gram_stats(W):
     """DocStats with ``S = WᵀW`` of the whole W_p (the local learner's initial S)."""
-    return DocStats(0.0, steps.gram(W))
+    return DocStats(0.0, steps.gram(_w(W)))

@@ -128,22 +128,20 @@ class DistributedProblem:
             results.append(self.submit(_tasks.topic_step, Rb, prepared, U_prev, b - a, self.K, self.dtype,
                                        penalty=self.topic_pen, lam=self.lambda1, threads=self.threads,
                                        **self.inner))
-        pair = self.submit(_tasks.assemble, *results)
-        self.U_blocks = [self.submit(_tasks.first, r) for r in results]
-        self.U_fut = self.submit(_tasks.first, pair)
-        self.U, sweeps = self.gather(pair)
+        self.U_fut = self.submit(_tasks.assemble, *results)  # (U, sweeps): the tasks take U from it
+        self.U_blocks = results  # (U_b, sweeps) pairs: warm starts of the next U-step
+        self.U, sweeps = self.gather(self.U_fut)
         return {"nnz": self.U.nnz, "sweeps": sweeps}
 
     def v_step(self, executor=None):
         prepared = self.submit(_tasks.prepare_docs, self.U_fut, self.doc_pen, self.lambda2)
-        stats, values = [], []
-        for p, part in enumerate(self.parts):
-            res = self.submit(_tasks.doc_step, part, self.U_fut, prepared, self.W[p], penalty=self.doc_pen,
-                              lam=self.lambda2, dtype=self.dtype, part=p, threads=self.threads, **self.inner)
-            self.W[p] = self.submit(_tasks.first, res, part=p)
-            stats.append(self.submit(_tasks.second, res, part=p))
-            values.append(self.submit(_tasks.doc_value, self.W[p], self.doc_pen, part=p))
-        self.stats = tree_reduce(self.submit, _tasks.merge_stats, stats)
+        for p, part in enumerate(self.parts):  # W[p] holds (W_p, DocStats_p, Q(W_p)) on its worker
+            self.W[p] = self.submit(_tasks.doc_step, part, self.U_fut, prepared, self.W[p], penalty=self.doc_pen,
+                                    lam=self.lambda2, dtype=self.dtype, part=p, threads=self.threads, **self.inner)
+        self.stats = tree_reduce(self.submit, _tasks.merge_stats, self.W)
+        if len(self.W) == 1:
+            self.stats = self.submit(_tasks.second, self.W[0], part=0)
+        values = [self.submit(_tasks.third, w, part=p) for p, w in enumerate(self.W)]
         reduced, values = self.gather([self.stats, values])
         self.cross, self.S, self.q = reduced.cross, reduced.S, sum(values)
         return {}
@@ -323,7 +321,7 @@ class DaskRLSI(BatchRLSI):
         W = np.zeros((N, K), dtype=dtype)
         for i, p in enumerate(live):
             a, b = bounds[p]
-            W[a:b] = client.gather(problem.W[i])
+            W[a:b] = _tasks._w(client.gather(problem.W[i]))
         return W
 
     def _initialize(self, problem, X, V_init, bounds, live):
@@ -359,11 +357,10 @@ class DaskRLSI(BatchRLSI):
             U0 = (U0 @ sp.diags(1.0 / norms)).tocsr().astype(X.dtype)
             U0_fut = sub(_tasks.identity, U0)
             prepared = sub(_tasks.prepare_docs, U0_fut, problem.doc_pen, self.lambda2)
-            res = [sub(_tasks.doc_step, part, U0_fut, prepared, None, penalty=problem.doc_pen, lam=self.lambda2,
-                       dtype=X.dtype, whole_gram=True, part=i, threads=problem.threads, **problem.inner)
-                   for i, part in enumerate(problem.parts)]
-            problem.W = [sub(_tasks.first, r, part=i) for i, r in enumerate(res)]
-            grams = [sub(_tasks.second, r, part=i) for i, r in enumerate(res)]
+            problem.W = [sub(_tasks.doc_step, part, U0_fut, prepared, None, penalty=problem.doc_pen,
+                             lam=self.lambda2, dtype=X.dtype, whole_gram=True, part=i, threads=problem.threads,
+                             **problem.inner) for i, part in enumerate(problem.parts)]
+            grams = [sub(_tasks.second, r, part=i) for i, r in enumerate(problem.W)]
         problem.stats = tree_reduce(sub, _tasks.merge_stats, grams)
 
     def _checkpoint(self, problem, live, iteration, meta):
@@ -379,7 +376,7 @@ class DaskRLSI(BatchRLSI):
         sub = problem.submit
         problem.U = U
         problem.U_fut = sub(_tasks.identity, U)
-        problem.U_blocks = [sub(_tasks.rows, problem.U_fut, a, b) for a, b in problem.term_blocks]
+        problem.U_blocks = [sub(_tasks.rows, problem.U_fut, a, b) for a, b in problem.term_blocks]  # CSR blocks
         problem.W = [sub(_tasks.load_part_w, str(checkpoint.part_path(self.checkpoint_dir, iteration, p)),
                          problem.dtype, part=i) for i, p in enumerate(live)]
         grams = [sub(_tasks.block_gram, part, w, part=i) for i, (part, w) in enumerate(zip(problem.parts, problem.W))]
