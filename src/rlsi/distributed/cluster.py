@@ -9,8 +9,8 @@ client plus what must be closed after the fit):
   naming it;
 * neither — a :class:`distributed.LocalCluster` on loopback with ``n_workers`` in-process workers
   (``processes=False``: no extra interpreters; the numba kernels release the GIL, so the workers'
-  threads compute in parallel), started for the fit and closed after it. Its workers talk over Dask's
-  in-process transport by default, or over TCP on 127.0.0.1 with ``protocol="tcp"`` (every transfer
+  threads compute in parallel; the dashboard on a free port), started for the fit and closed after it.
+  Its workers talk over Dask's in-process transport by default, or over TCP on 127.0.0.1 with ``protocol="tcp"`` (every transfer
   then serialized as on a real network: what the tests use to check that the tasks are self-contained).
 
 Dask is an optional dependency (``pip install "rlsi[dask]"``); importing this module without it raises
@@ -86,7 +86,8 @@ def open_cluster(client=None, scheduler=None, n_workers=2, threads_per_worker=1,
     n_workers = int(n_workers or 1)
     cluster = distributed.LocalCluster(
         n_workers=n_workers, threads_per_worker=int(threads_per_worker), processes=False,
-        **({"protocol": "tcp://", "host": "127.0.0.1"} if protocol == "tcp" else {}), dashboard_address=None, memory_limit=memory_limit, silence_logs=logging.ERROR)
+        **({"protocol": "tcp://", "host": "127.0.0.1"} if protocol == "tcp" else {}),
+        dashboard_address=":0", memory_limit=memory_limit, silence_logs=logging.ERROR)
     try:
         cl = distributed.Client(cluster, set_as_default=False)
     except BaseException:
