@@ -130,12 +130,28 @@ def merge_stats(a, b):
 
 @_threads
 def r_partial(part, W, a, b, dtype):
-    """The partition's share of rows a..b of ``R = D W`` (b − a x K)."""
-    return csr_dense_rows(part.D, a, b, _w(W), dtype=dtype)
+    """The partition's share of rows a..b of ``R = D W``, compact: ``(rows, values)`` with the block rows
+    (0-based in the block) where the partition has non-zeros and their values (len(rows) x K) — rows of
+    terms the partition does not hold are zero and are not sent."""
+    rows = np.flatnonzero(np.diff(part.D.indptr[a:b + 1]) > 0)
+    need = np.zeros(b - a, dtype=bool)
+    need[rows] = True
+    return rows, csr_dense_rows(part.D, a, b, _w(W), mask=need, dtype=dtype)[rows]
+
+
+@sizeof.register(tuple)
+def _sizeof_tuple(t):  # dask's own rule samples long tuples; ours are short and hold arrays
+    return sum(sizeof(x) for x in t)
 
 
 def add(x, y):
-    return x + y
+    """Sum of two compact shares of R rows (see :func:`r_partial`); rows present in one are copied."""
+    (ix, vx), (iy, vy) = x, y
+    rows = np.union1d(ix, iy)
+    out = np.zeros((len(rows), vx.shape[1]), dtype=np.result_type(vx, vy))
+    out[np.searchsorted(rows, ix)] += vx
+    out[np.searchsorted(rows, iy)] += vy
+    return rows, out
 
 
 def prepare_topics(stats, penalty, lam, K):
@@ -152,10 +168,12 @@ def prepare_docs(U, penalty, lam):
 
 @_threads
 def topic_step(Rb, prepared, U_prev_b, n_rows, K, dtype, *, penalty, lam, max_iter, tol):
-    """U-step of one term block: ``(U_b CSR (n_rows x K), sweeps)``; ``Rb`` None means no partition has
-    these terms (R_b = 0)."""
-    if Rb is None:
-        Rb = np.zeros((n_rows, K), dtype=dtype)
+    """U-step of one term block: ``(U_b CSR (n_rows x K), sweeps)`` from the compact rows ``Rb`` of R
+    (:func:`r_partial`); None means no partition has these terms (R_b = 0)."""
+    R = np.zeros((n_rows, K), dtype=dtype)
+    if Rb is not None:
+        R[Rb[0]] = Rb[1]
+    Rb = R
     U_prev_b = None if U_prev_b is None else _u(U_prev_b)
     return tasks.topic_block(Rb, prepared, U_prev_b, 0, n_rows, penalty=penalty, lam=lam, max_iter=max_iter,
                              tol=tol)
