@@ -43,6 +43,8 @@ def fit_dask(args, X):
     from ._common import batch_model_from_args
 
     quiet = bool(getattr(args, "quiet", False))
+    if getattr(args, "verbose", 0) < 2:  # dask's INFO lines (cluster start/stop) only with -vv
+        logging.getLogger("distributed").setLevel(logging.WARNING)
     if (args.checkpoint_dir or args.resume) and args.online:
         raise RLSIError("--checkpoint-dir and --resume apply to the batch fit; drop them or --online")
     handle = open_cluster(scheduler=args.scheduler, n_workers=args.workers or 2, timeout=args.scheduler_timeout)

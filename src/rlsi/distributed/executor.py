@@ -16,6 +16,8 @@ sent to other workers (``Worker.transfer_outgoing_bytes_total``); the learners a
 
 from __future__ import annotations
 
+import logging
+
 import numba
 
 from ..models.executor import Executor
@@ -24,6 +26,16 @@ from .cluster import open_cluster
 
 def _worker_sent(dask_worker):
     return int(getattr(dask_worker, "transfer_outgoing_bytes_total", 0))
+
+
+class _QuietCounterReads(logging.Filter):
+    """Drop the worker's INFO line for every read of the traffic counter (once per iteration)."""
+
+    def filter(self, record):
+        return "_worker_sent" not in record.getMessage()
+
+
+logging.getLogger("distributed.worker").addFilter(_QuietCounterReads())
 
 
 class DaskExecutor(Executor):
