@@ -53,6 +53,8 @@ def test_equals_local_learner(X, local, cluster_of, n_workers):
     # one partition runs the local learner's tasks on the same rows: bit-identical
     assert_same_fit(model, W, local, exact=n_workers == 1)
     assert model.bytes_moved_.shape == (model.n_iter_,) and np.all(model.bytes_moved_ > 0)
+    # the exact screening of term rows skips rows here too (it never changes U: checked above)
+    assert local[0].n_rows_screened_ > 0 and model.n_rows_screened_ > 0
 
 
 def test_uneven_partitions_with_an_empty_one(X, local, cluster_of):

@@ -129,14 +129,27 @@ def merge_stats(a, b):
 
 
 @_threads
-def r_partial(part, W, a, b, dtype):
+def r_partial(part, W, a, b, dtype, need=None):
     """The partition's share of rows a..b of ``R = D W``, compact: ``(rows, values)`` with the block rows
     (0-based in the block) where the partition has non-zeros and their values (len(rows) x K) — rows of
-    terms the partition does not hold are zero and are not sent."""
-    rows = np.flatnonzero(np.diff(part.D.indptr[a:b + 1]) > 0)
-    need = np.zeros(b - a, dtype=bool)
-    need[rows] = True
-    return rows, csr_dense_rows(part.D, a, b, _w(W), mask=need, dtype=dtype)[rows]
+    terms the partition does not hold are zero and are not sent. ``need`` (b − a bools, or None for all):
+    the rows the U-step needs (the others are certified zero by the screening, see learner)."""
+    has = np.diff(part.D.indptr[a:b + 1]) > 0
+    if need is not None:
+        has &= need
+    rows = np.flatnonzero(has)
+    return rows, csr_dense_rows(part.D, a, b, _w(W), mask=has, dtype=dtype)[rows]
+
+
+def row_sq_norms(part):
+    """``‖d_m‖²`` over the partition's documents, per term (M,), float64."""
+    return np.diff(np.concatenate([[0.0], np.cumsum(np.square(part.D.data, dtype=np.float64))])[part.D.indptr])
+
+
+def col_sq_diff(new, old):
+    """``Σ_n (W_new[n, k] − W_old[n, k])²`` per topic k over the partition (K,), float64."""
+    A = _w(new).astype(np.float64)
+    return np.square(A - _w(old), dtype=np.float64).sum(axis=0)
 
 
 @sizeof.register(tuple)
@@ -168,22 +181,25 @@ def prepare_docs(U, penalty, lam):
 
 @_threads
 def topic_step(Rb, prepared, U_prev_b, n_rows, K, dtype, *, penalty, lam, max_iter, tol):
-    """U-step of one term block: ``(U_b CSR (n_rows x K), sweeps)`` from the compact rows ``Rb`` of R
-    (:func:`r_partial`); None means no partition has these terms (R_b = 0)."""
+    """U-step of one term block: ``(U_b CSR (n_rows x K), sweeps, rows, max_k |r_mk| of those rows)`` from
+    the compact rows ``Rb`` of R (:func:`r_partial`); None means no partition sent rows (R_b = 0)."""
     R = np.zeros((n_rows, K), dtype=dtype)
+    rows, peak = np.zeros(0, dtype=np.int64), np.zeros(0)
     if Rb is not None:
-        R[Rb[0]] = Rb[1]
-    Rb = R
+        rows = Rb[0]
+        R[rows] = Rb[1]
+        peak = np.abs(Rb[1]).max(axis=1) if K else np.zeros(len(rows))
     U_prev_b = None if U_prev_b is None else _u(U_prev_b)
-    return tasks.topic_block(Rb, prepared, U_prev_b, 0, n_rows, penalty=penalty, lam=lam, max_iter=max_iter,
-                             tol=tol)
+    Ub, sweeps = tasks.topic_block(R, prepared, U_prev_b, 0, n_rows, penalty=penalty, lam=lam,
+                                   max_iter=max_iter, tol=tol)
+    return Ub, sweeps, rows, peak
 
 
 def assemble(*results):
-    """``(U CSR (M x K), sweeps)`` from the term blocks' results, in term order."""
+    """``(U CSR (M x K), sweeps, [(rows, peaks) per block])`` from the term blocks' results, in term order."""
     U = sp.vstack([r[0] for r in results], format="csr") if len(results) > 1 else results[0][0].copy()
     U.eliminate_zeros()
-    return U, sum(r[1] for r in results)
+    return U, sum(r[1] for r in results), [(r[2], r[3]) for r in results]
 
 
 def rows(U, a, b):

@@ -25,9 +25,14 @@ Equality with :class:`rlsi.models.BatchRLSI` (same data, parameters and seed). E
 learner's task on the same rows, so one partition is **bit-identical** to the local learner (the serial
 learner is the one-worker distributed learner). With several partitions the sums S, R, cross and the
 penalty of W are added in another order (a tree over partitions instead of one pass), which changes
-their rounding (relative 1e-16); the tests check components, W and objectives to 1e-10 relative. The
-exact row screening of the local U-step is not used here (every term row is computed): ``n_rows_screened_``
-is 0, the topics are identical (the screening never changes U).
+their rounding (relative 1e-16); the tests check components, W and objectives to 1e-10 relative.
+
+Screening. The exact row screening of the local U-step (:class:`rlsi.models.screening.ScreenedBatchR`)
+is carried over: the client keeps each term row's bound, moved each iteration by ``‖d_m‖ · max_k
+‖ΔW_k‖`` where ``‖d_m‖²`` and the column drifts ``Σ_n ΔW_nk²`` are reduced from the partitions (M floats
+once, K floats per partition per iteration), and sends each partition the block's mask of rows still
+needed; a skipped row is neither computed nor sent. It never changes U (it only skips rows whose
+solution is zero); ``n_rows_screened_`` counts the skipped rows.
 
 The patent's MPI arrangement (documents partitioned over ranks, an all-reduce of S and of the R term
 blocks, topic rows solved by the rank that owns the term block) is the same arithmetic with the same
@@ -87,7 +92,7 @@ class DistributedProblem:
     """
 
     def __init__(self, executor, parts, part_workers, term_blocks, active, W, stats, *, x_sqnorm, K, dtype,
-                 topic_penalty, doc_penalty, lambda1, lambda2, inner_max_iter, inner_tol, threads):
+                 topic_penalty, doc_penalty, lambda1, lambda2, inner_max_iter, inner_tol, threads, row_norms=None):
         self.ex = executor
         self.parts, self.part_workers = parts, part_workers
         self.term_blocks, self.active = term_blocks, active
@@ -103,6 +108,11 @@ class DistributedProblem:
         self.S = None
         self.q = 0.0
         self.client_bytes = 0  # what the client sent and gathered since the last reset
+        # exact screening of term rows, as rlsi.models.screening.ScreenedBatchR (see the module docstring)
+        self.row_norms = row_norms
+        self.bound = None if row_norms is None else np.full(len(row_norms), np.inf)
+        self.W_at_r = None
+        self.rows_skipped = self.total_skipped = 0
 
     # ------------------------------------------------------------------ plumbing
     def submit(self, fn, *args, part=None, **kwargs):
@@ -117,21 +127,48 @@ class DistributedProblem:
         return out
 
     # ------------------------------------------------------------------ the two steps
+    def _rows_needed(self):
+        """Term rows whose lasso solution is not certified zero (None: all), from the bound of each row
+        moved by the drift of W since the rows were last computed (per-partition K-vectors, reduced)."""
+        if self.bound is None:
+            return None
+        if self.W_at_r is not None:
+            diffs = self.gather([self.submit(_tasks.col_sq_diff, w, w0, part=p)
+                                 for p, (w, w0) in enumerate(zip(self.W, self.W_at_r))])
+            drift = float(np.sqrt(np.max(np.sum(diffs, axis=0)))) if diffs else 0.0
+            self.bound += self.row_norms * drift
+        self.W_at_r = list(self.W)
+        # a relative margin keeps the certificate valid under the rounding of the product itself
+        need = self.bound > 0.5 * self.lambda1 * (1.0 - 1e-6)
+        if self.U is not None:
+            need |= np.diff(self.U.indptr) > 0
+        self.rows_skipped = int(len(need) - np.count_nonzero(need))
+        self.total_skipped += self.rows_skipped
+        return need
+
     def u_step(self, executor=None):
         prepared = self.submit(_tasks.prepare_topics, self.stats, self.topic_pen, self.lambda1, self.K)
+        need = self._rows_needed()
         results = []
         for j, (a, b) in enumerate(self.term_blocks):
-            shares = [self.submit(_tasks.r_partial, self.parts[p], self.W[p], a, b, self.dtype, part=p,
-                                  threads=self.threads) for p in self.active[j]]
+            need_b = None if need is None else need[a:b]
+            parts = self.active[j] if need_b is None or need_b.any() else []
+            shares = [self.submit(_tasks.r_partial, self.parts[p], self.W[p], a, b, self.dtype, need_b, part=p,
+                                  threads=self.threads) for p in parts]
             Rb = tree_reduce(self.submit, _tasks.add, shares)
             U_prev = None if self.U_blocks is None else self.U_blocks[j]
             results.append(self.submit(_tasks.topic_step, Rb, prepared, U_prev, b - a, self.K, self.dtype,
                                        penalty=self.topic_pen, lam=self.lambda1, threads=self.threads,
                                        **self.inner))
         self.U_fut = self.submit(_tasks.assemble, *results)  # (U, sweeps): the tasks take U from it
-        self.U_blocks = results  # (U_b, sweeps) pairs: warm starts of the next U-step
-        self.U, sweeps = self.gather(self.U_fut)
-        return {"nnz": self.U.nnz, "sweeps": sweeps}
+        self.U_blocks = results  # (U_b, ...) results: warm starts of the next U-step
+        self.U, sweeps, peaks = self.gather(self.U_fut)
+        if need is not None:
+            for (a, b), (rows, peak) in zip(self.term_blocks, peaks):
+                block = self.bound[a:b]  # a view: the computed rows get their new bound
+                block[need[a:b]] = 0.0
+                block[rows] = peak
+        return {"nnz": self.U.nnz, "sweeps": sweeps, "screened": self.rows_skipped}
 
     def v_step(self, executor=None):
         prepared = self.submit(_tasks.prepare_docs, self.U_fut, self.doc_pen, self.lambda2)
@@ -263,12 +300,17 @@ class DaskRLSI(BatchRLSI):
                      for i, p in enumerate(live)]
         nnz = client.gather([client.submit(_tasks.term_block_nnz, part, term_blocks, pure=False) for part in parts])
         active = [[i for i in range(len(parts)) if nnz[i][j] > 0] for j in range(len(term_blocks))]
+        row_norms = None
+        if self._screen and get_penalty(self.topic_penalty).norm == "l1":
+            sq = client.gather([client.submit(_tasks.row_sq_norms, part, pure=False) for part in parts])
+            row_norms = np.sqrt(np.sum(sq, axis=0)) if sq else np.zeros(M)
         problem = DistributedProblem(
             ex, parts, part_workers, term_blocks, active, [None] * len(parts), None,
             x_sqnorm=float(np.square(X.data, dtype=np.float64).sum()), K=K, dtype=dtype,
             topic_penalty=self.topic_penalty, doc_penalty=self.doc_penalty, lambda1=lam1, lambda2=self.lambda2,
-            inner_max_iter=self.inner_max_iter, inner_tol=self.inner_tol, threads=ex.task_threads)
-        problem.client_bytes = sizeof(X)
+            inner_max_iter=self.inner_max_iter, inner_tol=self.inner_tol, threads=ex.task_threads,
+            row_norms=row_norms)
+        problem.client_bytes = sizeof(X) + (0 if row_norms is None else len(parts) * row_norms.nbytes)
         fingerprint = {"n_docs": N, "n_terms": M, "n_components": K, "dtype": dtype.name,
                        "partitions": [list(b) for b in bounds], "lambda1_effective": lam1,
                        "lambda2": self.lambda2, "topic_penalty": self.topic_penalty,
@@ -313,7 +355,7 @@ class DaskRLSI(BatchRLSI):
         self.objective_ = np.asarray(objectives)
         self.bytes_moved_ = np.asarray(moved, dtype=np.int64)
         self.seconds_per_iter_ = np.asarray(seconds)
-        self.n_rows_screened_ = 0
+        self.n_rows_screened_ = int(problem.total_skipped)
         self.n_iter_ = len(objectives)
         warn_dead_topics(self, N)
         if not gather:
