@@ -1,11 +1,9 @@
 """DaskRLSI against the local BatchRLSI: equality, partitions, a lost worker, checkpoints, errors."""
 
-import os
 import time
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 from conftest import planted_corpus
 from rlsi import io

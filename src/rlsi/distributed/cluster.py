@@ -10,8 +10,9 @@ client plus what must be closed after the fit):
 * neither — a :class:`distributed.LocalCluster` on loopback with ``n_workers`` in-process workers
   (``processes=False``: no extra interpreters; the numba kernels release the GIL, so the workers'
   threads compute in parallel; the dashboard on a free port), started for the fit and closed after it.
-  Its workers talk over Dask's in-process transport by default, or over TCP on 127.0.0.1 with ``protocol="tcp"`` (every transfer
-  then serialized as on a real network: what the tests use to check that the tasks are self-contained).
+  Its workers talk over Dask's in-process transport by default, or over TCP on 127.0.0.1 with
+  ``protocol="tcp"`` (every transfer then serialized as on a real network: what the tests use to check
+  that the tasks are self-contained).
 
 Dask is an optional dependency (``pip install "rlsi[dask]"``); importing this module without it raises
 an RLSIError that says so.

@@ -51,7 +51,6 @@ import time
 import warnings
 from pathlib import Path
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 from dask.sizeof import sizeof
