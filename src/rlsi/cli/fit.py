@@ -41,6 +41,9 @@ def register(sub):
         add_online_arguments = None
     if add_online_arguments is not None:
         add_online_arguments(online)
+    from ._dask import add_dask_arguments
+
+    add_dask_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -64,7 +67,11 @@ def run(args):
     X = vectorizer.fit_transform(corpus.texts)
     log.info("vectorized %d documents x %d terms (%d non-zeros)", X.shape[0], X.shape[1], X.nnz)
     _common.check_learnable(X, X.shape[0])
-    if args.online:
+    if getattr(args, "backend", "local") == "dask":
+        from ._dask import fit_dask
+
+        model = fit_dask(args, X)
+    elif args.online:
         model = fit_online_from_args(args, X)
     else:
         model.fit(X)

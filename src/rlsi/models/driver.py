@@ -44,15 +44,16 @@ class Trace:
 
 
 def alternate(problem, *, max_iter, tol, executor=None, name="fit", verbose=0, callback=None,
-              start_iteration=0):
+              start_iteration=0, previous=None):
     """Run ``problem`` (see the module docstring) for at most ``max_iter`` iterations. Returns a Trace.
 
     ``start_iteration`` counts iterations already done (a resumed fit): the bar and the callback number
-    from there, and ``max_iter`` is the total.
+    from there, and ``max_iter`` is the total; ``previous`` is the objective of the last of them (the
+    first resumed iteration's stopping test compares with it, as the uninterrupted fit would).
     """
     executor = get_executor(executor)
     trace = Trace()
-    prev = np.inf
+    prev = np.inf if previous is None else float(previous)
     bar = progress_bar(max_iter, name, verbose=verbose, unit="iter", initial=start_iteration)
     try:
         for it in range(start_iteration, max_iter):

@@ -1,0 +1,271 @@
+"""Worker-side tasks of the distributed learners: pure functions of their arguments.
+
+Each task wraps a per-block task of :mod:`rlsi.models.tasks` (the math is not repeated here) with what a
+document partition adds: the partition's own rows of X and D = Xᵀ, the offsets of its document blocks,
+and the reduction of its per-block results. Nothing here mutates an argument, so Dask may run a task
+twice (a lost worker, a stolen task) and get the same bytes: a recomputed block equals the lost one.
+
+Numba threads: every task takes ``threads`` (numba threads for its kernels; ``None`` leaves numba's
+setting) because ``numba.set_num_threads`` is per thread and the worker threads are shared.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from functools import reduce
+from pathlib import Path
+
+import numba
+import numpy as np
+import scipy.sparse as sp
+from dask.sizeof import sizeof
+
+from ..kernels.products import csr_dense, csr_dense_rows
+from ..models import steps, tasks
+from ..models.tasks import DocStats
+
+
+def _threads(fn):
+    @functools.wraps(fn)
+    def run(*args, threads=None, **kwargs):
+        if threads is not None:
+            numba.set_num_threads(int(threads))
+        return fn(*args, **kwargs)
+
+    return run
+
+
+@dataclass
+class Part:
+    """A document partition as it lives on a worker.
+
+    X : CSR (n_p x M), documents ``start .. start + n_p`` of the corpus; D : CSR (M x n_p) = Xᵀ (term
+    rows, for the partition's share of R = D W); blocks : [(a, b), ...] local row ranges — the corpus's
+    document blocks (:func:`rlsi.models.tasks.blocks`) cut at the partition's edges, so that a partition
+    made of whole blocks reduces its statistics exactly as the local learner does.
+    """
+
+    X: sp.csr_matrix
+    D: sp.csr_matrix
+    start: int
+    blocks: list
+
+    @property
+    def n_docs(self):
+        return self.X.shape[0]
+
+
+@sizeof.register(Part)
+def _sizeof_part(part):
+    return int(sum(m.data.nbytes + m.indices.nbytes + m.indptr.nbytes for m in (part.X, part.D)))
+
+
+@sizeof.register(DocStats)
+def _sizeof_stats(stats):
+    return 8 + (0 if stats.S is None else stats.S.nbytes)
+
+
+def make_part(X_p, start, doc_step):
+    """A :class:`Part` from its rows of X (CSR) starting at corpus row ``start``."""
+    X_p = sp.csr_matrix(X_p)
+    n = X_p.shape[0]
+    edges = sorted({0, n} | {g - start for g in range((start // doc_step + 1) * doc_step, start + n, doc_step)})
+    blocks = [(a, b) for a, b in zip(edges, edges[1:])]
+    return Part(X_p, X_p.T.tocsr(), int(start), blocks)
+
+
+def term_block_nnz(part, term_blocks):
+    """Non-zeros of the partition in each term block (a partition without any adds nothing to R_b)."""
+    return [int(part.D.indptr[b] - part.D.indptr[a]) for a, b in term_blocks]
+
+
+def sq_norm(part):
+    """``‖X_p‖²_F`` in float64 (the constant of the objective)."""
+    return float(np.square(part.X.data, dtype=np.float64).sum())
+
+
+def _w(x):
+    """W_p from a :func:`doc_step` result (or W_p itself)."""
+    return x[0] if isinstance(x, tuple) else x
+
+
+def _u(x):
+    """U from an :func:`assemble` result (or U itself)."""
+    return x[0] if isinstance(x, tuple) else x
+
+
+@_threads
+def doc_step(part, U, prepared, W_prev, *, penalty, lam, max_iter, tol, dtype, whole_gram=False):
+    """V-step of the partition: ``(W_p (n_p x K), DocStats, Q(W_p))`` with the block statistics folded in
+    block order (``whole_gram``: S = gram of the whole W_p instead, as the local learner's initial S).
+    One result object, so that the next tasks need no extra hop to pick its pieces."""
+    U, W_prev = _u(U), (None if W_prev is None else _w(W_prev))
+    K = U.shape[1]
+    W = np.empty((part.n_docs, K), dtype=dtype)
+    results = []
+    for a, b in part.blocks:
+        W[a:b], st = tasks.doc_block(part.X, a, b, U, prepared, W_prev, penalty=penalty, lam=lam,
+                                     max_iter=max_iter, tol=tol, dtype=dtype, want_gram=not whole_gram)
+        results.append(st)
+    stats = reduce(DocStats.merge, results, DocStats())
+    if whole_gram:
+        stats.S = steps.gram(W)
+    return W, stats, penalty.value(W)
+
+
+def block_gram(part, W):
+    """The statistics ``S`` of W_p folded over the partition's blocks (what :func:`doc_step` returned for
+    these W; used to rebuild S on resume)."""
+    W = _w(W)
+    stats = reduce(DocStats.merge, [DocStats(0.0, steps.gram(W[a:b])) for a, b in part.blocks], DocStats())
+    return stats
+
+
+def merge_stats(a, b):
+    """``a + b`` as a new DocStats (the inputs — DocStats or doc_step results — are left as they are)."""
+    a, b = (x[1] if isinstance(x, tuple) else x for x in (a, b))
+    return DocStats(a.cross, None if a.S is None else a.S.copy()).merge(b)
+
+
+@_threads
+def r_partial(part, W, a, b, dtype, need=None):
+    """The partition's share of rows a..b of ``R = D W``, compact: ``(rows, values)`` with the block rows
+    (0-based in the block) where the partition has non-zeros and their values (len(rows) x K) — rows of
+    terms the partition does not hold are zero and are not sent. ``need`` (b − a bools, or None for all):
+    the rows the U-step needs (the others are certified zero by the screening, see learner)."""
+    has = np.diff(part.D.indptr[a:b + 1]) > 0
+    if need is not None:
+        has &= need
+    rows = np.flatnonzero(has)
+    return rows, csr_dense_rows(part.D, a, b, _w(W), mask=has, dtype=dtype)[rows]
+
+
+def row_sq_norms(part):
+    """``‖d_m‖²`` over the partition's documents, per term (M,), float64."""
+    return np.diff(np.concatenate([[0.0], np.cumsum(np.square(part.D.data, dtype=np.float64))])[part.D.indptr])
+
+
+def col_sq_diff(new, old):
+    """``Σ_n (W_new[n, k] − W_old[n, k])²`` per topic k over the partition (K,), float64."""
+    A = _w(new).astype(np.float64)
+    return np.square(A - _w(old), dtype=np.float64).sum(axis=0)
+
+
+@sizeof.register(tuple)
+def _sizeof_tuple(t):  # dask's own rule samples long tuples; ours are short and hold arrays
+    return sum(sizeof(x) for x in t)
+
+
+def add(x, y):
+    """Sum of two compact shares of R rows (see :func:`r_partial`); rows present in one are copied."""
+    (ix, vx), (iy, vy) = x, y
+    rows = np.union1d(ix, iy)
+    out = np.zeros((len(rows), vx.shape[1]), dtype=np.result_type(vx, vy))
+    out[np.searchsorted(rows, ix)] += vx
+    out[np.searchsorted(rows, iy)] += vy
+    return rows, out
+
+
+def prepare_topics(stats, penalty, lam, K):
+    """``penalty.prepare(S, λ₁)`` for the U-step from the reduced DocStats."""
+    stats = stats[1] if isinstance(stats, tuple) else stats
+    S = stats.S if stats.S is not None else np.zeros((K, K))
+    return penalty.prepare(S, lam)
+
+
+def prepare_docs(U, penalty, lam):
+    """``penalty.prepare(UᵀU, λ₂)`` for the V-step."""
+    return penalty.prepare(steps.topic_gram(_u(U)), lam)
+
+
+@_threads
+def topic_step(Rb, prepared, U_prev_b, n_rows, K, dtype, *, penalty, lam, max_iter, tol):
+    """U-step of one term block: ``(U_b CSR (n_rows x K), sweeps, rows, max_k |r_mk| of those rows)`` from
+    the compact rows ``Rb`` of R (:func:`r_partial`); None means no partition sent rows (R_b = 0)."""
+    R = np.zeros((n_rows, K), dtype=dtype)
+    rows, peak = np.zeros(0, dtype=np.int64), np.zeros(0)
+    if Rb is not None:
+        rows = Rb[0]
+        R[rows] = Rb[1]
+        peak = np.abs(Rb[1]).max(axis=1) if K else np.zeros(len(rows))
+    U_prev_b = None if U_prev_b is None else _u(U_prev_b)
+    Ub, sweeps = tasks.topic_block(R, prepared, U_prev_b, 0, n_rows, penalty=penalty, lam=lam,
+                                   max_iter=max_iter, tol=tol)
+    return Ub, sweeps, rows, peak
+
+
+def assemble(*results):
+    """``(U CSR (M x K), sweeps, [(rows, peaks) per block])`` from the term blocks' results, in term order."""
+    U = sp.vstack([r[0] for r in results], format="csr") if len(results) > 1 else results[0][0].copy()
+    U.eliminate_zeros()
+    return U, sum(r[1] for r in results), [(r[2], r[3]) for r in results]
+
+
+def rows(U, a, b):
+    """Rows a..b of a CSR (a term block of U)."""
+    return _u(U)[a:b]
+
+
+def first(pair):
+    return pair[0]
+
+
+def second(pair):
+    return pair[1]
+
+
+def third(triple):
+    return triple[2]
+
+
+def identity(x):
+    return x
+
+
+def save_part_w(W, path):
+    """Write W_p with :mod:`rlsi.io` (atomic) to ``path``; returns the path."""
+    from .. import io
+
+    W = _w(W)
+    from .checkpoint import Arrays
+
+    io.save(path, doc_vectors=Arrays({"partition": str(Path(path).name)}, {"W": W}))
+    return str(path)
+
+
+def load_part_w(path, dtype):
+    """W_p written by :func:`save_part_w`."""
+    from .. import io
+
+    W = io.load(path)["doc_vectors"].arrays["W"]
+    return np.ascontiguousarray(W, dtype=dtype)
+
+
+# ------------------------------------------------------------------ online
+@_threads
+def batch_step(X_p, U, prepared, W_prev, *, penalty, lam, max_iter, tol):
+    """Online V-step of a mini-batch part: ``(W_p, (S_p, cols_p, R_p))`` with the part's contribution to
+    the statistics as in :meth:`rlsi.models.stats.PendingBatch.assign` (S_p = W_pᵀW_p; the rows ``cols_p``
+    of X_pᵀ W_p — only the terms the part touches cross the network)."""
+    n, M = X_p.shape
+    K = U.shape[1]
+    W, _ = tasks.doc_block(X_p, 0, n, U, prepared, W_prev, penalty=penalty, lam=lam, max_iter=max_iter,
+                           tol=tol, dtype=np.float64, want_gram=False)
+    W = np.ascontiguousarray(W, dtype=np.float64)
+    mask = np.zeros(M, dtype=bool)
+    mask[X_p.indices] = True
+    cols = np.flatnonzero(mask)
+    if len(cols):
+        remap = np.zeros(M, dtype=X_p.indices.dtype)
+        remap[cols] = np.arange(len(cols), dtype=X_p.indices.dtype)
+        XcT = sp.csr_matrix((X_p.data, remap[X_p.indices], X_p.indptr), shape=(n, len(cols))).T.tocsr()
+        R_p = csr_dense(XcT, W, dtype=np.float64)
+    else:
+        R_p = np.zeros((0, K))
+    return W, (W.T @ W, cols, R_p)
+
+
+def gram_stats(W):
+    """DocStats with ``S = WᵀW`` of the whole W_p (the local learner's initial S)."""
+    return DocStats(0.0, steps.gram(_w(W)))

@@ -1,0 +1,149 @@
+"""DaskRLSI against the local BatchRLSI: equality, partitions, a lost worker, checkpoints, errors."""
+
+import time
+
+import numpy as np
+import pytest
+
+from conftest import planted_corpus
+from rlsi import io
+from rlsi.distributed import DaskExecutor, DaskRLSI, _tasks
+from rlsi.errors import RLSIError
+from rlsi.models import BatchRLSI
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+PARAMS = dict(n_components=5, lambda1=0.5, max_iter=4, tol=1e-12, random_state=3)
+RTOL = 1e-10  # sums over partitions are added in another order than the local pass: rounding only
+
+
+@pytest.fixture(scope="module")
+def X():
+    return planted_corpus(n_docs=240, n_terms=130, n_topics=5, seed=4)
+
+
+@pytest.fixture(scope="module")
+def local(X):
+    model = BatchRLSI(**PARAMS)
+    W = model.fit_transform(X)
+    return model, W
+
+
+def assert_same_fit(model, W, local, exact=False):
+    ref, W_ref = local
+    if exact:
+        assert (model.components_ != ref.components_).nnz == 0
+        np.testing.assert_array_equal(W, W_ref)
+        np.testing.assert_array_equal(model.objective_, ref.objective_)
+        return
+    scale = abs(ref.components_).max()
+    assert abs(model.components_ - ref.components_).max() <= RTOL * scale
+    np.testing.assert_allclose(W, W_ref, rtol=0, atol=RTOL * np.abs(W_ref).max())
+    np.testing.assert_allclose(model.objective_, ref.objective_, rtol=RTOL)
+    assert model.n_iter_ == ref.n_iter_
+
+
+@pytest.mark.parametrize("n_workers", [1, 2, 3])
+def test_equals_local_learner(X, local, cluster_of, n_workers):
+    model = DaskRLSI(**PARAMS, client=cluster_of(n_workers))
+    W = model.fit_transform(X)
+    assert len(model.partitions_) == n_workers
+    # one partition runs the local learner's tasks on the same rows: bit-identical
+    assert_same_fit(model, W, local, exact=n_workers == 1)
+    assert model.bytes_moved_.shape == (model.n_iter_,) and np.all(model.bytes_moved_ > 0)
+    # the exact screening of term rows skips rows here too (it never changes U: checked above)
+    assert local[0].n_rows_screened_ > 0 and model.n_rows_screened_ > 0
+
+
+def test_uneven_partitions_with_an_empty_one(X, local, cluster_of):
+    model = DaskRLSI(**PARAMS, client=cluster_of(2), partitions=[37, 0, 150, 53])
+    W = model.fit_transform(X)
+    assert model.partitions_ == [(0, 37), (37, 37), (37, 187), (187, 240)]
+    assert_same_fit(model, W, local)
+
+
+def test_tasks_survive_serialization_over_tcp(X, local, cluster_of):
+    model = DaskRLSI(**PARAMS, client=cluster_of(2, "tcp"))
+    assert_same_fit(model, model.fit_transform(X), local)
+
+
+def test_lost_worker_is_recomputed_and_the_fit_matches(X, local, cluster_of, tmp_path, monkeypatch):
+    from distributed import get_worker
+
+    from rlsi.distributed import open_cluster
+
+    handle = open_cluster(n_workers=3)  # own cluster: one of its workers goes away
+    flag = tmp_path / "killed"
+    doc_step = _tasks.doc_step
+
+    def doc_step_that_kills_its_worker_once(*args, **kwargs):
+        if not flag.exists():
+            flag.touch()
+            worker = get_worker()
+            worker.loop.add_callback(worker.close, executor_wait=False, nanny=False)
+            time.sleep(2)  # the worker is gone before this attempt could report a result
+        return doc_step(*args, **kwargs)
+
+    monkeypatch.setattr(_tasks, "doc_step", doc_step_that_kills_its_worker_once)
+    try:
+        model = DaskRLSI(**PARAMS, client=handle.client, partitions=3)
+        W = model.fit_transform(X)
+        workers_left = len(handle.client.scheduler_info(n_workers=-1)["workers"])
+    finally:
+        handle.close()
+    assert flag.exists() and workers_left == 2
+    assert_same_fit(model, W, local)
+
+
+def test_resume_from_checkpoint_equals_uninterrupted_fit(X, cluster_of, tmp_path):
+    client = cluster_of(2)
+    ckpt = tmp_path / "ckpt"
+    full = DaskRLSI(**dict(PARAMS, max_iter=5), client=client)
+    W_full = full.fit_transform(X)
+    # a fit that stopped after 2 iterations (its client died), then resumed to the same total
+    DaskRLSI(**dict(PARAMS, max_iter=2), client=client, checkpoint_dir=ckpt).fit(X)
+    assert (ckpt / "state" / "manifest.json").exists() and sorted(p.name for p in ckpt.glob("W-*")) == [
+        "W-000002-p0", "W-000002-p1"]
+    resumed = DaskRLSI(**dict(PARAMS, max_iter=5), client=client, checkpoint_dir=ckpt, resume=True)
+    W = resumed.fit_transform(X)
+    assert resumed.resumed_from_ == 2 and resumed.n_iter_ == 5
+    assert (resumed.components_ != full.components_).nnz == 0
+    np.testing.assert_array_equal(W, W_full)
+    np.testing.assert_array_equal(resumed.objective_, full.objective_)
+    # the checkpoint of another fit is refused by name
+    with pytest.raises(RLSIError, match="lambda2"):
+        DaskRLSI(**dict(PARAMS, max_iter=5), lambda2=2.0, client=client, checkpoint_dir=ckpt,
+                 resume=True).fit(X)
+
+
+def test_unreachable_scheduler_is_one_clean_line(X):
+    import socket
+
+    with socket.socket() as s:  # a port with nothing listening
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    with pytest.raises(RLSIError) as err:
+        DaskRLSI(**PARAMS, scheduler=address, timeout=1).fit(X)
+    message = str(err.value)
+    assert address in message and "\n" not in message
+
+
+def test_save_format_is_the_local_learners(X, local, cluster_of, tmp_path):
+    model = DaskRLSI(**PARAMS, client=cluster_of(2)).fit(X)
+    io.save(tmp_path / "m", model=model.to_local())
+    loaded = io.load(tmp_path / "m")["model"]
+    assert type(loaded) is BatchRLSI
+    np.testing.assert_allclose(loaded.transform(X[:7]), local[0].transform(X[:7]), rtol=0, atol=1e-9)
+    io.save(tmp_path / "d", model=model)  # the estimator itself: its client is not part of the file
+    again = io.load(tmp_path / "d")["model"]
+    assert type(again) is DaskRLSI and again.client is None
+    np.testing.assert_array_equal(again.bytes_moved_, model.bytes_moved_)
+
+
+def test_dask_executor_runs_the_local_learners_tasks(X, local, cluster_of):
+    ex = DaskExecutor(cluster_of(2))
+    model = BatchRLSI(**PARAMS, executor=ex)
+    W = model.fit_transform(X)
+    assert_same_fit(model, W, local, exact=True)  # same blocks, reduced in block order
+    assert ex.map(lambda v: v * v, [3, 1, 2]) == [9, 1, 4]
