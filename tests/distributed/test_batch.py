@@ -24,7 +24,7 @@ def X():
 
 @pytest.fixture(scope="module")
 def local(X):
-    model = BatchRLSI(**PARAMS)
+    model = BatchRLSI(**PARAMS, topic_representation="sparse")  # the distributed learner keeps CSR topics
     W = model.fit_transform(X)
     return model, W
 
@@ -143,7 +143,7 @@ def test_save_format_is_the_local_learners(X, local, cluster_of, tmp_path):
 
 def test_dask_executor_runs_the_local_learners_tasks(X, local, cluster_of):
     ex = DaskExecutor(cluster_of(2))
-    model = BatchRLSI(**PARAMS, executor=ex)
+    model = BatchRLSI(**PARAMS, executor=ex, topic_representation="sparse")
     W = model.fit_transform(X)
     assert_same_fit(model, W, local, exact=True)  # same blocks, reduced in block order
     assert ex.map(lambda v: v * v, [3, 1, 2]) == [9, 1, 4]

@@ -65,6 +65,7 @@ def fit_dask(args, X):
         else:
             params = batch_model_from_args(args, quiet).get_params(deep=False)
             params.pop("executor", None)
+            params["topic_representation"] = "sparse"  # CSR topic blocks cross the network
             model = DaskRLSI(**params, client=handle.client, checkpoint_dir=args.checkpoint_dir,
                              resume=args.resume_checkpoint).fit(X)
             unit = "iteration"

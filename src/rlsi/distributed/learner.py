@@ -55,7 +55,7 @@ import numpy as np
 import scipy.sparse as sp
 from dask.sizeof import sizeof
 
-from .._params import Anything, Boolean, Integer, Real
+from .._params import Anything, Boolean, Choice, Integer, Real
 from .._validation import check_random_state
 from ..errors import RLSIError
 from ..io import register
@@ -217,6 +217,10 @@ class DaskRLSI(BatchRLSI):
     """
 
     _parameter_constraints = {
+        # topics cross the network as CSR term blocks: the distributed learner keeps them sparse
+        "topic_representation": Choice(("sparse",)),
+        # the λ₁ search runs on the client's corpus; not wired into the distributed fit yet
+        "target_terms_per_topic": Choice((None,)),
         "client": Anything(),
         "scheduler": Anything(),
         "n_workers": Integer(low=1),
@@ -230,12 +234,15 @@ class DaskRLSI(BatchRLSI):
     _state_arrays = BatchRLSI._state_arrays + ("bytes_moved_",)
 
     def __init__(self, n_components=20, *, lambda1=0.05, lambda2=1.0, topic_penalty="l1", doc_penalty="l2",
-                 lambda1_scale="per_doc", init="docs", max_iter=100, tol=1e-4, inner_max_iter=100,
+                 lambda1_scale="per_doc", target_terms_per_topic=None, topic_representation="sparse",
+                 init="docs", max_iter=100, tol=1e-4, inner_max_iter=100,
                  inner_tol=1e-4, random_state=None, n_jobs=None, client=None, scheduler=None, n_workers=2,
                  threads_per_worker=1, partitions=None, checkpoint_dir=None, resume=False, timeout=10.0,
                  verbose=0):
         super().__init__(n_components, lambda1=lambda1, lambda2=lambda2, topic_penalty=topic_penalty,
-                         doc_penalty=doc_penalty, lambda1_scale=lambda1_scale, init=init, max_iter=max_iter,
+                         doc_penalty=doc_penalty, lambda1_scale=lambda1_scale,
+                         target_terms_per_topic=target_terms_per_topic,
+                         topic_representation=topic_representation, init=init, max_iter=max_iter,
                          tol=tol, inner_max_iter=inner_max_iter, inner_tol=inner_tol,
                          random_state=random_state, n_jobs=n_jobs, verbose=verbose)
         del self.executor  # not a parameter of this class: the executor is the cluster below
