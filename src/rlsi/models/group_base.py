@@ -250,6 +250,19 @@ class GroupModel(TopicModel):
             raise RLSIError(f"{type(self).__name__} state has {self.components_.shape[0]} topics but "
                             f"{layout.n_topics} by its classes and topic counts: the model is damaged")
 
+    def _to_state(self):
+        # a mapping class → Kc is saved as a JSON object (keys as strings, matched as strings on fit)
+        mapping = self.n_class_topics if isinstance(self.n_class_topics, dict) else None
+        if mapping is None:
+            return super()._to_state()
+        self.n_class_topics = 0
+        try:
+            meta, arrays = super()._to_state()
+        finally:
+            self.n_class_topics = mapping
+        meta["params"]["n_class_topics"] = {str(k): int(v) for k, v in mapping.items()}
+        return meta, arrays
+
     def _layout(self):
         check_fitted(self)
         return ClassLayout(self.classes_, self.class_topics_, self.n_shared_topics_)
