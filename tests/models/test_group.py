@@ -103,7 +103,8 @@ def test_gnmf_one_class_is_sklearn_mu(data, ks, kc):
 
 def test_crlsi_is_independent_rlsi_per_class(data):
     X, y = data
-    kw = dict(lambda1=0.3, max_iter=5, tol=0, inner_tol=1e-10, inner_max_iter=1000)
+    # Eq. 3's λ₁ (paper scale): the same value for every class and for each class's own RLSI
+    kw = dict(lambda1=3.0, lambda1_scale="paper", max_iter=5, tol=0, inner_tol=1e-10, inner_max_iter=1000)
     V0 = np.random.default_rng(0).standard_normal((X.shape[0], 6))  # 3 classes x 2 topics
     c = CRLSI(n_class_topics=2, **kw).fit(X, y, V_init=V0)
     total = np.zeros(5)

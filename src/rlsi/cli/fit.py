@@ -22,6 +22,8 @@ def register(sub):
     _common.add_model_arguments(p)
     _common.add_batch_arguments(p)
     _common.add_text_arguments(p)
+    from .group import add_group_arguments  # --model grlsi|gnmf|crlsi|cnmf (rlsi.cli.group)
+    add_group_arguments(p)
     online = p.add_argument_group("online learning")
     online.add_argument("--online", action="store_true", help="stream the corpus through OnlineRLSI")
     try:
@@ -44,6 +46,10 @@ def run(args):
         from ._online import fit_online_from_args
 
         model = fit_online_from_args(args, X)
+    elif args.model != "rlsi":
+        from .group import fit_group_from_args
+
+        model = fit_group_from_args(args, corpus, X)
     else:
         model = _common.batch_model_from_args(args, args.quiet).fit(X)
     io.save(args.output, model=model, vectorizer=vectorizer)
@@ -51,7 +57,7 @@ def run(args):
     if not args.quiet:
         dead = len(model.dead_topics())
         print(f"fitted {type(model).__name__}: {X.shape[0]} documents, {X.shape[1]} terms, "
-              f"K={model.n_components}, {getattr(model, 'n_iter_', '?')} iterations, "
+              f"K={model.components_.shape[0]}, {getattr(model, 'n_iter_', '?')} iterations, "
               f"AvgComp={avg_compactness(model.components_):.4f}, {dead} empty topic(s), {elapsed:.1f}s")
         print(f"saved to {args.output}")
     return 0
