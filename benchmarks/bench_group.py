@@ -200,7 +200,13 @@ def main(argv=None):
     ap.add_argument("--topic-iters", type=int, default=15)
     ap.add_argument("--points", default="all", help="'all' or how many of the (Ks, Kc) points, from the smallest")
     ap.add_argument("--sections", default="efficiency,topics,classify")
+    ap.add_argument("--blas-threads", type=int, default=1,
+                    help="BLAS threads for every method (default 1: on a shared, oversubscribed machine "
+                         "multi-threaded OpenBLAS spins; numba kernels keep all cores)")
     args = ap.parse_args(argv)
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(args.blas_threads, user_api="blas")
     sections = set(args.sections.split(","))
     docs, labels, splits = load()
     train, test = splits == "train", splits == "test"
@@ -216,7 +222,9 @@ def main(argv=None):
              + "`", "",
              f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, **shared with other "
              f"agents** (load average at start {load_s[0]:.1f}); wall-clock times vary between runs. Python "
-             f"{platform.python_version()}.", "",
+             f"{platform.python_version()}. BLAS limited to {args.blas_threads} thread(s) for every method "
+             f"(threadpoolctl; on this oversubscribed machine 2-thread OpenBLAS made a 24400 x 30 Gram 100x "
+             f"slower than 1 thread), numba kernels on all cores.", "",
              f"Data: 20 Newsgroups training split, {X.shape[0]} documents x {X.shape[1]} terms (rlsi "
              f"TfidfVectorizer, English stop words, min_df=5, max_df=0.5; {X.nnz} non-zeros; vectorised in "
              f"{time.perf_counter() - t0:.1f} s), classes = the 20 newsgroups; test split {Xt.shape[0]} documents. "

@@ -101,7 +101,7 @@ class GroupNMFProblem:
         def class_task(p):
             U, V, X = self.class_topics(p), self.Vs[p], self.Xs[p]
             Phi = csr_dense_rows(X, 0, X.shape[0], U, dtype=self.dtype)  # (ŨpᵀDp)ᵀ
-            TG = (U.T @ U).astype(np.float64)
+            TG = steps.gram(U)  # ŨpᵀŨp by a symmetric rank-k update
             V = V * _ratio(Phi.copy(), V @ TG.astype(self.dtype))
             return V, float(np.einsum("ij,ij->", Phi, V, dtype=np.float64)), steps.gram(V), TG
 
