@@ -139,11 +139,13 @@ def efficiency(X, y, iters, points, lines):
         rows.append((K, r))
     lines += ["", "Objectives after the last iteration (RLSI Eq. 1 vs GRLSI Eq. 3; NMF vs GNMF squared loss) and "
               "the first iteration's time (s, incl. initialisation; sklearn: the 1-iteration fit):", "",
-              "| K | RLSI | GRLSI | NMF(mu) | GNMF | sklearn mu | it-1 RLSI | it-1 GRLSI | it-1 NMF | it-1 GNMF | sk 1-it fit |",
+              "| K | RLSI | GRLSI | NMF(mu) | GNMF | sklearn mu | it-1 RLSI | it-1 GRLSI | it-1 NMF | it-1 GNMF "
+              "| sk 1-it fit |",
               "|" + "---|" * 11]
     for K, r in rows:
         lines.append(f"| {K} | {r['rlsi'][1]:.1f} | {r['grlsi'][1]:.1f} | {r['nmf'][1]:.1f} | {r['gnmf'][1]:.1f} | "
-                     f"{r['sk'][1]:.1f} | " + " | ".join(f"{r[k][2]:.2f}" for k in ("rlsi", "grlsi", "nmf", "gnmf", "sk"))
+                     f"{r['sk'][1]:.1f} | "
+                     + " | ".join(f"{r[k][2]:.2f}" for k in ("rlsi", "grlsi", "nmf", "gnmf", "sk"))
                      + " |")
     lines.append("")
 
@@ -238,7 +240,8 @@ def main(argv=None):
     names = list(vec.get_feature_names_out())
     load_s = os.getloadavg()
     lines = ["# Group RLSI / Group NMF benchmark (issue 11)", "",
-             "Command: `PYTHONPATH=src python benchmarks/bench_group.py " + " ".join(map(shlex.quote, argv or sys.argv[1:]))
+             "Command: `PYTHONPATH=src python benchmarks/bench_group.py "
+             + " ".join(map(shlex.quote, argv or sys.argv[1:]))
              + "`", "",
              f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, **shared with other "
              f"agents** (load average at start {load_s[0]:.1f}); wall-clock times vary between runs. Python "
