@@ -30,6 +30,8 @@ def register(sub):
     _common.add_model_arguments(p)
     _common.add_batch_arguments(p)
     _common.add_text_arguments(p)
+    from .group import add_group_arguments  # --model grlsi|gnmf|crlsi|cnmf (rlsi.cli.group)
+    add_group_arguments(p)
     online = p.add_argument_group("online learning")
     online.add_argument("--online", action="store_true", help="stream the corpus through OnlineRLSI")
     online.add_argument("--resume", metavar="MODEL_DIR",
@@ -55,6 +57,8 @@ def run(args):
     fields = _common.text_fields(args)
     if args.resume:
         return _resume(args, output, fields)
+    if getattr(args, "model", "rlsi") != "rlsi" and (args.online or getattr(args, "backend", "local") != "local"):
+        raise RLSIError(f"--model {args.model} fits in batch on this machine: drop --online / --backend dask")
     if args.online:  # options are checked before the corpus is read
         from ._online import fit_online_from_args, online_model_from_args
 
@@ -73,6 +77,10 @@ def run(args):
         model = fit_dask(args, X)
     elif args.online:
         model = fit_online_from_args(args, X)
+    elif args.model != "rlsi":
+        from .group import fit_group_from_args
+
+        model = fit_group_from_args(args, corpus, X)
     else:
         model.fit(X)
     io.save(output, model=model, vectorizer=vectorizer)
@@ -102,5 +110,5 @@ def _resume(args, output, fields):
 def _summary(model, n_docs, n_terms, elapsed):
     dead = len(model.dead_topics())
     print(f"fitted {type(model).__name__}: {n_docs} documents, {n_terms} terms, "
-          f"K={model.n_components}, {getattr(model, 'n_iter_', '?')} iterations, "
+          f"K={model.components_.shape[0]}, {getattr(model, 'n_iter_', '?')} iterations, "
           f"AvgComp={avg_compactness(model.components_):.4f}, {dead} empty topic(s), {elapsed:.1f}s")

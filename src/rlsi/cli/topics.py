@@ -25,6 +25,10 @@ def run(args):
     if vectorizer is None:
         raise RLSIError(f"{args.model_dir} has no vectorizer: cannot name the terms")
     names = vectorizer.get_feature_names_out()
+    if len(getattr(model, "topic_groups", {})) > 1:  # shared and per-class topics (rlsi.cli.group)
+        from .group import print_group_topics
+
+        return print_group_topics(model, names, args)
     report = quality_report(model.components_, n_top=args.terms)
     if args.json:
         topics = topic_summary(model.components_, names, n_terms=args.terms, by=args.by)

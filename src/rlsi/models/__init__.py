@@ -18,6 +18,7 @@ from .base import TopicModel  # noqa: F401
 from .baselines import BASELINES, LDA, LSI, NMF, PLSI  # noqa: F401
 from .batch import BatchRLSI, RLSIProblem  # noqa: F401
 from .executor import EXECUTORS, SerialExecutor, ThreadExecutor  # noqa: F401
+from .group import CNMF, CRLSI, GroupNMF, GroupRLSI  # noqa: F401
 from .online import OnlineRLSI  # noqa: F401
 from .penalties import PENALTIES  # noqa: F401
 from .regularization import DeadTopicsWarning  # noqa: F401

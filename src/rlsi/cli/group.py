@@ -1,0 +1,99 @@
+"""The group models in the CLI: ``rlsi fit --model grlsi|gnmf|crlsi|cnmf`` and per-group ``rlsi topics``.
+
+Labels come from a JSON field of the corpus (``--label-field``, default ``label``). A field holding a list
+(multi-label collections such as Reuters' ``labels``) assigns the document to the **first** label of its
+list (the collection's primary label); a document with no label (field missing, null, empty string or
+empty list) is an error by default, or forms a class of its own with ``--unlabeled own-class``. Without
+labels at all, ``--classes kmeans:P`` derives P classes by clustering.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from ..errors import RLSIError
+from . import _common
+
+MODELS = ("rlsi", "grlsi", "gnmf", "crlsi", "cnmf")
+UNLABELED_CLASS = "(unlabeled)"
+
+
+def add_group_arguments(parser):
+    g = parser.add_argument_group("group models (shared + per-class topics)")
+    g.add_argument("--model", choices=MODELS, default="rlsi",
+                   help="rlsi (default), grlsi/gnmf (Group RLSI/NMF), crlsi/cnmf (class topics only)")
+    g.add_argument("--label-field", default="label", help="JSON field with each document's class (default: label)")
+    g.add_argument("--classes", default=None, help="derive classes by clustering instead: kmeans:P")
+    g.add_argument("--shared-topics", type=int, default=10, help="shared topics Ks (default: 10)")
+    g.add_argument("--class-topics", type=_common.positive_int, default=5, help="topics per class Kc (default: 5)")
+    g.add_argument("--lambda1-class", type=_common.non_negative_float, default=None,
+                   help="λ1 of the class topics (default: --lambda1)")
+    g.add_argument("--unlabeled", choices=("error", "own-class"), default="error",
+                   help="documents without a label: stop with an error (default) or put them in one class")
+
+
+def document_labels(values, field, unlabeled="error"):
+    """One label per document from the raw field values (see the module docstring)."""
+    out, missing = [], []
+    for i, v in enumerate(values):
+        if isinstance(v, (list, tuple)):
+            v = v[0] if v else None
+        if v is None or (isinstance(v, str) and not v.strip()):
+            missing.append(i)
+            v = UNLABELED_CLASS
+        out.append(str(v))
+    if missing and unlabeled == "error":
+        raise RLSIError(f"{len(missing)} of {len(values)} documents have no {field!r} field value (first: document "
+                        f"{missing[0] + 1}); label them, use --unlabeled own-class, or --classes kmeans:P")
+    return np.asarray(out)
+
+
+def group_model_from_args(args, quiet):
+    from ..models.group import CNMF, CRLSI, GroupNMF, GroupRLSI
+
+    kind = args.model
+    ks = 0 if kind in ("crlsi", "cnmf") else args.shared_topics
+    common = dict(classes=args.classes, max_iter=args.max_iter, tol=args.tol, random_state=args.seed,
+                  n_jobs=args.jobs, verbose=0 if quiet else 1)
+    if kind in ("gnmf", "cnmf"):
+        return (CNMF if kind == "cnmf" else GroupNMF)(ks, args.class_topics, **common)
+    params = dict(lambda2=args.lambda2, lambda1_scale=args.lambda1_scale, topic_penalty=args.topic_penalty,
+                  doc_penalty=args.doc_penalty, init=args.init, lambda1_class=args.lambda1_class, **common)
+    if args.lambda1 is not None:
+        params["lambda1"] = args.lambda1
+    return (CRLSI if kind == "crlsi" else GroupRLSI)(ks, args.class_topics, **params)
+
+
+def fit_group_from_args(args, corpus, X):
+    """Fit the group model named by ``--model`` on X with the corpus's labels (or derived classes)."""
+    model = group_model_from_args(args, args.quiet)
+    y = None
+    if args.classes is None:
+        if args.label_field not in corpus.fields:
+            raise RLSIError(f"the corpus has no field {args.label_field!r} (fields: "
+                            f"{', '.join(sorted(corpus.fields)) or 'none'}); name it with --label-field or "
+                            f"derive classes with --classes kmeans:P")
+        y = document_labels(corpus.fields[args.label_field], args.label_field, args.unlabeled)
+    return model.fit(X, y)
+
+
+def print_group_topics(model, names, args):
+    """``rlsi topics`` for a model with several topic groups: each group's topics and its AvgComp."""
+    from ..quality import format_topics
+
+    summary = model.group_summary()
+    if args.json:
+        from ..quality import topic_summary
+
+        out = {g: {"avg_compactness": s["avg_compactness"],
+                   "topics": topic_summary(model.get_topics(g), names, n_terms=args.terms, by=args.by)}
+               for g, s in summary.items()}
+        print(json.dumps({"groups": out}, default=float, indent=1))
+        return 0
+    for g, s in summary.items():
+        print(f"== {g}: {s['topics']} topics, AvgComp={s['avg_compactness']:.4g}")
+        print(format_topics(model.get_topics(g), names, n_terms=args.terms, by=args.by))
+        print()
+    return 0

@@ -1,0 +1,332 @@
+"""Group RLSI (Wang et al., SIGIR 2012, §4): shared topics plus per-class topics, learned class by class.
+
+Objective (Eq. 3, with footnote 4's separate λ₁ for shared and class topics)::
+
+    Σ_p ‖Dp − U0 Hp − Up Wp‖²_F + λ₁ˢ ‖U0‖₁ + Σ_p λ₁ᶜ ‖Up‖₁ + λ₂ Σ_p ‖Vp‖²_F      (Vpᵀ = [Hpᵀ, Wpᵀ])
+
+Algorithm 1 alternates, each step an exact block minimisation (so the objective does not increase):
+
+* U0 (Algorithm 2): one lasso per term row with ``S0 = Σ Hp Hpᵀ`` and ``R0 = D Hᵀ − Σ Up (Wp Hpᵀ)``;
+* each Up (Algorithm 3): lasso rows with ``Sp = Wp Wpᵀ`` and ``Rp = Dp Wpᵀ − U0 (Hp Wpᵀ)``;
+* each Vp (Algorithm 4): the ridge projection ``(ŨpᵀŨp + λ₂I)⁻¹ Ũpᵀ Dp``.
+
+The rows are solved by the RLSI kernels (:func:`rlsi.models.steps.update_topics` over
+:class:`~rlsi.models.group_base.ResidualR` providers, :func:`~rlsi.models.steps.update_doc_vectors`);
+every Gram matrix the U-steps need (``Σ Hp Hpᵀ``, ``Wp Hpᵀ``, ``Wp Wpᵀ``) is a block of the Gram
+``VpVpᵀ`` that the V-step of class p returns, so no extra pass over the document vectors is made. The
+per-class updates are tasks mapped by the executor (serial: one class after the other, each kernel on all
+cores; threads: several classes at once).
+
+Regularization scale: with ``lambda1_scale="per_doc"`` (default, see :mod:`rlsi.models.regularization`)
+both λ₁ of Eq. 3 are scaled by the whole corpus, ``λ₁ˢ = lambda1 · N/1000`` and ``λ₁ᶜ = lambda1_class ·
+N/1000``, so GRLSI's topics are about as sparse as BatchRLSI's for the same value. (Scaling a class's λ₁ by
+its own Np instead was tried and rejected: a term's row of ``Rp = Dp Wpᵀ`` sums over the documents that
+contain the term, which for a class-specific term are about the same documents in GRLSI as in RLSI, so a
+λ₁ 20x smaller on 20 classes made the class topics ~40x denser than RLSI's on 20 Newsgroups.) ``"paper"``
+uses the two values as the λ₁ of Eq. 3.
+
+With one class, ``n_shared_topics=0`` (or ``n_class_topics=0``) it is :class:`rlsi.models.BatchRLSI`;
+with ``n_shared_topics=0`` it is the class-only :class:`CRLSI` (independent RLSI per class).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._params import Anything, Choice, Integer, Real
+from .._validation import check_random_state
+from ..errors import RLSIError
+from ..io import register
+from ..kernels.lasso import set_threads
+from . import steps
+from .driver import alternate
+from .executor import SerialExecutor, get_executor
+from .group_base import GroupModel, ResidualR, split_by_class
+from .group_nmf import CNMF, GroupNMF  # noqa: F401  (one import place for the group models)
+from .penalties import PENALTIES
+from .penalties import penalty as get_penalty
+from .regularization import INITS, LAMBDA1_SCALES, effective_lambda1
+
+__all__ = ["GroupRLSI", "CRLSI", "GroupNMF", "CNMF", "GroupRLSIProblem"]
+
+_SERIAL = SerialExecutor()
+
+
+class GroupRLSIProblem:
+    """GRLSI as a problem for :func:`rlsi.models.driver.alternate` (documents grouped by class).
+
+    Xs[p] : CSR (Np x M) the documents of class p; Ws[p] : (Np x (Ks + Kc_p)) their vectors [h, w];
+    U0 : CSR (M x Ks) or None; Us[p] : CSR (M x Kc_p) or None (zero: Algorithm 1, line 2).
+    """
+
+    def __init__(self, Xs, Ws, n_shared, *, lambda1_shared, lambda1_class, lambda2, topic_penalty, doc_penalty,
+                 inner_max_iter, inner_tol):
+        self.Xs, self.Ws, self.Ks = Xs, Ws, int(n_shared)
+        self.M = Xs[0].shape[1]
+        self.Kc = [W.shape[1] - self.Ks for W in Ws]
+        self.Ds = [X.T.tocsr() for X in Xs]  # terms x documents of each class
+        self.D = sp.hstack(self.Ds, format="csr") if self.Ks else None
+        self.lambda1_shared, self.lambda1_class, self.lambda2 = lambda1_shared, lambda1_class, lambda2
+        self.topic_penalty, self.doc_penalty = topic_penalty, doc_penalty
+        self.inner = dict(max_iter=inner_max_iter, tol=inner_tol)
+        self.x_sqnorms = [float(np.square(X.data, dtype=np.float64).sum()) for X in Xs]
+        self.Gs = [steps.gram(W) for W in Ws]
+        self.crosses = [0.0] * len(Xs)
+        self.U0, self.Us = None, [None] * len(Xs)
+        self.dtype = Xs[0].dtype
+
+    def _empty(self, k):
+        return sp.csr_matrix((self.M, k), dtype=self.dtype)
+
+    def u_step(self, executor):
+        Ks, sweeps = self.Ks, 0
+        if Ks:
+            S0 = sum(G[:Ks, :Ks] for G in self.Gs)
+            H = np.concatenate([W[:, :Ks] for W in self.Ws])
+            with_class = [p for p, k in enumerate(self.Kc) if k and self.Us[p] is not None]
+            U_other = C = None
+            if with_class:  # Σ_p Up (Wp Hpᵀ) as one product of the stacked class topics
+                U_other = sp.hstack([self.Us[p] for p in with_class], format="csr")
+                C = np.concatenate([self.Gs[p][Ks:, :Ks] for p in with_class])
+            self.U0, sweeps = steps.update_topics(
+                ResidualR(self.D, H, U_other, C), S0, self.U0, n_terms=self.M, penalty=self.topic_penalty,
+                lam=self.lambda1_shared, executor=executor, **self.inner)
+
+        def class_task(p):
+            G, W = self.Gs[p], self.Ws[p]
+            r_rows = ResidualR(self.Ds[p], W[:, Ks:], self.U0, G[:Ks, Ks:])
+            return steps.update_topics(r_rows, G[Ks:, Ks:], self.Us[p], n_terms=self.M,
+                                       penalty=self.topic_penalty, lam=float(self.lambda1_class[p]),
+                                       executor=_SERIAL, **self.inner)
+
+        active = [p for p, k in enumerate(self.Kc) if k]
+        for p, (U, s) in zip(active, executor.map(class_task, active)):
+            self.Us[p] = U
+            sweeps += s
+        nnz = (self.U0.nnz if self.U0 is not None else 0) + sum(U.nnz for U in self.Us if U is not None)
+        return {"nnz": nnz, "sweeps": sweeps}
+
+    def class_topics(self, p):
+        """Ũp = [U0, Up] as CSR (M x (Ks + Kc_p))."""
+        parts = []
+        if self.Ks:
+            parts.append(self.U0 if self.U0 is not None else self._empty(self.Ks))
+        if self.Kc[p]:
+            parts.append(self.Us[p] if self.Us[p] is not None else self._empty(self.Kc[p]))
+        return sp.hstack(parts, format="csr") if len(parts) > 1 else parts[0].tocsr()
+
+    def v_step(self, executor):
+        def class_task(p):
+            return steps.update_doc_vectors(self.Xs[p], self.class_topics(p), penalty=self.doc_penalty,
+                                            lam=self.lambda2, W_prev=self.Ws[p], dtype=self.dtype,
+                                            return_gram=True, executor=_SERIAL, **self.inner)
+
+        for p, (W, cross, G) in enumerate(executor.map(class_task, range(len(self.Xs)))):
+            self.Ws[p], self.crosses[p], self.Gs[p] = W, cross, G
+        return {}
+
+    def objective(self):
+        """Eq. (3) from the V-step's statistics: Σ_p ‖Dp − ŨpVp‖² + penalties."""
+        pen = get_penalty(self.topic_penalty)
+        total = 0.0
+        for p in range(len(self.Xs)):
+            total += steps.objective(self.x_sqnorms[p], self.crosses[p], self.class_topics(p), self.Gs[p],
+                                     self.Ws[p], topic_penalty=self.topic_penalty, doc_penalty=self.doc_penalty,
+                                     lambda1=0.0, lambda2=self.lambda2)
+            if self.Us[p] is not None:
+                total += float(self.lambda1_class[p]) * pen.value(self.Us[p])
+        if self.U0 is not None:
+            total += self.lambda1_shared * pen.value(self.U0)
+        return total
+
+    def components(self):
+        """All topics as CSR (K x M): shared rows, then each class's rows in class order."""
+        parts = []
+        if self.Ks:
+            parts.append(self.U0 if self.U0 is not None else self._empty(self.Ks))
+        parts += [self.Us[p] if self.Us[p] is not None else self._empty(k) for p, k in enumerate(self.Kc) if k]
+        return sp.hstack(parts, format="csr").T.tocsr()
+
+
+@register("GroupRLSI")
+class GroupRLSI(GroupModel):
+    """Group Regularized Latent Semantic Indexing (see the module docstring).
+
+    Parameters
+    ----------
+    n_shared_topics : int, default 10 — Ks, topics shared by all classes.
+    n_class_topics : int or dict, default 5 — Kc, topics per class; a mapping class → Kc (footnote 3).
+    lambda1 : float, default 0.05 — ℓ1 weight of the shared topics (scale: ``lambda1_scale``).
+    lambda1_class : float or None — ℓ1 weight of the class topics (None: ``lambda1``; footnote 4).
+    lambda2 : float, default 1.0 — document regularization λ₂.
+    topic_penalty, doc_penalty : default "l1", "l2" — as in :class:`rlsi.models.BatchRLSI`.
+    lambda1_scale : {"per_doc", "paper"}; init : {"docs", "random"} — as in BatchRLSI, per class (shared
+        seed documents are drawn from all documents, class seeds from the class).
+    classes : None or "kmeans:P" — None: labels come from ``fit``'s y; "kmeans:P" derives P classes.
+    max_iter, tol, inner_max_iter, inner_tol, random_state, n_jobs, executor, verbose : as in BatchRLSI;
+        the executor maps the per-class tasks (and the U0 step's term blocks).
+
+    Attributes
+    ----------
+    components_ : CSR (K, n_features), K = Ks + Σ Kc_p; ``topic_groups_`` names the rows ("shared",
+        "class:<label>"). classes_ : (P,) labels; class_topics_ : (P,) Kc_p; n_shared_topics_ : Ks.
+    objective_ : (n_iter_,) Eq. (3) after each outer iteration.
+    lambda1_shared_effective_ : float; lambda1_class_effective_ : (P,) — the λ₁ used in Eq. (3).
+    """
+
+    _parameter_constraints = {
+        "n_shared_topics": Integer(low=0),
+        "n_class_topics": Anything(),  # int or mapping: checked by resolve_class_topics
+        "lambda1": Real(low=0.0),
+        "lambda1_class": Real(low=0.0, none=True),
+        "lambda2": Real(low=0.0),
+        "topic_penalty": Choice(PENALTIES),
+        "doc_penalty": Choice(PENALTIES),
+        "lambda1_scale": Choice(LAMBDA1_SCALES),
+        "init": Choice(INITS),
+        "classes": Anything(),
+        "max_iter": Integer(low=1),
+        "tol": Real(low=0.0),
+        "inner_max_iter": Integer(low=1),
+        "inner_tol": Real(low=0.0),
+        "random_state": Anything(),
+        "n_jobs": Integer(none=True, not_zero=True),
+        "executor": Anything(),
+    }
+    _state_scalars = GroupModel._state_scalars + ("lambda1_shared_effective_",)
+    _state_arrays = GroupModel._state_arrays + ("lambda1_class_effective_",)
+
+    def __init__(self, n_shared_topics=10, n_class_topics=5, *, lambda1=0.05, lambda1_class=None, lambda2=1.0,
+                 topic_penalty="l1", doc_penalty="l2", lambda1_scale="per_doc", init="docs", classes=None,
+                 max_iter=100, tol=1e-4, inner_max_iter=100, inner_tol=1e-4, random_state=None, n_jobs=None,
+                 executor=None, verbose=0):
+        self.n_shared_topics = n_shared_topics
+        self.n_class_topics = n_class_topics
+        self.lambda1 = lambda1
+        self.lambda1_class = lambda1_class
+        self.lambda2 = lambda2
+        self.topic_penalty = topic_penalty
+        self.doc_penalty = doc_penalty
+        self.lambda1_scale = lambda1_scale
+        self.init = init
+        self.classes = classes
+        self.max_iter = max_iter
+        self.tol = tol
+        self.inner_max_iter = inner_max_iter
+        self.inner_tol = inner_tol
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.executor = executor
+        self.verbose = verbose
+
+    @property
+    def _fold_penalty(self):
+        return self.doc_penalty
+
+    def _fold_lambda(self):
+        return self.lambda2
+
+    def fit(self, X, y=None, V_init=None):
+        """Fit on X (n_samples x n_features, tf-idf) with class labels y (n_samples,). Returns self."""
+        self.fit_transform(X, y, V_init=V_init)
+        return self
+
+    def fit_transform(self, X, y=None, V_init=None):
+        """Fit; return the training document vectors (n_samples x K, the layout of :meth:`transform`).
+
+        ``V_init`` (n_samples x K, same layout) replaces ``init`` with given V₀ (Algorithm 1, line 3).
+        """
+        self._validate_params()
+        X = self._check_X(X, reset=True)
+        layout, idx = self._prepare_classes(X, y)
+        N, M = X.shape
+        order, offsets = split_by_class(X, idx, layout.n_classes)
+        Xs = [X[order[offsets[p]:offsets[p + 1]]] for p in range(layout.n_classes)]
+        lam_s = effective_lambda1(self.lambda1, self.lambda1_scale, N)
+        lam_c_value = self.lambda1 if self.lambda1_class is None else self.lambda1_class
+        lam_c = np.full(layout.n_classes, effective_lambda1(lam_c_value, self.lambda1_scale, N))
+        self.n_features_in_ = M
+        self.lambda1_shared_effective_ = lam_s
+        self.lambda1_class_effective_ = lam_c
+        executor = get_executor(self.executor)
+        previous = set_threads(self.n_jobs)
+        try:
+            Ws = self._initial_vectors(X, Xs, layout, order, offsets, V_init)
+            problem = GroupRLSIProblem(Xs, Ws, layout.n_shared, lambda1_shared=lam_s, lambda1_class=lam_c,
+                                       lambda2=self.lambda2, topic_penalty=self.topic_penalty,
+                                       doc_penalty=self.doc_penalty, inner_max_iter=self.inner_max_iter,
+                                       inner_tol=self.inner_tol)
+            trace = alternate(problem, max_iter=self.max_iter, tol=self.tol, executor=executor,
+                              name=type(self).__name__, verbose=self.verbose)
+        finally:
+            set_threads(previous)
+            if executor is not self.executor:
+                executor.close()
+        self._finish_fit(layout, problem.components().astype(X.dtype), trace.objectives, trace.n_iter)
+        out = np.zeros((N, layout.n_topics), dtype=X.dtype)
+        for p in range(layout.n_classes):
+            self._scatter(out, order[offsets[p]:offsets[p + 1]], p, problem.Ws[p])
+        self.labels_ = idx
+        return out
+
+    def _initial_vectors(self, X, Xs, layout, order, offsets, V_init):
+        """V₀ of each class, (Np x (Ks + Kc_p)): given, Gaussian (paper), or the ridge projection of the
+        class documents on seed documents (Ks drawn from all documents, Kc_p from the class), as BatchRLSI."""
+        P, Ks = layout.n_classes, layout.n_shared
+        if V_init is not None:
+            V_init = np.asarray(V_init, dtype=X.dtype)
+            if V_init.shape != (X.shape[0], layout.n_topics) or not np.all(np.isfinite(V_init)):
+                raise RLSIError(f"V_init must be a finite array of shape (n_samples, n_topics)="
+                                f"{(X.shape[0], layout.n_topics)}; got {V_init.shape}")
+            return [np.ascontiguousarray(V_init[np.ix_(order[offsets[p]:offsets[p + 1]], layout.columns(p))])
+                    for p in range(P)]
+        rng = check_random_state(self.random_state)
+        if self.init == "random":
+            Ws = []
+            for p, Xp in enumerate(Xs):
+                k = Ks + int(layout.class_topics[p])
+                sigma = np.sqrt(float(np.square(Xp.data, dtype=np.float64).sum()) / (Xp.shape[0] * k))
+                Ws.append((rng.standard_normal((Xp.shape[0], k)) * sigma).astype(X.dtype))
+            return Ws
+        seeds0 = _seed_topics(X, Ks, rng) if Ks else None
+        Ws = []
+        for p, Xp in enumerate(Xs):
+            parts = [seeds0] if Ks else []
+            if layout.class_topics[p]:
+                parts.append(_seed_topics(Xp, int(layout.class_topics[p]), rng))
+            U = sp.hstack(parts, format="csr") if len(parts) > 1 else parts[0]
+            W, _ = steps.update_doc_vectors(Xp, U, penalty=self.doc_penalty, lam=self.lambda2,
+                                            max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=X.dtype)
+            Ws.append(W)
+        return Ws
+
+
+def _seed_topics(X, k, rng):
+    """k distinct random non-empty documents of X as unit-norm topics (M x k CSR), as BatchRLSI's init."""
+    nonempty = np.flatnonzero(np.diff(X.indptr) > 0)
+    picks = np.sort(rng.choice(nonempty, size=k, replace=False))
+    U = X[picks].T.tocsr()
+    norms = np.sqrt(np.asarray(U.multiply(U).sum(axis=0)).ravel())
+    return (U @ sp.diags(1.0 / norms)).tocsr().astype(X.dtype)
+
+
+@register("CRLSI")
+class CRLSI(GroupRLSI):
+    """Class-only RLSI: ``n_shared_topics=0``, an independent RLSI per class (the paper's CRLSI)."""
+
+    def __init__(self, n_shared_topics=0, n_class_topics=5, *, lambda1=0.05, lambda1_class=None, lambda2=1.0,
+                 topic_penalty="l1", doc_penalty="l2", lambda1_scale="per_doc", init="docs", classes=None,
+                 max_iter=100, tol=1e-4, inner_max_iter=100, inner_tol=1e-4, random_state=None, n_jobs=None,
+                 executor=None, verbose=0):
+        super().__init__(n_shared_topics, n_class_topics, lambda1=lambda1, lambda1_class=lambda1_class,
+                         lambda2=lambda2, topic_penalty=topic_penalty, doc_penalty=doc_penalty,
+                         lambda1_scale=lambda1_scale, init=init, classes=classes, max_iter=max_iter, tol=tol,
+                         inner_max_iter=inner_max_iter, inner_tol=inner_tol, random_state=random_state,
+                         n_jobs=n_jobs, executor=executor, verbose=verbose)
+
+    def _validate_params(self):
+        super()._validate_params()
+        if self.n_shared_topics != 0:
+            raise RLSIError(f"CRLSI has no shared topics (n_shared_topics={self.n_shared_topics}); use "
+                            f"GroupRLSI for shared plus class topics")

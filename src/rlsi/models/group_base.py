@@ -1,0 +1,371 @@
+"""What Group RLSI and Group NMF share: classes, the topic layout, folding-in with and without a label.
+
+Group matrix factorization (Wang, Cao, Xu & Li, SIGIR 2012) models a document of class p with the
+``Ks`` shared topics ``U0`` and the ``Kc_p`` topics ``Up`` of its own class: ``d ≈ Ũp v`` with
+``Ũp = [U0, Up]`` (Eq. 1). The fitted model stores all topics in one ``components_`` (K x M, one topic
+per row, ``K = Ks + Σ Kc_p``) with the named groups ``"shared"`` → rows ``[0, Ks)`` and
+``"class:<label>"`` → the class's rows (a class with ``Kc_p = 0`` has no group), so topic inspection,
+persistence and retrieval treat it like any other :class:`rlsi.models.base.TopicModel`.
+
+Document vectors live in the same K-dimensional layout: a document of class p has its shared weights in
+columns ``[0, Ks)``, its class weights in the class's columns and zeros elsewhere (what ``transform``
+and ``fit_transform`` return).
+
+Folding-in (§4.3, §5.3): with labels, ``v = argmin ‖d − Ũ_y v‖² + λ₂Q(v)`` (Eq. 8; Eq. 10 for GNMF: no
+penalty, ``v ≥ 0``); without, each class's error ``E(d; Ũp) = min_v ‖d − Ũp v‖² + λ₂Q(v)`` is computed
+and the document takes the class of the smallest error (``predict``) and its vector.
+
+Classes: ``fit(X, y)`` takes one label per document. For collections with no labels,
+``classes="kmeans:P"`` derives P classes by k-means on the L2-normalised tf-idf rows (see
+:func:`derive_classes`).
+"""
+
+from __future__ import annotations
+
+import logging
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._rows import l2_normalize_rows
+from .._validation import check_random_state
+from ..errors import RLSIError
+from ..kernels.products import csr_csr_dense, csr_dense_rows
+from . import steps
+from .base import TopicModel, check_fitted
+from .penalties import penalty as get_penalty
+
+log = logging.getLogger(__name__)
+
+SHARED = "shared"
+
+
+def class_group(label):
+    """Name of the topic group of class ``label``."""
+    return f"class:{label}"
+
+
+# ---------------------------------------------------------------------------------------------- classes
+def derive_classes(X, spec, random_state=None):
+    """Class labels (ints 0..P-1) for the rows of X from ``spec = "kmeans:P"``.
+
+    k-means (scikit-learn ``KMeans``, k-means++ seeding, 3 restarts) on the L2-normalised tf-idf rows.
+    On unit vectors the squared Euclidean distance is ``2 − 2 cos``, so this groups documents by cosine
+    similarity like spherical k-means; unlike spherical k-means its centroids are not re-normalised, which
+    changes little for a partition and keeps to a tested, seeded implementation. The classes only have to
+    be coherent enough for the class topics to specialise (the paper's Web-I classes came from a
+    classifier), not optimal.
+    """
+    from sklearn.cluster import KMeans
+
+    kind, _, count = str(spec).partition(":")
+    if kind != "kmeans" or not count.isdigit() or int(count) < 1:
+        raise RLSIError(f"classes={spec!r} is not understood; use None (labels from y) or 'kmeans:P' with P "
+                        f"a positive number of classes, e.g. 'kmeans:8'")
+    P = int(count)
+    if P > X.shape[0]:
+        raise RLSIError(f"classes={spec!r} asks for {P} classes but X has only {X.shape[0]} documents")
+    seed = check_random_state(random_state).integers(2**31 - 1)
+    km = KMeans(n_clusters=P, n_init=3, random_state=int(seed))
+    return km.fit_predict(l2_normalize_rows(X, dtype=np.float64))
+
+
+def _is_missing(v):
+    return v is None or (isinstance(v, float) and np.isnan(v)) or (isinstance(v, str) and not v.strip())
+
+
+def check_labels(y, n_docs, name="y"):
+    """y as a 1-d array of n_docs labels (no missing ones): ints stay ints, anything else becomes str."""
+    values = list(np.asarray(y, dtype=object).ravel()) if not isinstance(y, list) else list(y)
+    if len(values) != n_docs:
+        raise RLSIError(f"{name} has {len(values)} labels for {n_docs} documents; give one class label per "
+                        f"document")
+    missing = [i for i, v in enumerate(values) if _is_missing(v)]
+    if missing:
+        raise RLSIError(f"{name} is missing the class label of {len(missing)} of {n_docs} documents (first: "
+                        f"document {missing[0]}); give every document a class or drop those documents")
+    if all(isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, bool) for v in values):
+        return np.asarray(values, dtype=np.int64)
+    return np.asarray([str(v) for v in values])
+
+
+class ClassLayout:
+    """Where each class's documents and topics are.
+
+    classes : (P,) sorted labels; class_topics : (P,) Kc_p; n_shared : Ks.
+    topic columns of class p: ``[0, Ks) ∪ [start_p, stop_p)`` of the K = Ks + Σ Kc_p topics.
+    """
+
+    def __init__(self, classes, class_topics, n_shared):
+        self.classes = np.asarray(classes)
+        self.class_topics = np.asarray(class_topics, dtype=np.int64)
+        self.n_shared = int(n_shared)
+        self.starts = self.n_shared + np.concatenate([[0], np.cumsum(self.class_topics)[:-1]]).astype(np.int64)
+        self.n_topics = self.n_shared + int(self.class_topics.sum())
+
+    @property
+    def n_classes(self):
+        return len(self.classes)
+
+    def columns(self, p):
+        """Topic indices (into the K topics) of class p's Ũp = [U0, Up]."""
+        a = int(self.starts[p])
+        return np.concatenate([np.arange(self.n_shared), np.arange(a, a + int(self.class_topics[p]))])
+
+    def groups(self):
+        out = {}
+        if self.n_shared:
+            out[SHARED] = (0, self.n_shared)
+        for p, label in enumerate(self.classes):
+            if self.class_topics[p]:
+                a = int(self.starts[p])
+                out[class_group(label)] = (a, a + int(self.class_topics[p]))
+        return out
+
+    def index_of(self, y, name="y"):
+        """Class indices 0..P-1 of the labels y; unknown labels are an error."""
+        y = np.asarray(y)
+        if self.classes.dtype.kind in "iu" and y.dtype.kind not in "iu":
+            y = np.asarray([str(v) for v in y])
+            classes = np.asarray([str(c) for c in self.classes])
+        elif self.classes.dtype.kind not in "iu":
+            y, classes = np.asarray([str(v) for v in y]), self.classes
+        else:
+            classes = self.classes
+        idx = np.searchsorted(classes, y)
+        idx = np.minimum(idx, len(classes) - 1)
+        bad = classes[idx] != y
+        if np.any(bad):
+            unknown = sorted({str(v) for v in y[bad]})
+            raise RLSIError(f"{name} has labels not seen in fit ({', '.join(unknown[:5])}); the model knows the "
+                            f"classes {', '.join(map(str, classes[:10]))}{' ...' if len(classes) > 10 else ''}")
+        return idx
+
+
+def resolve_class_topics(n_class_topics, classes):
+    """(P,) Kc per class from an int or a mapping class → Kc (keys matched as given or as strings)."""
+    if isinstance(n_class_topics, dict):
+        by_str = {str(k): v for k, v in n_class_topics.items()}
+        missing = [c for c in classes if c not in n_class_topics and str(c) not in by_str]
+        if missing:
+            raise RLSIError(f"n_class_topics has no entry for the classes {', '.join(map(str, missing[:5]))}; give "
+                            f"a number of topics for every class (0 for none)")
+        values = [n_class_topics.get(c, by_str.get(str(c))) for c in classes]
+    else:
+        values = [n_class_topics] * len(classes)
+    for c, v in zip(classes, values):
+        if not isinstance(v, (numbers.Integral, np.integer)) or isinstance(v, bool) or v < 0:
+            raise RLSIError(f"n_class_topics for class {c!r} is {v!r}; it must be an integer >= 0")
+    return np.asarray(values, dtype=np.int64)
+
+
+# ---------------------------------------------------------------------------------------------- R rows
+class ResidualR:
+    """Rows of ``R = D W − U_o C``: the statistics of the U0 step (Eq. 5, ``D Hᵀ − Σ Up Wp Hpᵀ``) and of
+    the Up step (Eq. 7, ``Dp Wpᵀ − U0 Hp Wpᵀ``), as an ``r_rows(a, b)`` provider for
+    :func:`rlsi.models.steps.update_topics`.
+
+    D : CSR terms x documents (M x N'); W : (N' x k) document weights of the topics being solved;
+    U_o : CSR (M x k') the other topics (or None: zero, as in Algorithm 1's first iteration);
+    C : (k' x k) the cross Gram of their weights.
+    """
+
+    def __init__(self, D, W, U_other=None, C=None):
+        self.D = D
+        self.W = np.ascontiguousarray(W)
+        self.U_other = U_other if (U_other is not None and U_other.nnz) else None
+        self.C = None if self.U_other is None else np.ascontiguousarray(C, dtype=self.W.dtype)
+
+    def __call__(self, a, b):
+        R = csr_dense_rows(self.D, a, b, self.W, dtype=self.W.dtype)
+        if self.U_other is not None:
+            R -= csr_dense_rows(self.U_other, a, b, self.C, dtype=R.dtype)
+        return R
+
+
+# ---------------------------------------------------------------------------------------------- model
+class GroupModel(TopicModel):
+    """Base of :class:`~rlsi.models.group.GroupRLSI` and :class:`~rlsi.models.group_nmf.GroupNMF`.
+
+    Subclasses define ``_fold_penalty`` / ``_fold_lambda`` (Q and λ₂ of the folding-in) and ``fit``;
+    they call :meth:`_prepare_classes` and :meth:`_finish_fit`.
+    """
+
+    _state_scalars = ("n_iter_", "n_features_in_", "n_shared_topics_")
+    _state_arrays = ("components_", "objective_", "classes_", "class_topics_")
+    _fold_penalty = "l2"
+
+    def _fold_lambda(self):
+        return 0.0
+
+    # ------------------------------------------------------------------ classes at fit time
+    def _prepare_classes(self, X, y):
+        """Labels → (layout, class index per document). Checks the issue's bad inputs in one line each."""
+        name = type(self).__name__
+        if self.classes is not None:
+            if y is not None:
+                raise RLSIError(f"{name} got both y and classes={self.classes!r}; pass labels in y or derive "
+                                f"classes by clustering, not both")
+            y = derive_classes(X, self.classes, self.random_state)
+        elif y is None:
+            raise RLSIError(f"{name}.fit needs class labels: pass y (one label per document), or "
+                            f"classes='kmeans:P' to derive P classes by clustering")
+        y = check_labels(y, X.shape[0])
+        classes, idx, counts = np.unique(y, return_inverse=True, return_counts=True)
+        Kc = resolve_class_topics(self.n_class_topics, classes)
+        Ks = int(self.n_shared_topics)
+        if Ks == 0 and not Kc.any():
+            raise RLSIError(f"n_shared_topics=0 and n_class_topics=0 leave {name} without topics; set at least "
+                            f"one of them above 0")
+        nonempty = np.diff(X.indptr) > 0
+        n_nonempty = np.bincount(idx, weights=nonempty, minlength=len(classes)).astype(np.int64)
+        for p, c in enumerate(classes):
+            if n_nonempty[p] < Kc[p]:
+                raise RLSIError(f"class {c!r} has {n_nonempty[p]} non-empty documents, fewer than its "
+                                f"{Kc[p]} class topics; lower n_class_topics for it or merge/drop the class")
+        if Ks > int(nonempty.sum()):
+            raise RLSIError(f"n_shared_topics={Ks} is larger than the number of non-empty documents "
+                            f"({int(nonempty.sum())})")
+        if Ks + int(Kc.sum()) > X.shape[1]:
+            raise RLSIError(f"{Ks + int(Kc.sum())} topics in all is more than the vocabulary ({X.shape[1]} "
+                            f"terms); lower n_shared_topics or n_class_topics")
+        return ClassLayout(classes, Kc, Ks), idx
+
+    def _finish_fit(self, layout, components, objectives, n_iter):
+        self.classes_ = layout.classes
+        self.class_topics_ = layout.class_topics
+        self.n_shared_topics_ = layout.n_shared
+        self.topic_groups_ = layout.groups()
+        self.objective_ = np.asarray(objectives, dtype=np.float64)
+        self.n_iter_ = int(n_iter)
+        self._set_components(components)
+
+    def _after_load(self):
+        super()._after_load()
+        self.classes_ = np.asarray(self.classes_)
+        self.class_topics_ = np.asarray(self.class_topics_, dtype=np.int64)
+        layout = self._layout()
+        if layout.n_topics != self.components_.shape[0] or len(self.class_topics_) != len(self.classes_):
+            raise RLSIError(f"{type(self).__name__} state has {self.components_.shape[0]} topics but "
+                            f"{layout.n_topics} by its classes and topic counts: the model is damaged")
+
+    def _to_state(self):
+        # a mapping class → Kc is saved as a JSON object (keys as strings, matched as strings on fit)
+        mapping = self.n_class_topics if isinstance(self.n_class_topics, dict) else None
+        if mapping is None:
+            return super()._to_state()
+        self.n_class_topics = 0
+        try:
+            meta, arrays = super()._to_state()
+        finally:
+            self.n_class_topics = mapping
+        meta["params"]["n_class_topics"] = {str(k): int(v) for k, v in mapping.items()}
+        return meta, arrays
+
+    def _layout(self):
+        check_fitted(self)
+        return ClassLayout(self.classes_, self.class_topics_, self.n_shared_topics_)
+
+    def _set_components(self, components):
+        super()._set_components(components)
+        self._class_topic_cache = {}
+
+    def class_topics_matrix(self, p):
+        """Ũp = [U0, Up] as terms x (Ks + Kc_p) (CSR or dense like ``components_``), cached."""
+        cache = self.__dict__.setdefault("_class_topic_cache", {})
+        if p not in cache:
+            cols = self._layout().columns(p)
+            comp = self.components_[cols]
+            cache[p] = comp.T.tocsr() if sp.issparse(comp) else np.ascontiguousarray(np.asarray(comp).T)
+        return cache[p]
+
+    # ------------------------------------------------------------------ folding-in
+    def _fold_class(self, X, p, want_error=False):
+        """Vectors (n x (Ks+Kc_p)) of the rows of X on Ũp, and with ``want_error`` the errors E(d; Ũp)."""
+        U = self.class_topics_matrix(p)
+        pen = get_penalty(self._fold_penalty)
+        lam = self._fold_lambda()
+        prepared = pen.prepare(steps.topic_gram(U), lam)
+        dtype = X.dtype
+        Phi = csr_csr_dense(X, U, dtype=dtype) if sp.issparse(U) else np.asarray(X @ U, dtype=dtype)
+        V, _ = pen.solve(Phi, prepared, None, lam, max_iter=self.inner_max_iter, tol=self.inner_tol)
+        V = np.asarray(V, dtype=np.float64)
+        if not want_error:
+            return V.astype(dtype, copy=False), None
+        G = steps.topic_gram(U)
+        xsq = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+        # E = ‖x‖² − 2 φ·v + vᵀGv + λ₂Q(v), without forming x − Ũv
+        err = xsq - 2.0 * np.einsum("ij,ij->i", Phi, V) + np.einsum("ij,ij->i", V @ G, V)
+        if lam:
+            err += lam * (np.abs(V).sum(axis=1) if pen.norm == "l1" else np.square(V).sum(axis=1))
+        return V.astype(dtype, copy=False), err
+
+    def _scatter(self, out, rows, p, V):
+        layout = self._layout()
+        out[np.ix_(rows, layout.columns(p))] = V
+
+    def transform(self, X, y=None):
+        """Topic vectors (n_samples x n_components) of X with the topics frozen.
+
+        With labels ``y`` each document is folded in on its class's topics (Eq. 8 / 10); without, it takes
+        the class with the smallest reconstruction error (:meth:`predict`) and that class's vector.
+        """
+        X = self._check_X(X, reset=False)
+        return self._fold(X, y)[0]
+
+    def predict(self, X):
+        """Class of each row of X: ``argmin_p E(d; Ũp)`` (§4.3). Returns labels from ``classes_``."""
+        X = self._check_X(X, reset=False)
+        return self.classes_[self._fold(X, None)[1]]
+
+    def _fold_in(self, X):
+        return self._fold(X, None)[0]
+
+    def _fold(self, X, y):
+        layout = self._layout()
+        out = np.zeros((X.shape[0], layout.n_topics), dtype=X.dtype)
+        if y is not None:
+            idx = layout.index_of(check_labels(y, X.shape[0]))
+            for p in np.unique(idx):
+                rows = np.flatnonzero(idx == p)
+                self._scatter(out, rows, p, self._fold_class(X[rows], p)[0])
+            return out, idx
+        best = np.full(X.shape[0], np.inf)
+        idx = np.zeros(X.shape[0], dtype=np.int64)
+        vectors = []
+        for p in range(layout.n_classes):
+            V, err = self._fold_class(X, p, want_error=True)
+            better = err < best
+            best[better], idx[better] = err[better], p
+            vectors.append(V)
+        for p in range(layout.n_classes):
+            rows = np.flatnonzero(idx == p)
+            if len(rows):
+                self._scatter(out, rows, p, vectors[p][rows])
+        return out, idx
+
+    # ------------------------------------------------------------------ topic inspection
+    def group_summary(self, feature_names=None, n_terms=10):
+        """Per topic group: ``{"topics": n, "avg_compactness": AvgComp, "top_terms": [[...], ...]}``.
+
+        AvgComp (TOIS §8.2.1) is the mean share of non-zero term weights of the group's topics; top terms
+        are given when ``feature_names`` (the vectorizer's vocabulary) is.
+        """
+        from ..quality.topics import avg_compactness, top_terms
+
+        out = {}
+        for name, (a, b) in self.topic_groups.items():
+            comp = self.get_topics(name)
+            entry = {"topics": b - a, "avg_compactness": avg_compactness(comp)}
+            if feature_names is not None:
+                entry["top_terms"] = top_terms(comp, feature_names, n=n_terms)
+            out[name] = entry
+        return out
+
+
+def split_by_class(X, idx, n_classes):
+    """Rows of each class: ``(order, offsets)`` with X[order] grouping the classes in order 0..P-1."""
+    order = np.argsort(idx, kind="stable")
+    offsets = np.concatenate([[0], np.cumsum(np.bincount(idx, minlength=n_classes))]).astype(np.int64)
+    return order, offsets
