@@ -18,7 +18,7 @@ import inspect
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from rlsi.models import LDA, LSI, NMF, PLSI, BatchRLSI, OnlineRLSI
+from rlsi.models import CNMF, CRLSI, LDA, LSI, NMF, PLSI, BatchRLSI, GroupNMF, GroupRLSI, OnlineRLSI
 
 _ARPACK = ("ARPACK needs n_components < min(n_samples, n_features): a 1-sample or 1-feature X is refused with "
            "a message naming that limit, not with scikit-learn's '1 sample'/'1 feature' wording")
@@ -30,6 +30,10 @@ EXPECTED_FAILED = {
     "PLSI": {},
     "LDA": {},
     "NMF": {},
+    "GroupRLSI": {},
+    "GroupNMF": {},
+    "CRLSI": {},
+    "CNMF": {},
 }
 
 
@@ -43,6 +47,10 @@ ESTIMATORS = [
     PLSI(n_components=2, max_iter=20),
     LDA(n_components=2, max_iter=1),
     NMF(n_components=2, max_iter=200),
+    GroupRLSI(n_shared_topics=1, n_class_topics=1, lambda1=0.01, max_iter=10, random_state=0),
+    GroupNMF(n_shared_topics=1, n_class_topics=1, max_iter=50, random_state=0),
+    CRLSI(n_class_topics=1, lambda1=0.01, max_iter=10, random_state=0),
+    CNMF(n_class_topics=1, max_iter=50, random_state=0),
 ]
 
 
