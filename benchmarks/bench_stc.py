@@ -58,6 +58,9 @@ def main(argv=None):
     ap.add_argument("--batch-iters", type=int, default=2, help="iterations of batch STC / MedSTC")
     ap.add_argument("--max-sweeps", type=int, default=10)
     ap.add_argument("--tau0", type=float, default=0.3)
+    ap.add_argument("--tau0-scale", action="store_true",
+                    help="use tau0 * batch_size / 64 (the normalised step moves the same mass per step at any "
+                         "batch size, so smaller batches need a proportionally smaller tau0)")
     ap.add_argument("--C", type=float, default=1.0)
     ap.add_argument("--skip-batch", action="store_true")
     ap.add_argument("--out", default=None)
@@ -81,7 +84,7 @@ def main(argv=None):
             svm = LinearSVC(C=1.0).fit(m.transform(Xtr), ytr)
             acc = svm.score(m.transform(Xte), yte)
         total = time.perf_counter() - t0
-        paper = (PAPER_MED if supervised else PAPER_STC)[bs]
+        paper = (PAPER_MED if supervised else PAPER_STC).get(bs, (float("nan"), float("nan")))
         rows.append((name, bs, 100 * acc, fit_s, total, paper))
         print(f"{name:12s} batch={bs:>5s} acc={100 * acc:5.1f}% fit={fit_s:6.1f}s total={total:6.1f}s "
               f"(paper {paper[0]}% in {paper[1]} ks)", flush=True)
@@ -89,9 +92,10 @@ def main(argv=None):
 
     for bs in [b for b in args.batch_sizes.split(",") if b]:
         b = int(bs)
-        ostc = run("OnlineSTC", bs, lambda: OnlineSTC(batch_size=b, n_epochs=args.epochs, tau0=args.tau0,
+        tau0 = args.tau0 * b / 64 if args.tau0_scale else args.tau0
+        ostc = run("OnlineSTC", bs, lambda: OnlineSTC(batch_size=b, n_epochs=args.epochs, tau0=tau0,
                                                        **common), False)
-        run("OnlineMedSTC", bs, lambda: OnlineMedSTC(batch_size=b, n_epochs=args.epochs, tau0=args.tau0,
+        run("OnlineMedSTC", bs, lambda: OnlineMedSTC(batch_size=b, n_epochs=args.epochs, tau0=tau0,
                                                      delta=3600.0, C=args.C, **common), True)
     if not args.skip_batch:
         run("STC", "batch", lambda: SparseTopicalCoding(max_iter=args.batch_iters, **common), False)
