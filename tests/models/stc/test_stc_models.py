@@ -110,7 +110,7 @@ def test_bad_input_is_a_one_line_error():
 def test_beta_never_nan_with_empty_documents_and_huge_counts():
     X, _ = planted_counts(n_docs=20, seed=9)
     X = sp.vstack([X, sp.csr_matrix((3, X.shape[1]))]).tocsr()
-    X[0, 0] = 1e6
+    X.data[0] = 1e6  # one huge count
     m = SparseTopicalCoding(3, max_iter=3).fit(X)
     assert _on_simplex(m.components_)
     assert np.all(m.doc_codes_[-3:] == 0)
