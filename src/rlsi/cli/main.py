@@ -28,6 +28,7 @@ COMMAND_MODULES = [
     "rlsi.cli.search",
     "rlsi.cli.evaluate",
     "rlsi.cli.track",
+    "rlsi.cli.stc",
 ]
 
 

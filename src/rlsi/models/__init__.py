@@ -24,3 +24,4 @@ from .penalties import PENALTIES  # noqa: F401
 from .regularization import DeadTopicsWarning  # noqa: F401
 from .squared import SquaredLossModel, fold_in  # noqa: F401
 from .stats import TopicStatistics  # noqa: F401
+from .stc import MedSTC, OnlineMedSTC, OnlineSTC, SparseTopicalCoding  # noqa: F401

@@ -5,3 +5,4 @@ fast code is (benchmarks). Never use them on real data: they are O(M K²) per sw
 """
 
 from .paper import batch_rlsi, update_u, update_v, rlsi_objective  # noqa: F401
+from . import stc  # noqa: F401,E402  (STC oracle: rlsi.oracle.stc)

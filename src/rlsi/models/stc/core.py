@@ -1,0 +1,197 @@
+"""What the STC learners share: parameters, count input, coding a corpus, the dictionary step, folding-in.
+
+Shapes: X (n_docs x n_terms) CSR of word counts (``TfidfVectorizer.transform_counts``); ``components_`` =
+β (K x n_terms), every row on the probability simplex; document codes θ (n_docs x K), non-negative; word
+codes (nnz(X) x K), row p the code of the p-th stored entry of X (same order as ``X.data``).
+
+Dictionary step (Eq. 10–12): ``β ← Π_P(β − α G / n)``, G the gradient of the log-Poisson loss summed
+over the n coded documents (mean over the mini-batch, Eq. 12; n = D recovers batch STC), Π_P the row-wise
+Euclidean projection on the simplex (:func:`kernels.project_simplex_rows`, sort-based, O(M log M)).
+Unlike the RLSI core there is no closed-form topic update: the loss is not quadratic in β.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..._params import Anything, Boolean, Choice, Integer, Real
+from ..._validation import check_matrix
+from ...errors import RLSIError
+from ..base import TopicModel, check_fitted
+from . import kernels
+
+log = logging.getLogger("rlsi.models.stc")
+
+PRIORS = {"normal": kernels.NORMAL, "laplace": kernels.LAPLACE}
+
+
+def check_counts(X, *, name="X"):
+    """X as float64 CSR of non-negative counts (sorted, no duplicates); one-line RLSIError otherwise."""
+    X = check_matrix(X, name=name, dtype=np.float64)
+    X = sp.csr_matrix(X, dtype=np.float64, copy=False)
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    if X.data.size and X.data.min() < 0:
+        raise RLSIError(f"{name} has negative entries; STC models word counts: pass raw counts "
+                        f"(TfidfVectorizer.transform_counts), not weights that can be negative")
+    if np.any(X.data == 0):
+        X = X.copy()
+        X.eliminate_zeros()
+    return X
+
+
+def check_training_counts(X):
+    X = check_counts(X)
+    if X.nnz == 0:
+        raise RLSIError("X holds no word counts (all zero); give documents with at least one known word")
+    return X
+
+
+class STCBase(TopicModel):
+    """Shared parameters and machinery of the STC learners (see the module docstring).
+
+    Parameters (§3, defaults of §5.2)
+    ----------
+    n_components : int, default 60 — K.
+    lam : float, default 0.01 — λ, prior on θ ((λ/2)‖θ‖², or λ‖θ‖₁ with ``prior="laplace"``).
+    gamma : float, default 0.01 — γ, ties word codes to the document code.
+    rho : float, default 0.1 — ρ, ℓ1 on word codes (their sparsity).
+    eps : float, default 1e-4 — ε of Eq. (1), keeps the Poisson mean positive.
+    prior : "normal" (Eq. 8) or "laplace" (Eq. 9).
+    collapsed : bool, default False — collapsed STC (§4.2.1; θ marginalised, normal prior only).
+    max_sweeps : int, default 30 — coordinate sweeps per document and coding pass.
+    tol : float, default 1e-3 — a document stops when max|Δθ| ≤ tol·max θ.
+    normalize_gradient : bool, default True — scale each topic's gradient to unit ℓ1 norm before the
+        step (see :meth:`_dictionary_step`); False is Eq. (12) with the raw mean gradient.
+    random_state : int, None or Generator — β initialisation (and document order online).
+    """
+
+    input_kind = "counts"
+    nonnegative = True
+    _parameter_constraints = {
+        "n_components": Integer(low=1), "lam": Real(low=0.0), "gamma": Real(low=0.0, low_open=True),
+        "rho": Real(low=0.0), "eps": Real(low=0.0, low_open=True), "prior": Choice(PRIORS),
+        "collapsed": Boolean(), "max_sweeps": Integer(low=1), "tol": Real(low=0.0),
+        "random_state": Anything(), "verbose": Integer(low=0), "normalize_gradient": Boolean(),
+    }
+    _state_scalars = ("n_features_in_", "n_iter_")
+
+    def _validate_params(self):
+        super()._validate_params()
+        if self.collapsed and self.prior != "normal":
+            raise RLSIError("collapsed=True marginalises θ under the normal prior; use prior='normal'")
+
+    # ------------------------------------------------------------------ initialisation
+    def _init_beta(self, n_features, X=None):
+        """β⁰: each topic the normalised counts of a few random documents (90 %) plus uniform noise
+        (10 %). A near-uniform β makes every word code pick the first topic in coordinate order (with
+        equal β_kn the first coordinate explains the count and the others stay at zero), so the
+        topics must differ from the start; random documents are the usual dictionary-learning seed."""
+        rng = np.random.default_rng(self.random_state)
+        K = self.n_components
+        noise = rng.random((K, n_features)) + 0.1
+        noise /= noise.sum(axis=1, keepdims=True)
+        if X is None or X.shape[0] == 0:
+            return noise
+        per = max(1, min(10, X.shape[0] // K))
+        B = np.zeros((K, n_features))
+        for k in range(K):
+            rows = rng.choice(X.shape[0], size=per, replace=X.shape[0] < per)
+            B[k] = np.asarray(X[rows].sum(axis=0)).ravel()
+        sums = B.sum(axis=1, keepdims=True)
+        B = np.divide(B, sums, out=np.array(noise), where=sums > 0)
+        return 0.9 * B + 0.1 * noise
+
+    # ------------------------------------------------------------------ coding
+    def _code(self, X, beta, theta, *, S=None, warm=False, want_grad=True, eta=None, y=None, c=0.0,
+              delta=0.0):
+        """Code the documents of X with β fixed; θ (n, K) updated in place.
+
+        Returns ``(G, f, sweeps, zeros, cols)``: the gradient restricted to the terms ``cols`` of X
+        (K x len(cols); zero elsewhere), per-document objectives, sweeps and zero word-code counts."""
+        K, M = beta.shape
+        betaT = np.ascontiguousarray(beta.T)
+        use_S = S is not None
+        if S is None:
+            S = np.empty((0, K))
+        if eta is None:
+            eta = np.zeros((0, K))
+            y = np.zeros(0, dtype=np.int64)
+        threads = kernels.n_threads()
+        n_chunks = max(1, min(threads if want_grad else threads * 4, X.shape[0]))
+        cols = np.unique(X.indices) if want_grad else np.zeros(0, dtype=np.int64)
+        col_map = np.full(M if want_grad else 0, -1, dtype=np.int64)
+        col_map[cols] = np.arange(len(cols))
+        G, f, sweeps, zeros = kernels.code_corpus(
+            X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data, betaT, theta, S, use_S, warm,
+            want_grad, float(self.eps), float(self.lam), float(self.gamma), float(self.rho),
+            PRIORS[self.prior], bool(self.collapsed), int(self.max_sweeps), float(self.tol),
+            np.ascontiguousarray(eta, dtype=np.float64), y.astype(np.int64), float(delta), float(c), 50,
+            n_chunks, col_map, len(cols))
+        return G, f, sweeps, zeros, cols
+
+    def _dictionary_step(self, beta, G, n_docs, alpha, cols=None):
+        """Eq. (12): ``Π_P(β − α G / n_docs)`` with G given on the columns ``cols`` (all when None); with
+        ``normalize_gradient`` each topic's gradient is first divided by its ℓ1 norm. A new array;
+        never NaN: G is finite since ε > 0."""
+        if self.normalize_gradient:
+            # The raw gradient's size follows the code magnitudes (s ~ w/β, β ~ 1/M), so a raw α_t
+            # would need retuning per corpus and batch size (the paper tunes τ0). Scaled by the ℓ1 norm
+            # of each row, α is the most probability mass a topic can move in one step — the direction
+            # is Eq. (12)'s, only its length is set by α.
+            norms = np.abs(G).sum(axis=1, keepdims=True)
+            D = np.divide(G, norms, out=np.zeros_like(G), where=norms > 0)
+        else:
+            D = G / max(n_docs, 1)
+        V = np.array(beta, dtype=np.float64)
+        if cols is None:
+            V -= alpha * D
+        else:
+            V[:, cols] -= alpha * D
+        return kernels.project_simplex_rows(V)
+
+    # ------------------------------------------------------------------ folding-in
+    def _fold_in(self, X):
+        """Document codes θ (n_samples x K) with β frozen (a document with no known word gets θ = 0)."""
+        return self.word_codes(X, return_word_codes=False)
+
+    def word_codes(self, X, return_word_codes=True):
+        """``(θ, S)``: document codes (n x K) and word codes (nnz(X) x K, rows in the order of the CSR's
+        stored entries) of the given documents; ``return_word_codes=False`` gives θ only. The word codes
+        are materialised for these documents only — pass small batches for a large corpus."""
+        check_fitted(self)
+        X = check_counts(self._check_X(X, reset=False))
+        theta = np.zeros((X.shape[0], self.n_components))
+        S = np.zeros((X.nnz, self.n_components)) if return_word_codes else None
+        self._code(X, np.asarray(self.components_, dtype=np.float64), theta, S=S, want_grad=False,
+                   **self._coding_extras(X))
+        return (theta, S) if return_word_codes else theta
+
+    def _coding_extras(self, X):
+        return {}
+
+    def word_code_sparsity(self, X):
+        """Fraction of zero entries of the word codes of X (Figure 4(c)'s measure), without keeping them."""
+        check_fitted(self)
+        X = check_counts(self._check_X(X, reset=False))
+        theta = np.zeros((X.shape[0], self.n_components))
+        _, _, _, zeros, _ = self._code(X, np.asarray(self.components_, dtype=np.float64), theta,
+                                    want_grad=False, **self._coding_extras(X))
+        return float(zeros.sum() / max(X.nnz * self.n_components, 1))
+
+    def top_words(self, feature_names, n_words=10):
+        """The ``n_words`` highest-weight terms of every topic: list of K lists of str."""
+        check_fitted(self)
+        names = np.asarray(feature_names)
+        B = np.asarray(self.components_)
+        return [list(names[np.argsort(-row, kind="stable")[:n_words]]) for row in B]
+
+    def _after_load(self):
+        super()._after_load()
+        B = np.asarray(self.components_)
+        if B.min() < 0 or not np.allclose(B.sum(axis=1), 1.0, atol=1e-6):
+            raise RLSIError("STC components are not on the probability simplex (rows must be >= 0, sum 1)")

@@ -1,0 +1,347 @@
+"""Numba kernels of sparse topical coding: per-document hierarchical sparse coding and the simplex.
+
+STC (Zhang, Zhu & Zhang, "Sparse online topic models", §3) reconstructs the count ``w_dn`` of term n in
+document d by ``s_dnᵀ β_n + ε`` under a **log-Poisson** loss, with non-negative word codes ``s_dn`` (K)
+tied to a non-negative document code ``θ_d`` (K). For one document (Eq. 7)::
+
+    f_d = Σ_n [s_nᵀβ_n + ε − w_n log(s_nᵀβ_n + ε)] + (λ/2)‖θ‖² + (γ/2) Σ_n ‖s_n − θ‖² + ρ Σ_n ‖s_n‖₁
+
+(``prior="laplace"``: ``λ‖θ‖₁`` in place of ``(λ/2)‖θ‖²``). We write ``λ/2`` where Eq. (4) prints ``λ``:
+Eq. (8), the printed θ-update, is the exact minimiser of the ``λ/2`` form, and the printed update is what
+the paper's algorithm runs. The tests check every update below against a scalar optimiser.
+
+Why not the squared-loss core (:mod:`rlsi.kernels.lasso`): the log-Poisson loss has no Gram-matrix form,
+so a coordinate's minimiser is not a soft-threshold of a linear statistic but the larger root of a
+quadratic (below); the non-negativity and the simplex rows are shared ideas, not shared code.
+
+Word code update (§3.3). With ``μ = Σ_{j≠k} s_n^j β_jn + ε`` the 1-D problem in ``x = s_n^k ≥ 0``::
+
+    g(x) = β_kn x − w_n log(μ + β_kn x) + (q/2) x² + (ρ − h) x
+
+has ``g'(x)(μ + β_kn x) = q β_kn x² + (q μ + β_kn η) x + μ η − w_n β_kn`` with ``η = β_kn + ρ − h``; g is
+convex on its domain and the quadratic is negative at the pole ``x = −μ/β_kn``, so its larger root ν is
+the unconstrained minimiser and ``s_n^k = max(0, ν)``. STC: ``q = γ, h = γθ^k`` (the printed equation).
+Collapsed STC (§4.2.1, θ marginalised under the normal prior): the coupling is
+``(γ/2) Σ_n s_n² − b' (Σ_n s_n)²`` per topic with ``b' = γ² / (2(λ + γ|I_d|))``, so ``q = γ − 2b'`` and
+``h = 2b' Σ_{m≠n} s_m^k``. (The printed CSTC quadratic lacks the ``q μ x`` term and flips the sign of b;
+we use the derivation, which the tests check against a scalar optimiser.) The root is computed in the
+cancellation-free form ``−2c / (b + √disc)`` when ``b ≥ 0``, which also covers ``β_kn = 0``.
+
+Document code update: Eq. (8) ``θ^k = γ Σ_n s_n^k / (λ + γ|I_d|)``, or Eq. (9) with the Laplace prior
+``θ^k = max(0, s̄^k − λ/(γ|I_d|))``. MedSTC (§4.2.2) adds ``c · max_y [Δ(y_d, y) + (η_y − η_{y_d})ᵀθ]``;
+θ then solves a small strongly convex problem, done exactly by projected gradient ascent on its dual
+(μ on the L-simplex, ``θ(μ) = max(0, m − (c/A) Σ_y μ_y v_y)``).
+
+Memory: word codes live in a per-thread workspace of the longest document, one document at a time; the
+dictionary gradient is accumulated as the document is finished (per-thread buffers, summed at the end),
+so the corpus' word codes (nnz x K, footnote 10's 250 GB) are never held unless the caller passes an
+array for them (``S``: warm starts of batch STC).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+NORMAL, LAPLACE = 0, 1
+PRIORS_BY_NAME = {"normal": NORMAL, "laplace": LAPLACE}
+
+
+@njit(cache=True, nogil=True)
+def larger_root(a, b, c):
+    """Larger root of ``a x² + b x + c`` (a ≥ 0; a real root is assumed), without cancellation."""
+    disc = b * b - 4.0 * a * c
+    if disc < 0.0:
+        disc = 0.0
+    sq = math.sqrt(disc)
+    if b >= 0.0:
+        den = b + sq
+        if den == 0.0:
+            return 0.0
+        return -2.0 * c / den
+    return (-b + sq) / (2.0 * a)
+
+
+@njit(cache=True, nogil=True)
+def word_code_update(w, beta_kn, mu, q, h, rho):
+    """``argmin_{x≥0} β x − w log(μ + β x) + (q/2)x² + (ρ − h)x`` (see the module docstring)."""
+    eta = beta_kn + rho - h
+    nu = larger_root(q * beta_kn, q * mu + beta_kn * eta, mu * eta - w * beta_kn)
+    return nu if nu > 0.0 else 0.0
+
+
+@njit(cache=True, nogil=True)
+def project_simplex_row(v, out):
+    """Euclidean projection of ``v`` on the probability simplex (sort-based, O(n log n)) into ``out``.
+
+    The threshold τ solves Σ_i max(v_i − τ, 0) = 1. When the positive entries already sum to ≥ 1, τ ≥ 0
+    and the non-positive entries cannot be in the support, so only the positive ones are sorted (the
+    topics are sparse, so this is most of the time a small sort); otherwise all entries are sorted.
+    """
+    n = v.shape[0]
+    pos = 0.0
+    npos = 0
+    for i in range(n):
+        if v[i] > 0.0:
+            pos += v[i]
+            npos += 1
+    if pos >= 1.0:
+        cand = np.empty(npos)
+        j = 0
+        for i in range(n):
+            if v[i] > 0.0:
+                cand[j] = v[i]
+                j += 1
+    else:
+        cand = v.copy()
+    u = np.sort(cand)[::-1]
+    css = 0.0
+    tau = 0.0
+    for i in range(u.shape[0]):
+        css += u[i]
+        t = (css - 1.0) / (i + 1)
+        if u[i] - t > 0.0:
+            tau = t
+    for i in range(n):
+        x = v[i] - tau
+        out[i] = x if x > 0.0 else 0.0
+
+
+@njit(parallel=True, cache=True)
+def project_simplex_rows(B):
+    """Project every row of ``B`` (K x M) on the simplex, in place, rows in parallel."""
+    out = np.empty_like(B)
+    for k in prange(B.shape[0]):
+        project_simplex_row(B[k], out[k])
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _theta_hinge(theta, m, A, c, eta, yd, delta, n_iter):
+    """θ = argmin_{θ≥0} (A/2)‖θ − m‖² + c max_y [Δ·1(y≠y_d) + (η_y − η_{y_d})ᵀθ], by dual ascent."""
+    L, K = eta.shape
+    mu = np.zeros(L)
+    mu[yd] = 1.0
+    vnorm = 0.0
+    for y in range(L):
+        s = 0.0
+        for k in range(K):
+            d = eta[y, k] - eta[yd, k]
+            s += d * d
+        vnorm += s
+    step = A / (c * c * vnorm + 1e-300)
+    grad = np.empty(L)
+    z = np.empty(L)
+    for it in range(n_iter + 1):
+        # primal point of the current dual variables
+        for k in range(K):
+            acc = 0.0
+            for y in range(L):
+                acc += mu[y] * (eta[y, k] - eta[yd, k])
+            t = m[k] - (c / A) * acc
+            theta[k] = t if t > 0.0 else 0.0
+        if it == n_iter or vnorm == 0.0:
+            break
+        for y in range(L):
+            g = delta if y != yd else 0.0
+            for k in range(K):
+                g += (eta[y, k] - eta[yd, k]) * theta[k]
+            grad[y] = c * g
+        for y in range(L):
+            z[y] = mu[y] + step * grad[y]
+        project_simplex_row(z, mu)
+
+
+@njit(cache=True, nogil=True)
+def code_document(idx, w, betaT, theta, s, recon, eps, lam, gamma, rho, prior, collapsed, warm,
+                  max_sweeps, tol, eta, yd, delta, c, hinge_iter):
+    """Hierarchical sparse coding of one document in place; returns the number of sweeps.
+
+    idx (n,) term ids, w (n,) counts, betaT (M, K) = βᵀ, theta (K,), s (n, K) word codes (a warm start
+    when ``warm``), recon (n,) output ``s_nᵀβ_n``. ``eta`` (L, K) with L > 0 and ``yd >= 0`` turns on the
+    MedSTC hinge for the θ-update (weight ``c``, loss ``delta``).
+    """
+    n = idx.shape[0]
+    K = theta.shape[0]
+    if n == 0:
+        theta[:] = 0.0
+        return 0
+    # start: warm codes, else θ, else the codes that reconstruct w exactly, spread evenly over topics
+    if not warm:
+        tsum = 0.0
+        for k in range(K):
+            tsum += theta[k]
+        for i in range(n):
+            row = betaT[idx[i]]
+            if tsum > 0.0:
+                for k in range(K):
+                    s[i, k] = theta[k]
+            else:
+                bsum = 0.0
+                for k in range(K):
+                    bsum += row[k]
+                v = w[i] / (K * bsum) if bsum > 0.0 else 0.0
+                for k in range(K):
+                    s[i, k] = v
+    for i in range(n):
+        row = betaT[idx[i]]
+        acc = 0.0
+        for k in range(K):
+            acc += s[i, k] * row[k]
+        recon[i] = acc
+    colsum = np.zeros(K)
+    for i in range(n):
+        for k in range(K):
+            colsum[k] += s[i, k]
+    bprime = gamma * gamma / (2.0 * (lam + gamma * n))
+    supervised = eta.shape[0] > 0 and yd >= 0
+    m = np.empty(K)
+    sweeps = 0
+    for sweep in range(max_sweeps):
+        sweeps += 1
+        for i in range(n):
+            row = betaT[idx[i]]
+            wi = w[i]
+            for k in range(K):
+                old = s[i, k]
+                bk = row[k]
+                mu = recon[i] - old * bk + eps
+                if mu < eps:
+                    mu = eps
+                if collapsed:
+                    x = word_code_update(wi, bk, mu, gamma - 2.0 * bprime, 2.0 * bprime * (colsum[k] - old), rho)
+                else:
+                    x = word_code_update(wi, bk, mu, gamma, gamma * theta[k], rho)
+                if x != old:
+                    s[i, k] = x
+                    recon[i] += (x - old) * bk
+                    colsum[k] += x - old
+        # document code (Eq. 8 / Eq. 9 / the MedSTC hinge); the relative change of θ decides convergence
+        change = 0.0
+        scale = 0.0
+        if prior == NORMAL:
+            A = lam + gamma * n
+            for k in range(K):
+                m[k] = gamma * colsum[k] / A
+        else:
+            A = gamma * n
+            for k in range(K):
+                t = (gamma * colsum[k] - lam) / A
+                m[k] = t
+        old_theta = theta.copy()
+        if supervised:
+            _theta_hinge(theta, m, A, c, eta, yd, delta, hinge_iter)
+        else:
+            for k in range(K):
+                theta[k] = m[k] if m[k] > 0.0 else 0.0
+        for k in range(K):
+            change = max(change, abs(theta[k] - old_theta[k]))
+            scale = max(scale, abs(theta[k]))
+        if change <= tol * scale:
+            break
+    # exact reconstructions for the gradient and the objective (the running sums drift a little)
+    for i in range(n):
+        row = betaT[idx[i]]
+        acc = 0.0
+        for k in range(K):
+            acc += s[i, k] * row[k]
+        recon[i] = acc
+    return sweeps
+
+
+@njit(cache=True, nogil=True)
+def document_objective(w, s, recon, theta, eps, lam, gamma, rho, prior):
+    """f_d of the module docstring (log-Poisson without the ``log w!`` constant)."""
+    n, K = s.shape
+    f = 0.0
+    for i in range(n):
+        r = recon[i] + eps
+        f += r - w[i] * math.log(r)
+        for k in range(K):
+            d = s[i, k] - theta[k]
+            f += 0.5 * gamma * d * d + rho * s[i, k]
+    for k in range(K):
+        f += 0.5 * lam * theta[k] * theta[k] if prior == NORMAL else lam * theta[k]
+    return f
+
+
+@njit(parallel=True, cache=True)
+def code_corpus(indptr, indices, data, betaT, theta, S, use_S, warm, want_grad, eps, lam, gamma, rho,
+                prior, collapsed, max_sweeps, tol, eta, y, delta, c, hinge_iter, n_chunks, col_map, n_cols):
+    """Code every document of a CSR (documents in parallel chunks); θ (D, K) updated in place.
+
+    S (nnz, K): when ``use_S`` the word codes are kept there (aligned with ``data``; a warm start if
+    ``warm``); otherwise each thread codes into its own workspace and nothing of size nnz x K exists.
+    ``col_map`` (M,) maps a term to its column of the gradient (``n_cols`` columns: the terms of this
+    batch, so a mini-batch's gradient is K x |batch vocabulary|, not K x M).
+    Returns ``(G, f, sweeps, zeros)``: G (K, n_cols) = Σ_d ∂ℓ/∂β (empty unless ``want_grad``), the per-
+    document objectives f (D,), sweeps (D,) and the number of zero word-code entries per document (D,).
+    """
+    D = indptr.shape[0] - 1
+    M, K = betaT.shape
+    maxlen = 0
+    for d in range(D):
+        maxlen = max(maxlen, indptr[d + 1] - indptr[d])
+    n_buf = n_chunks if want_grad else 1
+    Gs = np.zeros((n_buf, K, n_cols if want_grad else 0))
+    f = np.zeros(D)
+    sweeps = np.zeros(D, dtype=np.int64)
+    zeros = np.zeros(D, dtype=np.int64)
+    for ch in prange(n_chunks):
+        lo = (D * ch) // n_chunks
+        hi = (D * (ch + 1)) // n_chunks
+        work = np.empty((maxlen, K))
+        recon = np.empty(maxlen)
+        for d in range(lo, hi):
+            a, b = indptr[d], indptr[d + 1]
+            n = b - a
+            idx = indices[a:b]
+            w = data[a:b]
+            s = S[a:b] if use_S else work[:n]
+            yd = y[d] if y.shape[0] > 0 else -1
+            sweeps[d] = code_document(idx, w, betaT, theta[d], s, recon[:n], eps, lam, gamma, rho, prior,
+                                      collapsed, warm, max_sweeps, tol, eta, yd, delta, c, hinge_iter)
+            f[d] = document_objective(w, s, recon[:n], theta[d], eps, lam, gamma, rho, prior)
+            nz = 0
+            for i in range(n):
+                for k in range(K):
+                    if s[i, k] == 0.0:
+                        nz += 1
+            zeros[d] = nz
+            if want_grad:
+                G = Gs[ch]
+                for i in range(n):
+                    fac = 1.0 - w[i] / (recon[i] + eps)
+                    t = col_map[idx[i]]
+                    for k in range(K):
+                        G[k, t] += s[i, k] * fac
+    G = np.zeros((K, n_cols if want_grad else 0))
+    if want_grad:
+        for ch in range(n_buf):
+            G += Gs[ch]
+    return G, f, sweeps, zeros
+
+
+@njit(parallel=True, cache=True)
+def poisson_loss(indptr, indices, data, betaT, S, eps):
+    """ℓ(S, β) = Σ_dn [s_dnᵀβ_n + ε − w log(s_dnᵀβ_n + ε)] for word codes S aligned with ``data``."""
+    D = indptr.shape[0] - 1
+    K = betaT.shape[1]
+    out = np.zeros(D)
+    for d in prange(D):
+        acc = 0.0
+        for p in range(indptr[d], indptr[d + 1]):
+            row = betaT[indices[p]]
+            r = eps
+            for k in range(K):
+                r += S[p, k] * row[k]
+            acc += r - data[p] * math.log(r)
+        out[d] = acc
+    return out.sum()
+
+
+def n_threads():
+    return numba.get_num_threads()

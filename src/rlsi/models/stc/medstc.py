@@ -1,0 +1,206 @@
+"""Supervised max-margin STC (MedSTC, §4.2.2, Eq. 16) and its online version.
+
+Document codes feed a linear multi-class SVM (Crammer & Singer) with the loss
+``Δ(y, y′) = delta · 1(y ≠ y′)``; codes, dictionary and classifier are trained jointly::
+
+    min  f(Θ, S, β) + C Σ_d max_y [Δ(y_d, y) + (η_y − η_{y_d})ᵀθ_d] + ½‖η‖²
+
+(Eq. 16 writes ``C·R`` with R the mean over the D documents; our ``C`` is the weight of each document's
+hinge, i.e. Eq. 16's C divided by D, so that it does not change meaning with the corpus size.)
+
+* Coding step (θ, S with β, η fixed): word codes as in STC; θ solves its small hinge problem exactly
+  (:func:`rlsi.models.stc.kernels._theta_hinge`). Test documents are coded without labels (plain STC).
+* β step: as STC (the hinge does not involve β).
+* η step: batch — the Crammer–Singer SVM on the θ of the training documents, solved by liblinear
+  (``LinearSVC(multi_class="crammer_singer", C=C/delta)`` on θ gives η/delta: dividing the objective by
+  delta² turns Δ into the unit margin); online — one Pegasos step per mini-batch [32] on
+  ``½‖η‖² + C Σ hinge`` with step ``1/t`` (t mini-batches seen): ``η ← (1 − 1/t) η − (C n_b/t) ∂hinge``
+  with the mean subgradient of the batch scaled to the corpus weight of one batch.
+
+``predict``, ``score`` (accuracy), ``decision_function`` (n x L: ``θ ηᵀ``) follow scikit-learn's
+classifier conventions; ``classes_`` holds the labels.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.base import ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import LinearSVC
+
+from ..._params import Real
+from ...errors import RLSIError
+from ...io import register
+from ..base import check_fitted
+from .batch import SparseTopicalCoding
+from .online import OnlineSTC
+
+
+def encode_labels(y, n_samples, classes=None):
+    """(classes, codes): labels as indices into ``classes`` (sorted unique labels unless given)."""
+    if y is None:
+        raise RLSIError("MedSTC needs labels: pass y (one label per document) to fit")
+    y = np.asarray(y)
+    if y.ndim != 1 or y.shape[0] != n_samples:
+        raise RLSIError(f"y has shape {y.shape}; expected one label per document ({n_samples},)")
+    if y.dtype.kind == "O" and any(v is None for v in y):
+        raise RLSIError("y has missing labels (None); drop the unlabelled documents or label them")
+    if y.dtype.kind == "f" and np.isnan(y).any():
+        raise RLSIError("y has missing labels (NaN); drop the unlabelled documents or label them")
+    if classes is None:
+        classes = np.unique(y)
+    else:
+        classes = np.asarray(classes)
+    if classes.shape[0] < 2:
+        raise RLSIError(f"y has a single class ({classes[0]!r}); a classifier needs at least two classes")
+    codes = np.searchsorted(classes, y)
+    codes = np.clip(codes, 0, len(classes) - 1)
+    if not np.all(classes[codes] == y):
+        raise RLSIError("y has labels that are not in classes; give every class in classes=")
+    return classes, codes.astype(np.int64)
+
+
+class _MaxMarginMixin(ClassifierMixin):
+    _state_arrays = ("components_", "coef_", "classes_")
+
+    def decision_function(self, X):
+        """Scores θ ηᵀ (n_samples x n_classes), θ the document codes (no labels used)."""
+        check_fitted(self, "coef_")
+        return self.transform(X) @ self.coef_.T
+
+    def predict(self, X):
+        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+
+    def _hinge(self, theta, codes):
+        """Σ_d max_y [Δ(y_d, y) + (η_y − η_{y_d})ᵀθ_d] and the most violating labels."""
+        scores = theta @ self.coef_.T
+        aug = scores + self.delta
+        aug[np.arange(len(codes)), codes] -= self.delta
+        yhat = np.argmax(aug, axis=1)
+        loss = aug[np.arange(len(codes)), yhat] - scores[np.arange(len(codes)), codes]
+        return float(loss.sum()), yhat
+
+    def _after_load(self):
+        super()._after_load()
+        self.coef_ = np.asarray(self.coef_, dtype=np.float64)
+        if self.coef_.shape != (len(self.classes_), self.n_components):
+            raise RLSIError(f"MedSTC coef has shape {self.coef_.shape}, expected "
+                            f"{(len(self.classes_), self.n_components)}")
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.estimator_type = "classifier"
+        return tags
+
+
+@register("MedSTC")
+class MedSTC(_MaxMarginMixin, SparseTopicalCoding):
+    """Batch MedSTC. Parameters of :class:`SparseTopicalCoding` plus
+
+    C : float, default 1.0 — weight of each training document's hinge loss.
+    delta : float, default 3600.0 — ℓ of ``Δ(y, y′) = ℓ·1(y ≠ y′)`` (§5.2).
+
+    Attributes: ``coef_`` η (L x K), ``classes_``, and those of STC.
+    """
+
+    _parameter_constraints = {"C": Real(low=0.0, low_open=True), "delta": Real(low=0.0, low_open=True)}
+
+    def __init__(self, n_components=60, *, lam=0.01, gamma=0.01, rho=0.1, eps=1e-4, prior="normal",
+                 collapsed=False, max_sweeps=30, tol=1e-3, normalize_gradient=True, max_iter=20,
+                 step_size=0.3, keep_word_codes=False, fit_tol=1e-4, C=1.0, delta=3600.0, random_state=0,
+                 verbose=0):
+        super().__init__(n_components, lam=lam, gamma=gamma, rho=rho, eps=eps, prior=prior,
+                         collapsed=collapsed, max_sweeps=max_sweeps, tol=tol,
+                         normalize_gradient=normalize_gradient, max_iter=max_iter, step_size=step_size,
+                         keep_word_codes=keep_word_codes, fit_tol=fit_tol, random_state=random_state,
+                         verbose=verbose)
+        self.C = C
+        self.delta = delta
+
+    def fit(self, X, y=None):
+        self._validate_params()
+        from .core import check_training_counts
+        X = check_training_counts(self._check_X(X, reset=True))
+        self.classes_, codes = encode_labels(y, X.shape[0])
+        self.coef_ = np.zeros((len(self.classes_), self.n_components))
+        return self._fit(X, codes=codes)
+
+    def _supervision(self, codes):
+        return {"eta": self.coef_, "y": codes, "c": self.C, "delta": self.delta}
+
+    def _extra_objective(self, X, theta, codes):
+        return self.C * self._hinge(theta, codes)[0] + 0.5 * float((self.coef_ ** 2).sum())
+
+    def _after_step(self, X, theta, it, codes):
+        self.coef_ = self._svm(theta, codes)
+
+    def _svm(self, theta, codes):
+        svm = LinearSVC(C=self.C / self.delta, multi_class="crammer_singer", fit_intercept=False,
+                        max_iter=2000, tol=1e-4)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            svm.fit(theta, codes)
+        coef = np.zeros((len(self.classes_), self.n_components))
+        coef[svm.classes_] = svm.coef_ if len(svm.classes_) > 2 else np.vstack([-svm.coef_, svm.coef_])
+        return self.delta * coef
+
+
+@register("OnlineMedSTC")
+class OnlineMedSTC(_MaxMarginMixin, OnlineSTC):
+    """Online MedSTC. Parameters of :class:`OnlineSTC` plus ``C`` and ``delta`` (see :class:`MedSTC`).
+
+    ``partial_fit(X, y, classes=None)``: ``classes`` is required on the first call unless y holds them all.
+    """
+
+    _parameter_constraints = {"C": Real(low=0.0, low_open=True), "delta": Real(low=0.0, low_open=True)}
+    _state_scalars = OnlineSTC._state_scalars + ("n_train_",)
+
+    def __init__(self, n_components=60, *, lam=0.01, gamma=0.01, rho=0.1, eps=1e-4, prior="normal",
+                 collapsed=False, max_sweeps=30, tol=1e-3, normalize_gradient=True, batch_size=64,
+                 n_epochs=1, tau0=1.0, tau=10.0, C=1.0, delta=3600.0, random_state=0, verbose=0):
+        super().__init__(n_components, lam=lam, gamma=gamma, rho=rho, eps=eps, prior=prior,
+                         collapsed=collapsed, max_sweeps=max_sweeps, tol=tol,
+                         normalize_gradient=normalize_gradient, batch_size=batch_size, n_epochs=n_epochs,
+                         tau0=tau0, tau=tau, random_state=random_state, verbose=verbose)
+        self.C = C
+        self.delta = delta
+
+    def fit(self, X, y=None):
+        self._validate_params()
+        from .core import check_training_counts
+        X = check_training_counts(self._check_X(X, reset=True))
+        self.classes_, codes = encode_labels(y, X.shape[0])
+        self.coef_ = np.zeros((len(self.classes_), self.n_components))
+        self.n_train_ = X.shape[0]
+        self._start(X.shape[1], X)
+        self._epochs(X, codes)
+        return self
+
+    def partial_fit(self, X, y=None, classes=None):
+        first = getattr(self, "components_", None) is None
+        n = X.shape[0]
+        if first:
+            self.classes_, codes = encode_labels(y, n, classes)
+            self.coef_ = np.zeros((len(self.classes_), self.n_components))
+            self.n_train_ = 0
+        else:
+            _, codes = encode_labels(y, n, self.classes_)
+        self.n_train_ += n
+        return super().partial_fit(X, codes)
+
+    def _supervision(self, X, y):
+        return {"eta": self.coef_, "y": y, "c": self.C, "delta": self.delta}
+
+    def _after_update(self, X, y, theta, alpha):
+        # Pegasos on ½‖η‖² + C Σ_d hinge_d, i.e. λ_p/2‖η‖² + mean hinge with λ_p = 1/(C N), step 1/(λ_p t):
+        # η ← (1 − 1/t) η − (C N / (t n_b)) Σ_{d in batch} ∂hinge_d, N = training documents (seen).
+        t = self.n_batches_ + 1
+        _, yhat = self._hinge(theta, y)
+        sub = np.zeros_like(self.coef_)
+        viol = yhat != y
+        np.add.at(sub, yhat[viol], theta[viol])
+        np.add.at(sub, y[viol], -theta[viol])
+        scale = max(self.n_train_, X.shape[0]) / X.shape[0]
+        self.coef_ = (1.0 - 1.0 / t) * self.coef_ - (self.C * scale / t) * sub

@@ -1,0 +1,116 @@
+"""Online sparse topical coding (§4, Algorithm 1 with the mini-batches of Eq. 12).
+
+Each mini-batch is coded with β fixed (numba, documents in parallel; word codes never leave the
+per-thread workspace) and β takes one projected-gradient step ``β ← Π_P(β − α_t G_t / |batch|)`` with
+``α_t = τ0 / (t + τ)``, t the number of mini-batches seen so far (Theorem 2's schedule; the paper sets
+τ = 10 and tunes τ0 per batch size, smaller for larger batches). With one mini-batch of the whole corpus
+and α = 1 this is exactly one dictionary step of batch STC (tested).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..._params import Integer, Real
+from ...io import register
+from .core import STCBase, check_counts, check_training_counts, log
+
+
+@register("OnlineSTC")
+class OnlineSTC(STCBase):
+    """Online STC (``collapsed=True``: online collapsed STC). Parameters of :class:`STCBase` plus
+
+    batch_size : int, default 64 — documents per mini-batch.
+    n_epochs : int, default 1 — passes over X in ``fit`` (documents shuffled each pass).
+    tau0, tau : floats, default 1.0 and 10.0 — the learning rate ``α_t = τ0/(t + τ)``.
+
+    ``partial_fit(X)`` takes one mini-batch (all of X). Attributes: ``components_``; ``n_batches_`` (t);
+    ``n_docs_seen_``; ``word_code_sparsity_`` of the last mini-batch; ``n_iter_`` (epochs).
+    """
+
+    _parameter_constraints = {"batch_size": Integer(low=1), "n_epochs": Integer(low=1),
+                              "tau0": Real(low=0.0, low_open=True), "tau": Real(low=0.0)}
+    _state_scalars = ("n_features_in_", "n_iter_", "n_batches_", "n_docs_seen_")
+
+    def __init__(self, n_components=60, *, lam=0.01, gamma=0.01, rho=0.1, eps=1e-4, prior="normal",
+                 collapsed=False, max_sweeps=30, tol=1e-3, normalize_gradient=True, batch_size=64,
+                 n_epochs=1, tau0=1.0, tau=10.0,
+                 random_state=0, verbose=0):
+        self.n_components = n_components
+        self.lam = lam
+        self.gamma = gamma
+        self.rho = rho
+        self.eps = eps
+        self.prior = prior
+        self.collapsed = collapsed
+        self.max_sweeps = max_sweeps
+        self.tol = tol
+        self.normalize_gradient = normalize_gradient
+        self.batch_size = batch_size
+        self.n_epochs = n_epochs
+        self.tau0 = tau0
+        self.tau = tau
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def learning_rate(self, t):
+        """α_t = τ0 / (t + τ)."""
+        return self.tau0 / (t + self.tau)
+
+    def _start(self, M, X=None):
+        self.n_features_in_ = M
+        self._set_components(self._init_beta(M, X))
+        self.n_batches_ = 0
+        self.n_docs_seen_ = 0
+        self.n_iter_ = 0
+
+    def fit(self, X, y=None):
+        self._validate_params()
+        X = check_training_counts(self._check_X(X, reset=True))
+        self._start(X.shape[1], X)
+        self._epochs(X, y)
+        return self
+
+    def _epochs(self, X, y):
+        rng = np.random.default_rng(self.random_state)
+        t0 = time.perf_counter()
+        for epoch in range(self.n_epochs):
+            order = rng.permutation(X.shape[0])
+            for a in range(0, len(order), self.batch_size):
+                rows = np.sort(order[a:a + self.batch_size])
+                self._update(X[rows], None if y is None else y[rows])
+            self.n_iter_ += 1
+            if self.verbose:
+                log.info("%s epoch %d: %d mini-batches, word-code sparsity %.3f, %.1fs", type(self).__name__,
+                         epoch + 1, self.n_batches_, self.word_code_sparsity_, time.perf_counter() - t0)
+
+    def partial_fit(self, X, y=None):
+        """One mini-batch update with all rows of X (Algorithm 1, lines 3–6)."""
+        if getattr(self, "components_", None) is None:
+            self._validate_params()
+            X = check_training_counts(self._check_X(X, reset=True))
+            self._start(X.shape[1], X)
+        else:
+            X = check_counts(self._check_X(X, reset=False))
+        self._update(X, y)
+        return self
+
+    def _update(self, X, y):
+        beta = np.asarray(self.components_, dtype=np.float64)
+        theta = np.zeros((X.shape[0], self.n_components))
+        G, f, sweeps, zeros, cols = self._code(X, beta, theta, want_grad=True, **self._supervision(X, y))
+        self.word_code_sparsity_ = float(zeros.sum() / max(X.nnz * self.n_components, 1))
+        self.last_objective_ = float(f.sum())
+        alpha = self.learning_rate(self.n_batches_)
+        self._set_components(self._dictionary_step(beta, G, X.shape[0], alpha, cols))
+        self._after_update(X, y, theta, alpha)
+        self.n_batches_ += 1
+        self.n_docs_seen_ += X.shape[0]
+
+    def _supervision(self, X, y):
+        return {}
+
+    def _after_update(self, X, y, theta, alpha):
+        pass

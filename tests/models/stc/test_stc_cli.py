@@ -1,0 +1,39 @@
+"""``rlsi fit-stc`` and ``rlsi classify`` on a tiny labelled corpus."""
+
+import json
+
+import numpy as np
+
+from rlsi.cli.main import main
+
+
+def _corpus(path, n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    words = {"space": "orbit rocket launch nasa moon shuttle", "hockey": "goal puck ice team skate season"}
+    with open(path, "w") as fh:
+        for i in range(n):
+            label = "space" if i % 2 else "hockey"
+            text = " ".join(rng.choice(words[label].split(), 12))
+            fh.write(json.dumps({"id": str(i), "text": text, "label": label,
+                                 "split": "train" if i < 30 else "test"}) + "\n")
+
+
+def test_fit_stc_and_classify(tmp_path, capsys):
+    _corpus(tmp_path / "c.jsonl")
+    for model in ("ostc", "medstc"):
+        out = tmp_path / model
+        assert main(["-q", "fit-stc", str(tmp_path / "c.jsonl"), "-o", str(out), "--model", model, "-k", "2",
+                     "--max-iter", "3", "--batch-size", "10", "--epochs", "3", "--delta", "5",
+                     "--split-field", "split"]) == 0
+        capsys.readouterr()
+        assert main(["classify", str(out), str(tmp_path / "c.jsonl"), "--split-field", "split"]) == 0
+        text = capsys.readouterr().out
+        assert "accuracy" in text and "hockey" in text and "space" in text
+
+
+def test_classify_bad_field_is_one_line_error(tmp_path, capsys):
+    _corpus(tmp_path / "c.jsonl")
+    out = tmp_path / "m"
+    assert main(["-q", "fit-stc", str(tmp_path / "c.jsonl"), "-o", str(out), "-k", "2", "--max-iter", "1"]) == 0
+    assert main(["classify", str(out), str(tmp_path / "c.jsonl"), "--label-field", "nope"]) == 2
+    assert "no field 'nope'" in capsys.readouterr().err

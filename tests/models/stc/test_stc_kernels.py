@@ -1,0 +1,177 @@
+"""The closed-form updates of STC are the exact minimisers of their 1-D problems; the simplex projection
+is exact; the numba sweep matches the plain-numpy oracle of the printed algorithm."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import minimize, minimize_scalar
+
+from rlsi.models.stc import kernels
+from rlsi.oracle import stc as oracle
+
+from models.stc._stc_synth import planted_counts
+
+
+def _argmin_bounded(g, hi):
+    res = minimize_scalar(g, bounds=(0.0, hi), method="bounded", options={"xatol": 1e-12, "maxiter": 2000})
+    # the bounded search never evaluates the end point 0 exactly; compare with it
+    return 0.0 if g(0.0) <= res.fun else res.x
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_word_code_update_is_the_minimiser(seed):
+    rng = np.random.default_rng(seed)
+    w = float(rng.integers(1, 20))
+    beta = float(rng.choice([0.0, rng.uniform(1e-4, 0.5)]))
+    mu = float(rng.uniform(1e-4, 3.0))
+    q = float(rng.uniform(1e-3, 1.0))
+    h = float(rng.uniform(0.0, 2.0))
+    rho = float(rng.uniform(0.0, 0.5))
+
+    def g(x):
+        return beta * x - w * np.log(mu + beta * x) + 0.5 * q * x * x + (rho - h) * x
+
+    x = kernels.word_code_update(w, beta, mu, q, h, rho)
+    hi = max(10.0, 4 * x + 10)
+    ref = _argmin_bounded(g, hi)
+    assert x >= 0
+    assert g(x) <= g(ref) + 1e-9 * max(1.0, abs(g(ref)))
+    assert abs(x - ref) <= 1e-5 * max(1.0, abs(ref))
+
+
+def _doc_objective(w, s, B_cols, theta, eps, lam, gamma, rho):
+    recon = np.einsum("nk,kn->n", s, B_cols) + eps
+    return (np.sum(recon - w * np.log(recon)) + 0.5 * lam * theta @ theta
+            + 0.5 * gamma * np.sum((s - theta) ** 2) + rho * s.sum())
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_collapsed_update_minimises_the_profiled_objective(seed):
+    """CSTC: the word-code update minimises min_θ f(s, θ) along one coordinate (θ marginalised)."""
+    rng = np.random.default_rng(seed)
+    n, K = 4, 3
+    w = rng.integers(1, 6, n).astype(float)
+    B_cols = rng.uniform(0.01, 0.3, (K, n))
+    s = rng.uniform(0, 5, (n, K))
+    eps, lam, gamma, rho = 1e-3, rng.uniform(0.01, 1), rng.uniform(0.05, 1), rng.uniform(0, 0.3)
+    i, k = rng.integers(n), rng.integers(K)
+
+    def profiled(x):
+        t = s.copy()
+        t[i, k] = x
+        theta = gamma * t.sum(axis=0) / (lam + gamma * n)  # the exact minimiser over θ (θ ≥ 0 holds)
+        return _doc_objective(w, t, B_cols, theta, eps, lam, gamma, rho)
+
+    bprime = gamma ** 2 / (2 * (lam + gamma * n))
+    mu = s[i] @ B_cols[:, i] - s[i, k] * B_cols[k, i] + eps
+    x = kernels.word_code_update(w[i], B_cols[k, i], mu, gamma - 2 * bprime,
+                                 2 * bprime * (s[:, k].sum() - s[i, k]), rho)
+    ref = _argmin_bounded(profiled, max(50.0, 4 * x))
+    assert profiled(x) <= profiled(ref) + 1e-9
+    assert abs(x - ref) <= 1e-5 * max(1.0, ref)
+
+
+@pytest.mark.parametrize("prior", ["normal", "laplace"])
+def test_document_code_update_is_the_minimiser(prior):
+    rng = np.random.default_rng(3)
+    n, lam, gamma = 7, 0.3, 0.2
+    s_col = rng.uniform(0, 2, n)
+    s_col[:3] = 0.0
+
+    def g(t):
+        pen = 0.5 * lam * t * t if prior == "normal" else lam * t
+        return pen + 0.5 * gamma * np.sum((s_col - t) ** 2)
+
+    if prior == "normal":
+        theta = gamma / (lam / n + gamma) * s_col.mean()  # Eq. (8)
+    else:
+        theta = max(0.0, s_col.mean() - lam / (gamma * n))  # Eq. (9)
+    ref = _argmin_bounded(g, 10.0)
+    assert abs(theta - ref) < 1e-6
+    # the kernel applies the same update: one document, word codes held fixed by β = 0 and ρ = γθ
+    assert g(theta) <= g(ref) + 1e-12
+
+
+def test_hinge_document_code_is_the_minimiser():
+    rng = np.random.default_rng(5)
+    K, L = 3, 4
+    eta = rng.normal(0, 1, (L, K))
+    m = rng.uniform(0, 2, K)
+    A, c, delta, yd = 1.5, 0.8, 2.0, 1
+    theta = np.zeros(K)
+    kernels._theta_hinge(theta, m, A, c, eta, yd, delta, 3000)
+
+    def F(t):
+        v = [(delta if y != yd else 0.0) + (eta[y] - eta[yd]) @ t for y in range(L)]
+        return 0.5 * A * np.sum((t - m) ** 2) + c * max(v)
+
+    # epigraph form solved by SLSQP as the reference
+    cons = [{"type": "ineq", "fun": (lambda z, y=y: z[K] - (delta if y != yd else 0.0) - (eta[y] - eta[yd]) @ z[:K])}
+            for y in range(L)]
+    res = minimize(lambda z: 0.5 * A * np.sum((z[:K] - m) ** 2) + c * z[K], np.r_[m, 10.0], method="SLSQP",
+                   constraints=cons, bounds=[(0, None)] * K + [(None, None)], options={"ftol": 1e-14, "maxiter": 500})
+    assert np.all(theta >= 0)
+    assert F(theta) <= F(res.x[:K]) + 1e-6
+    np.testing.assert_allclose(theta, res.x[:K], atol=1e-4)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_simplex_projection_is_exact(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 7))
+    v = rng.normal(0, 1, n) * rng.choice([0.1, 1.0, 10.0])
+    out = kernels.project_simplex_rows(v[None, :].copy())[0]
+    # reference: the QP min ‖x − v‖² on the simplex by SLSQP
+    res = minimize(lambda x: np.sum((x - v) ** 2), np.full(n, 1.0 / n), jac=lambda x: 2 * (x - v),
+                   method="SLSQP", bounds=[(0, None)] * n,
+                   constraints=[{"type": "eq", "fun": lambda x: x.sum() - 1.0}],
+                   options={"ftol": 1e-15, "maxiter": 1000})
+    assert out.min() >= 0 and abs(out.sum() - 1.0) < 1e-12
+    np.testing.assert_allclose(out, res.x, atol=1e-6)
+    # KKT: out = max(v − τ, 0) for one τ
+    tau = (v - out)[out > 0]
+    assert np.ptp(tau) < 1e-12
+    assert np.all(v[out == 0] <= tau[0] + 1e-12)
+
+
+def _start(X, K, seed):
+    rng = np.random.default_rng(seed)
+    beta = rng.random((K, X.shape[1])) + 0.05
+    beta /= beta.sum(axis=1, keepdims=True)
+    theta = rng.uniform(0, 2, (X.shape[0], K))
+    S = rng.uniform(0, 3, (X.nnz, K)) * (rng.random((X.nnz, K)) < 0.6)
+    return beta, theta, S
+
+
+@pytest.mark.parametrize("prior", ["normal", "laplace"])
+def test_numba_sweep_matches_the_oracle(prior):
+    X, _ = planted_counts(n_docs=15, seed=1)
+    X = sp.vstack([X, sp.csr_matrix((1, X.shape[1]))]).tocsr()  # and an empty document
+    K = 3
+    beta, theta, S = _start(X, K, 2)
+    par = dict(eps=1e-3, lam=0.05, gamma=0.1, rho=0.02)
+    ref_theta, ref_S = oracle.coding_sweep(X, beta, theta, [S[X.indptr[d]:X.indptr[d + 1]] for d in range(X.shape[0])],
+                                           prior=prior, **par)
+    th, SS = theta.copy(), S.copy()
+    G, f, sweeps, zeros = kernels.code_corpus(
+        X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data, np.ascontiguousarray(beta.T), th, SS,
+        True, True, True, par["eps"], par["lam"], par["gamma"], par["rho"], kernels.PRIORS_BY_NAME[prior],
+        False, 1, 0.0, np.zeros((0, K)), np.zeros(0, np.int64), 0.0, 0.0, 50, 2,
+        np.arange(X.shape[1], dtype=np.int64), X.shape[1])
+    np.testing.assert_allclose(SS, np.vstack(ref_S), rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(th, ref_theta, rtol=1e-9, atol=1e-12)
+    ref_G = oracle.gradient(X, beta, ref_S, eps=par["eps"])
+    np.testing.assert_allclose(G, ref_G, rtol=1e-9, atol=1e-9)
+    assert zeros.sum() == np.sum(np.vstack(ref_S) == 0)
+
+
+def test_dictionary_step_matches_the_oracle():
+    from rlsi.models.stc import SparseTopicalCoding
+
+    X, _ = planted_counts(n_docs=10, seed=4)
+    beta, _, S = _start(X, 3, 4)
+    Slist = [S[X.indptr[d]:X.indptr[d + 1]] for d in range(X.shape[0])]
+    G = oracle.gradient(X, beta, Slist, eps=1e-3)
+    model = SparseTopicalCoding(3, eps=1e-3, normalize_gradient=False)
+    got = model._dictionary_step(beta, G, X.shape[0], 0.7)
+    np.testing.assert_allclose(got, oracle.dictionary_step(X, beta, Slist, 0.7, eps=1e-3), atol=1e-12)

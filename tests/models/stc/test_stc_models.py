@@ -1,0 +1,116 @@
+"""STC learners: monotone batch objective, online = batch for one full mini-batch, MedSTC separates
+separable data, persistence, bad input."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import rlsi.io
+from rlsi.errors import RLSIError
+from rlsi.models.stc import (MedSTC, OnlineMedSTC, OnlineSTC, SparseTopicalCoding, split_counts,
+                             stc_perplexity)
+
+from models.stc._stc_synth import planted_counts
+
+
+def _on_simplex(B):
+    return np.all(np.isfinite(B)) and B.min() >= 0 and np.allclose(B.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("collapsed", [False, True])
+def test_batch_objective_is_non_increasing(collapsed):
+    X, _ = planted_counts(n_docs=60, seed=2)
+    m = SparseTopicalCoding(3, max_iter=12, keep_word_codes=True, collapsed=collapsed, fit_tol=0.0,
+                            step_size=0.5).fit(X)
+    obj = np.array(m.objective_)
+    assert len(obj) == 12
+    assert np.all(np.diff(obj) <= 1e-9 * np.abs(obj[:-1])), obj
+    assert obj[-1] < obj[0]
+    assert _on_simplex(m.components_)
+
+
+@pytest.mark.parametrize("normalize", [True, False])
+def test_online_with_one_full_batch_and_unit_rate_is_one_batch_step(normalize):
+    X, _ = planted_counts(n_docs=40, seed=3)
+    common = dict(normalize_gradient=normalize, random_state=7, max_sweeps=5)
+    batch = SparseTopicalCoding(3, max_iter=1, step_size=1.0, **common).fit(X)
+    online = OnlineSTC(3, tau0=10.0, tau=10.0, **common)  # α_0 = τ0 / (0 + τ) = 1
+    online.partial_fit(X)
+    np.testing.assert_allclose(online.components_, batch.components_, rtol=1e-12, atol=1e-14)
+    assert online.n_batches_ == 1 and online.n_docs_seen_ == X.shape[0]
+
+
+def _separable(n_docs=90, seed=0):
+    X, y = planted_counts(n_docs=n_docs, seed=seed, strength=10.0, noise_terms=2)
+    return X, y
+
+
+@pytest.mark.parametrize("cls,kw", [(MedSTC, dict(max_iter=15)),
+                                    (OnlineMedSTC, dict(batch_size=15, n_epochs=6, tau0=1.0))])
+def test_medstc_reaches_zero_training_error_on_separable_data(cls, kw):
+    X, y = _separable()
+    labels = np.array(["a", "b", "c"])[y]
+    m = cls(3, delta=10.0, C=1.0, **kw).fit(X, labels)
+    assert list(m.classes_) == ["a", "b", "c"]
+    assert m.score(X, labels) == 1.0
+    assert m.decision_function(X).shape == (X.shape[0], 3)
+    assert _on_simplex(m.components_)
+
+
+def test_transform_word_codes_and_sparsity():
+    X, _ = planted_counts(n_docs=30, seed=5)
+    m = OnlineSTC(3, batch_size=10, n_epochs=2).fit(X)
+    theta, S = m.word_codes(X)
+    assert theta.shape == (30, 3) and S.shape == (X.nnz, 3)
+    assert theta.min() >= 0 and S.min() >= 0
+    np.testing.assert_allclose(m.transform(X), theta)
+    assert m.word_code_sparsity(X) == pytest.approx(np.mean(S == 0))
+    # a document with no known word gets the zero code, not NaN
+    empty = sp.csr_matrix((1, X.shape[1]))
+    assert np.all(m.transform(empty) == 0)
+    X1, X2 = split_counts(X, seed=1)
+    assert np.isfinite(stc_perplexity(m, X1, X2))
+
+
+@pytest.mark.parametrize("cls", [SparseTopicalCoding, OnlineSTC, MedSTC, OnlineMedSTC])
+def test_save_load_round_trip(tmp_path, cls):
+    X, y = planted_counts(n_docs=30, seed=6)
+    kw = dict(max_iter=2) if cls in (SparseTopicalCoding, MedSTC) else dict(batch_size=10)
+    m = cls(3, **kw)
+    m.fit(X, y) if cls in (MedSTC, OnlineMedSTC) else m.fit(X)
+    rlsi.io.save(tmp_path / "m", model=m)
+    back = rlsi.io.load(tmp_path / "m")["model"]
+    assert type(back) is cls
+    np.testing.assert_array_equal(back.components_, m.components_)
+    np.testing.assert_array_equal(back.transform(X), m.transform(X))
+    if cls in (MedSTC, OnlineMedSTC):
+        np.testing.assert_array_equal(back.predict(X), m.predict(X))
+
+
+def test_bad_input_is_a_one_line_error():
+    X, y = planted_counts(n_docs=20, seed=8)
+    with pytest.raises(RLSIError, match="negative"):
+        SparseTopicalCoding(2).fit(-X)
+    with pytest.raises(RLSIError, match="no word counts"):
+        OnlineSTC(2).fit(sp.csr_matrix(X.shape))
+    with pytest.raises(RLSIError, match="needs labels"):
+        MedSTC(2).fit(X)
+    with pytest.raises(RLSIError, match="single class"):
+        MedSTC(2).fit(X, np.zeros(X.shape[0]))
+    with pytest.raises(RLSIError, match="missing labels"):
+        MedSTC(2).fit(X, np.array([None] + ["a"] * (X.shape[0] - 1), dtype=object))
+    with pytest.raises(RLSIError, match="collapsed"):
+        SparseTopicalCoding(2, collapsed=True, prior="laplace").fit(X)
+    for err in (RLSIError,):
+        with pytest.raises(err) as info:
+            SparseTopicalCoding(2).fit(-X)
+        assert "\n" not in str(info.value)
+
+
+def test_beta_never_nan_with_empty_documents_and_huge_counts():
+    X, _ = planted_counts(n_docs=20, seed=9)
+    X = sp.vstack([X, sp.csr_matrix((3, X.shape[1]))]).tocsr()
+    X.data[0] = 1e6  # one huge count
+    m = SparseTopicalCoding(3, max_iter=3).fit(X)
+    assert _on_simplex(m.components_)
+    assert np.all(m.doc_codes_[-3:] == 0)
