@@ -126,15 +126,31 @@ def lasso_cd_rows(R, S, U, half_lam, max_iter, tol, positive=False):
     return sweeps
 
 
-def lasso_rows(R, S, U_init, lam, *, max_iter=100, tol=1e-6, positive=False):
+def lasso_rows(R, S, U_init, lam, *, max_iter=100, tol=1e-6, positive=False, out=None, overwrite_init=False):
     """Solve ``min_u uᵀSu - 2 rᵀu + lam‖u‖₁`` (subject to ``u ≥ 0`` if ``positive``) for every row r of R.
 
     R : (n, K) float32/float64; S : (K, K); U_init : (n, K) warm start or None (zeros, as Algorithm 2);
     a warm start with negative entries is valid for ``positive`` (the first sweep clips them).
+    out : optional C-contiguous (n, K) array of R's dtype that receives the solution (the warm start is
+        copied into it first), so callers can solve straight into their own storage.
+    overwrite_init : the caller gives up U_init (a fresh C-contiguous array of R's dtype): it is solved in
+        place instead of copied.
     Returns (U, sweeps) with U of R's dtype, shape (n, K).
     """
     R = np.ascontiguousarray(R)
-    U = np.zeros_like(R) if U_init is None else np.array(U_init, dtype=R.dtype, order="C", copy=True)
+    if out is not None:
+        U = out
+        if U_init is None:
+            U[...] = 0.0
+        else:
+            U[...] = U_init
+    elif U_init is None:
+        U = np.zeros_like(R)
+    elif (overwrite_init and isinstance(U_init, np.ndarray) and U_init.dtype == R.dtype
+          and U_init.flags.c_contiguous and U_init.flags.writeable):
+        U = U_init
+    else:
+        U = np.array(U_init, dtype=R.dtype, order="C", copy=True)
     S = np.ascontiguousarray(S, dtype=np.float64)
     sweeps = lasso_cd_rows(R, S, U, 0.5 * float(lam), int(max_iter), float(tol), bool(positive))
     return U, sweeps

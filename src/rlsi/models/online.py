@@ -91,10 +91,11 @@ from .._validation import check_matrix, check_random_state
 from ..errors import RLSIError
 from ..io import register
 from ..kernels.lasso import set_threads
-from ..kernels.products import csr_csr_dense
+from ..kernels.products import csr_csr_dense, dense_to_csr
 from . import steps
 from .regularization import INITS, LAMBDA1_SCALES, effective_lambda1
 from .base import check_fitted
+from .batch import DENSE_MAX_BYTES
 from .squared import SquaredLossModel
 from .stats import TopicStatistics
 
@@ -290,7 +291,9 @@ class OnlineRLSI(SquaredLossModel):
         if M <= old:
             return
         self.stats_.grow(M - old)
-        if self._U is not None:
+        if isinstance(self._U, np.ndarray):
+            self._U = np.concatenate([self._U, np.zeros((M - old, self.n_components))])
+        elif self._U is not None:
             U = self._U
             indptr = np.concatenate([U.indptr, np.full(M - old, U.indptr[-1], dtype=U.indptr.dtype)])
             self._U = sp.csr_matrix((U.data, U.indices, indptr), shape=(M, self.n_components))
@@ -341,14 +344,14 @@ class OnlineRLSI(SquaredLossModel):
                 self._U = U0
                 self.topics_initialized_ = True
         elif self.reseed_dead:
-            self._U = self._reseed(X, self._U)
+            self._U = self._reseed(X, self._csr_topics())
         pending = stats.begin_batch(X, self.decay_at(t0, n))
         lam1 = self.lambda1_at(stats.weight + n)
         W = np.zeros((n, self.n_components))
         if self._U is None:  # nothing to learn from yet: only count the documents
             pending.assign(W)
         else:
-            U_before = U = self._U
+            U_before = U = self._working_topics()
             W = None
             for _ in range(self.n_inner):
                 W, _ = steps.update_doc_vectors(
@@ -357,14 +360,34 @@ class OnlineRLSI(SquaredLossModel):
                 pending.assign(W)
                 U, sweeps = steps.update_topics(
                     stats.r_rows, stats.S, U, n_terms=M, penalty=self.topic_penalty, lam=lam1,
-                    max_iter=self.inner_max_iter, tol=self.inner_tol)
+                    max_iter=self.inner_max_iter, tol=self.inner_tol, dense=isinstance(U, np.ndarray))
             self._U = U
             diff = U - U_before
-            self.u_change_ = float(np.sqrt(np.square(diff.data).sum()))
+            self.u_change_ = float(np.sqrt(np.square(diff.data if sp.issparse(diff) else diff).sum()))
         self.lambda1_effective_ = lam1
         self.n_batches_ += 1
         self.n_docs_seen_ = stats.n_docs
         return W
+
+    def _working_topics(self):
+        """U for the steps of a mini-batch: a dense M x K array when it fits (``DENSE_MAX_BYTES``; the
+        statistics R are M x K already), so that the ξ embedded U-steps solve rows in place instead of
+        converting every block between CSR and dense; the same numbers either way."""
+        U = self._U
+        if sp.issparse(U) and U.shape[0] * U.shape[1] * 8 <= DENSE_MAX_BYTES:
+            dense = np.zeros(U.shape)
+            U = sp.csr_matrix(U)
+            rows = np.repeat(np.arange(U.shape[0]), np.diff(U.indptr))
+            dense[rows, U.indices] = U.data
+            return dense
+        return U
+
+    def _csr_topics(self):
+        """The current topics U (M x K) as CSR."""
+        U = self._U
+        if isinstance(U, np.ndarray):
+            return dense_to_csr(U)
+        return U
 
     def _reseed(self, X, U):
         """Re-seed dead topics with the batch's worst-explained documents (see ``reseed_dead``)."""
@@ -399,7 +422,7 @@ class OnlineRLSI(SquaredLossModel):
         if self._U is None:
             self._set_components(sp.csr_matrix((K, M), dtype=np.float64))
         else:
-            self._set_components(self._U.T.tocsr())
+            self._set_components(self._csr_topics().T.tocsr())
         self.n_iter_ = self.n_batches_
         self.rng_state_ = json.dumps(self._rng.bit_generator.state)
 

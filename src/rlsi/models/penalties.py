@@ -88,17 +88,20 @@ class Penalty:
             return S + lam * np.eye(S.shape[0]) if self.nonneg else ridge_inverse(S, lam)
         return np.ascontiguousarray(S)
 
-    def solve(self, R, prepared, U0, lam, *, max_iter, tol):
+    def solve(self, R, prepared, U0, lam, *, max_iter, tol, out=None, overwrite_init=False):
         """Solve every row of R (n x K); returns ``(U, sweeps)``: U (n x K) and the number of
         coordinate-descent sweeps (0 for the closed form). ``U0`` is a warm start (or None).
 
         U is float64 from the closed form and of R's dtype from coordinate descent (whose arithmetic is
         float64 inside); callers cast to their storage dtype after using U (the V-step's objective term
-        is taken from the unrounded rows)."""
+        is taken from the unrounded rows). ``out`` (an (n, K) C-contiguous array) receives the coordinate-
+        descent solution in place; ``overwrite_init`` lets the solver reuse a fresh ``U0`` (see
+        :func:`rlsi.kernels.lasso.lasso_rows`)."""
         if self.norm == "l2" and not self.nonneg:
             return np.asarray(R).astype(np.float64, copy=False) @ prepared, 0
         l1 = lam if self.norm == "l1" else 0.0
-        U, sweeps = lasso_rows(R, prepared, U0, l1, max_iter=max_iter, tol=tol, positive=self.nonneg)
+        U, sweeps = lasso_rows(R, prepared, U0, l1, max_iter=max_iter, tol=tol, positive=self.nonneg, out=out,
+                               overwrite_init=overwrite_init)
         return U, int(sweeps.sum())
 
 

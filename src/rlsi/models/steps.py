@@ -24,6 +24,7 @@ from functools import reduce
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit, prange
 
 from . import tasks
 from .executor import get_executor
@@ -32,10 +33,30 @@ from .tasks import DocStats, block_rows, blocks, gram  # noqa: F401  (re-exporte
 
 
 def topic_gram(U):
-    """``G = UᵀU`` (K x K, float64) for CSR or dense U (M x K) (dense: a BLAS rank-k update)."""
+    """``G = UᵀU`` (K x K, float64) for CSR or dense U (M x K).
+
+    Dense U: a BLAS rank-k update over the rows that hold a non-zero weight only (with sparse topics
+    held densely, as online RLSI does, most rows are zero)."""
     if sp.issparse(U):
         return (U.T @ U).toarray().astype(np.float64)
-    return gram(U)
+    live = nonzero_rows(U)
+    return gram(U if len(live) > 0.5 * U.shape[0] else U[live])
+
+
+@njit(cache=True, parallel=True)
+def _nonzero_row_mask(U):
+    out = np.zeros(U.shape[0], dtype=np.bool_)
+    for i in prange(U.shape[0]):
+        hit = False
+        for k in range(U.shape[1]):  # no early exit: the loop vectorises, and rows are short
+            hit |= U[i, k] != 0.0
+        out[i] = hit
+    return out
+
+
+def nonzero_rows(U):
+    """Indices of the rows of a dense (M x K) array that hold a non-zero entry."""
+    return np.flatnonzero(_nonzero_row_mask(np.ascontiguousarray(U)))
 
 
 def update_topics(r_rows, S, U_prev, *, n_terms, penalty, lam, max_iter=100, tol=1e-4, executor=None,
@@ -59,15 +80,15 @@ def update_topics(r_rows, S, U_prev, *, n_terms, penalty, lam, max_iter=100, tol
     def task(ab):
         a, b = ab
         Rb = r_rows(a, b)
-        Ub, sweeps = tasks.topic_block(Rb, prepared, U_prev, a, b, penalty=pen, lam=lam, max_iter=max_iter,
-                                       tol=tol, dense=dense)
         if dense:
             nonlocal U_out
             if U_out is None:  # dtype known from the first block (the R provider's)
                 U_out = np.empty((n_terms, K), dtype=Rb.dtype)
-            U_out[a:b] = Ub  # disjoint rows: no second M x K copy
+            # solved straight into its rows of U_out (disjoint rows: no second M x K copy)
+            _, sweeps = tasks.topic_block(Rb, prepared, U_prev, a, b, penalty=pen, lam=lam, max_iter=max_iter,
+                                          tol=tol, dense=True, out=U_out[a:b])
             return None, sweeps
-        return Ub, sweeps
+        return tasks.topic_block(Rb, prepared, U_prev, a, b, penalty=pen, lam=lam, max_iter=max_iter, tol=tol)
 
     spans = blocks(n_terms, block_rows(K, block_entries))
     executor = get_executor(executor)

@@ -48,19 +48,30 @@ def gram(W):
     return np.triu(upper) + np.triu(upper, 1).T
 
 
-def topic_block(Rb, prepared, U_prev, a, b, *, penalty, lam, max_iter, tol, dense=False):
+def topic_block(Rb, prepared, U_prev, a, b, *, penalty, lam, max_iter, tol, dense=False, out=None):
     """U-step on term rows a..b. Returns ``(U_b, sweeps)``: U_b (b − a) x K in Rb's dtype, as CSR (what a
-    distributed learner sends back is sparse) or, with ``dense=True``, as an ndarray.
+    distributed learner sends back is sparse) or, with ``dense=True``, as an ndarray (written into
+    ``out``, rows a..b of the caller's dense U, when given).
 
     Rb : (b − a, K) rows of R. prepared : ``penalty.prepare(S, λ₁)``. U_prev : the previous topics
     (M x K, CSR or ndarray) or None: the warm start of iterative solvers (rows a..b are read).
     """
-    U0 = None
+    U0, fresh = None, False
     if U_prev is not None and penalty.warm_start:
-        U0 = U_prev[a:b] if isinstance(U_prev, np.ndarray) else csr_rows_to_dense(U_prev, a, b, dtype=Rb.dtype)
-    Ub, sweeps = penalty.solve(Rb, prepared, U0, lam, max_iter=max_iter, tol=tol)
+        if isinstance(U_prev, np.ndarray):
+            U0 = U_prev[a:b]  # read only: the previous topics stay intact
+        else:
+            U0, fresh = csr_rows_to_dense(U_prev, a, b, dtype=Rb.dtype), True
+    if out is not None and (out.dtype != Rb.dtype or not out.flags.c_contiguous):
+        out = None
+    Ub, sweeps = penalty.solve(Rb, prepared, U0, lam, max_iter=max_iter, tol=tol,
+                               out=out if dense else None, overwrite_init=fresh)
     Ub = Ub.astype(Rb.dtype, copy=False)
-    return (Ub if dense else dense_to_csr(Ub)), sweeps
+    if dense:
+        if out is not None and Ub is not out:
+            out[...] = Ub
+        return (out if out is not None else Ub), sweeps
+    return dense_to_csr(Ub), sweeps
 
 
 def stack_csr_rows(parts, n_cols):
