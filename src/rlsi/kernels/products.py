@@ -185,3 +185,21 @@ def csr_dense_rows_max(A, a, b, B, mask, dtype=None):
     rowmax = np.zeros(b - a)
     _csr_dense_rows_max(A.indptr, A.indices, A.data.astype(dtype, copy=False), a, mask, B, out, rowmax)
     return out, rowmax
+
+
+@njit(cache=True, parallel=True)
+def _row_absmax(A):
+    out = np.zeros(A.shape[0])
+    for i in prange(A.shape[0]):
+        m = 0.0
+        for k in range(A.shape[1]):
+            v = abs(np.float64(A[i, k]))
+            if v > m:
+                m = v
+        out[i] = m
+    return out
+
+
+def row_absmax(A):
+    """``max_k |A[i, k]|`` of every row of a dense 2-D array (float64; 0 for an empty row)."""
+    return _row_absmax(np.ascontiguousarray(A))

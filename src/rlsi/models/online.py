@@ -91,11 +91,12 @@ from .._validation import check_matrix, check_random_state
 from ..errors import RLSIError
 from ..io import register
 from ..kernels.lasso import set_threads
-from ..kernels.products import csr_csr_dense, dense_to_csr
+from ..kernels.products import csr_csr_dense, dense_to_csr, row_absmax
 from . import steps
 from .regularization import INITS, LAMBDA1_SCALES, effective_lambda1
 from .base import check_fitted
 from .batch import DENSE_MAX_BYTES
+from .penalties import penalty as get_penalty
 from .squared import SquaredLossModel
 from .stats import TopicStatistics
 
@@ -351,16 +352,25 @@ class OnlineRLSI(SquaredLossModel):
         if self._U is None:  # nothing to learn from yet: only count the documents
             pending.assign(W)
         else:
-            U_before = U = self._working_topics()
+            U = self._working_topics()
+            in_place = isinstance(U, np.ndarray) and get_penalty(self.topic_penalty).norm == "l1"
+            U_before = U.copy() if in_place else U
+            rows = _ActiveRows(stats, U, lam1) if in_place else None
             W = None
             for _ in range(self.n_inner):
+                # with tracked live rows, G = UᵀU needs no scan of the whole M x K array
+                G = steps.gram(U[np.flatnonzero(rows.live)]) if in_place else None
                 W, _ = steps.update_doc_vectors(
                     X, U, penalty=self.doc_penalty, lam=self.lambda2, W_prev=W,
-                    max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=np.float64)
+                    max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=np.float64, G=G)
                 pending.assign(W)
-                U, sweeps = steps.update_topics(
-                    stats.r_rows, stats.S, U, n_terms=M, penalty=self.topic_penalty, lam=lam1,
-                    max_iter=self.inner_max_iter, tol=self.inner_tol, dense=isinstance(U, np.ndarray))
+                if in_place:
+                    rows.solve(U, pending.cols, self.topic_penalty, max_iter=self.inner_max_iter,
+                               tol=self.inner_tol)
+                else:
+                    U, sweeps = steps.update_topics(
+                        stats.r_rows, stats.S, U, n_terms=M, penalty=self.topic_penalty, lam=lam1,
+                        max_iter=self.inner_max_iter, tol=self.inner_tol, dense=isinstance(U, np.ndarray))
             self._U = U
             diff = U - U_before
             self.u_change_ = float(np.sqrt(np.square(diff.data if sp.issparse(diff) else diff).sum()))
@@ -468,6 +478,34 @@ class OnlineRLSI(SquaredLossModel):
         est._rng = np.random.Generator(bitgen)
         est._init_comp = None if est.topic_init is None else _topics_from(est.topic_init)
         return est
+
+
+class _ActiveRows:
+    """The ℓ1 U-step of one mini-batch's embedded iterations on the rows that can be non-zero only.
+
+    A term row whose topic weights are zero and whose ``max_k |r_mk| <= λ₁/2`` keeps the zero solution (the
+    KKT conditions at 0): the lasso kernel skips it after reading it. Here such rows are not even read:
+    ``max_k |r_mk|`` is computed once per mini-batch (the re-scaling multiplies a row's maximum exactly) and
+    refreshed for the rows the batch touches after every ``assign``; rows with a non-zero weight are tracked
+    from the solutions. The remaining rows are gathered, solved with the same kernel, and written back in
+    place — the same numbers as solving every row, at a cost that follows the live rows instead of M x K.
+    """
+
+    def __init__(self, stats, U, lam):
+        self.stats, self.half_lam, self.lam = stats, 0.5 * lam, lam
+        self.rowmax = row_absmax(stats.R)
+        self.live = steps.nonzero_row_mask(U)
+
+    def solve(self, U, cols, penalty, *, max_iter, tol):
+        R = self.stats.R
+        if len(cols):
+            self.rowmax[cols] = row_absmax(R[cols])
+        rows = np.flatnonzero(self.live | (self.rowmax > self.half_lam))
+        pen = get_penalty(penalty, param="topic_penalty")
+        Ur, _ = pen.solve(R[rows], pen.prepare(self.stats.S, self.lam), U[rows], self.lam, max_iter=max_iter,
+                          tol=tol, overwrite_init=True)
+        U[rows] = Ur
+        self.live[rows] = steps.nonzero_row_mask(Ur)
 
 
 @contextlib.contextmanager

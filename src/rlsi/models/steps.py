@@ -54,9 +54,14 @@ def _nonzero_row_mask(U):
     return out
 
 
+def nonzero_row_mask(U):
+    """Boolean (M,): which rows of a dense (M x K) array hold a non-zero entry."""
+    return _nonzero_row_mask(np.ascontiguousarray(U))
+
+
 def nonzero_rows(U):
     """Indices of the rows of a dense (M x K) array that hold a non-zero entry."""
-    return np.flatnonzero(_nonzero_row_mask(np.ascontiguousarray(U)))
+    return np.flatnonzero(nonzero_row_mask(U))
 
 
 def update_topics(r_rows, S, U_prev, *, n_terms, penalty, lam, max_iter=100, tol=1e-4, executor=None,
