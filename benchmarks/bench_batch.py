@@ -73,7 +73,8 @@ SEP = " › "  # joins a phase path into one JSON key
 # its serial part (issue 9). The python wrappers of the kernels (allocations, casts, cumsum) are outside.
 PARALLEL = ("numba: _csr_dense_rows", "numba: _csr_csr_dense", "numba: _count_row_nonzeros", "numba: _fill_csr",
             "numba: _scatter_rows", "numba: lasso_cd_rows", "BLAS: dsyrk", "BLAS: ridge GEMM Φ·Σ",
-            "LAPACK: cho_factor", "LAPACK: cho_solve")
+            "LAPACK: cho_factor", "LAPACK: cho_solve", "numba: _csr_dense_rows_max", "numba: _row_sums",
+            "numba: _nonzero_row_mask")
 # A numba kernel that is not parallel (no prange): counted as serial, shown apart.
 SERIAL_KERNELS = ("numba, not parallel: _column_sq_diff",)
 # the top-level phases of an iteration: the driver calls these three methods of the problem
@@ -108,14 +109,17 @@ def instrument(prof, state):
 
     P = prof.patch
     # numba kernels: the jitted functions, looked up as module globals by their python wrappers
-    for name in ("_csr_dense_rows", "_csr_csr_dense", "_count_row_nonzeros", "_fill_csr", "_scatter_rows"):
+    for name in ("_csr_dense_rows", "_csr_csr_dense", "_count_row_nonzeros", "_fill_csr", "_scatter_rows",
+                 "_csr_dense_rows_max", "_row_sums"):
         P(products, name, "numba: " + name)
+    P(steps, "_nonzero_row_mask", "numba: _nonzero_row_mask")
     P(klasso, "lasso_cd_rows", "numba: lasso_cd_rows")
     P(screening, "_column_sq_diff", SERIAL_KERNELS[0])
     # the kernels' python wrappers, as tasks, providers and penalties call them
     for name in ("csr_csr_dense", "csr_dense_rows", "csr_rows_to_dense", "dense_to_csr"):
         P(tasks, name)
     P(screening, "csr_dense_rows")
+    P(screening, "csr_dense_rows_max")
 
     def lasso_post(out, a, k):
         sw = out[1]
@@ -135,14 +139,14 @@ def instrument(prof, state):
     Penalty = penalties.Penalty
     orig_solve = Penalty.solve
 
-    def solve(self, R, prepared, U0, lam, *, max_iter, tol):
+    def solve(self, R, prepared, U0, lam, *, max_iter, tol, **kwargs):
         with prof.phase(f"penalty.solve ({self.name})"):
             if self.norm == "l2" and not self.nonneg:  # the closed form of Penalty.solve, split in two timers
                 with prof.phase("cast Φ to float64"):
                     R64 = np.asarray(R).astype(np.float64, copy=False)
                 with prof.phase(PARALLEL[7]):
                     return R64 @ prepared, 0
-            return orig_solve(self, R, prepared, U0, lam, max_iter=max_iter, tol=tol)
+            return orig_solve(self, R, prepared, U0, lam, max_iter=max_iter, tol=tol, **kwargs)
 
     Penalty.solve = solve
     P(Penalty, "prepare", "penalty.prepare")

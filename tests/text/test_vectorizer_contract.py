@@ -198,8 +198,6 @@ def test_in_a_pipeline(cls):
 
 
 @pytest.mark.parametrize("cls", CLASSES)
-@pytest.mark.xfail(strict=True, reason="BUG: the vectorizers declare no __sklearn_tags__; their input is "
-                                       "1-D text (scikit-learn's CountVectorizer: string=True, two_d_array=False)")
 def test_tags_say_the_input_is_text(cls):
     tags = get_tags(cls())
     assert tags.input_tags.string and not tags.input_tags.two_d_array

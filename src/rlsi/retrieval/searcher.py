@@ -35,7 +35,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._validation import check_choice, check_number
-from ..errors import ModelFormatError, RLSIError
+from ..errors import ModelFormatError, NotFittedError, RLSIError
 from ..io import register
 from .combine import DEFAULT_TERM_NORM, DEFAULT_TOPIC_NORM, NORMALIZERS, interpolate
 from .term import BM25, VSM
@@ -65,7 +65,7 @@ def _check_vectorizer(vectorizer):
         if not hasattr(vectorizer, attr):
             raise RLSIError(f"the vectorizer must have a {attr} method (rlsi.text.TfidfVectorizer does)")
     if not hasattr(vectorizer, "vocabulary_"):
-        raise RLSIError("the vectorizer is not fitted: fit it on the corpus (or load a fitted one) first")
+        raise NotFittedError("the vectorizer is not fitted: fit it on the corpus (or load a fitted one) first")
 
 
 @register("Searcher")

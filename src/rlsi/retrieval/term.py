@@ -30,7 +30,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import check_matrix, check_number
-from ..errors import ModelFormatError, RLSIError
+from .._rows import l2_normalize_rows
+from ..errors import ModelFormatError, NotFittedError, RLSIError
 from ..io.safety import check_csr, check_float_values
 
 __all__ = ["BM25", "VSM"]
@@ -45,7 +46,7 @@ class _TermModel:
 
     def _check_fitted(self):
         if getattr(self, "weights_", None) is None:
-            raise RLSIError(f"{type(self).__name__} is not fitted yet; call fit(documents) first")
+            raise NotFittedError(f"{type(self).__name__} is not fitted yet; call fit(documents) first")
 
     def _queries(self, queries):
         self._check_fitted()
@@ -208,7 +209,5 @@ class VSM(_TermModel):
 
 
 def _normalize_rows(X: sp.csr_matrix) -> sp.csr_matrix:
-    """Rows divided by their L2 norm (all-zero rows stay zero)."""
-    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-    scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
-    return sp.csr_matrix(sp.diags(scale) @ X)
+    """Rows divided by their L2 norm (all-zero rows stay zero): the one row normaliser of rlsi."""
+    return l2_normalize_rows(X)

@@ -150,6 +150,12 @@ class StreamingTfidf(TransformerMixin, BaseEstimator):
         return len(self._vec.feature_names_)
 
     # ------------------------------------------------------------------ fitting
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.string = True  # documents are 1-D text, as for scikit-learn's CountVectorizer
+        tags.input_tags.two_d_array = False
+        return tags
+
     def fit(self, docs, y=None):
         """Start the stream (forgetting any previous state) with ``docs`` as the first documents; in
         ``"fixed"`` mode they are the warm-up sample whose idf is frozen. Returns self."""

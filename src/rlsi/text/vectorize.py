@@ -43,11 +43,10 @@ from itertools import repeat
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.exceptions import NotFittedError
 
 from .._validation import FLOAT_DTYPES, check_choice, check_number
 from ..io.store import register
-from ..errors import CorpusError, ModelFormatError, RLSIError
+from ..errors import CorpusError, ModelFormatError, NotFittedError, RLSIError
 from .tokenize import DEFAULT_TOKEN_PATTERN, STEMMERS, Tokenizer, saved_token_pattern
 
 __all__ = ["TfidfVectorizer", "idf_from_df", "VectorizerNotFittedError"]
@@ -55,8 +54,9 @@ __all__ = ["TfidfVectorizer", "idf_from_df", "VectorizerNotFittedError"]
 _STATE_VERSION = 1
 
 
-class VectorizerNotFittedError(RLSIError, NotFittedError):
-    """Raised when a vectorizer is used before ``fit`` (both an RLSIError and sklearn's NotFittedError)."""
+class VectorizerNotFittedError(NotFittedError):
+    """A vectorizer used before ``fit``: the one :class:`rlsi.errors.NotFittedError` (an RLSIError and
+    scikit-learn's NotFittedError), named for the vectorizers."""
 
 
 def idf_from_df(df, n_docs) -> np.ndarray:
@@ -221,6 +221,12 @@ class TfidfVectorizer(TransformerMixin, BaseEstimator):
         return np.fromiter((len(tokenizer(d)) for _, d in _iter_docs(docs)), dtype=np.int64)
 
     # ---------------------------------------------------------------- fitting
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.string = True  # documents are 1-D text, as for scikit-learn's CountVectorizer
+        tags.input_tags.two_d_array = False
+        return tags
+
     def fit(self, docs, y=None):
         """Learn the vocabulary, document frequencies and idf from ``docs`` (an iterable of str)."""
         self._fit(docs)
