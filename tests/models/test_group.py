@@ -260,7 +260,7 @@ def test_threads_executor_same_result(data):
 
 
 @pytest.mark.parametrize("kwargs,fit_y,match", [
-    ({}, None, "needs class labels"),
+    ({}, None, "requires y to be passed"),
     ({}, "missing", "missing the class label of 1"),
     ({"n_class_topics": 60}, "ok", "fewer than its 60 class topics"),
     ({"n_shared_topics": 0, "n_class_topics": 0}, "ok", "without topics"),
@@ -294,3 +294,50 @@ def test_crlsi_refuses_shared_topics(data):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         assert CRLSI(n_class_topics=2, max_iter=2).fit(X, y).topic_groups.keys() == {"class:0", "class:1", "class:2"}
+
+
+@pytest.mark.parametrize("cls", [GroupRLSI, GroupNMF, CRLSI, CNMF])
+def test_sklearn_tags_supervised_transformer(cls):
+    tags = cls().__sklearn_tags__()
+    assert tags.target_tags.required and tags.input_tags.sparse
+    assert tags.input_tags.positive_only == issubclass(cls, GroupNMF)
+    # with classes derived by clustering, y is not needed
+    assert not cls(classes="kmeans:2").__sklearn_tags__().target_tags.required
+
+
+@pytest.mark.parametrize("cls", [GroupRLSI, GroupNMF])
+def test_vocabulary_bounds_each_class_not_the_total(cls):
+    X, y = class_corpus(n_per_class=25, n_classes=3, block=6, n_common=3)  # 21 terms
+    m = cls(2, 7, max_iter=2, random_state=0).fit(X, y)  # 2 + 3*7 = 23 topics in all, 9 per class
+    assert m.components_.shape == (23, X.shape[1])
+    with pytest.raises(RLSIError, match=r"21 feature\(s\).*22 topics of class 'c1'") as err:
+        cls(2, {"c0": 1, "c1": 20, "c2": 1}, max_iter=2).fit(X, y)
+    assert "\n" not in str(err.value)
+
+
+def test_transform_and_predict_leave_the_model_unchanged(data):
+    X, y = data
+    m = GroupRLSI(2, 2, max_iter=2, random_state=0).fit(X, y)
+    before = {k: (v, v[0], list(v[1])) if k == "_class_topic_cache" else v for k, v in m.__dict__.items()}
+    m.transform(X)
+    m.transform(X, y)
+    m.predict(X)
+    assert m.__dict__.keys() == before.keys()
+    for k, v in m.__dict__.items():
+        if k == "_class_topic_cache":
+            assert v[0] is before[k][1] and all(a is b for a, b in zip(v[1], before[k][2]))
+        else:
+            assert v is before[k]
+
+
+def test_topics_replaced_by_hand_are_used(data):
+    X, y = data
+    m = GroupRLSI(2, 2, max_iter=2, random_state=0).fit(X, y)
+    fitted = m.transform(X, y)
+    m.components_ = m.components_ * 2.0  # not through fit: the Ũp prepared at fit time are stale
+    expected = GroupRLSI(2, 2)
+    expected.__dict__.update({k: v for k, v in m.__dict__.items() if k.endswith("_")})
+    expected._prepare_class_topics()  # Ũp of the new topics
+    W = m.transform(X, y)
+    np.testing.assert_allclose(W, expected.transform(X, y))
+    assert not np.allclose(W, fitted)

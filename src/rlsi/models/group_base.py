@@ -17,7 +17,9 @@ and the document takes the class of the smallest error (``predict``) and its vec
 
 Classes: ``fit(X, y)`` takes one label per document. For collections with no labels,
 ``classes="kmeans:P"`` derives P classes by k-means on the L2-normalised tf-idf rows (see
-:func:`derive_classes`).
+:func:`derive_classes`). For scikit-learn the models are supervised transformers (like ``SelectKBest``):
+their tags say that ``fit`` needs y (unless ``classes`` derives it), so pipelines and the estimator checks
+pass the labels.
 """
 
 from __future__ import annotations
@@ -154,7 +156,7 @@ def resolve_class_topics(n_class_topics, classes):
         values = [n_class_topics.get(c, by_str.get(str(c))) for c in classes]
     else:
         values = [n_class_topics] * len(classes)
-    for c, v in zip(classes, values):
+    for c, v in zip(np.asarray(classes).tolist(), values):
         if not isinstance(v, (numbers.Integral, np.integer)) or isinstance(v, bool) or v < 0:
             raise RLSIError(f"n_class_topics for class {c!r} is {v!r}; it must be an integer >= 0")
     return np.asarray(values, dtype=np.int64)
@@ -209,8 +211,9 @@ class GroupModel(TopicModel):
                                 f"classes by clustering, not both")
             y = derive_classes(X, self.classes, self.random_state)
         elif y is None:
-            raise RLSIError(f"{name}.fit needs class labels: pass y (one label per document), or "
-                            f"classes='kmeans:P' to derive P classes by clustering")
+            # the wording scikit-learn's check_requires_y_none accepts for an estimator that needs y
+            raise RLSIError(f"{name} requires y to be passed, but the target y is None; pass one class label "
+                            f"per document, or classes='kmeans:P' to derive P classes by clustering")
         y = check_labels(y, X.shape[0])
         classes, idx, counts = np.unique(y, return_inverse=True, return_counts=True)
         Kc = resolve_class_topics(self.n_class_topics, classes)
@@ -220,16 +223,19 @@ class GroupModel(TopicModel):
                             f"one of them above 0")
         nonempty = np.diff(X.indptr) > 0
         n_nonempty = np.bincount(idx, weights=nonempty, minlength=len(classes)).astype(np.int64)
-        for p, c in enumerate(classes):
+        for p, c in enumerate(classes.tolist()):  # Python values: messages say 'c1', not np.str_('c1')
             if n_nonempty[p] < Kc[p]:
                 raise RLSIError(f"class {c!r} has {n_nonempty[p]} non-empty documents, fewer than its "
                                 f"{Kc[p]} class topics; lower n_class_topics for it or merge/drop the class")
         if Ks > int(nonempty.sum()):
             raise RLSIError(f"n_shared_topics={Ks} is larger than the number of non-empty documents "
                             f"({int(nonempty.sum())})")
-        if Ks + int(Kc.sum()) > X.shape[1]:
-            raise RLSIError(f"{Ks + int(Kc.sum())} topics in all is more than the vocabulary ({X.shape[1]} "
-                            f"terms); lower n_shared_topics or n_class_topics")
+        # each class factorises its documents with its own Ks + Kc_p topics (Ũp), so that is what the
+        # vocabulary bounds, as n_components for BatchRLSI; the total over all classes may exceed it
+        widest = int(np.argmax(Kc))
+        if Ks + int(Kc[widest]) > X.shape[1]:
+            raise RLSIError(f"X has {X.shape[1]} feature(s) (terms), fewer than the {Ks + int(Kc[widest])} topics "
+                            f"of class {classes.tolist()[widest]!r} (n_shared_topics + n_class_topics); lower them")
         return ClassLayout(classes, Kc, Ks), idx
 
     def _finish_fit(self, layout, components, objectives, n_iter):
@@ -240,6 +246,7 @@ class GroupModel(TopicModel):
         self.objective_ = np.asarray(objectives, dtype=np.float64)
         self.n_iter_ = int(n_iter)
         self._set_components(components)
+        self._prepare_class_topics()
 
     def _after_load(self):
         super()._after_load()
@@ -249,6 +256,7 @@ class GroupModel(TopicModel):
         if layout.n_topics != self.components_.shape[0] or len(self.class_topics_) != len(self.classes_):
             raise RLSIError(f"{type(self).__name__} state has {self.components_.shape[0]} topics but "
                             f"{layout.n_topics} by its classes and topic counts: the model is damaged")
+        self._prepare_class_topics()
 
     def _to_state(self):
         # a mapping class → Kc is saved as a JSON object (keys as strings, matched as strings on fit)
@@ -269,16 +277,38 @@ class GroupModel(TopicModel):
 
     def _set_components(self, components):
         super()._set_components(components)
-        self._class_topic_cache = {}
+        self._class_topic_cache = None  # filled by _prepare_class_topics once the classes are known
+
+    def _prepare_class_topics(self):
+        """Compute every Ũp once when the topics are set (fit, load), so transform and predict only read
+        the model (scikit-learn: they must not change the estimator)."""
+        comp = self.components_
+        self._class_topic_cache = (comp, [self._class_topics(comp, p) for p in range(len(self.classes_))])
+
+    def _class_topics(self, comp, p):
+        sub = comp[self._layout().columns(p)]
+        return sub.T.tocsr() if sp.issparse(sub) else np.ascontiguousarray(np.asarray(sub).T)
 
     def class_topics_matrix(self, p):
-        """Ũp = [U0, Up] as terms x (Ks + Kc_p) (CSR or dense like ``components_``), cached."""
-        cache = self.__dict__.setdefault("_class_topic_cache", {})
-        if p not in cache:
-            cols = self._layout().columns(p)
-            comp = self.components_[cols]
-            cache[p] = comp.T.tocsr() if sp.issparse(comp) else np.ascontiguousarray(np.asarray(comp).T)
-        return cache[p]
+        """Ũp = [U0, Up] as terms x (Ks + Kc_p) (CSR or dense like ``components_``).
+
+        Prepared at fit/load; computed on the fly if ``components_`` was replaced by hand since."""
+        check_fitted(self)
+        comp = self.components_
+        cached = self.__dict__.get("_class_topic_cache")
+        if cached is not None and cached[0] is comp:
+            return cached[1][p]
+        return self._class_topics(comp, p)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # a supervised transformer (like scikit-learn's SelectKBest): fit needs the class labels y,
+        # unless the classes are derived by clustering
+        tags.target_tags.required = self.classes is None
+        tags.input_tags.sparse = True
+        tags.input_tags.positive_only = bool(getattr(self, "nonnegative", False))
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
 
     # ------------------------------------------------------------------ folding-in
     def _fold_class(self, X, p, want_error=False):

@@ -176,8 +176,9 @@ class GroupNMF(GroupModel):
         self._validate_params()
         X = self._check_X(X, reset=True)
         if X.nnz and X.data.min() < 0:
-            raise RLSIError(f"{type(self).__name__} needs non-negative X; it has negative entries (use tf-idf "
-                            f"or counts, not centred data)")
+            # scikit-learn's wording for a non-negative model (as rlsi's NMF baseline)
+            raise RLSIError(f"Negative values in data passed to {type(self).__name__}, which needs a "
+                            f"non-negative matrix (tf-idf or counts, not centred data)")
         layout, idx = self._prepare_classes(X, y)
         N, M = X.shape
         order, offsets = split_by_class(X, idx, layout.n_classes)
