@@ -185,9 +185,9 @@ def instrument(prof, state):
             t_cb = time.perf_counter()
             rec = prof.record
             state["iters"].append(dict(wall=t_cb - state["t_iter"], obj=obj, diag=dict(diag),
-                                       nnzU=int(problem.U.nnz), record=rec))
-            if it == 1:
-                state["U1"] = problem.U.copy()
+                                       nnzU=int(diag["nnz"]), record=rec))
+            if it == 1:  # as CSR whatever the representation (dense topics above 5 % non-zero)
+                state["U1"] = sp.csr_matrix(problem.U)
             if state.get("snapshot_at") == it:
                 state["snapshot"] = clone_problem(problem)
             if user_cb is not None:
@@ -205,6 +205,7 @@ def clone_problem(problem):
     """A copy of an RLSIProblem whose later steps do not change the original (arrays mutated in place by
     the screening provider are copied; the others are replaced by the steps, not mutated)."""
     p = copy.copy(problem)
+    p.used = list(getattr(problem, "used", []))
     r = p.r_rows = copy.copy(problem.r_rows)
     for name in ("bound", "W"):
         if isinstance(getattr(r, name, None), np.ndarray):
