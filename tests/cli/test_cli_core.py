@@ -100,3 +100,20 @@ def test_damaged_model_is_reported(tmp_path, corpus, capsys):
     (model_dir / "model.components_.data.npy").write_bytes(b"\x93NUMPY garbage")
     status, _, err = run(capsys, "topics", model_dir)
     assert status == 2 and "damaged" in err
+
+
+def test_fit_terms_per_topic_reports_the_lambda1_it_found(tmp_path, capsys):
+    from rlsi.datasets import demo_corpus_path
+    from rlsi.io import load
+
+    status = main(["fit", str(demo_corpus_path()), "-k", "10", "--terms-per-topic", "50", "--max-iter", "30",
+                   "-o", str(tmp_path / "m")])
+    out, _ = capsys.readouterr()
+    assert status == 0
+    model = load(tmp_path / "m")["model"]
+    assert "found for 50 terms per topic" in out and f"{model.lambda1_:.6g}" in out
+    assert 40 <= model.components_.nnz / 10 <= 60
+    assert "topics held sparse" in out
+    with pytest.raises(SystemExit) as exit_info:
+        run(capsys, "fit", str(demo_corpus_path()), "--terms-per-topic", "0", "-o", tmp_path / "x")
+    assert exit_info.value.code == 2 and "--terms-per-topic: 0 must be >= 1" in capsys.readouterr().err

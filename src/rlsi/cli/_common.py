@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import io
 from ..errors import RLSIError
+from ..models.batch import REPRESENTATIONS
 from ..models.regularization import INITS, LAMBDA1_SCALES
 from ..models.penalties import PENALTIES
 
@@ -111,6 +112,12 @@ def add_batch_arguments(parser):
     g.add_argument("--tol", type=non_negative_float, default=1e-4,
                    help="stop when the objective improves by less than this share (default: 1e-4)")
     g.add_argument("--init", choices=list(INITS), default="docs", help="initialization (default: docs)")
+    g.add_argument("--terms-per-topic", type=positive_int, default=None, metavar="N",
+                   help="ask for sparsity instead of λ1: search the λ1 that gives about N terms per topic "
+                        "(the λ1 found is printed; --lambda1 is then ignored)")
+    g.add_argument("--topic-representation", choices=list(REPRESENTATIONS), default="auto",
+                   help="how the fit holds the topics: auto (sparse, dense above 5%% non-zero; default), "
+                        "sparse or dense; the result is the same")
 
 
 def batch_model_from_args(args, quiet):
@@ -119,6 +126,8 @@ def batch_model_from_args(args, quiet):
     params = dict(n_components=args.topics, lambda2=args.lambda2, lambda1_scale=args.lambda1_scale,
                   topic_penalty=args.topic_penalty, doc_penalty=args.doc_penalty, max_iter=args.max_iter,
                   tol=args.tol, init=args.init, random_state=args.seed, n_jobs=args.jobs,
+                  target_terms_per_topic=getattr(args, "terms_per_topic", None),
+                  topic_representation=getattr(args, "topic_representation", "auto"),
                   verbose=0 if quiet else 1)
     if args.lambda1 is not None:
         params["lambda1"] = args.lambda1

@@ -112,3 +112,11 @@ def _summary(model, n_docs, n_terms, elapsed):
     print(f"fitted {type(model).__name__}: {n_docs} documents, {n_terms} terms, "
           f"K={model.components_.shape[0]}, {getattr(model, 'n_iter_', '?')} iterations, "
           f"AvgComp={avg_compactness(model.components_):.4f}, {dead} empty topic(s), {elapsed:.1f}s")
+    extra = []
+    if getattr(model, "target_terms_per_topic", None) is not None:
+        extra.append(f"λ1 = {model.lambda1_:.6g} ({model.lambda1_scale}) found for "
+                     f"{model.target_terms_per_topic} terms per topic")
+    if getattr(model, "topic_representation_", None) is not None:
+        extra.append(f"topics held {model.topic_representation_} in the last iteration")
+    if extra:
+        print("  " + "; ".join(extra))
