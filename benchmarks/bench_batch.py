@@ -73,7 +73,7 @@ SEP = " › "  # joins a phase path into one JSON key
 # its serial part (issue 9). The python wrappers of the kernels (allocations, casts, cumsum) are outside.
 PARALLEL = ("numba: _csr_dense_rows", "numba: _csr_csr_dense", "numba: _count_row_nonzeros", "numba: _fill_csr",
             "numba: _scatter_rows", "numba: lasso_cd_rows", "BLAS: dsyrk", "BLAS: ridge GEMM Φ·Σ",
-            "LAPACK: cho_factor", "LAPACK: cho_solve", "numba: _csr_dense_rows_max", "numba: _row_sums",
+            "LAPACK: cho_factor", "LAPACK: cho_solve", "numba: _row_sums",
             "numba: _nonzero_row_mask")
 # A numba kernel that is not parallel (no prange): counted as serial, shown apart.
 SERIAL_KERNELS = ("numba, not parallel: _column_sq_diff",)
@@ -110,7 +110,7 @@ def instrument(prof, state):
     P = prof.patch
     # numba kernels: the jitted functions, looked up as module globals by their python wrappers
     for name in ("_csr_dense_rows", "_csr_csr_dense", "_count_row_nonzeros", "_fill_csr", "_scatter_rows",
-                 "_csr_dense_rows_max", "_row_sums"):
+                 "_row_sums"):
         P(products, name, "numba: " + name)
     P(steps, "_nonzero_row_mask", "numba: _nonzero_row_mask")
     P(klasso, "lasso_cd_rows", "numba: lasso_cd_rows")

@@ -98,9 +98,10 @@ def csr_rows_to_dense(A, a, b, dtype=None):
 
 
 @njit(cache=True, parallel=True)
-def _csr_dense_rows(indptr, indices, data, row0, mask, B, out):
+def _csr_dense_rows(indptr, indices, data, row0, mask, B, out, rowmax):
     n = out.shape[0]
     K = out.shape[1]
+    want_max = rowmax.shape[0] > 0
     for i in prange(n):
         for k in range(K):
             out[i, k] = 0.0
@@ -111,6 +112,13 @@ def _csr_dense_rows(indptr, indices, data, row0, mask, B, out):
             a = data[p]
             for k in range(K):
                 out[i, k] += a * B[j, k]
+        if want_max:  # the row's max |entry| from the same pass (the batch U-step's screening needs it)
+            m = 0.0
+            for k in range(K):
+                v = abs(out[i, k])
+                if v > m:
+                    m = v
+            rowmax[i] = m
 
 
 def csr_dense_rows(A, a, b, B, mask=None, dtype=None):
@@ -120,8 +128,11 @@ def csr_dense_rows(A, a, b, B, mask=None, dtype=None):
     B = np.ascontiguousarray(B, dtype=dtype)
     mask = np.ones(b - a, dtype=np.bool_) if mask is None else np.ascontiguousarray(mask, dtype=np.bool_)
     out = np.empty((b - a, B.shape[1]), dtype=dtype)
-    _csr_dense_rows(A.indptr, A.indices, A.data.astype(dtype, copy=False), a, mask, B, out)
+    _csr_dense_rows(A.indptr, A.indices, A.data.astype(dtype, copy=False), a, mask, B, out, _NO_ROWMAX)
     return out
+
+
+_NO_ROWMAX = np.zeros(0)
 
 
 @njit(cache=True, parallel=True)
@@ -153,28 +164,6 @@ def sq_sum(A):
     return float(_row_sums(np.ascontiguousarray(A), True).sum())
 
 
-@njit(cache=True, parallel=True)
-def _csr_dense_rows_max(indptr, indices, data, row0, mask, B, out, rowmax):
-    n = out.shape[0]
-    K = out.shape[1]
-    for i in prange(n):
-        for k in range(K):
-            out[i, k] = 0.0
-        if not mask[i]:
-            continue
-        for p in range(indptr[row0 + i], indptr[row0 + i + 1]):
-            j = indices[p]
-            a = data[p]
-            for k in range(K):
-                out[i, k] += a * B[j, k]
-        m = 0.0
-        for k in range(K):
-            v = abs(out[i, k])
-            if v > m:
-                m = v
-        rowmax[i] = m
-
-
 def csr_dense_rows_max(A, a, b, B, mask, dtype=None):
     """:func:`csr_dense_rows` with a mask, also returning ``max_k |out[i, k]|`` of every computed row
     (float64; 0 for rows not computed) from the same pass (the screening of the batch U-step needs it)."""
@@ -183,7 +172,7 @@ def csr_dense_rows_max(A, a, b, B, mask, dtype=None):
     mask = np.ascontiguousarray(mask, dtype=np.bool_)
     out = np.empty((b - a, B.shape[1]), dtype=dtype)
     rowmax = np.zeros(b - a)
-    _csr_dense_rows_max(A.indptr, A.indices, A.data.astype(dtype, copy=False), a, mask, B, out, rowmax)
+    _csr_dense_rows(A.indptr, A.indices, A.data.astype(dtype, copy=False), a, mask, B, out, rowmax)
     return out, rowmax
 
 
