@@ -26,12 +26,14 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from dask.sizeof import sizeof
 
 from .._params import Anything, Integer, Real
 from ..io import register
 from ..models import steps
-from ..models.online import OnlineRLSI
+from ..kernels.products import dense_to_csr
+from ..models.online import OnlineRLSI, _ActiveRows
 from ..models.penalties import penalty as get_penalty
 from ..models.stats import TopicStatistics
 from . import _tasks
@@ -120,14 +122,19 @@ class DaskOnlineRLSI(OnlineRLSI):
                 self._U = U0
                 self.topics_initialized_ = True
         elif self.reseed_dead:
-            self._U = self._reseed(X, self._U)
+            self._U = self._reseed(X, self._csr_topics())
         stats.rescale(self.decay_at(t0, n))
         lam1 = self.lambda1_at(stats.weight + n)
         W = np.zeros((n, self.n_components))
         if self._U is None:  # nothing to learn from yet: only count the documents
             stats.merge(self._empty_batch(M, n))
         else:
-            U_before = U = self._U
+            # the topic update is the local learner's, on the client: dense working topics, live rows only
+            U = self._working_topics()
+            in_place = isinstance(U, np.ndarray) and get_penalty(self.topic_penalty).norm == "l1"
+            U_before = U.copy() if in_place else U
+            rows = _ActiveRows(stats, U, lam1) if in_place else None
+            touched = np.unique(X.indices)
             ex = self._executor()
             nparts = self.partitions or len(ex.workers())
             edges = np.linspace(0, n, nparts + 1).round().astype(int)
@@ -143,8 +150,10 @@ class DaskOnlineRLSI(OnlineRLSI):
             base = stats
             W_parts = [None] * len(spans)
             for _ in range(self.n_inner):
-                prepared = pen.prepare(steps.topic_gram(U), self.lambda2)
-                U_fut = ex.client.submit(_tasks.identity, U, pure=False)
+                G = steps.gram(U[np.flatnonzero(rows.live)]) if in_place else steps.topic_gram(U)
+                prepared = pen.prepare(G, self.lambda2)
+                U_sent = dense_to_csr(U) if isinstance(U, np.ndarray) else U  # sparse over the network
+                U_fut = ex.client.submit(_tasks.identity, U_sent, pure=False)
                 res = [ex.client.submit(_tasks.batch_step, part, U_fut, prepared, W_parts[i], penalty=pen,
                                         lam=self.lambda2, max_iter=self.inner_max_iter, tol=self.inner_tol,
                                         threads=ex.task_threads, pure=False, **where[i])
@@ -152,16 +161,20 @@ class DaskOnlineRLSI(OnlineRLSI):
                 W_parts = [ex.client.submit(_tasks.first, r, pure=False, **where[i]) for i, r in enumerate(res)]
                 contribs = ex.client.gather([ex.client.submit(_tasks.second, r, pure=False, **where[i])
                                              for i, r in enumerate(res)])
-                moved += sizeof(U) + len(parts) * sizeof(prepared) + sizeof(contribs)
+                moved += sizeof(U_sent) + len(parts) * sizeof(prepared) + sizeof(contribs)
                 stats = base.copy() if self.n_inner > 1 else base
                 stats.merge(self._batch_stats(M, [(c, b - a) for c, (a, b) in zip(contribs, spans)]))
-                U, sweeps = steps.update_topics(
-                    stats.r_rows, stats.S, U, n_terms=M, penalty=self.topic_penalty, lam=lam1,
-                    max_iter=self.inner_max_iter, tol=self.inner_tol)
+                if in_place:
+                    rows.solve(U, touched, self.topic_penalty, max_iter=self.inner_max_iter,
+                               tol=self.inner_tol, stats=stats)
+                else:
+                    U, sweeps = steps.update_topics(
+                        stats.r_rows, stats.S, U, n_terms=M, penalty=self.topic_penalty, lam=lam1,
+                        max_iter=self.inner_max_iter, tol=self.inner_tol, dense=isinstance(U, np.ndarray))
             self.stats_ = stats
             self._U = U
             diff = U - U_before
-            self.u_change_ = float(np.sqrt(np.square(diff.data).sum()))
+            self.u_change_ = float(np.sqrt(np.square(diff.data if sp.issparse(diff) else diff).sum()))
             if getattr(self, "_gather_w", True):
                 W = np.concatenate([ex.client.gather(w) for w in W_parts]) if W_parts else W
                 moved += W.nbytes

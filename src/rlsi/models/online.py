@@ -496,13 +496,16 @@ class _ActiveRows:
         self.rowmax = row_absmax(stats.R)
         self.live = steps.nonzero_row_mask(U)
 
-    def solve(self, U, cols, penalty, *, max_iter, tol):
-        R = self.stats.R
+    def solve(self, U, cols, penalty, *, max_iter, tol, stats=None):
+        """One U-step in place on U; ``cols``: the terms whose rows of R changed since the last call;
+        ``stats``: the statistics to solve with, when they are a new object (the distributed learner)."""
+        stats = self.stats if stats is None else stats
+        R = stats.R
         if len(cols):
             self.rowmax[cols] = row_absmax(R[cols])
         rows = np.flatnonzero(self.live | (self.rowmax > self.half_lam))
         pen = get_penalty(penalty, param="topic_penalty")
-        Ur, _ = pen.solve(R[rows], pen.prepare(self.stats.S, self.lam), U[rows], self.lam, max_iter=max_iter,
+        Ur, _ = pen.solve(R[rows], pen.prepare(stats.S, self.lam), U[rows], self.lam, max_iter=max_iter,
                           tol=tol, overwrite_init=True)
         U[rows] = Ur
         self.live[rows] = steps.nonzero_row_mask(Ur)
