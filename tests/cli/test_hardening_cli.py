@@ -255,3 +255,11 @@ def test_resume_a_track_model(tmp_path, capsys, corpus):
     before = io.load(tmp_path / "r" / "model")["model"].n_docs_seen_
     assert run(capsys, "fit", more, "--resume", tmp_path / "r" / "model", "-o", tmp_path / "m2")[0] == 0
     assert io.load(tmp_path / "m2")["model"].n_docs_seen_ == before + 10
+
+
+def test_lambda1_that_overflows_ends_in_one_line_before_work(tmp_path, capsys):
+    from rlsi.datasets import demo_corpus_path
+
+    status, out, err = run(capsys, "fit", demo_corpus_path(), "-k", 2, "--lambda1", "1e308", "-o", tmp_path / "m")
+    assert status == 2 and "lambda1=1e+308 overflows" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "m").exists()

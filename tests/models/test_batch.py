@@ -181,3 +181,25 @@ def test_row_screening_is_exact(dtype):
     tol = 1e-10 if dtype == np.float64 else 1e-4
     np.testing.assert_allclose(switched.objective_, plain.objective_, rtol=tol)
     np.testing.assert_allclose(switched.components_.toarray(), plain.components_.toarray(), atol=tol)
+
+
+def test_overflowing_lambda1_is_refused_before_fitting(planted):
+    # 1e308 per 1000 documents is inf for 200 documents: refused, naming the value (issue 8)
+    with pytest.raises(RLSIError, match=r"lambda1=1e\+308 overflows: per 1000 documents it gives λ₁ = inf"):
+        BatchRLSI(4, lambda1=1e308).fit(planted)
+    # the paper's scale uses the value as it is: finite, so it fits (every topic empty, with the warning)
+    with pytest.warns(DeadTopicsWarning, match="lambda1 \\(paper scale\\)=1e\\+308"):
+        BatchRLSI(4, lambda1=1e308, lambda1_scale="paper", max_iter=2).fit(planted)
+
+
+def test_huge_lambda2_is_named_as_the_cause_of_empty_topics(planted):
+    with pytest.warns(DeadTopicsWarning, match=r"lambda2=1e\+308 shrinks every document vector"):
+        model = BatchRLSI(4, lambda1=0.05, lambda2=1e308, random_state=0, max_iter=3).fit(planted)
+    assert np.all(np.isfinite(model.objective_))
+
+
+def test_documents_whose_weights_are_all_zero_are_explained():
+    X = sp.csr_matrix((50, 30))  # e.g. 50 identical documents: every idf is 0
+    with pytest.raises(RLSIError, match=r"needs at least 1 documents with non-zero weights; X has 0 of 50 .*"
+                                        r"every one of its terms occurs in every document"):
+        BatchRLSI(1).fit(X)
