@@ -79,6 +79,7 @@ class DaskExecutor(Executor):
         return sorted(self.client.scheduler_info(n_workers=-1)["workers"])
 
     def map(self, fn, items):
+        """``fn`` over ``items`` on the cluster; the results, gathered, in the order of ``items``."""
         items = list(items)
         if not items:
             return []
@@ -101,6 +102,7 @@ class DaskExecutor(Executor):
         return sum(self.client.run(_worker_sent).values())
 
     def close(self):
+        """Close the cluster started for this executor (an existing client is left open)."""
         if self._handle is not None:
             self._handle.close()
             self._handle = None

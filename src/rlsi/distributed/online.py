@@ -97,6 +97,8 @@ class DaskOnlineRLSI(OnlineRLSI):
             self._ex = None
 
     def fit(self, X, y=None):
+        """Reset and learn from X (n_samples x n_features) in mini-batches, the projections on the workers
+        (the vectors stay there). Returns self."""
         self._gather_w = False  # fit does not return the vectors: they stay on the workers
         try:
             return super().fit(X)

@@ -119,6 +119,7 @@ class Comparison:
         return self.mean_a - self.mean_b
 
     def significant(self, level: float = 0.05) -> bool:
+        """True when the p-value is below ``level``."""
         return self.p_value < level
 
 

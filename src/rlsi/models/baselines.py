@@ -68,10 +68,12 @@ class LSI(BaselineModel):
         self.random_state = random_state
 
     def fit(self, X, y=None):
+        """Fit on X (n_samples x n_features; see ``input_kind``). Returns self."""
         self.fit_transform(X)
         return self
 
     def fit_transform(self, X, y=None):
+        """Fit and return the document-topic matrix of X (n_samples x n_components)."""
         X = self._check_X(X, reset=True)
         if self.algorithm == "arpack" and self.n_components >= min(X.shape):
             raise RLSIError(f"LSI with ARPACK needs n_components < min(n_samples, n_features)={min(X.shape)}")
@@ -131,6 +133,7 @@ class LDA(BaselineModel):
                       random_state=self.random_state, n_jobs=self.n_jobs)
 
     def fit(self, X, y=None):
+        """Fit on X (n_samples x n_features; see ``input_kind``). Returns self."""
         X = self._check_X(X, reset=True)
         self.model_ = self._sk().fit(X)
         self.components_ = self.model_.components_
@@ -206,10 +209,12 @@ class NMF(BaselineModel):
                       random_state=self.random_state)
 
     def fit(self, X, y=None):
+        """Fit on X (n_samples x n_features; see ``input_kind``). Returns self."""
         self.fit_transform(X)
         return self
 
     def fit_transform(self, X, y=None):
+        """Fit and return the document-topic matrix of X (n_samples x n_components)."""
         X = self._check_X(X, reset=True)
         m = self._sk()
         with warnings.catch_warnings():

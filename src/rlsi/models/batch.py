@@ -95,6 +95,8 @@ class RLSIProblem:
         self.used = []  # representation of each U-step
 
     def u_step(self, executor):
+        """U-step: solve the term rows of ``R = D W`` block by block; returns diagnostics (nnz, sweeps,
+        rows screened, representation)."""
         self.used.append("dense" if self.dense else "sparse")
         # with dense topics almost no row has a zero solution: screening would only cost its bookkeeping
         # (a copy of W, the drift of W); its bounds are voided and rebuilt if the topics get sparse again
@@ -116,6 +118,7 @@ class RLSIProblem:
         return diag
 
     def v_step(self, executor):
+        """V-step: project the documents on the new topics, accumulating ``S = WᵀW`` and ``tr(Uᵀ D Vᵀ)``."""
         self.G = steps.topic_gram(self.U)
         self.W, self.cross, self.S = steps.update_doc_vectors(
             self.X, self.U, penalty=self.doc_penalty, lam=self.lambda2, W_prev=self.W,
@@ -124,6 +127,7 @@ class RLSIProblem:
         return {}
 
     def objective(self):
+        """Eq. (1) of the current U and W (from the statistics of the V-step)."""
         return steps.objective(self.x_sqnorm, self.cross, self.U, self.S, self.W,
                                topic_penalty=self.topic_penalty, doc_penalty=self.doc_penalty,
                                lambda1=self.lambda1, lambda2=self.lambda2, G=self.G)

@@ -51,6 +51,7 @@ class SerialExecutor(Executor):
     name = "serial"
 
     def map(self, fn, items):
+        """``[fn(item) for item in items]``, in this thread."""
         return [fn(item) for item in items]
 
     def __repr__(self):
@@ -75,6 +76,7 @@ class ThreadExecutor(Executor):
         return fn(item)
 
     def map(self, fn, items):
+        """``fn`` over ``items`` on the pool; the results in the order of ``items``."""
         items = list(items)
         if len(items) <= 1 or self.n_workers == 1:
             return [fn(item) for item in items]
@@ -83,6 +85,7 @@ class ThreadExecutor(Executor):
         return list(self._pool.map(lambda item: self._one_thread(fn, item), items))
 
     def close(self):
+        """Shut the thread pool down (a later ``map`` starts a new one)."""
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None

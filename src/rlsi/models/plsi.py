@@ -64,10 +64,12 @@ class PLSI(BaselineModel):
         self.random_state = random_state
 
     def fit(self, X, y=None):
+        """Fit on X (n_samples x n_features; see ``input_kind``). Returns self."""
         self.fit_transform(X)
         return self
 
     def fit_transform(self, X, y=None):
+        """Fit and return the document-topic matrix of X (n_samples x n_components)."""
         X = self._check_X(X, reset=True).astype(np.float64)
         X.eliminate_zeros()
         N, M = X.shape

@@ -95,6 +95,7 @@ class TopicStatistics:
         return self._R[a:b]
 
     def copy(self):
+        """An independent copy (S, the used rows of R, the counts)."""
         other = TopicStatistics(self.n_components, 0, self.dtype)
         other.S = self.S.copy()
         other._R = self.R.copy()

@@ -114,6 +114,7 @@ class Combiner:
         self.validate()
 
     def validate(self):
+        """Check the parameters; raise RLSIError naming a bad one."""
         check_number("alpha", self.alpha, low=0.0, high=1.0)
         check_choice("topic_norm", self.topic_norm, NORMALIZERS)
         check_choice("term_norm", self.term_norm, NORMALIZERS)
@@ -123,6 +124,7 @@ class Combiner:
         return interpolate(topic, term, self.alpha, topic_norm=self.topic_norm, term_norm=self.term_norm)
 
     def get_params(self):
+        """The parameters as a dict (alpha, topic_norm, term_norm)."""
         return {"alpha": float(self.alpha), "topic_norm": self.topic_norm, "term_norm": self.term_norm}
 
     def __repr__(self):

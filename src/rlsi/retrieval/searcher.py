@@ -260,6 +260,7 @@ class Searcher:
 
     # ------------------------------------------------------------------ persistence
     def get_params(self):
+        """The searcher's parameters as a JSON-ready dict."""
         fold = self.fold_lambda2
         return {"alpha": float(self.alpha), "term_model": self.term_model, "k1": float(self.k1),
                 "b": float(self.b), "topic_norm": self.topic_norm, "term_norm": self.term_norm,

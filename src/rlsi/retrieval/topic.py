@@ -187,10 +187,13 @@ class RidgeFolding:
         return getattr(self.model, "input_kind", "tfidf")
 
     def fit(self, X, y=None):
+        """Fit the wrapped model on X (n_samples x n_features). Returns self."""
         self.model.fit(X)
         return self
 
     def transform(self, X):
+        """Topic vectors (n_samples x n_components) of X by the ridge projection with ``lambda2`` (see
+        the class docstring)."""
         if self.lambda2 is None:
             return self.model.transform(X)
         if not (isinstance(self.lambda2, (int, float, np.floating)) and math.isinf(self.lambda2)):

@@ -164,10 +164,13 @@ class StreamingTfidf(TransformerMixin, BaseEstimator):
         return self
 
     def fit_transform(self, docs, y=None):
+        """Reset, learn from ``docs`` and return their tf-idf rows (CSR, n_docs x n_terms)."""
         self._reset()
         return self.partial_fit_transform(docs)
 
     def partial_fit(self, docs, y=None):
+        """Update the vocabulary and document frequencies with ``docs`` (new terms become new columns).
+        Returns self."""
         self.partial_fit_transform(docs)
         return self
 
@@ -228,6 +231,7 @@ class StreamingTfidf(TransformerMixin, BaseEstimator):
         return self._vec.transform_counts(docs, return_lengths=return_lengths)
 
     def get_feature_names_out(self, input_features=None):
+        """The vocabulary seen so far, in column order (ndarray of str)."""
         self._check_started()
         return self._vec.get_feature_names_out()
 
