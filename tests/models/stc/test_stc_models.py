@@ -93,9 +93,9 @@ def test_bad_input_is_a_one_line_error():
         SparseTopicalCoding(2).fit(-X)
     with pytest.raises(RLSIError, match="no word counts"):
         OnlineSTC(2).fit(sp.csr_matrix(X.shape))
-    with pytest.raises(RLSIError, match="needs labels"):
+    with pytest.raises(RLSIError, match="requires y"):
         MedSTC(2).fit(X)
-    with pytest.raises(RLSIError, match="single class"):
+    with pytest.raises(RLSIError, match="one class"):
         MedSTC(2).fit(X, np.zeros(X.shape[0]))
     with pytest.raises(RLSIError, match="missing labels"):
         MedSTC(2).fit(X, np.array([None] + ["a"] * (X.shape[0] - 1), dtype=object))

@@ -68,7 +68,9 @@ class SparseTopicalCoding(STCBase):
         return self._fit(X)
 
     def fit_transform(self, X, y=None):
-        return self.fit(X, y).doc_codes_
+        """``fit(X).transform(X)``: the codes under the final dictionary (``doc_codes_`` are those of the
+        last coding pass, made before the last dictionary step)."""
+        return self.fit(X, y).transform(X)
 
     def _fit(self, X, **extras):
         n, M = X.shape

@@ -36,8 +36,8 @@ def check_counts(X, *, name="X"):
         X = X.copy()
         X.sum_duplicates()
     if X.data.size and X.data.min() < 0:
-        raise RLSIError(f"{name} has negative entries; STC models word counts: pass raw counts "
-                        f"(TfidfVectorizer.transform_counts), not weights that can be negative")
+        raise RLSIError(f"Negative values in data passed to STC ({name} has negative entries): STC models "
+                        f"word counts; pass raw counts (TfidfVectorizer.transform_counts)")
     if np.any(X.data == 0):
         X = X.copy()
         X.eliminate_zeros()
@@ -189,6 +189,11 @@ class STCBase(TopicModel):
         names = np.asarray(feature_names)
         B = np.asarray(self.components_)
         return [list(names[np.argsort(-row, kind="stable")[:n_words]]) for row in B]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True  # word counts: negative entries are refused (check_counts)
+        return tags
 
     def _after_load(self):
         super()._after_load()

@@ -29,6 +29,8 @@ import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import column_or_1d
 
 from ..._params import Real
 from ...errors import RLSIError
@@ -41,20 +43,25 @@ from .online import OnlineSTC
 def encode_labels(y, n_samples, classes=None):
     """(classes, codes): labels as indices into ``classes`` (sorted unique labels unless given)."""
     if y is None:
-        raise RLSIError("MedSTC needs labels: pass y (one label per document) to fit")
+        raise RLSIError("MedSTC requires y to be passed, but the target y is None: pass one label per document")
     y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = column_or_1d(y, warn=True)  # scikit-learn's convention: a column vector is warned about, then used
     if y.ndim != 1 or y.shape[0] != n_samples:
         raise RLSIError(f"y has shape {y.shape}; expected one label per document ({n_samples},)")
     if y.dtype.kind == "O" and any(v is None for v in y):
         raise RLSIError("y has missing labels (None); drop the unlabelled documents or label them")
     if y.dtype.kind == "f" and np.isnan(y).any():
         raise RLSIError("y has missing labels (NaN); drop the unlabelled documents or label them")
+    if type_of_target(y) == "continuous":
+        raise RLSIError("Unknown label type: continuous y; MedSTC is a classifier: pass class labels, not "
+                        "real-valued targets")
     if classes is None:
         classes = np.unique(y)
     else:
         classes = np.asarray(classes)
     if classes.shape[0] < 2:
-        raise RLSIError(f"y has a single class ({classes[0]!r}); a classifier needs at least two classes")
+        raise RLSIError(f"y has one class ({classes[0]!r}); a classifier needs at least two classes")
     codes = np.searchsorted(classes, y)
     codes = np.clip(codes, 0, len(classes) - 1)
     if not np.all(classes[codes] == y):
@@ -65,13 +72,20 @@ def encode_labels(y, n_samples, classes=None):
 class _MaxMarginMixin(ClassifierMixin):
     _state_arrays = ("components_", "coef_", "classes_")
 
-    def decision_function(self, X):
-        """Scores θ ηᵀ (n_samples x n_classes), θ the document codes (no labels used)."""
+    def _scores(self, X):
         check_fitted(self, "coef_")
         return self.transform(X) @ self.coef_.T
 
+    def decision_function(self, X):
+        """Scores θ ηᵀ (n_samples x n_classes), θ the document codes (no labels used); with two classes
+        scikit-learn's binary form, the score of ``classes_[1]`` minus that of ``classes_[0]`` (n_samples,)."""
+        scores = self._scores(X)
+        return scores[:, 1] - scores[:, 0] if scores.shape[1] == 2 else scores
+
     def predict(self, X):
-        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+        """The class of the highest score (n_samples,)."""
+        scores = self._scores(X)
+        return self.classes_[np.argmax(scores, axis=1)]
 
     def _hinge(self, theta, codes):
         """Σ_d max_y [Δ(y_d, y) + (η_y − η_{y_d})ᵀθ_d] and the most violating labels."""
@@ -92,6 +106,10 @@ class _MaxMarginMixin(ClassifierMixin):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.estimator_type = "classifier"
+        # a K-topic code of real-valued low-dimensional features (scikit-learn's blobs) keeps only each
+        # sample's direction on the simplex and the SVM has no intercept: training accuracy on such data is
+        # not a measure of this model (it is of word counts)
+        tags.classifier_tags.poor_score = True
         return tags
 
 
@@ -137,8 +155,10 @@ class MedSTC(_MaxMarginMixin, SparseTopicalCoding):
         self.coef_ = self._svm(theta, codes)
 
     def _svm(self, theta, codes):
+        # liblinear shuffles the documents: seed it, or two fits with the same random_state differ
+        seed = self.random_state if isinstance(self.random_state, (int, np.integer)) else None
         svm = LinearSVC(C=self.C / self.delta, multi_class="crammer_singer", fit_intercept=False,
-                        max_iter=2000, tol=1e-4)
+                        max_iter=2000, tol=1e-4, random_state=seed)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             svm.fit(theta, codes)

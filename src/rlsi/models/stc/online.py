@@ -70,7 +70,7 @@ class OnlineSTC(STCBase):
         self._validate_params()
         X = check_training_counts(self._check_X(X, reset=True))
         self._start(X.shape[1], X)
-        self._epochs(X, y)
+        self._epochs(X, None)  # unsupervised: y is ignored (scikit-learn's convention)
         return self
 
     def _epochs(self, X, y):
