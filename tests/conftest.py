@@ -5,6 +5,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import settings
+
+# Property tests draw the same examples on every run (CI on a clean checkout cannot meet a new, unlucky
+# draw); widen the search locally with --hypothesis-seed or a profile of your own.
+settings.register_profile("rlsi", derandomize=True, deadline=None)
+settings.load_profile("rlsi")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = (REPO / ".." / "shared" / "data").resolve()
