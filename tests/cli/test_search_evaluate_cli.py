@@ -70,6 +70,11 @@ def test_evaluate_collection_folder(tmp_path, collection, capsys, caplog):
     assert rows[0]["per_query"]["map"]["6"] == 0.0      # empty query text
     assert set(rows[1]["p_values"]) == {"map", "ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10"}
     assert "| BM25+RLSI |" in out_md.read_text()
+    # K in (2, 3): whichever is chosen is an edge of the grid, and the warning is printed and saved
+    warned = data["edge_warnings"]
+    assert any(w["parameter"] == "n_components" for w in warned)
+    for w in warned:
+        assert f"warning: {w['message']}" in out and w["message"] in out_md.read_text()
 
 
 def test_evaluate_separate_files_and_one_protocol(tmp_path, collection, capsys):

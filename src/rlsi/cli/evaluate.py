@@ -9,7 +9,9 @@ for RLSI) the model is fitted once, and Eq. 9 is evaluated for every α of the g
 reports the best setting by NDCG@1 on the test queries (the paper's protocol, optimistic);
 ``--protocol cv`` tunes the setting and α on training folds of queries and reports held-out scores (the
 honest one); ``both`` prints both. Stars mark p < 0.05 against the term baseline (one-sided paired t-test,
-or ``--test randomization``).
+or ``--test randomization``). A tuned setting on the edge of its grid (the smallest or largest K, λ1 or
+fold λ of the grid, or α at 0 or 1) is printed as a warning under the table, and saved in the JSON
+(``edge_warnings``) and the Markdown: the optimum may lie beyond the grid, so extend it.
 
 Existing TREC runs can be evaluated instead: ``rlsi evaluate --qrels QRELS --run A.run --run B.run``
 prints the metrics of each run, with stars for p < 0.05 against the first run.
