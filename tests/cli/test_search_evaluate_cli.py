@@ -170,3 +170,18 @@ def test_search_with_an_rlsi_model_uses_projection_folding_by_default(tmp_path, 
     assert status == 2 and "--folding projection" in err
     status, out3, err = run(capsys, "search", path, "cardiac heart", "--corpus", corpus, "--folding", "model")
     assert status == 0 and out3.splitlines()[0] == out.splitlines()[0]
+
+
+def test_evaluate_grid_preset_and_overrides(tmp_path, collection, capsys):
+    from rlsi.experiments import GRID_PRESETS
+
+    out_json = tmp_path / "r.json"
+    # --grid extended takes the preset's lambda1 grid; --k-grid overrides its K grid (kept tiny here)
+    status, out, err = run(capsys, "evaluate", "--collection", collection, "--methods", "bm25,rlsi",
+                           "--grid", "extended", "--k-grid", "2,3", "--folds", "2", "--alpha-step", "0.5",
+                           "--protocol", "best", "--json", out_json)
+    assert status == 0, err
+    settings = json.loads(out_json.read_text())["settings"]
+    assert settings["grid"] == "extended" and settings["k_grid"] == [2, 3]
+    assert settings["lambda1_grid"] == list(GRID_PRESETS["extended"]["lambda1_grid"])
+    assert max(GRID_PRESETS["extended"]["k_grid"]) >= 300 and min(GRID_PRESETS["extended"]["lambda1_grid"]) <= 1e-5
