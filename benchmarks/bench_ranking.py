@@ -22,6 +22,11 @@ Usage::
 
     PYTHONPATH=src python benchmarks/bench_ranking.py --out benchmarks/results/ranking.md
 
+``--grid extended`` uses the extended grids of issue 14 (K up to 300 for every method, λ₁ down to 1e-5 for
+RLSI; :data:`rlsi.experiments.GRID_PRESETS`) for RLSI and the baselines, and K ∈ {10, 50, 300} for the
+other RLSI variants; it is far slower (the RLSI fits at K = 300 take minutes each on 2 cores). Each
+collection's section says which method's chosen setting is still on an edge of its grid.
+
 The Markdown report keeps any text below the notes marker when it is regenerated.
 """
 
@@ -47,7 +52,7 @@ sys.path.insert(0, str(HERE.parent / "src"))
 from rlsi.evaluation import load_collection  # noqa: E402
 from rlsi.experiments import (DEFAULT_ALPHAS, DEFAULT_CV_TUNE, DEFAULT_FIT_NORMALIZE,  # noqa: E402
                                DEFAULT_FOLD_GRID, DEFAULT_K_GRID, DEFAULT_LAMBDA1_GRID,
-                               DEFAULT_STEMMER, Experiment, cross_validate,
+                               DEFAULT_STEMMER, GRID_PRESETS, Experiment, cross_validate,
                                make_methods, prepare_collection, select_best)
 from rlsi.evaluation.significance import paired_ttest, randomization_test  # noqa: E402
 from rlsi.retrieval.combine import DEFAULT_TERM_NORM, DEFAULT_TOPIC_NORM, NORMALIZERS  # noqa: E402
@@ -318,7 +323,9 @@ def refit_ablations(name, args):
 def report(results, ablations, args, seconds):
     L = []
     cmd = "PYTHONPATH=src python benchmarks/" + " ".join(shlex.quote(a) for a in [Path(sys.argv[0]).name, *sys.argv[1:]])
-    L += ["# Relevance ranking: BM25 + topic models on Cranfield, MED and CISI (issue 3)", "",
+    title = ", ".join(r["name"] for r in results) or "no collection"
+    grid = "" if args.grid == "default" else f", {args.grid} grids (issue 14)"
+    L += [f"# Relevance ranking: BM25 + topic models on {title} (issue 3{grid})", "",
           f"Command (from the repository root): `{cmd}`  ",
           f"Run: {time.strftime('%Y-%m-%d %H:%M')} · {platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores · Python {platform.python_version()} · total {seconds / 60:.1f} min", "",
@@ -404,6 +411,7 @@ def report(results, ablations, args, seconds):
                 L += [f"**{title}, {ptitle}**", "", table(rows, base_row), ""]
                 L += ["Chosen settings: " + " · ".join(f"{LABELS[m]}: {chosen_text(r['sel'][m][protocol].chosen)}"
                                                        for m in present), ""]
+        L += [edge_line(r), ""]
         if r.get("sparsity"):
             sp_ = r["sparsity"]
             L += ["Topic compactness (share of non-zero term weights, AvgComp of §8.2.1) of the RLSI (Uℓ1-Vℓ2) "
@@ -467,6 +475,19 @@ def report(results, ablations, args, seconds):
     return "\n".join(L) + "\n"
 
 
+def edge_line(r):
+    """One line: which method's chosen setting (either protocol) is on an edge of its grid."""
+    items = []
+    for m in (*VARIANTS, *BASELINES):
+        for protocol in ("cv", "best"):
+            sel = r["sel"].get(m, {}).get(protocol)
+            for w in (sel.edges if sel is not None else []):
+                items.append(f"{protocol}: {LABELS[m]} {w['message'].split(': ', 1)[1]}")
+    if not items:
+        return "**Grid edges**: no method's chosen setting is on an edge of its grid (either protocol)."
+    return "**Grid edges** — chosen settings still on an edge of the grid: " + "; ".join(items) + "."
+
+
 def ablation_table(ablations):
     L = ["### Stemming and row normalisation before fitting (CV MAP / NDCG@10, K ∈ {10, 30, 50})", "",
          "| Collection | stemming | fit rows | BM25 | BM25+LSI | BM25+RLSI |", "|---|---|---|---:|---:|---:|"]
@@ -487,6 +508,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--collections", default=",".join(COLLECTIONS))
     ap.add_argument("--methods", default=",".join((*VARIANTS, *BASELINES)))
+    ap.add_argument("--grid", choices=sorted(GRID_PRESETS), default="default",
+                    help="named K / λ1 grids of RLSI and the baselines (extended: K up to 300, λ1 down to 1e-5)")
     ap.add_argument("--k-grid", default=None, help="override K grid (smoke tests only)")
     ap.add_argument("--lambda1-grid", default=None, help="override the RLSI λ1 grid (smoke tests only)")
     ap.add_argument("--folds", type=int, default=5)
@@ -500,6 +523,10 @@ def main(argv=None):
     args = ap.parse_args(argv)
     args.methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     global DEFAULT_K_GRID, VARIANT_K_GRID, DEFAULT_LAMBDA1_GRID, VARIANT_LAMBDA1_GRID
+    if args.grid != "default":
+        DEFAULT_K_GRID = tuple(GRID_PRESETS[args.grid]["k_grid"])
+        DEFAULT_LAMBDA1_GRID = tuple(GRID_PRESETS[args.grid]["lambda1_grid"])
+        VARIANT_K_GRID = (min(DEFAULT_K_GRID), 50, max(DEFAULT_K_GRID))
     if args.k_grid:
         DEFAULT_K_GRID = VARIANT_K_GRID = tuple(int(x) for x in args.k_grid.split(","))
     if args.lambda1_grid:

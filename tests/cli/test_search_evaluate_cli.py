@@ -70,6 +70,11 @@ def test_evaluate_collection_folder(tmp_path, collection, capsys, caplog):
     assert rows[0]["per_query"]["map"]["6"] == 0.0      # empty query text
     assert set(rows[1]["p_values"]) == {"map", "ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10"}
     assert "| BM25+RLSI |" in out_md.read_text()
+    # K in (2, 3): whichever is chosen is an edge of the grid, and the warning is printed and saved
+    warned = data["edge_warnings"]
+    assert any(w["parameter"] == "n_components" for w in warned)
+    for w in warned:
+        assert f"warning: {w['message']}" in out and w["message"] in out_md.read_text()
 
 
 def test_evaluate_separate_files_and_one_protocol(tmp_path, collection, capsys):
@@ -165,3 +170,18 @@ def test_search_with_an_rlsi_model_uses_projection_folding_by_default(tmp_path, 
     assert status == 2 and "--folding projection" in err
     status, out3, err = run(capsys, "search", path, "cardiac heart", "--corpus", corpus, "--folding", "model")
     assert status == 0 and out3.splitlines()[0] == out.splitlines()[0]
+
+
+def test_evaluate_grid_preset_and_overrides(tmp_path, collection, capsys):
+    from rlsi.experiments import GRID_PRESETS
+
+    out_json = tmp_path / "r.json"
+    # --grid extended takes the preset's lambda1 grid; --k-grid overrides its K grid (kept tiny here)
+    status, out, err = run(capsys, "evaluate", "--collection", collection, "--methods", "bm25,rlsi",
+                           "--grid", "extended", "--k-grid", "2,3", "--folds", "2", "--alpha-step", "0.5",
+                           "--protocol", "best", "--json", out_json)
+    assert status == 0, err
+    settings = json.loads(out_json.read_text())["settings"]
+    assert settings["grid"] == "extended" and settings["k_grid"] == [2, 3]
+    assert settings["lambda1_grid"] == list(GRID_PRESETS["extended"]["lambda1_grid"])
+    assert max(GRID_PRESETS["extended"]["k_grid"]) >= 300 and min(GRID_PRESETS["extended"]["lambda1_grid"]) <= 1e-5

@@ -80,3 +80,8 @@ def test_med_protocol_reproduces_the_pre_refactor_values():
         assert float(rep.grids[name].values.sum()) == pytest.approx(total, rel=0, abs=1e-9), name
     assert rep.grids["rlsi"].density == pytest.approx(MED_RLSI_DENSITY, rel=0, abs=1e-15)
     assert np.all(np.asarray(rep.grids["lsi"].density) == 1.0)       # LSI topics are dense
+    # K = 20, chosen everywhere above, is the largest value of (10, 20): every protocol and method warns;
+    # α = 0.6 is interior, λ1 has a single value, and the fold λ (None / inf) is unordered or a limit
+    edges = {(w["protocol"], w["method"], w["parameter"], w["edge"], w["count"]) for w in rep.edge_warnings()}
+    assert edges == {("cv", "lsi", "n_components", "high", 6), ("cv", "rlsi", "n_components", "high", 6),
+                     ("best", "lsi", "n_components", "high", 1), ("best", "rlsi", "n_components", "high", 1)}

@@ -9,7 +9,20 @@ for RLSI) the model is fitted once, and Eq. 9 is evaluated for every α of the g
 reports the best setting by NDCG@1 on the test queries (the paper's protocol, optimistic);
 ``--protocol cv`` tunes the setting and α on training folds of queries and reports held-out scores (the
 honest one); ``both`` prints both. Stars mark p < 0.05 against the term baseline (one-sided paired t-test,
-or ``--test randomization``).
+or ``--test randomization``). A tuned setting on the edge of its grid (the smallest or largest K, λ1 or
+fold λ of the grid, or α at 0 or 1) is printed as a warning under the table, and saved in the JSON
+(``edge_warnings``) and the Markdown: the optimum may lie beyond the grid, so extend it.
+
+Grids (``--grid``): ``default`` is K in 10..50 for every method and lambda1 in 0.001..0.02 (per 1000
+documents) for RLSI. On MED (1033 documents, 30 queries) ``rlsi evaluate --collection MED`` with the
+default methods and grid fits 5 K x 4 baselines + 25 RLSI models: a few minutes on 2 free cores (the
+benchmark's MED section, which fits more, took 214 s), 15 minutes measured with the 2 cores shared with a
+benchmark. ``extended`` reaches K = 300 for every method and lambda1 = 1e-5 for RLSI (K 10,20,50,100,200,300;
+lambda1 1e-5,1e-4,0.001,0.01), for when the default grid's optimum is on its edge (the warning says so). It
+is not the default because it is far slower: about 30 minutes on MED with 2 shared cores (the same fits in
+benchmarks/results/ranking_extended_med.md took 29.7 min; the RLSI fits at K >= 200 and lambda1 <= 1e-4
+dominate, 3 to 5 minutes each). Each (method, setting) is fitted once and shared by
+both protocols, every alpha and every fold. ``--k-grid`` and ``--lambda1-grid`` override the preset.
 
 Existing TREC runs can be evaluated instead: ``rlsi evaluate --qrels QRELS --run A.run --run B.run``
 prints the metrics of each run, with stars for p < 0.05 against the first run.
@@ -63,9 +76,12 @@ def register(subparsers):
                    help=f"comma-separated: the term baseline (bm25 or vsm) and topic models among "
                         f"lsi, plsi, lda, nmf, rlsi, rlsi-l2l1, rlsi-l1l1, rlsi-l2l2 (default {DEFAULT_METHODS})")
     m.add_argument("--protocol", choices=["cv", "best", "both"], default="both")
-    m.add_argument("--k-grid", default="10,20,30,40,50", help="numbers of topics K (default 10,20,30,40,50)")
+    m.add_argument("--grid", choices=["default", "extended"], default="default",
+                   help="named K and lambda1 grids: 'default' (K 10..50, fast) or 'extended' (K up to 300, "
+                        "lambda1 down to 1e-5; far slower, see above)")
+    m.add_argument("--k-grid", default=None, help="numbers of topics K (default: the --grid preset's, 10,20,30,40,50)")
     m.add_argument("--lambda1-grid", default=None,
-                   help="RLSI lambda1 values, per 1000 documents (default: the protocol's grid)")
+                   help="RLSI lambda1 values, per 1000 documents (default: the --grid preset's)")
     m.add_argument("--fold-grid", default=None,
                    help="RLSI folding-in lambda values, 'model' = the model's own ridge, 'inf' = projection "
                         "(default: the protocol's choice)")
@@ -165,16 +181,17 @@ def run(args):
     if args.run:
         return _evaluate_runs(args, quiet)
     from ..evaluation import load_collection
-    from ..experiments import (DEFAULT_FIT_NORMALIZE, DEFAULT_FOLD_GRID, DEFAULT_LAMBDA1_GRID,
-                               DEFAULT_STEMMER, prepare_collection, run_protocol)
+    from ..experiments import (DEFAULT_FIT_NORMALIZE, DEFAULT_FOLD_GRID, DEFAULT_STEMMER, GRID_PRESETS,
+                               prepare_collection, run_protocol)
     from ..retrieval.combine import NORMALIZERS
     from ..text import TfidfVectorizer
 
     if args.collection is None and not (args.corpus and args.queries and args.qrels):
         raise RLSIError("give --collection DIR, or all of --corpus, --queries and --qrels")
     term_model, topic = _parse_methods(args.methods)
-    k_grid = _ints(args.k_grid, "--k-grid")
-    lambda1_grid = _floats(args.lambda1_grid, "--lambda1-grid") if args.lambda1_grid else DEFAULT_LAMBDA1_GRID
+    preset = GRID_PRESETS[args.grid]
+    k_grid = _ints(args.k_grid, "--k-grid") if args.k_grid else list(preset["k_grid"])
+    lambda1_grid = _floats(args.lambda1_grid, "--lambda1-grid") if args.lambda1_grid else list(preset["lambda1_grid"])
     if args.fold_grid is None:
         fold_grid = DEFAULT_FOLD_GRID
     else:
@@ -214,6 +231,7 @@ def run(args):
                           term_norm=args.norm, n_folds=args.folds, n_repeats=args.repeats, seed=args.seed,
                           random_state=args.seed, test=args.test, progress=not quiet)
     report.settings["stemmer"] = stemmer
+    report.settings["grid"] = args.grid
     print(report.to_text())
     if not quiet:
         for protocol in protocols:

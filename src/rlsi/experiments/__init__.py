@@ -13,6 +13,7 @@ Modules, in pipeline order:
 * :mod:`~rlsi.experiments.grid` — each setting fitted once, Eq. 9 at every α (:class:`Experiment`,
   :class:`GridResult`);
 * :mod:`~rlsi.experiments.selection` — the ``"best"`` (paper) and ``"cv"`` (cross-validated) protocols;
+* :mod:`~rlsi.experiments.edges` — warnings for chosen settings on the edge of a grid (:func:`find_edges`);
 * :mod:`~rlsi.experiments.report` — tables with one-sided p-values (:class:`ProtocolReport`);
 * :mod:`~rlsi.experiments.protocol` — all of it on one collection (:func:`run_protocol`);
 * :mod:`~rlsi.experiments.defaults` — the defaults, those of ``benchmarks/results/ranking.md``.
@@ -34,7 +35,9 @@ Typical use::
 """
 
 from .defaults import (DEFAULT_ALPHAS, DEFAULT_CV_TUNE, DEFAULT_FIT_NORMALIZE, DEFAULT_FOLD_GRID,
-                       DEFAULT_K_GRID, DEFAULT_LAMBDA1_GRID, DEFAULT_STEMMER)
+                       DEFAULT_K_GRID, DEFAULT_LAMBDA1_GRID, DEFAULT_STEMMER, EXTENDED_K_GRID,
+                       EXTENDED_LAMBDA1_GRID, GRID_PRESETS)
+from .edges import find_edges
 from .grid import Experiment, GridResult
 from .methods import METHODS, MethodSpec, make_methods
 from .prepare import PreparedCollection, evaluate_scores, prepare_collection
@@ -46,4 +49,4 @@ __all__ = ["PreparedCollection", "prepare_collection", "evaluate_scores", "Metho
            "make_methods", "GridResult", "Experiment", "Selection", "select_best", "cross_validate",
            "ProtocolReport", "run_protocol", "query_folds", "DEFAULT_ALPHAS", "DEFAULT_K_GRID",
            "DEFAULT_LAMBDA1_GRID", "DEFAULT_FOLD_GRID", "DEFAULT_FIT_NORMALIZE", "DEFAULT_STEMMER",
-           "DEFAULT_CV_TUNE"]
+           "DEFAULT_CV_TUNE", "EXTENDED_K_GRID", "EXTENDED_LAMBDA1_GRID", "GRID_PRESETS", "find_edges"]

@@ -10,6 +10,7 @@ from .._validation import check_choice
 from ..evaluation.metrics import DEFAULT_METRICS, get_metric
 from .defaults import (DEFAULT_ALPHAS, DEFAULT_CV_TUNE, DEFAULT_FIT_NORMALIZE, DEFAULT_FOLD_GRID,
                        DEFAULT_K_GRID, DEFAULT_LAMBDA1_GRID)
+from .edges import log_edges
 from .grid import Experiment
 from .methods import MethodSpec, make_methods
 from .prepare import prepare_collection
@@ -69,6 +70,7 @@ def run_protocol(collection, methods=("lsi", "rlsi"), *, protocols=("cv", "best"
             sel = select_best(grid, best_metric) if p == "best" else cross_validate(
                 grid, n_folds=n_folds, n_repeats=n_repeats, tune=cv_tune, seed=seed)
             sel.per_query = {m: sel.per_query[m] for m in names}
+            log_edges(sel.edges, prepared.name)
             selections[p].append(sel)
     settings = {"term_model": term_model, "k1": k1, "b": b, "topic_norm": exp.topic_norm,
                 "term_norm": exp.term_norm, "alphas": list(exp.alphas), "k_grid": list(k_grid),

@@ -44,6 +44,12 @@ class ProtocolReport:
         ref = self.baseline if against is None else against
         return {m: _test(selection.per_query[m], ref[m], self.test) for m in self.metrics}
 
+    def edge_warnings(self, protocol=None):
+        """Edge warnings of the chosen settings (:func:`~rlsi.experiments.edges.find_edges`), of one
+        protocol or of all: a list of dicts with a one-line ``"message"``."""
+        protocols = [protocol] if protocol is not None else list(self.selections)
+        return [w for p in protocols for sel in self.selections.get(p, []) for w in sel.edges]
+
     def rows(self, protocol):
         """Table rows: ``{"method", "means": {metric: mean}, "p": {metric: p}, "chosen": [...]}``."""
         base_means = {m: float(np.mean(list(v.values()))) for m, v in self.baseline.items()}
@@ -63,6 +69,11 @@ class ProtocolReport:
                      "cv": "query-level cross-validation (held-out scores)"}.get(protocol, protocol)
             parts.append(f"**{self.collection}** — {title}\n")
             parts.append(_markdown_table(rows, self.metrics, level, show_p))
+            warns = self.edge_warnings(protocol)
+            if warns:
+                parts.append("Warning — chosen settings on the edge of the grid (the optimum may lie beyond it):\n")
+                parts.extend(f"* {w['message']}" for w in warns)
+                parts.append("")
         return "\n".join(parts)
 
     def to_text(self, protocols=None, level=0.05):
@@ -80,6 +91,8 @@ class ProtocolReport:
                     star = "*" if r["p"] is not None and r["p"][m] < level else " "
                     cells.append(f"{r['means'][m]:9.4f}{star}")
                 parts.append(r["method"].ljust(width) + "".join(cells))
+            for w in self.edge_warnings(protocol):
+                parts.append(f"warning: {w['message']}")
             parts.append("")
         return "\n".join(parts)
 
@@ -92,8 +105,11 @@ class ProtocolReport:
             sels = [None] + self.selections[protocol]
             out["protocols"][protocol] = [
                 {"method": r["method"], "means": r["means"], "p_values": r["p"], "chosen": r["chosen"],
+                 "edge_warnings": ([] if s is None else [w["message"] for w in s.edges]),
                  "per_query": (self.baseline if s is None else s.per_query)}
                 for r, s in zip(rows, sels)]
+        out["edge_warnings"] = [{k: w[k] for k in ("protocol", "method", "parameter", "value", "edge", "count",
+                                                   "of", "message")} for w in self.edge_warnings()]
         return out
 
     def to_json(self, **kwargs):

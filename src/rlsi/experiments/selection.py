@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -21,6 +21,7 @@ from .._validation import check_number
 from ..errors import RLSIError
 from ..evaluation.metrics import get_metric
 from .defaults import DEFAULT_CV_TUNE
+from .edges import find_edges
 
 __all__ = ["Selection", "select_best", "query_folds", "cross_validate"]
 
@@ -34,6 +35,7 @@ class Selection:
     protocol: str
     per_query: dict            # {metric: {qid: value}}
     chosen: list               # [{"setting": params, "alpha": a, "queries": n}] (one per fold, or one)
+    edges: list = field(default_factory=list)   # chosen values on the edge of the grid (see rlsi.experiments.edges)
 
     def means(self):
         """``{metric: mean over queries}``."""
@@ -81,8 +83,8 @@ def select_best(grid, metric="ndcg@1", tiebreak="map"):
     s, a = _argbest(_criterion(grid, tune, rows), second)
     per_query = {m: dict(zip(grid.query_ids, map(float, grid.values[s, a, i])))
                  for i, m in enumerate(grid.metrics)}
-    return Selection(grid.method, grid.label, "best", per_query,
-                     [{"setting": grid.settings[s], "alpha": grid.alphas[a], "queries": len(rows)}])
+    chosen = [{"setting": grid.settings[s], "alpha": grid.alphas[a], "queries": len(rows)}]
+    return Selection(grid.method, grid.label, "best", per_query, chosen, find_edges(grid, chosen, "best"))
 
 
 def query_folds(n_queries, n_folds, seed):
@@ -114,4 +116,4 @@ def cross_validate(grid, *, n_folds=5, n_repeats=1, tune=DEFAULT_CV_TUNE, seed=0
                            "queries": int(len(test))})
     acc /= n_repeats
     per_query = {m: dict(zip(grid.query_ids, map(float, acc[i]))) for i, m in enumerate(grid.metrics)}
-    return Selection(grid.method, grid.label, "cv", per_query, chosen)
+    return Selection(grid.method, grid.label, "cv", per_query, chosen, find_edges(grid, chosen, "cv"))
