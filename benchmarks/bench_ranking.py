@@ -324,7 +324,7 @@ def report(results, ablations, args, seconds):
     L = []
     cmd = "PYTHONPATH=src python benchmarks/" + " ".join(shlex.quote(a) for a in [Path(sys.argv[0]).name, *sys.argv[1:]])
     title = ", ".join(r["name"] for r in results) or "no collection"
-    grid = "" if args.grid == "default" else f", {args.grid} grids (issue 14)"
+    grid = "" if args.grid == "default" else f"; {args.grid} grids, issue 14"
     L += [f"# Relevance ranking: BM25 + topic models on {title} (issue 3{grid})", "",
           f"Command (from the repository root): `{cmd}`  ",
           f"Run: {time.strftime('%Y-%m-%d %H:%M')} · {platform.processor() or platform.machine()}, "
