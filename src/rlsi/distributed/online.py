@@ -113,18 +113,8 @@ class DaskOnlineRLSI(OnlineRLSI):
     # ------------------------------------------------------------------ one mini-batch
     def _step(self, X):
         """One mini-batch of Algorithm 4 (as OnlineRLSI._step) with the projections on the workers."""
-        X = X.astype(np.float64, copy=False)
-        n, M = X.shape
-        self._grow(M)
+        X, n, M, t0 = self._open_batch(X)
         stats = self.stats_
-        t0 = stats.n_docs
-        if self._U is None:
-            U0 = self._initial_topics(X)
-            if U0 is not None:
-                self._U = U0
-                self.topics_initialized_ = True
-        elif self.reseed_dead:
-            self._U = self._reseed(X, self._csr_topics())
         stats.rescale(self.decay_at(t0, n))
         lam1 = self.lambda1_at(stats.weight + n)
         W = np.zeros((n, self.n_components))

@@ -332,13 +332,13 @@ class OnlineRLSI(SquaredLossModel):
         U0.eliminate_zeros()
         return U0
 
-    def _step(self, X):
-        """One mini-batch of Algorithm 4; returns W (float64). X: CSR with >= n_features_in_ columns."""
+    def _open_batch(self, X):
+        """What every mini-batch step does first: float64 X, vocabulary grown to X's width, topics
+        initialised from the first non-empty batch (or dead ones re-seeded). Returns (X, n, M, t0)."""
         X = X.astype(np.float64, copy=False)
         n, M = X.shape
         self._grow(M)
-        stats = self.stats_
-        t0 = stats.n_docs
+        t0 = self.stats_.n_docs
         if self._U is None:
             U0 = self._initial_topics(X)
             if U0 is not None:
@@ -346,6 +346,12 @@ class OnlineRLSI(SquaredLossModel):
                 self.topics_initialized_ = True
         elif self.reseed_dead:
             self._U = self._reseed(X, self._csr_topics())
+        return X, n, M, t0
+
+    def _step(self, X):
+        """One mini-batch of Algorithm 4; returns W (float64). X: CSR with >= n_features_in_ columns."""
+        X, n, M, t0 = self._open_batch(X)
+        stats = self.stats_
         pending = stats.begin_batch(X, self.decay_at(t0, n))
         lam1 = self.lambda1_at(stats.weight + n)
         W = np.zeros((n, self.n_components))
