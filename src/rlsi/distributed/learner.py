@@ -270,12 +270,8 @@ class DaskRLSI(BatchRLSI):
         if self.resume and self.checkpoint_dir is None:
             raise RLSIError("resume=True needs checkpoint_dir= (the directory of the interrupted fit)")
         X = self._check_X(X, reset=True)
+        self._check_sizes(X, V_init)
         N, M = X.shape
-        K = self.n_components
-        if K > M:
-            raise RLSIError(f"n_components={K} is larger than the vocabulary ({M} terms)")
-        if V_init is None and self.init == "docs" and K > N:
-            raise RLSIError(f"n_components={K} is larger than the number of documents ({N})")
         lam1 = self.effective_lambda1(N)
         self.n_features_in_ = M
         self.lambda1_effective_ = lam1

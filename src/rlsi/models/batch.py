@@ -240,12 +240,8 @@ class BatchRLSI(SquaredLossModel):
         """Fit and return the document vectors W = Vᵀ (n_samples x n_components) of the final model."""
         self._validate_params()
         X = self._check_X(X, reset=True)
+        self._check_sizes(X, V_init)
         N, M = X.shape
-        K = self.n_components
-        if K > M:
-            raise RLSIError(f"n_components={K} is larger than the vocabulary ({M} terms)")
-        if V_init is None and self.init == "docs" and K > N:
-            raise RLSIError(f"n_components={K} is larger than the number of documents ({N})")
         target = self.target_terms_per_topic
         if target is not None and get_penalty(self.topic_penalty).norm != "l1":
             raise RLSIError(f"target_terms_per_topic needs l1 topics; topic_penalty={self.topic_penalty!r} "
@@ -281,6 +277,15 @@ class BatchRLSI(SquaredLossModel):
         self.n_iter_ = trace.n_iter
         warn_dead_topics(self, N)
         return problem.W
+
+    def _check_sizes(self, X, V_init):
+        """K must fit the vocabulary, and the documents when they seed the topics (``init="docs"``)."""
+        N, M = X.shape
+        K = self.n_components
+        if K > M:
+            raise RLSIError(f"n_components={K} is larger than the vocabulary ({M} terms)")
+        if V_init is None and self.init == "docs" and K > N:
+            raise RLSIError(f"n_components={K} is larger than the number of documents ({N})")
 
     def _problem(self, X, W, lam1):
         return RLSIProblem(X, W, None, topic_penalty=self.topic_penalty, doc_penalty=self.doc_penalty,

@@ -91,7 +91,7 @@ from .._validation import check_matrix, check_random_state
 from ..errors import RLSIError
 from ..io import register
 from ..kernels.lasso import set_threads
-from ..kernels.products import csr_csr_dense, dense_to_csr, row_absmax
+from ..kernels.products import csr_csr_dense, csr_rows_to_dense, dense_to_csr, row_absmax
 from . import steps
 from .regularization import INITS, LAMBDA1_SCALES, effective_lambda1
 from .base import check_fitted
@@ -391,11 +391,7 @@ class OnlineRLSI(SquaredLossModel):
         converting every block between CSR and dense; the same numbers either way."""
         U = self._U
         if sp.issparse(U) and U.shape[0] * U.shape[1] * 8 <= DENSE_MAX_BYTES:
-            dense = np.zeros(U.shape)
-            U = sp.csr_matrix(U)
-            rows = np.repeat(np.arange(U.shape[0]), np.diff(U.indptr))
-            dense[rows, U.indices] = U.data
-            return dense
+            return csr_rows_to_dense(sp.csr_matrix(U), 0, U.shape[0], dtype=np.float64)
         return U
 
     def _csr_topics(self):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .._rows import row_norms
 from ..kernels.products import csr_dense_rows, csr_dense_rows_max
 
 
@@ -56,9 +57,7 @@ class ScreenedBatchR:
     def __init__(self, D, half_lam):
         self.D = D
         self.half_lam = float(half_lam)
-        rows = np.repeat(np.arange(D.shape[0]), np.diff(D.indptr))
-        self.row_norms = np.sqrt(np.bincount(rows, weights=np.square(D.data, dtype=np.float64),
-                                             minlength=D.shape[0]))
+        self.row_norms = row_norms(D)
         self.bound = np.full(D.shape[0], np.inf)
         self.W = None
         self.U_prev = None
@@ -70,11 +69,14 @@ class ScreenedBatchR:
         """Rows skipped in the current iteration."""
         return sum(self._skipped.values())
 
+    def _close_count(self):
+        self.total_skipped += self.rows_skipped
+        self._skipped = {}
+
     def set_state(self, W, U_prev):
         """Start an iteration: the new document vectors W (N x K) and the previous topics (M x K CSR or
         ndarray, or None)."""
-        self.total_skipped += self.rows_skipped
-        self._skipped = {}
+        self._close_count()
         if self.W is not None:
             drift = float(np.sqrt(np.max(_column_sq_diff(np.ascontiguousarray(W), self.W))))
             self.bound += self.row_norms * drift
@@ -87,15 +89,13 @@ class ScreenedBatchR:
     def invalidate(self):
         """Forget the bounds and the stored W (an iteration computed R without this provider): the next
         iteration computes every row again, which makes the bounds valid anew."""
-        self.total_skipped += self.rows_skipped
-        self._skipped = {}
+        self._close_count()
         self.bound[:] = np.inf
         self.W = None
 
     def finish(self):
         """Close the last iteration's count into ``total_skipped``."""
-        self.total_skipped += self.rows_skipped
-        self._skipped = {}
+        self._close_count()
 
     def __call__(self, a, b):
         # a relative margin keeps the certificate valid under the rounding of the product itself
