@@ -12,7 +12,6 @@ topics frozen (§7) — and so does :class:`rlsi.retrieval.topic.RidgeFolding` f
 
 from __future__ import annotations
 
-
 from .._params import Choice, Integer, Real
 from ..kernels.lasso import set_threads
 from . import steps
