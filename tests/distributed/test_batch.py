@@ -23,10 +23,23 @@ def X():
 
 
 @pytest.fixture(scope="module")
-def local(X):
-    model = BatchRLSI(**PARAMS, topic_representation="sparse")  # the distributed learner keeps CSR topics
-    W = model.fit_transform(X)
-    return model, W
+def local_fits(X):
+    """``local_fits(**params)`` -> (BatchRLSI, W) fitted with PARAMS updated by params (cached)."""
+    cache = {}
+
+    def get(**params):
+        key = tuple(sorted(params.items()))
+        if key not in cache:
+            model = BatchRLSI(**dict(PARAMS, **params))
+            cache[key] = model, model.fit_transform(X)
+        return cache[key]
+
+    return get
+
+
+@pytest.fixture(scope="module")
+def local(local_fits):
+    return local_fits()  # topic_representation="auto": sparse, then dense once U is dense enough
 
 
 def assert_same_fit(model, W, local, exact=False):
@@ -44,15 +57,52 @@ def assert_same_fit(model, W, local, exact=False):
 
 
 @pytest.mark.parametrize("n_workers", [1, 2, 3])
-def test_equals_local_learner(X, local, cluster_of, n_workers):
-    model = DaskRLSI(**PARAMS, client=cluster_of(n_workers))
+@pytest.mark.parametrize("representation", ["sparse", "auto"])
+def test_equals_local_learner(X, local_fits, cluster_of, n_workers, representation):
+    local = local_fits(topic_representation=representation)
+    model = DaskRLSI(**PARAMS, client=cluster_of(n_workers), topic_representation=representation)
     W = model.fit_transform(X)
     assert len(model.partitions_) == n_workers
     # one partition runs the local learner's tasks on the same rows: bit-identical
     assert_same_fit(model, W, local, exact=n_workers == 1)
     assert model.bytes_moved_.shape == (model.n_iter_,) and np.all(model.bytes_moved_ > 0)
-    # the exact screening of term rows skips rows here too (it never changes U: checked above)
-    assert local[0].n_rows_screened_ > 0 and model.n_rows_screened_ > 0
+    assert model.topic_representation_ == local[0].topic_representation_
+    if representation == "sparse":
+        # the exact screening of term rows skips rows here too (it never changes U: checked above)
+        assert local[0].n_rows_screened_ > 0 and model.n_rows_screened_ > 0
+
+
+@pytest.mark.parametrize("n_workers", [1, 2])
+def test_dense_topics_equal_the_local_dense_fit(X, local_fits, cluster_of, n_workers):
+    local = local_fits(topic_representation="dense")
+    model = DaskRLSI(**PARAMS, client=cluster_of(n_workers), topic_representation="dense")
+    assert_same_fit(model, model.fit_transform(X), local, exact=n_workers == 1)
+    assert model.topic_representation_ == "dense"
+
+
+def test_l2_topics_are_dense_from_the_start_as_locally(X, local_fits, cluster_of):
+    local = local_fits(topic_penalty="l2", lambda1=5.0)  # "auto" holds ℓ2 topics dense from the first step
+    model = DaskRLSI(**dict(PARAMS, topic_penalty="l2", lambda1=5.0), client=cluster_of(2))
+    assert_same_fit(model, model.fit_transform(X), local)
+    assert model.topic_representation_ == local[0].topic_representation_ == "dense"
+
+
+@pytest.mark.parametrize("n_workers", [1, 2])
+def test_target_terms_per_topic_finds_the_local_lambda1(X, local_fits, cluster_of, n_workers):
+    local = local_fits(target_terms_per_topic=12)
+    model = DaskRLSI(**PARAMS, target_terms_per_topic=12, client=cluster_of(n_workers))
+    W = model.fit_transform(X)
+    # the search sees the same sampled rows of R and the same S (summed over partitions)
+    assert model.lambda1_effective_ == pytest.approx(local[0].lambda1_effective_, rel=RTOL)
+    assert model.lambda1_ == pytest.approx(local[0].lambda1_, rel=RTOL)
+    assert_same_fit(model, W, local, exact=n_workers == 1)
+
+
+def test_target_terms_per_topic_is_checked_as_locally(X):
+    with pytest.raises(RLSIError, match="target_terms_per_topic needs l1 topics"):
+        DaskRLSI(**PARAMS, topic_penalty="l2", target_terms_per_topic=10).fit(X)
+    with pytest.raises(RLSIError, match="larger than the vocabulary"):
+        DaskRLSI(**PARAMS, target_terms_per_topic=10**6).fit(X)
 
 
 def test_uneven_partitions_with_an_empty_one(X, local, cluster_of):
@@ -143,7 +193,7 @@ def test_save_format_is_the_local_learners(X, local, cluster_of, tmp_path):
 
 def test_dask_executor_runs_the_local_learners_tasks(X, local, cluster_of):
     ex = DaskExecutor(cluster_of(2))
-    model = BatchRLSI(**PARAMS, executor=ex, topic_representation="sparse")
+    model = BatchRLSI(**PARAMS, executor=ex)
     W = model.fit_transform(X)
     assert_same_fit(model, W, local, exact=True)  # same blocks, reduced in block order
     assert ex.map(lambda v: v * v, [3, 1, 2]) == [9, 1, 4]

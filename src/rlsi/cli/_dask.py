@@ -6,7 +6,9 @@ started for the fit, the default), ``--scheduler tcp://HOST:PORT`` (an existing 
 :class:`rlsi.distributed.DaskRLSI` (or :class:`~rlsi.distributed.DaskOnlineRLSI` with ``--online``) with the
 options of the local learner, prints the cluster (and its dashboard when it has one) and the bytes moved
 per iteration, and returns the equivalent local model — so the model directory is the one a local fit
-writes.
+writes. ``fit_dask_files(args, paths, fields)`` is the batch fit of several corpus files, read and
+vectorized on the workers (:func:`rlsi.distributed.vectorize_files`): the client never holds the
+documents nor X.
 """
 
 from __future__ import annotations
@@ -37,42 +39,85 @@ def add_dask_arguments(parser):
                    help="dask, batch: continue the fit checkpointed in --checkpoint-dir")
 
 
-def fit_dask(args, X):
-    """Fit on the cluster named by ``args``; returns the fitted local model (BatchRLSI / OnlineRLSI)."""
-    from ..distributed import DaskOnlineRLSI, DaskRLSI, open_cluster
-    from ._common import batch_model_from_args
+def _open(args):
+    """The cluster named by ``args`` (a LocalCluster of ``--workers`` by default), announced on stderr."""
+    from ..distributed import open_cluster
 
-    quiet = bool(getattr(args, "quiet", False))
     if getattr(args, "verbose", 0) < 2:  # dask's INFO lines (cluster start/stop) only with -vv
         logging.getLogger("distributed").setLevel(logging.WARNING)
-    if (args.checkpoint_dir or args.resume_checkpoint) and args.online:
-        raise RLSIError("--checkpoint-dir and --resume-checkpoint apply to the batch fit; drop them or --online")
     if args.resume_checkpoint and not args.checkpoint_dir:
         raise RLSIError("--resume-checkpoint needs --checkpoint-dir DIR (the folder of the checkpoints)")
     handle = open_cluster(scheduler=args.scheduler, n_workers=args.workers or 2, timeout=args.scheduler_timeout)
-    try:
+    if not getattr(args, "quiet", False):
         n_workers = len(handle.client.scheduler_info(n_workers=-1)["workers"])
-        if not quiet:
-            link = handle.dashboard_link
-            print(f"Dask cluster: {n_workers} worker(s) at {handle.client.scheduler.address}"
-                  + (f", dashboard {link}" if link else ""), file=sys.stderr)
+        link = handle.dashboard_link
+        print(f"Dask cluster: {n_workers} worker(s) at {handle.client.scheduler.address}"
+              + (f", dashboard {link}" if link else ""), file=sys.stderr)
+    return handle
+
+
+def _batch_model(args, client):
+    from ..distributed import DaskRLSI
+    from ._common import batch_model_from_args
+
+    params = batch_model_from_args(args, bool(getattr(args, "quiet", False))).get_params(deep=False)
+    params.pop("executor", None)
+    return DaskRLSI(**params, client=client, checkpoint_dir=args.checkpoint_dir, resume=args.resume_checkpoint)
+
+
+def _report(args, model, unit):
+    moved = list(model.bytes_moved_)
+    if not getattr(args, "quiet", False) and moved:
+        print(f"moved {sum(moved) / 1e6:.2f} MB over {len(moved)} {unit}(s): {sum(moved) / len(moved) / 1e6:.3f} "
+              f"MB per {unit} on average (the first includes the partitions of X)", file=sys.stderr)
+
+
+def fit_dask(args, X):
+    """Fit on the cluster named by ``args``; returns the fitted local model (BatchRLSI / OnlineRLSI)."""
+    from ..distributed import DaskOnlineRLSI
+
+    if (args.checkpoint_dir or args.resume_checkpoint) and args.online:
+        raise RLSIError("--checkpoint-dir and --resume-checkpoint apply to the batch fit; drop them or --online")
+    handle = _open(args)
+    try:
         if args.online:
             from ._online import online_model_from_args
 
-            params = online_model_from_args(args, quiet=quiet).get_params(deep=False)
+            params = online_model_from_args(args, quiet=bool(getattr(args, "quiet", False))).get_params(deep=False)
             model = DaskOnlineRLSI(**params, client=handle.client).fit(X)
             unit = "mini-batch"
         else:
-            params = batch_model_from_args(args, quiet).get_params(deep=False)
-            params.pop("executor", None)
-            params["topic_representation"] = "sparse"  # CSR topic blocks cross the network
-            model = DaskRLSI(**params, client=handle.client, checkpoint_dir=args.checkpoint_dir,
-                             resume=args.resume_checkpoint).fit(X)
+            model = _batch_model(args, handle.client).fit(X)
             unit = "iteration"
     finally:
         handle.close()
-    moved = list(model.bytes_moved_)
-    if not quiet and moved:
-        print(f"moved {sum(moved) / 1e6:.2f} MB over {len(moved)} {unit}(s): {sum(moved) / len(moved) / 1e6:.3f} "
-              f"MB per {unit} on average (the first includes the partitions of X)", file=sys.stderr)
+    _report(args, model, unit)
     return model.to_local()
+
+
+def fit_dask_files(args, paths, fields):
+    """The batch fit of the corpus files ``paths`` (JSON lines), read and vectorized on the workers.
+    Returns ``(local model, fitted vectorizer, (n_docs, n_terms))``."""
+    from ..distributed import vectorize_files
+    from ._common import check_learnable, make_vectorizer
+
+    if getattr(args, "backend", "local") != "dask":
+        raise RLSIError(f"{len(paths)} corpus files are read on Dask workers: add --backend dask, or give one "
+                        f"file (concatenate them)")
+    if args.online:
+        raise RLSIError("--online reads one corpus file; give one file, or drop --online for the batch fit of "
+                        "several files on the Dask workers")
+    model = _batch_model(args, None)  # options fail before the cluster starts
+    vectorizer = make_vectorizer(args)
+    handle = _open(args)
+    try:
+        matrix = vectorize_files(paths, vectorizer, client=handle.client, text_fields=fields)
+        log.info("vectorized %d documents x %d terms (%d non-zeros) on the workers, %d file(s)",
+                 *matrix.shape, matrix.nnz, len(paths))
+        check_learnable(matrix, matrix.shape[0])
+        model.set_params(client=handle.client).fit(matrix)
+        matrix.release()
+    finally:
+        handle.close()
+    _report(args, model, "iteration")
+    return model.to_local(), matrix.vectorizer, matrix.shape

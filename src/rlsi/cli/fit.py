@@ -25,7 +25,9 @@ def register(sub):
                        description="Fit RLSI on a corpus (JSON lines, gzip or not, or a folder of .txt "
                                    "files) and save the model and its vectorizer to MODEL_DIR. With "
                                    "--resume, continue a saved online model on more documents.")
-    p.add_argument("corpus", help="corpus file (.jsonl / .jsonl.gz) or folder of .txt files")
+    p.add_argument("corpus", nargs="+",
+                   help="corpus file (.jsonl / .jsonl.gz) or folder of .txt files; several .jsonl(.gz) files "
+                        "with --backend dask are read and vectorized on the Dask workers")
     p.add_argument("-o", "--output", help="model directory to write (with --resume: default MODEL_DIR)")
     _common.add_model_arguments(p)
     _common.add_batch_arguments(p)
@@ -66,7 +68,12 @@ def run(args):
     else:
         model = _common.batch_model_from_args(args, args.quiet)
     start = time.perf_counter()
-    corpus = read_corpus(args.corpus, text_fields=fields)
+    if len(args.corpus) > 1:  # read, vectorized and fitted on the Dask workers (rlsi.cli._dask)
+        from ._dask import fit_dask_files
+
+        model, vectorizer, (n_docs, n_terms) = fit_dask_files(args, args.corpus, fields)
+        return _finish(args, output, model, vectorizer, n_docs, n_terms, start)
+    corpus = read_corpus(args.corpus[0], text_fields=fields)
     vectorizer = _common.make_vectorizer(args)
     X = vectorizer.fit_transform(corpus.texts)
     log.info("vectorized %d documents x %d terms (%d non-zeros)", X.shape[0], X.shape[1], X.nnz)
@@ -83,9 +90,13 @@ def run(args):
         model = fit_group_from_args(args, corpus, X)
     else:
         model.fit(X)
+    return _finish(args, output, model, vectorizer, X.shape[0], X.shape[1], start)
+
+
+def _finish(args, output, model, vectorizer, n_docs, n_terms, start):
     io.save(output, model=model, vectorizer=vectorizer)
     if not args.quiet:
-        _summary(model, X.shape[0], X.shape[1], time.perf_counter() - start)
+        _summary(model, n_docs, n_terms, time.perf_counter() - start)
         print(f"saved to {output}")
     return 0
 
@@ -94,8 +105,10 @@ def _resume(args, output, fields):
     from ._online import load_resumable, resume_online
 
     start = time.perf_counter()
+    if len(args.corpus) > 1:
+        raise RLSIError("--resume continues on one corpus file; concatenate the files or resume once per file")
     model, stream = load_resumable(args.resume)
-    corpus = read_corpus(args.corpus, text_fields=fields)
+    corpus = read_corpus(args.corpus[0], text_fields=fields)
     before = model.n_docs_seen_
     resume_online(model, stream, corpus.texts, quiet=args.quiet)
     io.save(output, model=model, vectorizer=stream)

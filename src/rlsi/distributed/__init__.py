@@ -3,12 +3,15 @@ documents partitioned over the workers of a Dask cluster.
 
 * :class:`DaskRLSI` — batch RLSI (TOIS §4.4), same parameters, attributes and result as BatchRLSI;
 * :class:`DaskOnlineRLSI` — online RLSI with each mini-batch's document vectors computed on the workers;
-* :class:`DaskExecutor` — the executor (:mod:`rlsi.models.executor`) that maps tasks over the cluster.
+* :class:`DaskExecutor` — the executor (:mod:`rlsi.models.executor`) that maps tasks over the cluster;
+* :func:`vectorize_files` — corpus files read and vectorized on the workers into a :class:`WorkerMatrix`
+  (``DaskRLSI.fit(matrix)``, or ``DaskRLSI.fit_files(paths)`` in one call).
 """
 
 from .cluster import open_cluster
 from .executor import DaskExecutor
+from .files import WorkerMatrix, vectorize_files
 from .learner import DaskRLSI
 from .online import DaskOnlineRLSI
 
-__all__ = ["DaskExecutor", "DaskOnlineRLSI", "DaskRLSI", "open_cluster"]
+__all__ = ["DaskExecutor", "DaskOnlineRLSI", "DaskRLSI", "WorkerMatrix", "open_cluster", "vectorize_files"]

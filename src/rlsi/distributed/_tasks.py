@@ -23,6 +23,7 @@ from dask.sizeof import sizeof
 
 from ..kernels.products import csr_dense, csr_dense_rows
 from ..models import steps, tasks
+from ..models.sparsity import _rows_of_R
 from ..models.tasks import DocStats
 
 
@@ -101,6 +102,8 @@ def doc_step(part, U, prepared, W_prev, *, penalty, lam, max_iter, tol, dtype, w
     block order (``whole_gram``: S = gram of the whole W_p instead, as the local learner's initial S).
     One result object, so that the next tasks need no extra hop to pick its pieces."""
     U, W_prev = _u(U), (None if W_prev is None else _w(W_prev))
+    if not sp.issparse(U):
+        U = np.ascontiguousarray(U, dtype=dtype)  # as rlsi.models.steps.update_doc_vectors (no copy here)
     K = U.shape[1]
     W = np.empty((part.n_docs, K), dtype=dtype)
     results = []
@@ -139,6 +142,26 @@ def r_partial(part, W, a, b, dtype, need=None):
         has &= need
     rows = np.flatnonzero(has)
     return rows, csr_dense_rows(part.D, a, b, _w(W), mask=has, dtype=dtype)[rows]
+
+
+def nonempty_rows(part):
+    """Which documents of the partition have a non-zero weight (bool, n_p)."""
+    return np.diff(part.X.indptr) > 0
+
+
+def take_rows(part, local):
+    """Rows ``local`` (partition-local indices) of the partition's X (CSR)."""
+    return part.X[local]
+
+
+def sampled_r_rows(part, W, rows):
+    """The partition's share of the rows ``rows`` of ``R = D W`` (len(rows) x K, float64), as the λ₁ search
+    of :mod:`rlsi.models.sparsity` forms them on the whole D."""
+    return _rows_of_R(part.D, rows, _w(W))
+
+
+def add_arrays(x, y):
+    return x + y
 
 
 def row_sq_norms(part):
@@ -180,9 +203,10 @@ def prepare_docs(U, penalty, lam):
 
 
 @_threads
-def topic_step(Rb, prepared, U_prev_b, n_rows, K, dtype, *, penalty, lam, max_iter, tol):
-    """U-step of one term block: ``(U_b CSR (n_rows x K), sweeps, rows, max_k |r_mk| of those rows)`` from
-    the compact rows ``Rb`` of R (:func:`r_partial`); None means no partition sent rows (R_b = 0)."""
+def topic_step(Rb, prepared, U_prev_b, n_rows, K, dtype, *, penalty, lam, max_iter, tol, dense=False):
+    """U-step of one term block: ``(U_b (n_rows x K), sweeps, rows, max_k |r_mk| of those rows)`` from
+    the compact rows ``Rb`` of R (:func:`r_partial`); None means no partition sent rows (R_b = 0).
+    U_b is CSR, or an ndarray with ``dense`` (the dense topic representation)."""
     R = np.zeros((n_rows, K), dtype=dtype)
     rows, peak = np.zeros(0, dtype=np.int64), np.zeros(0)
     if Rb is not None:
@@ -191,14 +215,18 @@ def topic_step(Rb, prepared, U_prev_b, n_rows, K, dtype, *, penalty, lam, max_it
         peak = np.abs(Rb[1]).max(axis=1) if K else np.zeros(len(rows))
     U_prev_b = None if U_prev_b is None else _u(U_prev_b)
     Ub, sweeps = tasks.topic_block(R, prepared, U_prev_b, 0, n_rows, penalty=penalty, lam=lam,
-                                   max_iter=max_iter, tol=tol)
+                                   max_iter=max_iter, tol=tol, dense=dense)
     return Ub, sweeps, rows, peak
 
 
 def assemble(*results):
-    """``(U CSR (M x K), sweeps, [(rows, peaks) per block])`` from the term blocks' results, in term order."""
-    U = sp.vstack([r[0] for r in results], format="csr") if len(results) > 1 else results[0][0].copy()
-    U.eliminate_zeros()
+    """``(U (M x K), sweeps, [(rows, peaks) per block])`` from the term blocks' results, in term order; U is
+    CSR, or a C-ordered ndarray when the blocks are dense."""
+    if isinstance(results[0][0], np.ndarray):
+        U = np.concatenate([r[0] for r in results]) if len(results) > 1 else results[0][0].copy()
+    else:
+        U = sp.vstack([r[0] for r in results], format="csr") if len(results) > 1 else results[0][0].copy()
+        U.eliminate_zeros()
     return U, sum(r[1] for r in results), [(r[2], r[3]) for r in results]
 
 

@@ -2,7 +2,7 @@
 
 Layout of ``checkpoint_dir``::
 
-    state/                 rlsi.io directory: U (terms x topics, CSR) and the fit's meta (iteration,
+    state/                 rlsi.io directory: U (terms x topics, CSR or dense) and the fit's meta (iteration,
                            objectives, partition bounds, data shape and dtype, the parameters that
                            determine the iterates)
     W-000007-p0/ ...       rlsi.io directory per document partition: W_p after iteration 7, written by
@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+
+import numpy as np
 
 from .. import io
 from ..errors import RLSIError
@@ -68,7 +70,8 @@ def read_state(directory):
     if not path.exists():
         return None
     state = io.load(path)["state"]
-    return state.meta, state.arrays["U"].tocsr()
+    U = state.arrays["U"]  # CSR, or an ndarray when the last U-step held the topics dense
+    return state.meta, (np.ascontiguousarray(U) if isinstance(U, np.ndarray) else U.tocsr())
 
 
 def check_compatible(meta, expected):

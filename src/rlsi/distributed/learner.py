@@ -44,7 +44,6 @@ the fit continues with the same numbers. ``checkpoint_dir`` writes U and every W
 (:mod:`rlsi.distributed.checkpoint`); ``resume=True`` continues from the last complete iteration and
 ends with the result of an uninterrupted fit.
 """
-
 from __future__ import annotations
 
 import time
@@ -55,137 +54,23 @@ import numpy as np
 import scipy.sparse as sp
 from dask.sizeof import sizeof
 
-from .._params import Anything, Boolean, Choice, Integer, Real
+from .._params import Anything, Boolean, Integer, Real
 from .._validation import check_random_state
 from ..errors import RLSIError
 from ..io import register
-from ..models import BatchRLSI, steps
+from ..models import BatchRLSI
 from ..models.driver import alternate
 from ..models.penalties import penalty as get_penalty
-from ..models.regularization import warn_dead_topics
+from ..models.regularization import DOCS_PER_UNIT, warn_dead_topics
+from ..models.sparsity import bisect_rows, lambda1_for_terms_per_topic, sample_term_rows
 from ..models.tasks import block_rows, blocks
 from . import _tasks, checkpoint
 from .executor import DaskExecutor
+from .files import WorkerMatrix, vectorize_files
 from .partitions import partition_bounds
+from .problem import DistributedProblem, tree_reduce
 
 __all__ = ["DaskRLSI", "DistributedProblem"]
-
-
-def tree_reduce(submit, fn, futures):
-    """Reduce futures pairwise (a binary tree: depth log₂ n), keeping their order."""
-    futures = list(futures)
-    while len(futures) > 1:
-        nxt = [submit(fn, futures[i], futures[i + 1]) for i in range(0, len(futures) - 1, 2)]
-        if len(futures) % 2:
-            nxt.append(futures[-1])
-        futures = nxt
-    return futures[0] if futures else None
-
-
-class DistributedProblem:
-    """Batch RLSI with X and W on the workers, as a problem for :func:`rlsi.models.driver.alternate`.
-
-    ``parts[p]``, ``W[p]``: futures of the non-empty partitions and their document vectors (N_p x K);
-    ``stats``: future of the reduced DocStats (S = WᵀW, cross); ``U``: topics on the client (CSR, M x K);
-    ``U_fut`` / ``U_blocks``: the same on the workers (whole, and per term block for the warm start).
-    """
-
-    def __init__(self, executor, parts, part_workers, term_blocks, active, W, stats, *, x_sqnorm, K, dtype,
-                 topic_penalty, doc_penalty, lambda1, lambda2, inner_max_iter, inner_tol, threads, row_norms=None):
-        self.ex = executor
-        self.parts, self.part_workers = parts, part_workers
-        self.term_blocks, self.active = term_blocks, active
-        self.W, self.stats = W, stats
-        self.x_sqnorm, self.K, self.dtype = x_sqnorm, K, np.dtype(dtype)
-        self.topic_pen = get_penalty(topic_penalty, param="topic_penalty")
-        self.doc_pen = get_penalty(doc_penalty, param="doc_penalty")
-        self.lambda1, self.lambda2 = lambda1, lambda2
-        self.inner = dict(max_iter=inner_max_iter, tol=inner_tol)
-        self.threads = threads
-        self.U = self.U_fut = self.U_blocks = None
-        self.cross = 0.0
-        self.S = None
-        self.q = 0.0
-        self.client_bytes = 0  # what the client sent and gathered since the last reset
-        # exact screening of term rows, as rlsi.models.screening.ScreenedBatchR (see the module docstring)
-        self.row_norms = row_norms
-        self.bound = None if row_norms is None else np.full(len(row_norms), np.inf)
-        self.W_at_r = None
-        self.rows_skipped = self.total_skipped = 0
-
-    # ------------------------------------------------------------------ plumbing
-    def submit(self, fn, *args, part=None, **kwargs):
-        """Submit a task; ``part`` pins it to the worker that holds partition ``part`` (another worker may
-        take it when that one is gone)."""
-        where = {} if part is None else {"workers": [self.part_workers[part]], "allow_other_workers": True}
-        return self.ex.client.submit(fn, *args, pure=False, **where, **kwargs)
-
-    def gather(self, futures):
-        out = self.ex.client.gather(futures)
-        self.client_bytes += sizeof(out)
-        return out
-
-    # ------------------------------------------------------------------ the two steps
-    def _rows_needed(self):
-        """Term rows whose lasso solution is not certified zero (None: all), from the bound of each row
-        moved by the drift of W since the rows were last computed (per-partition K-vectors, reduced)."""
-        if self.bound is None:
-            return None
-        if self.W_at_r is not None:
-            diffs = self.gather([self.submit(_tasks.col_sq_diff, w, w0, part=p)
-                                 for p, (w, w0) in enumerate(zip(self.W, self.W_at_r))])
-            drift = float(np.sqrt(np.max(np.sum(diffs, axis=0)))) if diffs else 0.0
-            self.bound += self.row_norms * drift
-        self.W_at_r = list(self.W)
-        # a relative margin keeps the certificate valid under the rounding of the product itself
-        need = self.bound > 0.5 * self.lambda1 * (1.0 - 1e-6)
-        if self.U is not None:
-            need |= np.diff(self.U.indptr) > 0
-        self.rows_skipped = int(len(need) - np.count_nonzero(need))
-        self.total_skipped += self.rows_skipped
-        return need
-
-    def u_step(self, executor=None):
-        prepared = self.submit(_tasks.prepare_topics, self.stats, self.topic_pen, self.lambda1, self.K)
-        need = self._rows_needed()
-        results = []
-        for j, (a, b) in enumerate(self.term_blocks):
-            need_b = None if need is None else need[a:b]
-            parts = self.active[j] if need_b is None or need_b.any() else []
-            shares = [self.submit(_tasks.r_partial, self.parts[p], self.W[p], a, b, self.dtype, need_b, part=p,
-                                  threads=self.threads) for p in parts]
-            Rb = tree_reduce(self.submit, _tasks.add, shares)
-            U_prev = None if self.U_blocks is None else self.U_blocks[j]
-            results.append(self.submit(_tasks.topic_step, Rb, prepared, U_prev, b - a, self.K, self.dtype,
-                                       penalty=self.topic_pen, lam=self.lambda1, threads=self.threads,
-                                       **self.inner))
-        self.U_fut = self.submit(_tasks.assemble, *results)  # (U, sweeps): the tasks take U from it
-        self.U_blocks = results  # (U_b, ...) results: warm starts of the next U-step
-        self.U, sweeps, peaks = self.gather(self.U_fut)
-        if need is not None:
-            for (a, b), (rows, peak) in zip(self.term_blocks, peaks):
-                block = self.bound[a:b]  # a view: the computed rows get their new bound
-                block[need[a:b]] = 0.0
-                block[rows] = peak
-        return {"nnz": self.U.nnz, "sweeps": sweeps, "screened": self.rows_skipped}
-
-    def v_step(self, executor=None):
-        prepared = self.submit(_tasks.prepare_docs, self.U_fut, self.doc_pen, self.lambda2)
-        for p, part in enumerate(self.parts):  # W[p] holds (W_p, DocStats_p, Q(W_p)) on its worker
-            self.W[p] = self.submit(_tasks.doc_step, part, self.U_fut, prepared, self.W[p], penalty=self.doc_pen,
-                                    lam=self.lambda2, dtype=self.dtype, part=p, threads=self.threads, **self.inner)
-        self.stats = tree_reduce(self.submit, _tasks.merge_stats, self.W)
-        if len(self.W) == 1:
-            self.stats = self.submit(_tasks.second, self.W[0], part=0)
-        values = [self.submit(_tasks.third, w, part=p) for p, w in enumerate(self.W)]
-        reduced, values = self.gather([self.stats, values])
-        self.cross, self.S, self.q = reduced.cross, reduced.S, sum(values)
-        return {}
-
-    def objective(self):
-        # Eq. (1) as rlsi.models.steps.objective writes it, with Q(W) summed over the partitions
-        loss = self.x_sqnorm - 2.0 * self.cross + float(np.sum(steps.topic_gram(self.U) * self.S))
-        return loss + self.lambda1 * self.topic_pen.value(self.U) + self.lambda2 * self.q
 
 
 @register("DaskRLSI")
@@ -217,10 +102,6 @@ class DaskRLSI(BatchRLSI):
     """
 
     _parameter_constraints = {
-        # topics cross the network as CSR term blocks: the distributed learner keeps them sparse
-        "topic_representation": Choice(("sparse",)),
-        # the λ₁ search runs on the client's corpus; not wired into the distributed fit yet
-        "target_terms_per_topic": Choice((None,)),
         "client": Anything(),
         "scheduler": Anything(),
         "n_workers": Integer(low=1),
@@ -234,7 +115,7 @@ class DaskRLSI(BatchRLSI):
     _state_arrays = BatchRLSI._state_arrays + ("bytes_moved_",)
 
     def __init__(self, n_components=20, *, lambda1=0.05, lambda2=1.0, topic_penalty="l1", doc_penalty="l2",
-                 lambda1_scale="per_doc", target_terms_per_topic=None, topic_representation="sparse",
+                 lambda1_scale="per_doc", target_terms_per_topic=None, topic_representation="auto",
                  init="docs", max_iter=100, tol=1e-4, inner_max_iter=100,
                  inner_tol=1e-4, random_state=None, n_jobs=None, client=None, scheduler=None, n_workers=2,
                  threads_per_worker=1, partitions=None, checkpoint_dir=None, resume=False, timeout=10.0,
@@ -257,7 +138,9 @@ class DaskRLSI(BatchRLSI):
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X, y=None, V_init=None):
-        """Fit on X (n_samples x n_features); W stays on the workers. Returns self."""
+        """Fit on X (n_samples x n_features: a sparse matrix on the client, or a
+        :class:`~rlsi.distributed.files.WorkerMatrix` already on the workers); W stays on the workers.
+        Returns self."""
         self._fit(X, V_init, gather=False)
         return self
 
@@ -265,70 +148,136 @@ class DaskRLSI(BatchRLSI):
         """Fit and return W (n_samples x n_components), gathered from the workers."""
         return self._fit(X, V_init, gather=True)
 
-    def _fit(self, X, V_init, gather):
+    def fit_files(self, paths, vectorizer=None, *, text_fields=("title", "text")):
+        """Read, vectorize and fit corpus files on the workers (:func:`rlsi.distributed.vectorize_files`):
+        neither the documents nor X pass through the client. ``paths``: JSON lines files (gzip or not),
+        one partition per non-empty file; ``vectorizer``: an unfitted :class:`rlsi.text.TfidfVectorizer`
+        with the text parameters (default ``TfidfVectorizer()``). Sets ``vectorizer_`` (the fitted
+        vectorizer, equal to ``TfidfVectorizer.fit`` on the files' documents in order). Returns self."""
+        self._validate_params()
+        ex = self._executor(self.client)
+        matrix = None
+        try:
+            matrix = vectorize_files(paths, vectorizer, client=ex.client, text_fields=text_fields)
+            self.vectorizer_ = matrix.vectorizer
+            self._fit(matrix, None, gather=False, executor=ex)
+        finally:
+            if matrix is not None:
+                matrix.release()
+            ex.close()
+        return self
+
+    def _executor(self, client):
+        return DaskExecutor(client, scheduler=self.scheduler, n_workers=self.n_workers,
+                            threads_per_worker=self.threads_per_worker, timeout=self.timeout,
+                            task_threads=self.n_jobs)
+
+    def _fit(self, X, V_init, gather, executor=None):
         self._validate_params()
         if self.resume and self.checkpoint_dir is None:
             raise RLSIError("resume=True needs checkpoint_dir= (the directory of the interrupted fit)")
-        X = self._check_X(X, reset=True)
+        client = self.client
+        if isinstance(X, WorkerMatrix):
+            if client is not None and client is not X.client:
+                raise RLSIError("X lives on another Dask cluster than client=; fit it with its own client "
+                                "(or leave client=None)")
+            if self.partitions is not None:
+                raise RLSIError(f"partitions={self.partitions!r} does not apply to corpus files (each "
+                                f"non-empty file is one partition); drop partitions= or split the files")
+            client = X.client
+        else:
+            X = self._check_X(X, reset=True)
         self._check_sizes(X, V_init)
         N, M = X.shape
-        lam1 = self.effective_lambda1(N)
+        target = self.target_terms_per_topic
+        if target is not None and get_penalty(self.topic_penalty).norm != "l1":  # as BatchRLSI
+            raise RLSIError(f"target_terms_per_topic needs l1 topics; topic_penalty={self.topic_penalty!r} "
+                            f"gives dense topics")
+        if target is not None and target > M:
+            raise RLSIError(f"target_terms_per_topic={target} is larger than the vocabulary ({M} terms)")
         self.n_features_in_ = M
-        self.lambda1_effective_ = lam1
-        ex = DaskExecutor(self.client, scheduler=self.scheduler, n_workers=self.n_workers,
-                          threads_per_worker=self.threads_per_worker, timeout=self.timeout,
-                          task_threads=self.n_jobs)
+        ex = executor if executor is not None else self._executor(client)
         try:
-            return self._run(ex, X, V_init, lam1, gather)
+            return self._run(ex, X, V_init, gather)
         finally:
-            ex.close()
+            if ex is not executor:
+                ex.close()
 
-    def _run(self, ex, X, V_init, lam1, gather):
-        N, M = X.shape
-        K, dtype = self.n_components, X.dtype
-        step = block_rows(K)
-        bounds = partition_bounds(N, step, self.partitions, len(ex.workers()))
-        self.partitions_ = bounds
+    def _place(self, ex, X, step):
+        """Partitions on the workers: ``(bounds, live, parts, part_workers, client_bytes)``."""
+        client = ex.client
         workers = ex.workers()
+        if isinstance(X, WorkerMatrix):  # one partition per non-empty file, where its rows already are
+            bounds = X.bounds
+            live = [p for p, (a, b) in enumerate(bounds) if b > a]
+            who = client.who_has([X.blocks[p] for p in live])  # the blocks are computed (vectorize_files)
+            part_workers = [sorted(who.get(X.blocks[p].key) or workers)[0] for p in live]
+            parts = [client.submit(_tasks.make_part, X.blocks[p], bounds[p][0], step, pure=False,
+                                   workers=[part_workers[i]], allow_other_workers=True) for i, p in enumerate(live)]
+            return bounds, live, parts, part_workers, 0
+        bounds = partition_bounds(X.shape[0], step, self.partitions, len(workers))
         live = [p for p, (a, b) in enumerate(bounds) if b > a]
         part_workers = [workers[i % len(workers)] for i in range(len(live))]
-        term_blocks = blocks(M, step)
-        client = ex.client
-        sent0 = ex.transfer_bytes()
         with warnings.catch_warnings():  # the rows of X travel inside the tasks that build the partitions
             warnings.filterwarnings("ignore", message=".*[Ll]arge.*graph.*")
             parts = [client.submit(_tasks.make_part, X[bounds[p][0]:bounds[p][1]], bounds[p][0], step,
                                    pure=False, workers=[part_workers[i]], allow_other_workers=True)
                      for i, p in enumerate(live)]
+        return bounds, live, parts, part_workers, sizeof(X)
+
+    def _run(self, ex, X, V_init, gather):
+        N, M = X.shape
+        K, dtype = self.n_components, np.dtype(X.dtype)
+        step = block_rows(K)
+        client = ex.client
+        term_blocks = blocks(M, step)
+        sent0 = ex.transfer_bytes()
+        bounds, live, parts, part_workers, sent_client = self._place(ex, X, step)
+        self.partitions_ = bounds
         nnz = client.gather([client.submit(_tasks.term_block_nnz, part, term_blocks, pure=False) for part in parts])
         active = [[i for i in range(len(parts)) if nnz[i][j] > 0] for j in range(len(term_blocks))]
+        # ‖X‖² as the sum of the partitions' (one partition: the local learner's very number)
+        x_sqnorm = sum(client.gather([client.submit(_tasks.sq_norm, part, pure=False) for part in parts]))
         row_norms = None
         if self._screen and get_penalty(self.topic_penalty).norm == "l1":
             sq = client.gather([client.submit(_tasks.row_sq_norms, part, pure=False) for part in parts])
             row_norms = np.sqrt(np.sum(sq, axis=0)) if sq else np.zeros(M)
-        problem = DistributedProblem(
-            ex, parts, part_workers, term_blocks, active, [None] * len(parts), None,
-            x_sqnorm=float(np.square(X.data, dtype=np.float64).sum()), K=K, dtype=dtype,
-            topic_penalty=self.topic_penalty, doc_penalty=self.doc_penalty, lambda1=lam1, lambda2=self.lambda2,
-            inner_max_iter=self.inner_max_iter, inner_tol=self.inner_tol, threads=ex.task_threads,
-            row_norms=row_norms)
-        problem.client_bytes = sizeof(X) + (0 if row_norms is None else len(parts) * row_norms.nbytes)
+
+        def make_problem(W, stats, lam):
+            return DistributedProblem(
+                ex, parts, part_workers, term_blocks, active, W, stats, x_sqnorm=float(x_sqnorm), K=K,
+                dtype=dtype, topic_penalty=self.topic_penalty, doc_penalty=self.doc_penalty, lambda1=lam,
+                lambda2=self.lambda2, inner_max_iter=self.inner_max_iter, inner_tol=self.inner_tol,
+                threads=ex.task_threads, row_norms=row_norms, representation=self.topic_representation)
+
+        target = self.target_terms_per_topic
+        lam1 = None if target is not None else self.effective_lambda1(N)
+        saved = checkpoint.read_state(self.checkpoint_dir) if self.resume else None
+        if saved is not None and target is not None:
+            lam1 = saved[0].get("lambda1_effective")  # the λ₁ the interrupted fit found
+        problem = make_problem([None] * len(parts), None, lam1)
+        problem.client_bytes = sent_client + (0 if row_norms is None else len(parts) * row_norms.nbytes)
+        objectives, moved, seconds = [], [], []
+        if saved is None:
+            self._initialize(problem, V_init, bounds, live)
+            if target is not None:
+                problem.lambda1 = lam1 = self._lambda1_for_target(problem, make_problem, target, M)
         fingerprint = {"n_docs": N, "n_terms": M, "n_components": K, "dtype": dtype.name,
                        "partitions": [list(b) for b in bounds], "lambda1_effective": lam1,
+                       "target_terms_per_topic": target, "topic_representation": self.topic_representation,
                        "lambda2": self.lambda2, "topic_penalty": self.topic_penalty,
                        "doc_penalty": self.doc_penalty, "inner_max_iter": self.inner_max_iter,
                        "inner_tol": self.inner_tol}
-        saved = checkpoint.read_state(self.checkpoint_dir) if self.resume else None
-        objectives, moved, seconds = [], [], []
         if saved is not None:
             meta, U = saved
             checkpoint.check_compatible(meta, fingerprint)
             start = int(meta["iteration"])
             objectives, moved, seconds = list(meta["objectives"]), list(meta["bytes_moved"]), list(meta["seconds"])
-            self._restore(problem, U, live, start)
+            self._restore(problem, U, live, start, meta.get("representations", []))
         else:
             start = 0
-            self._initialize(problem, X, V_init, bounds, live)
+        self.lambda1_effective_ = lam1
+        self.lambda1_ = lam1 if self.lambda1_scale == "paper" else lam1 * DOCS_PER_UNIT / N
         self.resumed_from_ = start
         mark = {"sent": sent0, "time": time.perf_counter()}
 
@@ -338,9 +287,9 @@ class DaskRLSI(BatchRLSI):
             problem.client_bytes = 0
             objectives.append(obj)
             if self.checkpoint_dir is not None:
-                self._checkpoint(problem, live, iteration, dict(fingerprint, objectives=objectives,
-                                                                bytes_moved=moved, seconds=seconds + [
-                                                                    time.perf_counter() - mark["time"]]))
+                self._checkpoint(problem, live, iteration, dict(
+                    fingerprint, objectives=objectives, bytes_moved=moved, representations=problem.used,
+                    seconds=seconds + [time.perf_counter() - mark["time"]]))
                 sent = ex.transfer_bytes()
             seconds.append(time.perf_counter() - mark["time"])
             mark.update(sent=sent, time=time.perf_counter())
@@ -352,8 +301,8 @@ class DaskRLSI(BatchRLSI):
             alternate(problem, max_iter=self.max_iter, tol=self.tol, executor=ex, name=type(self).__name__,
                       verbose=self.verbose, callback=callback, start_iteration=start,
                       previous=objectives[-1] if objectives else None)
-        U = problem.U
-        self._set_components(U.T.tocsr().astype(dtype))
+        self._set_components(problem.components(dtype))
+        self.topic_representation_ = problem.used[-1] if problem.used else "sparse"
         self.objective_ = np.asarray(objectives)
         self.bytes_moved_ = np.asarray(moved, dtype=np.int64)
         self.seconds_per_iter_ = np.asarray(seconds)
@@ -368,44 +317,77 @@ class DaskRLSI(BatchRLSI):
             W[a:b] = _tasks._w(client.gather(problem.W[i]))
         return W
 
-    def _initialize(self, problem, X, V_init, bounds, live):
-        """W₀ (and S₀ = W₀ᵀW₀) on the workers, as BatchRLSI._initial_doc_vectors makes them."""
-        N, M = X.shape
-        K = self.n_components
+    def _initialize(self, problem, V_init, bounds, live):
+        """W₀ (and S₀ = W₀ᵀW₀) on the workers, as BatchRLSI._initial_doc_vectors makes them; the documents
+        that seed the topics (``init="docs"``) are fetched from their partitions (K rows)."""
+        N = bounds[-1][1]
+        K, dtype = self.n_components, problem.dtype
         sub = problem.submit
         if V_init is not None or self.init == "random":
             if V_init is not None:
-                W0 = np.asarray(V_init, dtype=X.dtype)
+                W0 = np.asarray(V_init, dtype=dtype)
                 if W0.shape != (N, K):
                     raise RLSIError(f"V_init has shape {W0.shape}, expected (n_samples, n_components)={(N, K)}")
                 if not np.all(np.isfinite(W0)):
                     raise RLSIError("V_init holds NaN or infinite values")
-            else:
+            else:  # drawn on the client: the local learner's random stream (N x K)
                 rng = check_random_state(self.random_state)
-                sigma = np.sqrt(float(np.square(X.data, dtype=np.float64).sum()) / (N * K))
-                W0 = (rng.standard_normal((N, K)) * sigma).astype(X.dtype)
+                sigma = np.sqrt(problem.x_sqnorm / (N * K))
+                W0 = (rng.standard_normal((N, K)) * sigma).astype(dtype)
             problem.W = [sub(_tasks.identity, np.ascontiguousarray(W0[bounds[p][0]:bounds[p][1]]), part=i)
                          for i, p in enumerate(live)]
             grams = [sub(_tasks.gram_stats, w, part=i) for i, w in enumerate(problem.W)]
         else:
             rng = check_random_state(self.random_state)
-            nonempty = np.flatnonzero(np.diff(X.indptr) > 0)
+            masks = problem.gather([sub(_tasks.nonempty_rows, part, part=i) for i, part in enumerate(problem.parts)])
+            nonempty = np.concatenate([np.flatnonzero(m) + bounds[p][0] for p, m in zip(live, masks)] or [[]])
             if len(nonempty) < K:
                 raise RLSIError(
                     f"n_components={K} needs at least {K} documents with non-zero weights; X has "
                     f"{len(nonempty)} of {N} (with tf-idf weights a document is all zero when every one of "
                     f"its terms occurs in every document, e.g. identical documents)")
-            picks = np.sort(rng.choice(nonempty, size=K, replace=False))
-            U0 = X[picks].T.tocsr()
+            picks = np.sort(rng.choice(nonempty.astype(np.int64), size=K, replace=False))
+            pieces = []
+            for i, p in enumerate(live):
+                a, b = bounds[p]
+                local = picks[(picks >= a) & (picks < b)] - a
+                if len(local):
+                    pieces.append(sub(_tasks.take_rows, problem.parts[i], local, part=i))
+            U0 = sp.vstack(problem.gather(pieces), format="csr").T.tocsr()
             norms = np.sqrt(np.asarray(U0.multiply(U0).sum(axis=0)).ravel())
-            U0 = (U0 @ sp.diags(1.0 / norms)).tocsr().astype(X.dtype)
+            U0 = (U0 @ sp.diags(1.0 / norms)).tocsr().astype(dtype)
             U0_fut = sub(_tasks.identity, U0)
             prepared = sub(_tasks.prepare_docs, U0_fut, problem.doc_pen, self.lambda2)
             problem.W = [sub(_tasks.doc_step, part, U0_fut, prepared, None, penalty=problem.doc_pen,
-                             lam=self.lambda2, dtype=X.dtype, whole_gram=True, part=i, threads=problem.threads,
+                             lam=self.lambda2, dtype=dtype, whole_gram=True, part=i, threads=problem.threads,
                              **problem.inner) for i, part in enumerate(problem.parts)]
             grams = [sub(_tasks.second, r, part=i) for i, r in enumerate(problem.W)]
         problem.stats = tree_reduce(sub, _tasks.merge_stats, grams)
+
+    def _lambda1_for_target(self, problem, make_problem, target, M):
+        """λ₁ for ``target_terms_per_topic``: :func:`rlsi.models.sparsity.lambda1_for_terms_per_topic` with
+        the sampled rows of R = D W and S = WᵀW reduced from the partitions (the bisection itself runs on
+        the client over those rows: at most SAMPLE_ROWS x K numbers cross the network per round)."""
+        rng = check_random_state(self.random_state)
+        sub, K = problem.submit, self.n_components
+
+        def gram_of(W):  # the local learner's steps.gram(W), as a sum over the partitions
+            return tree_reduce(sub, _tasks.merge_stats, [sub(_tasks.gram_stats, w, part=i) for i, w in enumerate(W)])
+
+        def bisect(W):
+            rows = sample_term_rows(M, rng)
+            shares = [sub(_tasks.sampled_r_rows, part, w, rows, part=i)
+                      for i, (part, w) in enumerate(zip(problem.parts, W))]
+            R, stats = problem.gather([tree_reduce(sub, _tasks.add_arrays, shares), gram_of(W)])
+            return bisect_rows(R, stats.S, target, scale=M / len(rows) / K,
+                               positive=get_penalty(self.topic_penalty).nonneg, max_iter=self.inner_max_iter,
+                               tol=self.inner_tol)
+
+        lam = lambda1_for_terms_per_topic(
+            None, list(problem.W), target, problem_factory=lambda W, lam_: make_problem(list(W), gram_of(W), lam_),
+            rng=rng, positive=get_penalty(self.topic_penalty).nonneg, max_iter=self.inner_max_iter,
+            tol=self.inner_tol, bisect=bisect)
+        return lam
 
     def _checkpoint(self, problem, live, iteration, meta):
         directory = Path(self.checkpoint_dir)
@@ -415,16 +397,21 @@ class DaskRLSI(BatchRLSI):
         problem.ex.client.gather(writes)
         checkpoint.write_state(directory, iteration, problem.U, meta)
 
-    def _restore(self, problem, U, live, iteration):
-        """State after ``iteration`` from the checkpoint: U (client and workers), W_p and S on the workers."""
+    def _restore(self, problem, U, live, iteration, representations):
+        """State after ``iteration`` from the checkpoint: U (client and workers), W_p and S on the workers,
+        and the representation the next U-step would use."""
         sub = problem.submit
         problem.U = U
         problem.U_fut = sub(_tasks.identity, U)
-        problem.U_blocks = [sub(_tasks.rows, problem.U_fut, a, b) for a, b in problem.term_blocks]  # CSR blocks
+        problem.U_blocks = [sub(_tasks.rows, problem.U_fut, a, b) for a, b in problem.term_blocks]  # warm starts
         problem.W = [sub(_tasks.load_part_w, str(checkpoint.part_path(self.checkpoint_dir, iteration, p)),
                          problem.dtype, part=i) for i, p in enumerate(live)]
         grams = [sub(_tasks.block_gram, part, w, part=i) for i, (part, w) in enumerate(zip(problem.parts, problem.W))]
         problem.stats = tree_reduce(sub, _tasks.merge_stats, grams)
+        problem.used = list(representations)
+        if problem.representation == "auto" and problem.dense_fits:
+            nnz = int(np.count_nonzero(U)) if isinstance(U, np.ndarray) else U.nnz
+            problem.dense = problem.next_dense(nnz)
 
     # ------------------------------------------------------------------ persistence
     def to_local(self):

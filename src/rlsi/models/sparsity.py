@@ -32,13 +32,24 @@ def _rows_of_R(D, rows, W):
     return csr_dense_rows(Ds, 0, Ds.shape[0], np.ascontiguousarray(W, dtype=np.float64), dtype=np.float64)
 
 
+def sample_term_rows(n_terms, rng, sample_rows=SAMPLE_ROWS):
+    """The term rows whose lasso the bisection solves: all of them, or a sorted random sample."""
+    if n_terms <= sample_rows:
+        return np.arange(n_terms)
+    return np.sort(rng.choice(n_terms, size=sample_rows, replace=False))
+
+
 def bisect_lambda1(D, W, target, *, rng, positive=False, sample_rows=SAMPLE_ROWS, max_iter=100, tol=1e-4):
     """The λ₁ whose U-step (for fixed W) gives about ``target`` terms per topic (log-scale bisection)."""
     M, K = D.shape[0], W.shape[1]
-    rows = np.arange(M) if M <= sample_rows else np.sort(rng.choice(M, size=sample_rows, replace=False))
-    S = steps.gram(W)
-    R = _rows_of_R(D, rows, W)
-    scale = M / len(rows) / K
+    rows = sample_term_rows(M, rng, sample_rows)
+    return bisect_rows(_rows_of_R(D, rows, W), steps.gram(W), target, scale=M / len(rows) / K,
+                       positive=positive, max_iter=max_iter, tol=tol)
+
+
+def bisect_rows(R, S, target, *, scale, positive=False, max_iter=100, tol=1e-4):
+    """The bisection of :func:`bisect_lambda1` on given rows ``R`` (n x K) of ``D W`` and ``S = WᵀW``;
+    ``scale`` turns the non-zeros of those rows into terms per topic (``M / n / K``)."""
 
     def count(lam):
         U, _ = lasso_rows(R, S, None, lam, max_iter=max_iter, tol=tol, positive=positive)
@@ -60,17 +71,24 @@ def bisect_lambda1(D, W, target, *, rng, positive=False, sample_rows=SAMPLE_ROWS
 
 
 def lambda1_for_terms_per_topic(X, W0, target, *, problem_factory, rng, rounds=3, iters_per_round=3,
-                                positive=False, max_iter=100, tol=1e-4):
+                                positive=False, max_iter=100, tol=1e-4, bisect=None):
     """Effective λ₁ giving about ``target`` terms per topic for the corpus X (documents x terms).
 
     W0 : initial document vectors (N x K). problem_factory(W, lam) : an alternating problem (see
     :mod:`rlsi.models.driver`) started from W with λ₁ = lam, used to move W between bisections.
+    bisect : None, or a callable ``W -> λ₁`` that replaces :func:`bisect_lambda1` on X (a learner whose W
+    and X live elsewhere, e.g. :mod:`rlsi.distributed`; X is then not read).
     """
-    D = X.T.tocsr()
+    if bisect is None:
+        D = X.T.tocsr()
+
+        def bisect(W_):
+            return bisect_lambda1(D, W_, target, rng=rng, positive=positive, max_iter=max_iter, tol=tol)
+
     W = W0
     lam = None
     for r in range(rounds):
-        lam = bisect_lambda1(D, W, target, rng=rng, positive=positive, max_iter=max_iter, tol=tol)
+        lam = bisect(W)
         log.debug("terms-per-topic search, round %d: λ₁ = %.6g", r + 1, lam)
         if r + 1 < rounds:
             problem = problem_factory(W, lam)
