@@ -166,6 +166,20 @@ def test_resume_from_checkpoint_equals_uninterrupted_fit(X, cluster_of, tmp_path
                  resume=True).fit(X)
 
 
+@pytest.mark.parametrize("extra", [dict(target_terms_per_topic=12), dict(topic_representation="sparse")],
+                         ids=["target", "sparse"])
+def test_resume_keeps_the_lambda1_found_and_the_representation(X, cluster_of, tmp_path, extra):
+    client = cluster_of(2)
+    ckpt = tmp_path / "ckpt"
+    full = DaskRLSI(**dict(PARAMS, max_iter=5), **extra, client=client).fit(X)
+    DaskRLSI(**dict(PARAMS, max_iter=2), **extra, client=client, checkpoint_dir=ckpt).fit(X)
+    resumed = DaskRLSI(**dict(PARAMS, max_iter=5), **extra, client=client, checkpoint_dir=ckpt, resume=True).fit(X)
+    assert resumed.resumed_from_ == 2 and resumed.lambda1_effective_ == full.lambda1_effective_
+    assert resumed.topic_representation_ == full.topic_representation_
+    assert (resumed.components_ != full.components_).nnz == 0
+    np.testing.assert_array_equal(resumed.objective_, full.objective_)
+
+
 def test_unreachable_scheduler_is_one_clean_line(X):
     import socket
 

@@ -43,6 +43,7 @@ from ..io.jsonl import iter_json_lines
 from ..text import TfidfVectorizer
 from ..text.corpus import _check_unique, _record_id, _record_text, _text_fields
 from ..text.vectorize import _count_tokens, _doc_count_threshold, _keep_columns, idf_from_df
+from .problem import tree_reduce
 
 __all__ = ["WorkerMatrix", "vectorize_files", "fit_vocabulary"]
 
@@ -216,8 +217,6 @@ def vectorize_files(paths, vectorizer=None, *, client, text_fields=("title", "te
     _doc_count_threshold("min_df", vectorizer.min_df, 1)
     _doc_count_threshold("max_df", vectorizer.max_df, 1)
     fields = _text_fields(text_fields)
-    from .learner import tree_reduce
-
     def submit(fn, *args):
         return client.submit(fn, *args, pure=False)
 

@@ -1,10 +1,18 @@
 """Distributed batch RLSI on Dask: TOIS §4.4 (Map-1/Reduce-1, Map-2/Reduce-2) with the local core.
 
-Data placement. X is cut into document partitions (:mod:`rlsi.distributed.partitions`), each made into
-a :class:`~rlsi.distributed._tasks.Part` (its rows of X and of D = Xᵀ) by a task on its worker; the
-document vectors W_p of a partition are produced and kept on the same worker. The client keeps U
-(sparse, terms x topics), S (K x K) and scalars. Per iteration (one :func:`rlsi.models.driver.alternate`
-step of :class:`DistributedProblem`):
+Input. ``fit(X)`` with X on the client cuts X into document partitions
+(:mod:`rlsi.distributed.partitions`) and ships their rows once. For a corpus that need not fit on the
+client, :func:`rlsi.distributed.vectorize_files` reads and vectorizes JSON lines files on the workers
+(:mod:`rlsi.distributed.files`) into a :class:`~rlsi.distributed.files.WorkerMatrix`, and ``fit(matrix)``
+makes one partition of each non-empty file, on the worker that holds its rows; ``fit_files(paths)`` does
+both. Everything below reads X through the partitions only: the documents that seed the topics
+(``init="docs"``) are K rows fetched from their partitions, ‖X‖² is reduced from them.
+
+Data placement. Each partition is made into a :class:`~rlsi.distributed._tasks.Part` (its rows of X and
+of D = Xᵀ) by a task on its worker; the document vectors W_p of a partition are produced and kept on the
+same worker. The client keeps U (terms x topics, CSR or dense: ``topic_representation`` as BatchRLSI, see
+:mod:`rlsi.distributed.problem`), S (K x K) and scalars. Per iteration (one
+:func:`rlsi.models.driver.alternate` step of :class:`~rlsi.distributed.problem.DistributedProblem`):
 
 * Map-1/Reduce-1 (U-step): ``S = Σ_p S_p`` was reduced in the previous V-step; ``prepare(S, λ₁)`` is one
   K x K task. For every term block ``[a, b)`` of the local learner, each partition that holds terms of
@@ -15,11 +23,11 @@ step of :class:`DistributedProblem`):
   documents with :func:`rlsi.models.tasks.doc_block` (through ``_tasks.doc_step``) and returns its
   :class:`~rlsi.models.tasks.DocStats`; these are tree-reduced with ``DocStats.merge``.
 
-What crosses the network: U (sparse) to each partition and to the client, K x K matrices, the partial
-R rows of a term block from each partition that has its terms, and a few scalars. D, X and W are never
-gathered on the client (``fit_transform`` gathers W because it returns it). ``bytes_moved_`` records,
-per iteration, Dask's own count of bytes sent between workers plus the bytes of what the client sends
-and gathers (:func:`dask.sizeof.sizeof`).
+What crosses the network: U (CSR, or dense with dense topics) to each partition and to the client, K x K
+matrices, the partial R rows of a term block from each partition that has its terms, and a few scalars.
+D, X and W are never gathered on the client (``fit_transform`` gathers W because it returns it).
+``bytes_moved_`` records, per iteration, Dask's own count of bytes sent between workers plus the bytes
+of what the client sends and gathers (:func:`dask.sizeof.sizeof`).
 
 Equality with :class:`rlsi.models.BatchRLSI` (same data, parameters and seed). Every task is the local
 learner's task on the same rows, so one partition is **bit-identical** to the local learner (the serial
@@ -33,6 +41,11 @@ is carried over: the client keeps each term row's bound, moved each iteration by
 once, K floats per partition per iteration), and sends each partition the block's mask of rows still
 needed; a skipped row is neither computed nor sent. It never changes U (it only skips rows whose
 solution is zero); ``n_rows_screened_`` counts the skipped rows.
+
+Sparsity target. ``target_terms_per_topic`` runs the λ₁ search of :mod:`rlsi.models.sparsity` with the
+same random sample of term rows: the sampled rows of R = D W (at most ``SAMPLE_ROWS`` x K) and S are
+reduced from the partitions, the bisection runs on the client, and the RLSI iterations between rounds
+are distributed problems. So the λ₁ found is the local learner's (to rounding).
 
 The patent's MPI arrangement (documents partitioned over ranks, an all-reduce of S and of the R term
 blocks, topic rows solved by the rank that owns the term block) is the same arithmetic with the same
@@ -79,25 +92,31 @@ class DaskRLSI(BatchRLSI):
 
     Parameters
     ----------
-    n_components, lambda1, lambda2, topic_penalty, doc_penalty, lambda1_scale, init, max_iter, tol,
-    inner_max_iter, inner_tol, random_state, verbose : as :class:`rlsi.models.BatchRLSI`.
+    n_components, lambda1, lambda2, topic_penalty, doc_penalty, lambda1_scale, target_terms_per_topic,
+    topic_representation, init, max_iter, tol, inner_max_iter, inner_tol, random_state, verbose : as
+    :class:`rlsi.models.BatchRLSI` (same defaults, same result).
     n_jobs : None or int — numba threads inside each task (None: the cores divided by the worker threads
         of a LocalCluster started here; numba's default on another cluster).
     client : None or distributed.Client — run on this cluster (never closed here).
     scheduler : None or str — ``tcp://HOST:PORT`` of a running scheduler (when no client).
     n_workers, threads_per_worker : the loopback LocalCluster started and closed for the fit otherwise.
     partitions : None, int or list of sizes — document partitions (default: one per worker; see
-        :mod:`rlsi.distributed.partitions`).
+        :mod:`rlsi.distributed.partitions`); must be None for a WorkerMatrix (one partition per file).
     checkpoint_dir : None or path — write U and W after every iteration (see
         :mod:`rlsi.distributed.checkpoint`); resume : bool — continue from its last complete iteration.
     timeout : float, default 10 — seconds to wait for ``scheduler``.
 
+    Input: ``fit(X)`` / ``fit_transform(X)`` with X a sparse matrix on the client or a
+    :class:`~rlsi.distributed.files.WorkerMatrix` on the workers (:func:`rlsi.distributed.vectorize_files`);
+    ``fit_files(paths, vectorizer)`` reads, vectorizes and fits JSON lines files on the workers.
+
     Attributes
     ----------
-    Those of BatchRLSI, plus ``bytes_moved_`` (ndarray (n_iter_,), int: bytes sent between workers and
-    between the client and the cluster in each iteration), ``partitions_`` (list of (start, stop) document
-    ranges), ``seconds_per_iter_`` (ndarray (n_iter_,)), ``resumed_from_`` (iterations loaded from the
-    checkpoint, 0 for a fresh fit). ``to_local()`` returns the equivalent fitted BatchRLSI (what
+    Those of BatchRLSI (``topic_representation_``, ``lambda1_`` included), plus ``vectorizer_`` (after
+    ``fit_files``: the fitted TfidfVectorizer), ``bytes_moved_`` (ndarray (n_iter_,), int: bytes sent
+    between workers and between the client and the cluster in each iteration), ``partitions_`` (list of
+    (start, stop) document ranges), ``seconds_per_iter_`` (ndarray (n_iter_,)), ``resumed_from_``
+    (iterations loaded from the checkpoint, 0 for a fresh fit). ``to_local()`` returns the equivalent fitted BatchRLSI (what
     ``rlsi fit --backend dask`` saves, so the model directory is the local learner's).
     """
 
@@ -168,7 +187,9 @@ class DaskRLSI(BatchRLSI):
         return self
 
     def _executor(self, client):
-        return DaskExecutor(client, scheduler=self.scheduler, n_workers=self.n_workers,
+        # a WorkerMatrix's own client replaces the cluster named by the parameters
+        scheduler = self.scheduler if client is self.client else None
+        return DaskExecutor(client, scheduler=scheduler, n_workers=self.n_workers,
                             threads_per_worker=self.threads_per_worker, timeout=self.timeout,
                             task_threads=self.n_jobs)
 
