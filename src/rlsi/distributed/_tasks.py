@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 from dask.sizeof import sizeof
 
-from ..kernels.products import csr_dense, csr_dense_rows
+from ..kernels.products import csr_dense, csr_dense_rows, row_absmax
 from ..models import steps, tasks
 from ..models.sparsity import _rows_of_R
 from ..models.tasks import DocStats
@@ -141,7 +141,10 @@ def r_partial(part, W, a, b, dtype, need=None):
     if need is not None:
         has &= need
     rows = np.flatnonzero(has)
-    return rows, csr_dense_rows(part.D, a, b, _w(W), mask=has, dtype=dtype)[rows]
+    if len(rows) == b - a:
+        return rows, csr_dense_rows(part.D, a, b, _w(W), dtype=dtype)
+    # only the rows sent are computed, straight into a compact array (same kernel, same per-row sums)
+    return rows, csr_dense_rows(part.D[rows + a], 0, len(rows), _w(W), dtype=dtype)
 
 
 def nonempty_rows(part):
@@ -171,8 +174,8 @@ def row_sq_norms(part):
 
 def col_sq_diff(new, old):
     """``Σ_n (W_new[n, k] − W_old[n, k])²`` per topic k over the partition (K,), float64."""
-    A = _w(new).astype(np.float64)
-    return np.square(A - _w(old), dtype=np.float64).sum(axis=0)
+    diff = np.asarray(_w(new), dtype=np.float64) - _w(old)  # one temporary, squared in place
+    return np.square(diff, out=diff).sum(axis=0)
 
 
 @sizeof.register(tuple)
@@ -183,6 +186,8 @@ def _sizeof_tuple(t):  # dask's own rule samples long tuples; ours are short and
 def add(x, y):
     """Sum of two compact shares of R rows (see :func:`r_partial`); rows present in one are copied."""
     (ix, vx), (iy, vy) = x, y
+    if len(ix) == len(iy) and np.array_equal(ix, iy):  # the same rows (common): a plain sum
+        return ix, vx + vy
     rows = np.union1d(ix, iy)
     out = np.zeros((len(rows), vx.shape[1]), dtype=np.result_type(vx, vy))
     out[np.searchsorted(rows, ix)] += vx
@@ -206,14 +211,28 @@ def prepare_docs(U, penalty, lam):
 def topic_step(Rb, prepared, U_prev_b, n_rows, K, dtype, *, penalty, lam, max_iter, tol, dense=False):
     """U-step of one term block: ``(U_b (n_rows x K), sweeps, rows, max_k |r_mk| of those rows)`` from
     the compact rows ``Rb`` of R (:func:`r_partial`); None means no partition sent rows (R_b = 0).
-    U_b is CSR, or an ndarray with ``dense`` (the dense topic representation)."""
-    R = np.zeros((n_rows, K), dtype=dtype)
-    rows, peak = np.zeros(0, dtype=np.int64), np.zeros(0)
-    if Rb is not None:
-        rows = Rb[0]
-        R[rows] = Rb[1]
-        peak = np.abs(Rb[1]).max(axis=1) if K else np.zeros(len(rows))
+    U_b is CSR, or an ndarray with ``dense`` (the dense topic representation).
+
+    Sparse ℓ1 topics: only the rows sent are solved. A row that no partition sent has r = 0 and a zero
+    warm start (no document holds the term, or the screening certified it, which it does only for rows
+    whose previous weights are all zero), so its solution is zero without a solve; the rows solved are
+    independent coordinate-descent problems, the same arithmetic as in the whole block."""
+    rows, R = (np.zeros(0, dtype=np.int64), np.zeros((0, K), dtype=dtype)) if Rb is None else Rb
+    R = np.ascontiguousarray(R, dtype=dtype)
+    peak = row_absmax(R) if K else np.zeros(len(rows))
     U_prev_b = None if U_prev_b is None else _u(U_prev_b)
+    if not dense and penalty.norm == "l1" and len(rows) < n_rows:
+        U0 = None if U_prev_b is None else U_prev_b[rows]
+        Uc, sweeps = tasks.topic_block(R, prepared, U0, 0, len(rows), penalty=penalty, lam=lam,
+                                       max_iter=max_iter, tol=tol)
+        counts = np.zeros(n_rows + 1, dtype=np.int64)
+        counts[rows + 1] = np.diff(Uc.indptr)
+        Ub = sp.csr_matrix((Uc.data, Uc.indices, np.cumsum(counts)), shape=(n_rows, K))
+        return Ub, sweeps, rows, peak
+    if len(rows) < n_rows:
+        full = np.zeros((n_rows, K), dtype=dtype)
+        full[rows] = R
+        R = full
     Ub, sweeps = tasks.topic_block(R, prepared, U_prev_b, 0, n_rows, penalty=penalty, lam=lam,
                                    max_iter=max_iter, tol=tol, dense=dense)
     return Ub, sweeps, rows, peak
