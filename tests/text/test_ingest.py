@@ -43,6 +43,7 @@ def test_equals_the_in_memory_vectorizer(tmp_path, settings, batch_docs):
     m = _check_equal(tmp_path / "m", reference, X_ref, corpus.ids)
     lengths = reference.doc_lengths(corpus.texts)
     assert np.array_equal(m.doc_lengths, lengths)
+    assert [p.name for p in tmp_path.iterdir()] == ["m"]  # the token cache is gone
 
 
 def test_several_files_read_in_order(tmp_path):
@@ -81,7 +82,7 @@ def test_bad_corpora(tmp_path, content, words):
     path.write_text(content)
     with pytest.raises(CorpusError, match=words):
         ingest(path, tmp_path / "m")
-    assert not (tmp_path / "m").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.jsonl"]  # no matrix, no token cache left
 
 
 def test_pruning_everything_is_refused(tmp_path):

@@ -3,7 +3,7 @@
 * ``rlsi synth --docs N --terms M --tokens T [--topics K] [--seed S] [--dtype float32] -o DIR`` — a
   synthetic topic-structured corpus (:mod:`rlsi.datasets.synthetic`) streamed into a matrix directory.
 * ``rlsi ingest CORPUS.jsonl[.gz] ... -o DIR`` — vocabulary and tf-idf matrix of JSON-lines corpora, in
-  two streaming passes (:mod:`rlsi.text.ingest`), with the text options of ``rlsi fit``.
+  one streaming pass and a pass over a token cache (:mod:`rlsi.text.ingest`), with the text options of ``rlsi fit``.
 * ``rlsi fit --matrix DIR -o MODEL_DIR`` — batch RLSI on a matrix directory, memory-mapped; the model is
   saved with the directory's vectorizer (when it has one), as ``rlsi fit CORPUS`` saves it, so
   ``rlsi topics`` / ``rlsi search`` work on it. ``--memory-limit`` (default: the memory available) refuses,
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import resource
 import time
 
 import numpy as np
@@ -71,8 +70,9 @@ def register(sub):
     p.set_defaults(func=run_synth)
 
     p = sub.add_parser("ingest", help="build the vocabulary and tf-idf matrix of a large corpus (streamed)",
-                       description="Read JSON-lines corpora (gzip'ed or not) twice -- vocabulary, then matrix -- "
-                                   "without holding their text, and write a matrix directory with the "
+                       description="Read JSON-lines corpora (gzip'ed or not) once, without holding their text "
+                                   "(vocabulary first, token columns cached on disk, then the matrix), and "
+                                   "write a matrix directory with the "
                                    "vectorizer for 'rlsi fit --matrix'. Same matrix as 'rlsi fit' builds in "
                                    "memory from the same options.")
     p.add_argument("corpus", nargs="+", help="corpus files (.jsonl / .jsonl.gz), read in order")
@@ -100,7 +100,9 @@ def add_matrix_arguments(parser):
 
 
 def _peak_rss():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    from ..models.memory import peak_rss
+
+    return peak_rss()
 
 
 def run_synth(args):

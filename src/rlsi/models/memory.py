@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["MemoryEstimate", "estimate_batch_fit", "estimate_for", "current_rss", "available_memory",
+__all__ = ["MemoryEstimate", "estimate_batch_fit", "estimate_for", "current_rss", "peak_rss", "available_memory",
            "format_bytes", "parse_bytes"]
 
 
@@ -77,9 +77,10 @@ def parse_bytes(text) -> int:
     s = str(text).strip().lower().replace(" ", "").replace("ib", "b")
     num = s.rstrip("kmgtb")
     unit = s[len(num):]
-    if unit not in _UNITS or not num:
-        raise ValueError(f"{text!r} is not a size (examples: 20G, 512M, 1.5GB)")
-    value = float(num) * _UNITS[unit]
+    try:
+        value = float(num) * _UNITS[unit]
+    except (KeyError, ValueError):
+        raise ValueError(f"{text!r} is not a size (examples: 20G, 512M, 1.5GB)") from None
     if not np.isfinite(value) or value <= 0:
         raise ValueError(f"{text!r} must be a positive size")
     return int(value)
@@ -92,6 +93,22 @@ def current_rss() -> int:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError):
         return 0
+
+
+def peak_rss() -> int:
+    """Peak resident memory of this process so far (bytes): ``VmHWM`` of /proc/self/status, which starts
+    afresh at ``exec`` (``ru_maxrss`` does not: on Linux a child started by fork/vfork + exec inherits the
+    parent's peak), else ``ru_maxrss``."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def available_memory():

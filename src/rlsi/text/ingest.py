@@ -1,13 +1,14 @@
 """Streaming ingestion: JSON-lines corpora (gzip'ed or not, of any size) -> a tf-idf matrix directory.
 
-:func:`ingest` reads the files twice and never holds the text:
+:func:`ingest` reads the files once and never holds the text:
 
-1. **vocabulary** — each document is tokenized and its distinct terms counted once (document frequency);
-   only the term -> df table, the document ids and the number of documents are kept;
+1. **vocabulary** — each document is tokenized, its distinct terms counted once (document frequency), and
+   the provisional column of every token appended to a scratch file (4 bytes a token, next to the output,
+   removed at the end); only the term -> column table, the df, the document ids and lengths stay in memory;
 2. **matrix** — the terms kept (``min_df``/``max_df``/``max_features``, as in
    :class:`rlsi.text.TfidfVectorizer`; columns in alphabetical order) are weighted with the idf of the
-   whole corpus, and the rows are appended to the ``.npy`` files of a matrix directory
-   (:mod:`rlsi.io.matrix`) batch by batch.
+   whole corpus: the rows are rebuilt batch by batch from the scratch file (no second tokenization) and
+   appended to the ``.npy`` files of a matrix directory (:mod:`rlsi.io.matrix`).
 
 The tokenizer, the pruning rules and the weighting are those of :class:`rlsi.text.TfidfVectorizer`
 (``vectorizer`` gives its settings; the row weighting is its own ``_weight``), so the matrix and the
@@ -17,16 +18,18 @@ matrix (``rlsi fit --matrix DIR``) is saved with the vectorizer that maps querie
 
 Documents: as :func:`rlsi.text.read_jsonl` reads them (``text_fields`` joined; the ``"id"`` field, or the
 line number; ids unique across all files). With several files a document without an ``"id"`` gets
-``FILE_NAME:LINE``. A file that changes between the two passes is refused.
+``FILE_NAME:LINE``.
 
 Memory: the vocabulary table of the first pass (every distinct term before pruning: about 100-150 bytes a
 term in Python), the ids (N strings), one batch of documents, and O(N) integers; the matrix itself goes to
-disk. Progress bars show documents per second.
+disk. Disk: the matrix plus 4 bytes a token of scratch. Progress bars show documents per second.
 """
 
 from __future__ import annotations
 
 import logging
+import shutil
+import tempfile
 import time
 from array import array
 from collections import defaultdict
@@ -40,7 +43,7 @@ from .._validation import check_number
 from ..errors import CorpusError, RLSIError
 from ..io.jsonl import iter_json_lines
 from .corpus import _record_id, _record_text, _text_fields
-from .vectorize import TfidfVectorizer, _count_tokens, _doc_count_threshold, idf_from_df
+from .vectorize import TfidfVectorizer, _doc_count_threshold, idf_from_df
 
 __all__ = ["ingest", "iter_documents"]
 
@@ -75,9 +78,11 @@ def _batches(paths, text_fields, batch_docs):
 
 
 def _distinct_terms(texts, tokenizer, lookup):
-    """Provisional columns of the distinct terms of each document (``lookup`` grows: a defaultdict whose
-    default is its own length, shared by every batch so that it is never copied). Returns the CSR
-    (n_docs x len(lookup)) of ones at each document's distinct terms."""
+    """Provisional columns of the tokens of each document (``lookup`` grows: a defaultdict whose default is
+    its own length, shared by every batch so that it is never copied).
+
+    Returns ``(tokens, lengths, distinct)``: the provisional column of every token in order (int64), |d|
+    of each document, and the CSR (n_docs x len(lookup)) of each document's distinct terms with their counts."""
     indices = array("q")
     lengths = array("q")
     get = lookup.__getitem__
@@ -86,10 +91,29 @@ def _distinct_terms(texts, tokenizer, lookup):
         lengths.append(len(tokens))
         indices.extend(map(get, tokens))
     n = len(lengths)
+    lengths = np.frombuffer(lengths, dtype=np.int64)
     indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.frombuffer(lengths, dtype=np.int64), out=indptr[1:])
-    idx = np.frombuffer(indices, dtype=np.int64)
-    counts = sp.csr_matrix((np.ones(len(idx), dtype=np.int64), idx, indptr), shape=(n, len(lookup)))
+    np.cumsum(lengths, out=indptr[1:])
+    tokens = np.frombuffer(indices, dtype=np.int64)
+    distinct = sp.csr_matrix((np.ones(len(tokens), dtype=np.int64), tokens.copy(), indptr), shape=(n, len(lookup)))
+    distinct.sum_duplicates()
+    return tokens, lengths, distinct
+
+
+def _counts(tokens, lengths, remap, n_terms):
+    """Term counts of a batch from its cached provisional token columns: CSR (n_docs x n_terms) of int64
+    counts, sorted indices, tokens of pruned terms dropped — what ``_count_tokens(..., grow=False)`` gives
+    for the same documents and the fitted vocabulary."""
+    cols = remap[tokens]
+    known = cols >= 0
+    indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    cum = np.zeros(len(cols) + 1, dtype=np.int64)
+    np.cumsum(known, out=cum[1:])
+    cols, indptr = cols[known], cum[indptr]
+    itype = np.int32 if max(len(cols), n_terms) < 2**31 else np.int64
+    counts = sp.csr_matrix((np.ones(len(cols), dtype=np.int64), cols.astype(itype), indptr.astype(itype)),
+                           shape=(len(lengths), n_terms))
     counts.sum_duplicates()
     return counts
 
@@ -113,7 +137,7 @@ def _kept_terms(vectorizer, terms, df, total, n_docs):
 def ingest(paths, output, *, vectorizer=None, text_fields=("title", "text"), batch_docs=BATCH_DOCS, verbose=0):
     """Build the vocabulary and the tf-idf matrix of JSON-lines corpora into the matrix directory ``output``.
 
-    paths : one path or a list of ``.jsonl`` / ``.jsonl.gz`` files (read twice: not a pipe).
+    paths : one path or a list of ``.jsonl`` / ``.jsonl.gz`` files (read once, but not from a pipe).
     vectorizer : an unfitted :class:`TfidfVectorizer` giving the settings (tokenizer, ``min_df``,
         ``max_df``, ``max_features``, ``norm``, ``dtype``); default ``TfidfVectorizer()``. It is fitted in
         place (same attributes as after ``fit`` on the documents) and saved in the directory.
@@ -128,7 +152,7 @@ def ingest(paths, output, *, vectorizer=None, text_fields=("title", "text"), bat
     for p in paths:
         if not Path(p).is_file():
             raise CorpusError(f"corpus file not found: {p}" if not Path(p).exists() else
-                              f"{p} is not a regular file: ingestion reads its corpus twice (no pipes or folders)")
+                              f"{p} is not a regular file: give .jsonl or .jsonl.gz files")
     vec = TfidfVectorizer() if vectorizer is None else vectorizer
     if not isinstance(vec, TfidfVectorizer):
         raise RLSIError(f"vectorizer must be a TfidfVectorizer, got {type(vec).__name__}")
@@ -140,76 +164,89 @@ def ingest(paths, output, *, vectorizer=None, text_fields=("title", "text"), bat
     check_output_dir(output, what="matrix directory", is_ours=lambda p: (Path(p) / "manifest.json").is_file(),
                      kind="an rlsi matrix or model directory", remedy="choose another -o")
 
-    # ---- pass 1: vocabulary and document frequencies
+    # ---- pass 1: vocabulary, document frequencies, and the token columns cached on disk
     t0 = time.perf_counter()
-    lookup = defaultdict(None)
-    lookup.default_factory = lookup.__len__
-    df = np.zeros(0, dtype=np.int64)
-    total = np.zeros(0, dtype=np.int64)  # occurrences (for max_features)
-    want_total = vec.max_features is not None
-    ids, seen = [], set()
-    bar = progress_bar(None, "vocabulary", verbose=verbose, unit="doc")
-    for batch_ids, texts in _batches(paths, text_fields, batch_docs):
-        for doc_id in batch_ids:
-            if doc_id in seen:
-                raise CorpusError(f"duplicate document id {doc_id!r} (document {len(ids) + 1})")
-            seen.add(doc_id)
-            ids.append(doc_id)
-        distinct = _distinct_terms(texts, tokenizer, lookup)
-        n_terms = len(lookup)
-        df = np.concatenate([df, np.zeros(n_terms - len(df), dtype=np.int64)])
-        df += np.bincount(distinct.indices, minlength=n_terms)
-        if want_total:
-            total = np.concatenate([total, np.zeros(n_terms - len(total), dtype=np.int64)])
-            total += np.bincount(distinct.indices, weights=distinct.data, minlength=n_terms).astype(np.int64)
-        if bar is not None:
-            bar.update(len(texts))
-    if bar is not None:
-        bar.close()
-    del seen
-    n_docs = len(ids)
-    if n_docs == 0:
-        raise CorpusError("empty corpus: no documents to fit the vectorizer on")
-    if not lookup:
-        raise CorpusError(f"empty corpus: none of the {n_docs} documents has a token left after "
-                          "tokenization and stop-word removal")
-    terms = list(lookup)  # provisional column j is terms[j]
-    del lookup
-    order = _kept_terms(vec, terms, df, total, n_docs)
-    vec.feature_names_ = [terms[j] for j in order]
-    del terms
-    vec.vocabulary_ = {t: j for j, t in enumerate(vec.feature_names_)}
-    vec.df_ = df[order]
-    vec.n_docs_ = int(n_docs)
-    vec.idf_ = idf_from_df(vec.df_, vec.n_docs_)
-    t1 = time.perf_counter()
-    log.info("vocabulary: %d documents, %d terms kept, %.1f s (%.0f documents/s)", n_docs, len(order),
-             t1 - t0, n_docs / max(t1 - t0, 1e-9))
-
-    # ---- pass 2: the weighted rows, appended to the matrix directory
-    nnz_bound = int(vec.df_.sum())  # every kept term of every document, before idf-0 entries are dropped
-    meta = {"weighting": "tfidf", "norm": vec.norm,
-            "source": {"files": [str(Path(p).resolve()) for p in paths], "text_fields": list(text_fields)}}
-    seen_docs = 0
-    with MatrixWriter(output, n_cols=len(vec.feature_names_), dtype=dtype, max_nnz=nnz_bound, meta=meta) as writer:
-        bar = progress_bar(n_docs, "matrix", verbose=verbose, unit="doc")
-        for batch_ids, texts in _batches(paths, text_fields, batch_docs):
-            if batch_ids != ids[seen_docs: seen_docs + len(batch_ids)]:
-                raise CorpusError(f"the corpus changed while it was read (document {seen_docs + 1} differs "
-                                  f"between the two passes); ingest a file that is not being written")
-            seen_docs += len(batch_ids)
-            counts, lengths = _count_tokens(texts, tokenizer, vec.vocabulary_, grow=False)
-            writer.append(vec._weight(counts, lengths), doc_lengths=lengths)
-            if bar is not None:
-                bar.update(len(texts))
+    output = Path(output)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{output.name}.ingest-", dir=output.parent if output.parent.is_dir()
+                                    else None))
+    try:
+        token_file = scratch / "tokens.bin"
+        lookup = defaultdict(None)
+        lookup.default_factory = lookup.__len__
+        df = np.zeros(0, dtype=np.int64)
+        total = np.zeros(0, dtype=np.int64)  # occurrences (for max_features)
+        want_total = vec.max_features is not None
+        ids, seen, lengths = [], set(), []
+        bar = progress_bar(None, "vocabulary", verbose=verbose, unit="doc")
+        with open(token_file, "wb") as cache:
+            for batch_ids, texts in _batches(paths, text_fields, batch_docs):
+                for doc_id in batch_ids:
+                    if doc_id in seen:
+                        raise CorpusError(f"duplicate document id {doc_id!r} (document {len(ids) + 1})")
+                    seen.add(doc_id)
+                    ids.append(doc_id)
+                tokens, batch_lengths, distinct = _distinct_terms(texts, tokenizer, lookup)
+                n_terms = len(lookup)
+                if n_terms >= 2**31:  # pragma: no cover - 2 billion distinct terms
+                    raise CorpusError(f"more than 2^31 distinct terms after {len(ids)} documents")
+                cache.write(memoryview(tokens.astype(np.int32)).cast("B"))
+                lengths.append(batch_lengths.copy())
+                df = np.concatenate([df, np.zeros(n_terms - len(df), dtype=np.int64)])
+                df += np.bincount(distinct.indices, minlength=n_terms)
+                if want_total:
+                    total = np.concatenate([total, np.zeros(n_terms - len(total), dtype=np.int64)])
+                    total += np.bincount(distinct.indices, weights=distinct.data, minlength=n_terms).astype(np.int64)
+                if bar is not None:
+                    bar.update(len(texts))
         if bar is not None:
             bar.close()
-        if seen_docs != n_docs:
-            raise CorpusError(f"the corpus changed while it was read ({n_docs} documents, then {seen_docs}); "
-                              f"ingest a file that is not being written")
-        writer.doc_ids = ids
-        writer.vectorizer = vec
-        nnz = writer.nnz
+        del seen
+        n_docs = len(ids)
+        if n_docs == 0:
+            raise CorpusError("empty corpus: no documents to fit the vectorizer on")
+        if not lookup:
+            raise CorpusError(f"empty corpus: none of the {n_docs} documents has a token left after "
+                              "tokenization and stop-word removal")
+        terms = list(lookup)  # provisional column j is terms[j]
+        del lookup
+        order = _kept_terms(vec, terms, df, total, n_docs)
+        vec.feature_names_ = [terms[j] for j in order]
+        remap = np.full(len(terms), -1, dtype=np.int64)  # provisional column -> fitted column (-1: pruned)
+        remap[order] = np.arange(len(order))
+        del terms
+        vec.vocabulary_ = {t: j for j, t in enumerate(vec.feature_names_)}
+        vec.df_ = df[order]
+        vec.n_docs_ = int(n_docs)
+        vec.idf_ = idf_from_df(vec.df_, vec.n_docs_)
+        lengths = np.concatenate(lengths)
+        starts = np.zeros(n_docs + 1, dtype=np.int64)
+        np.cumsum(lengths, out=starts[1:])
+        t1 = time.perf_counter()
+        log.info("vocabulary: %d documents, %d terms kept, %.1f s (%.0f documents/s)", n_docs, len(order),
+                 t1 - t0, n_docs / max(t1 - t0, 1e-9))
+
+        # ---- pass 2: the weighted rows from the cached token columns, appended to the matrix directory
+        nnz_bound = int(vec.df_.sum())  # every kept term of every document, before idf-0 entries are dropped
+        meta = {"weighting": "tfidf", "norm": vec.norm,
+                "source": {"files": [str(Path(p).resolve()) for p in paths], "text_fields": list(text_fields)}}
+        n_terms = len(vec.feature_names_)
+        cached = np.memmap(token_file, dtype=np.int32, mode="r") if starts[-1] else np.zeros(0, dtype=np.int32)
+        with MatrixWriter(output, n_cols=n_terms, dtype=dtype, max_nnz=nnz_bound, meta=meta) as writer:
+            bar = progress_bar(n_docs, "matrix", verbose=verbose, unit="doc")
+            for d0 in range(0, n_docs, batch_docs):
+                d1 = min(n_docs, d0 + batch_docs)
+                counts = _counts(np.asarray(cached[starts[d0]:starts[d1]]), lengths[d0:d1], remap, n_terms)
+                writer.append(vec._weight(counts, lengths[d0:d1]), doc_lengths=lengths[d0:d1])
+                if bar is not None:
+                    bar.update(d1 - d0)
+            if bar is not None:
+                bar.close()
+            writer.doc_ids = ids
+            writer.vectorizer = vec
+            nnz = writer.nnz
+        del cached
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     t2 = time.perf_counter()
     log.info("matrix: %d x %d, nnz %d, %.1f s (%.0f documents/s); %.1f s in all", n_docs, len(vec.feature_names_),
              nnz, t2 - t1, n_docs / max(t2 - t1, 1e-9), t2 - t0)
