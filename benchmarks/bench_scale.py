@@ -5,7 +5,7 @@ own process (so that its peak memory is its own: ``VmHWM``), with throughput in 
    optionally (``--at-once``) the all-at-once generator it replaced (:mod:`rlsi.oracle.synthetic`) at the
    same size, for its peak memory.
 2. A JSON-lines text corpus (gzip) made from the same synthetic counts (term id -> a letters-only word, each
-   token written out), then ``rlsi ingest`` (:func:`rlsi.text.ingest.ingest`) of it: two passes.
+   token written out), then ``rlsi ingest`` (:func:`rlsi.text.ingest.ingest`) of it.
 3. Optionally (``--fit-k K``) ``BatchRLSI(K)`` on the memory-mapped matrix of step 1 for ``--fit-iters``
    iterations: time, peak memory, and the estimate of :mod:`rlsi.models.memory` made before the fit.
 
@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import os
 import shutil
 import sys
 import tempfile
@@ -187,7 +186,7 @@ def main(argv=None):
         shutil.rmtree(work, ignore_errors=True)
 
     N = a.docs
-    L = [f"# Web-scale foundations: streamed generation, ingestion, memory-mapped fit (#13)", "",
+    L = ["# Web-scale foundations: streamed generation, ingestion, memory-mapped fit (#13)", "",
          f"Command: `{harness.command_line(__file__, argv)}`", "", harness.machine_line(facts),
          f" Children ran with {a.threads} numba/BLAS threads.", ""]
     rows = []
@@ -202,7 +201,7 @@ def main(argv=None):
     g = results["ingest"]
     if "error" not in g:
         t = results["text"]
-        rows.append(["`rlsi ingest` (two passes over JSONL.gz)", f"{g['seconds']:.1f}", f"{N / g['seconds']:.0f}",
+        rows.append(["`rlsi ingest` (JSONL.gz read once + token cache)", f"{g['seconds']:.1f}", f"{N / g['seconds']:.0f}",
                      _gb(g["peak_rss"]), f"{g['n_terms']} terms, nnz {g['nnz']}, input {_gb(t['bytes'])} gzip'ed, "
                                          f"{_gb(g['disk_bytes'])} on disk"])
     L += harness.md_table(["step", "seconds", "documents/s", "peak RSS", "notes"], rows, align="lrrrl")

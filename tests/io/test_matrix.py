@@ -212,9 +212,9 @@ def _damage_fifo(path):
 def test_damage_gives_one_clear_error(matrix_dir, damage, words):
     path, _ = matrix_dir
     damage(path)
-    for mmap in (True, False):
+    for mapped in (True, False):
         with pytest.raises(ModelFormatError, match=words) as info:
-            load_matrix(path, mmap=mmap)
+            load_matrix(path, mmap=mapped)
         assert "\n" not in str(info.value)
 
 
