@@ -15,7 +15,7 @@ from .. import io
 from ..errors import RLSIError
 from ..quality import avg_compactness
 from ..text import read_corpus
-from . import _common
+from . import _common, scale as _scale
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +25,7 @@ def register(sub):
                        description="Fit RLSI on a corpus (JSON lines, gzip or not, or a folder of .txt "
                                    "files) and save the model and its vectorizer to MODEL_DIR. With "
                                    "--resume, continue a saved online model on more documents.")
-    p.add_argument("corpus", nargs="+",
+    p.add_argument("corpus", nargs="*",
                    help="corpus file (.jsonl / .jsonl.gz) or folder of .txt files; several .jsonl(.gz) files "
                         "with --backend dask are read and vectorized on the Dask workers")
     p.add_argument("-o", "--output", help="model directory to write (with --resume: default MODEL_DIR)")
@@ -48,6 +48,7 @@ def register(sub):
     from ._dask import add_dask_arguments
 
     add_dask_arguments(p)
+    _scale.add_matrix_arguments(p)  # --matrix DIR, --memory-limit (rlsi.cli.scale)
     p.set_defaults(func=run)
 
 
@@ -56,6 +57,8 @@ def run(args):
     if output is None:
         raise RLSIError("give the model directory to write with -o MODEL_DIR")
     _common.check_output_dir(output)
+    if args.matrix or not args.corpus:
+        return _scale.fit_matrix(args, output)
     fields = _common.text_fields(args)
     if args.resume:
         return _resume(args, output, fields)
@@ -89,6 +92,7 @@ def run(args):
 
         model = fit_group_from_args(args, corpus, X)
     else:
+        _scale.preflight(args, model, X)
         model.fit(X)
     return _finish(args, output, model, vectorizer, X.shape[0], X.shape[1], start)
 

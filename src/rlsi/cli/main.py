@@ -29,6 +29,7 @@ COMMAND_MODULES = [
     "rlsi.cli.evaluate",
     "rlsi.cli.track",
     "rlsi.cli.stc",
+    "rlsi.cli.scale",
 ]
 
 

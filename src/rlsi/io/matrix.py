@@ -1,0 +1,351 @@
+"""The rlsi matrix directory: a documents x terms matrix on disk, written by streaming and memory-mapped
+on load (``rlsi synth``, ``rlsi ingest``, ``rlsi fit --matrix``).
+
+A matrix directory *is* an rlsi model directory (:mod:`rlsi.io.store`): the same ``manifest.json``
+and one ``.npy`` file per array, so it is read by the same checked, pickle-free loader. It holds the
+component ``matrix`` (class ``CorpusMatrix``) and, when it was built from text, the fitted
+``vectorizer`` (a :class:`rlsi.text.TfidfVectorizer`, so that a model fitted on the matrix can be
+saved with the vectorizer that maps queries onto the same columns)::
+
+    MATRIX_DIR/
+      manifest.json               components: matrix (CorpusMatrix) [, vectorizer (TfidfVectorizer)]
+      matrix.X.data.npy           (nnz,)  float32 or float64: the weights, row by row
+      matrix.X.indices.npy        (nnz,)  int32, or int64 when nnz or the columns need it
+      matrix.X.indptr.npy         (N+1,)  same integer type as indices
+      matrix.doc_lengths.npy      (N,)    int64: |d|, the tokens of each document (tf denominators)
+      matrix.doc_ids.npy          (N,)    unicode: document ids (ingested corpora)
+      matrix.doc_topics.npy       (N, k)  int32: planted topics, -1 = none (synthetic corpora)
+      matrix.topic_terms.npy      (T, V)  int64: the term slice of each planted topic (synthetic corpora)
+      vectorizer.*.npy            vocabulary, df, idf (ingested corpora)
+
+``meta`` of the matrix records how it was made (``weighting``, ``norm``, ``source``: the generator's
+parameters or the ingested files).
+
+Loading (:func:`load_matrix`) treats the directory as untrusted input, like a model: every path stays
+inside the folder, every ``.npy`` header is checked before any data is read, the CSR structure is
+checked in full (row pointers, every column index in range) and every weight is finite — chunk by
+chunk, so a memory-mapped matrix is never copied whole. Every problem raises
+:class:`rlsi.errors.ModelFormatError` with one line. With ``mmap=True`` (the default) the arrays are
+read-only memory maps: the matrix costs page cache, not private memory, and a fit reads it in place.
+
+Writing (:class:`MatrixWriter`) appends row blocks to ``.npy`` files whose headers are written last (a
+fixed-size header slot is reserved first), so a matrix larger than memory never exists in memory; the
+whole directory appears at once when it is complete (:func:`rlsi.io.atomic.atomic_dir`).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.lib import format as npy_format
+
+from ..errors import ModelFormatError, RLSIError
+from .atomic import atomic_dir, check_output_dir
+from .store import FORMAT, FORMAT_VERSION, MANIFEST, load, read_manifest, register
+
+__all__ = ["CorpusMatrix", "MatrixWriter", "load_matrix", "save_matrix", "index_dtype"]
+
+COMPONENT = "matrix"
+_STATE_VERSION = 1
+#: Bytes reserved for the header of a streamed 1-D ``.npy`` file (numpy pads headers to 64 bytes; a 1-D
+#: header is 128 bytes whatever the length).
+_HEADER_SLOT = 128
+_CHUNK = 1 << 22
+
+
+def index_dtype(nnz, n_cols):
+    """int32 when every index and row pointer fits, else int64 (scipy keeps one type for both)."""
+    return np.dtype(np.int32) if max(int(nnz), int(n_cols)) < 2**31 else np.dtype(np.int64)
+
+
+def _header_dict(dtype, n):
+    return {"descr": npy_format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False, "shape": (int(n),)}
+
+
+class _NpyStream:
+    """A 1-D ``.npy`` file written by appending blocks; the header (with the final length) goes last."""
+
+    def __init__(self, path, dtype):
+        self.path = Path(path)
+        self.dtype = np.dtype(dtype)
+        self.n = 0
+        self._f = open(self.path, "wb")
+        npy_format.write_array_header_1_0(self._f, _header_dict(self.dtype, 0))
+        if self._f.tell() != _HEADER_SLOT:  # pragma: no cover - numpy changed its header padding
+            raise RuntimeError(f"unexpected .npy header size {self._f.tell()}")
+
+    def append(self, values):
+        block = np.ascontiguousarray(values, dtype=self.dtype)
+        self._f.write(memoryview(block).cast("B"))
+        self.n += block.size
+
+    def close(self):
+        """Write the header with the final length; returns the manifest entry."""
+        self._f.seek(0)
+        npy_format.write_array_header_1_0(self._f, _header_dict(self.dtype, self.n))
+        if self._f.tell() != _HEADER_SLOT:  # a length beyond ~10^40 digits: impossible
+            raise RuntimeError("the .npy header outgrew its slot")
+        self._f.close()
+        return {"file": self.path.name, "dtype": str(self.dtype), "shape": [self.n]}
+
+    def abort(self):
+        self._f.close()
+
+
+def _dense_entry(directory, stem, arr):
+    fname = f"{stem}.npy"
+    np.save(Path(directory) / fname, np.ascontiguousarray(arr), allow_pickle=False)
+    return {"kind": "dense", "file": fname, "dtype": str(arr.dtype), "shape": list(arr.shape)}
+
+
+class MatrixWriter:
+    """Write a matrix directory row block by row block (a context manager).
+
+    Example::
+
+        with MatrixWriter("corpus_dir", n_cols=M, dtype=np.float32, max_nnz=bound) as w:
+            for X_block, lengths in blocks:
+                w.append(X_block, doc_lengths=lengths)
+            w.meta["source"] = {...}
+            w.vectorizer = fitted_vectorizer          # optional
+
+    n_cols : number of columns (terms). dtype : float32 or float64 (blocks are cast).
+    max_nnz : an upper bound of the number of stored entries (it decides int32 or int64 indices); the
+        writer refuses more.
+    ``scratch(name, dtype)`` gives a temporary 1-D stream inside the folder being written (removed at the
+    end), for writers that need a second pass (the synthetic generator keeps its counts there).
+    Nothing is visible at ``path`` until the block ends without error; an existing matrix (or model)
+    directory is replaced only then.
+    """
+
+    def __init__(self, path, *, n_cols, dtype=np.float64, max_nnz, meta=None):
+        self.path = Path(path)
+        self.n_cols = int(n_cols)
+        self.dtype = np.dtype(dtype)
+        if self.dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+            raise RLSIError(f"dtype={dtype!r} is not supported; use float32 or float64")
+        self.itype = index_dtype(max_nnz, n_cols)
+        self.max_nnz = int(max_nnz)
+        self.meta = dict(meta or {})
+        self.vectorizer = None
+        self.doc_ids = None
+        self.extra = {}  # name -> dense ndarray (doc_topics, topic_terms)
+        check_output_dir(self.path, what="matrix directory", is_ours=lambda p: (Path(p) / MANIFEST).is_file(),
+                         kind="an rlsi matrix or model directory", remedy="choose another -o")
+
+    def __enter__(self):
+        self._ctx = atomic_dir(self.path)
+        self.tmp = self._ctx.__enter__()
+        stem = f"{COMPONENT}.X"
+        self._data = _NpyStream(self.tmp / f"{stem}.data.npy", self.dtype)
+        self._indices = _NpyStream(self.tmp / f"{stem}.indices.npy", self.itype)
+        self._indptr = [np.zeros(1, dtype=np.int64)]
+        self._lengths = []
+        self._scratch = []
+        self.n_rows = 0
+        self.nnz = 0
+        return self
+
+    def scratch(self, name, dtype):
+        """A temporary :class:`_NpyStream` in the folder being written (deleted when the writer ends)."""
+        stream = _NpyStream(self.tmp / f".scratch.{name}.npy", dtype)
+        self._scratch.append(stream)
+        return stream
+
+    def append(self, X, *, doc_lengths=None):
+        """Append the rows of CSR ``X`` (n x n_cols; indices sorted within rows) and their |d|."""
+        X = sp.csr_matrix(X)
+        if X.shape[1] != self.n_cols:
+            raise ValueError(f"block has {X.shape[1]} columns, the matrix {self.n_cols}")
+        if self.nnz + X.nnz > self.max_nnz:
+            raise ValueError(f"more than max_nnz={self.max_nnz} entries")
+        if doc_lengths is not None and len(doc_lengths) != X.shape[0]:
+            raise ValueError("one length per row")
+        if not X.has_sorted_indices:
+            X.sort_indices()
+        self._data.append(X.data)
+        self._indices.append(X.indices)
+        self._indptr.append(np.asarray(X.indptr[1:], dtype=np.int64) + self.nnz)
+        if doc_lengths is not None:
+            self._lengths.append(np.asarray(doc_lengths, dtype=np.int64))
+        self.n_rows += X.shape[0]
+        self.nnz += X.nnz
+
+    def __exit__(self, exc_type, exc, tb):
+        error = None
+        if exc_type is None:
+            try:
+                self._finish()
+            except BaseException as e:  # the folder is removed, and the error raised
+                error = e
+                exc_type, exc, tb = type(e), e, e.__traceback__
+        if exc_type is not None:
+            self._data.abort()
+            self._indices.abort()
+            self._close_scratch()
+        suppressed = self._ctx.__exit__(exc_type, exc, tb)
+        if error is not None:
+            raise error
+        return suppressed
+
+    def _close_scratch(self):
+        for s in self._scratch:
+            s.abort()
+            try:
+                os.unlink(s.path)
+            except OSError:
+                pass
+
+    def _finish(self):
+        from .. import __version__
+
+        self._close_scratch()
+        stem = f"{COMPONENT}.X"
+        parts = {"data": self._data.close(), "indices": self._indices.close()}
+        indptr = np.concatenate(self._indptr).astype(self.itype)
+        parts["indptr"] = _dense_entry(self.tmp, f"{stem}.indptr", indptr)
+        parts["indptr"].pop("kind")
+        arrays = {"X": {"kind": "csr", "shape": [self.n_rows, self.n_cols], "parts": parts}}
+        if self._lengths:
+            lengths = np.concatenate(self._lengths)
+            if len(lengths) != self.n_rows:
+                raise ValueError("doc_lengths given for some blocks only")
+            arrays["doc_lengths"] = _dense_entry(self.tmp, f"{COMPONENT}.doc_lengths", lengths)
+        if self.doc_ids is not None:
+            ids = np.asarray(self.doc_ids, dtype=str)
+            if ids.shape != (self.n_rows,):
+                raise ValueError("one id per row")
+            arrays["doc_ids"] = _dense_entry(self.tmp, f"{COMPONENT}.doc_ids", ids)
+        for name, arr in self.extra.items():
+            arrays[name] = _dense_entry(self.tmp, f"{COMPONENT}.{name}", np.asarray(arr))
+        meta = {"state_version": _STATE_VERSION, "n_docs": self.n_rows, "n_terms": self.n_cols,
+                "nnz": self.nnz, **self.meta}
+        components = {COMPONENT: {"class": CorpusMatrix._persist_name, "meta": meta, "arrays": arrays}}
+        if self.vectorizer is not None:
+            vmeta, varrays = self.vectorizer._to_state()
+            if len(varrays["vocabulary"]) != self.n_cols:
+                raise ValueError("the vectorizer's vocabulary does not match the columns")
+            entries = {key: _dense_entry(self.tmp, f"vectorizer.{key}", np.asarray(value))
+                       for key, value in varrays.items()}
+            components["vectorizer"] = {"class": type(self.vectorizer)._persist_name, "meta": vmeta,
+                                        "arrays": entries}
+        manifest = {"format": FORMAT, "format_version": FORMAT_VERSION, "rlsi_version": __version__,
+                    "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                    "components": components}
+        (self.tmp / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
+
+
+@register("CorpusMatrix")
+class CorpusMatrix:
+    """A loaded matrix directory's matrix: ``X`` (CSR, N x M, possibly memory-mapped), ``doc_lengths``
+    (int64 (N,) or None), ``doc_ids`` (str ndarray (N,) or None), ``extra`` (dict of planted structure),
+    ``meta`` (dict: weighting, norm, source) and, from :func:`load_matrix`, ``vectorizer`` (or None)."""
+
+    def __init__(self, X, *, doc_lengths=None, doc_ids=None, extra=None, meta=None):
+        self.X = X
+        self.doc_lengths = doc_lengths
+        self.doc_ids = doc_ids
+        self.extra = dict(extra or {})
+        self.meta = dict(meta or {})
+        self.vectorizer = None
+
+    @property
+    def n_terms_(self):
+        """Number of columns (checked against the vectorizer's vocabulary on load)."""
+        return int(self.X.shape[1])
+
+    @property
+    def shape(self):
+        return self.X.shape
+
+    def _to_state(self):
+        arrays = {"X": self.X}
+        for key in ("doc_lengths", "doc_ids"):
+            if getattr(self, key) is not None:
+                arrays[key] = getattr(self, key)
+        arrays.update(self.extra)
+        meta = {"state_version": _STATE_VERSION, "n_docs": int(self.X.shape[0]), "n_terms": int(self.X.shape[1]),
+                "nnz": int(self.X.nnz), **{k: v for k, v in self.meta.items()
+                                           if k not in ("state_version", "n_docs", "n_terms", "nnz")}}
+        return meta, arrays
+
+    @classmethod
+    def _from_state(cls, meta, arrays):
+        if meta.get("state_version") != _STATE_VERSION:
+            raise ModelFormatError(f"unsupported matrix state version {str(meta.get('state_version'))[:20]!r} "
+                                   f"(this rlsi reads {_STATE_VERSION}): upgrade rlsi")
+        X = arrays.get("X")
+        if not sp.issparse(X):
+            raise ModelFormatError("the matrix X is missing or not a sparse (csr) array")
+        N, M = X.shape
+        for key, want in (("n_docs", N), ("n_terms", M), ("nnz", X.nnz)):
+            if meta.get(key) != want:
+                raise ModelFormatError(f"meta.{key}={str(meta.get(key))[:20]} but X has {want}")
+        known = {"X", "doc_lengths", "doc_ids", "doc_topics", "topic_terms"}
+        odd = sorted(set(arrays) - known)
+        if odd:
+            raise ModelFormatError(f"unexpected arrays {odd[:5]}")
+        lengths = _checked_ints(arrays.get("doc_lengths"), "doc_lengths", (N,), 0, 2**62)
+        ids = arrays.get("doc_ids")
+        if ids is not None and (not isinstance(ids, np.ndarray) or ids.dtype.kind != "U" or ids.shape != (N,)):
+            raise ModelFormatError(f"doc_ids must be {N} strings")
+        extra = {}
+        topic_terms = arrays.get("topic_terms")
+        if topic_terms is not None:
+            if topic_terms.ndim != 2:
+                raise ModelFormatError("topic_terms must be a 2-D array")
+            extra["topic_terms"] = _checked_ints(topic_terms, "topic_terms", topic_terms.shape, 0, M - 1)
+        doc_topics = arrays.get("doc_topics")
+        if doc_topics is not None:
+            n_topics = topic_terms.shape[0] if topic_terms is not None else 2**31
+            shape = (N, doc_topics.shape[1] if doc_topics.ndim == 2 else -1)
+            extra["doc_topics"] = _checked_ints(doc_topics, "doc_topics", shape, -1, n_topics - 1)
+        return cls(X, doc_lengths=lengths, doc_ids=ids, extra=extra, meta=meta)
+
+
+def _checked_ints(arr, name, shape, low, high):
+    if arr is None:
+        return None
+    if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "iu" or arr.shape != tuple(shape):
+        raise ModelFormatError(f"{name} must be an integer array of shape {list(shape)}, got "
+                               f"{getattr(arr, 'dtype', '?')} {list(getattr(arr, 'shape', ()))}")
+    flat = arr.reshape(-1)
+    for a in range(0, flat.size, _CHUNK):
+        block = np.asarray(flat[a: a + _CHUNK])
+        if block.size and (int(block.min()) < low or int(block.max()) > high):
+            raise ModelFormatError(f"{name} holds values outside [{low}, {high}]")
+    return arr
+
+
+def save_matrix(path, X, *, vectorizer=None, doc_lengths=None, doc_ids=None, meta=None):
+    """Write an in-memory CSR matrix (N x M) as a matrix directory (see :class:`MatrixWriter`)."""
+    X = sp.csr_matrix(X)
+    with MatrixWriter(path, n_cols=X.shape[1], dtype=X.dtype, max_nnz=X.nnz, meta=meta) as w:
+        w.append(X, doc_lengths=doc_lengths)
+        w.vectorizer = vectorizer
+        w.doc_ids = doc_ids
+    return Path(path)
+
+
+def load_matrix(path, *, mmap=True) -> CorpusMatrix:
+    """Load a matrix directory; returns a :class:`CorpusMatrix` with ``.vectorizer`` set when it has one.
+
+    mmap : memory-map the arrays read-only (default) instead of reading them into memory.
+    Every problem raises :class:`rlsi.errors.ModelFormatError` (one line)."""
+    path = Path(path)
+    manifest = read_manifest(path)
+    comps = manifest["components"]
+    if comps.get(COMPONENT, {}).get("class") != CorpusMatrix._persist_name:
+        raise ModelFormatError(f"{path} is not a matrix directory (it holds {', '.join(sorted(comps))}); "
+                               f"write one with 'rlsi synth' or 'rlsi ingest'")
+    only = [name for name in (COMPONENT, "vectorizer") if name in comps]
+    bundle = load(path, mmap=mmap, only=only)
+    matrix = bundle[COMPONENT]
+    matrix.vectorizer = bundle.get("vectorizer")
+    matrix.path = path
+    return matrix

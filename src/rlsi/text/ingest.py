@@ -1,0 +1,253 @@
+"""Streaming ingestion: JSON-lines corpora (gzip'ed or not, of any size) -> a tf-idf matrix directory.
+
+:func:`ingest` reads the files once and never holds the text:
+
+1. **vocabulary** — each document is tokenized, its distinct terms counted once (document frequency), and
+   the provisional column of every token appended to a scratch file (4 bytes a token, next to the output,
+   removed at the end); only the term -> column table, the df, the document ids and lengths stay in memory;
+2. **matrix** — the terms kept (``min_df``/``max_df``/``max_features``, as in
+   :class:`rlsi.text.TfidfVectorizer`; columns in alphabetical order) are weighted with the idf of the
+   whole corpus: the rows are rebuilt batch by batch from the scratch file (no second tokenization) and
+   appended to the ``.npy`` files of a matrix directory (:mod:`rlsi.io.matrix`).
+
+The tokenizer, the pruning rules and the weighting are those of :class:`rlsi.text.TfidfVectorizer`
+(``vectorizer`` gives its settings; the row weighting is its own ``_weight``), so the matrix and the
+vocabulary are exactly what ``TfidfVectorizer(...).fit_transform(read_jsonl(path).texts)`` gives, without
+the corpus in memory (tested). The fitted vectorizer is saved in the directory, so a model fitted on the
+matrix (``rlsi fit --matrix DIR``) is saved with the vectorizer that maps queries onto its columns.
+
+Documents: as :func:`rlsi.text.read_jsonl` reads them (``text_fields`` joined; the ``"id"`` field, or the
+line number; ids unique across all files). With several files a document without an ``"id"`` gets
+``FILE_NAME:LINE``.
+
+Memory: the vocabulary table of the first pass (every distinct term before pruning: about 100-150 bytes a
+term in Python), the ids (N strings), one batch of documents, and O(N) integers; the matrix itself goes to
+disk. Disk: the matrix plus 4 bytes a token of scratch. Progress bars show documents per second.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import tempfile
+import time
+from array import array
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._progress import progress_bar
+from .._validation import check_number
+from ..errors import CorpusError, RLSIError
+from ..io.jsonl import iter_json_lines
+from .corpus import _record_id, _record_text, _text_fields
+from .vectorize import TfidfVectorizer, _doc_count_threshold, idf_from_df
+
+__all__ = ["ingest", "iter_documents"]
+
+log = logging.getLogger(__name__)
+
+#: Documents per batch (tokenized together; a batch's tokens are held as one int64 array).
+BATCH_DOCS = 10_000
+
+
+def iter_documents(paths, text_fields=("title", "text")):
+    """Yield ``(doc_id, text)`` for every document of the JSON-lines files ``paths``, in order."""
+    fields = _text_fields(text_fields)
+    paths = [Path(p) for p in paths]
+    several = len(paths) > 1
+    for path in paths:
+        for lineno, obj in iter_json_lines(path, what="corpus", error=CorpusError):
+            raw_id = obj.get("id")
+            doc_id = f"{path.name}:{lineno}" if raw_id is None and several else _record_id(raw_id, lineno, path)
+            yield doc_id, _record_text(obj, fields, lineno, path)
+
+
+def _batches(paths, text_fields, batch_docs):
+    ids, texts = [], []
+    for doc_id, text in iter_documents(paths, text_fields):
+        ids.append(doc_id)
+        texts.append(text)
+        if len(texts) >= batch_docs:
+            yield ids, texts
+            ids, texts = [], []
+    if texts:
+        yield ids, texts
+
+
+def _distinct_terms(texts, tokenizer, lookup):
+    """Provisional columns of the tokens of each document (``lookup`` grows: a defaultdict whose default is
+    its own length, shared by every batch so that it is never copied).
+
+    Returns ``(tokens, lengths, distinct)``: the provisional column of every token in order (int64), |d|
+    of each document, and the CSR (n_docs x len(lookup)) of each document's distinct terms with their counts."""
+    indices = array("q")
+    lengths = array("q")
+    get = lookup.__getitem__
+    for text in texts:
+        tokens = tokenizer(text)
+        lengths.append(len(tokens))
+        indices.extend(map(get, tokens))
+    n = len(lengths)
+    lengths = np.frombuffer(lengths, dtype=np.int64)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    tokens = np.frombuffer(indices, dtype=np.int64)
+    distinct = sp.csr_matrix((np.ones(len(tokens), dtype=np.int64), tokens.copy(), indptr), shape=(n, len(lookup)))
+    distinct.sum_duplicates()
+    return tokens, lengths, distinct
+
+
+def _counts(tokens, lengths, remap, n_terms):
+    """Term counts of a batch from its cached provisional token columns: CSR (n_docs x n_terms) of int64
+    counts, sorted indices, tokens of pruned terms dropped — what ``_count_tokens(..., grow=False)`` gives
+    for the same documents and the fitted vocabulary."""
+    cols = remap[tokens]
+    known = cols >= 0
+    indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    cum = np.zeros(len(cols) + 1, dtype=np.int64)
+    np.cumsum(known, out=cum[1:])
+    cols, indptr = cols[known], cum[indptr]
+    itype = np.int32 if max(len(cols), n_terms) < 2**31 else np.int64
+    counts = sp.csr_matrix((np.ones(len(cols), dtype=np.int64), cols.astype(itype), indptr.astype(itype)),
+                           shape=(len(lengths), n_terms))
+    counts.sum_duplicates()
+    return counts
+
+
+def _kept_terms(vectorizer, terms, df, total, n_docs):
+    """The provisional columns kept by ``min_df``/``max_df``/``max_features``, in the fitted column order
+    (alphabetical) — the rules of ``TfidfVectorizer._fit``."""
+    low = _doc_count_threshold("min_df", vectorizer.min_df, n_docs)
+    high = _doc_count_threshold("max_df", vectorizer.max_df, n_docs)
+    kept = np.flatnonzero((df >= low) & (df <= high))
+    if vectorizer.max_features is not None and len(kept) > vectorizer.max_features:
+        by_count = sorted(kept.tolist(), key=lambda j: (-total[j], terms[j]))
+        kept = np.asarray(by_count[: vectorizer.max_features], dtype=np.int64)
+    if len(kept) == 0:
+        raise CorpusError(f"no term left after pruning: min_df={vectorizer.min_df!r} and "
+                          f"max_df={vectorizer.max_df!r} keep none of the {len(terms)} terms of "
+                          f"{n_docs} documents")
+    return np.asarray(sorted(kept.tolist(), key=terms.__getitem__), dtype=np.int64)
+
+
+def ingest(paths, output, *, vectorizer=None, text_fields=("title", "text"), batch_docs=BATCH_DOCS, verbose=0):
+    """Build the vocabulary and the tf-idf matrix of JSON-lines corpora into the matrix directory ``output``.
+
+    paths : one path or a list of ``.jsonl`` / ``.jsonl.gz`` files (read once, but not from a pipe).
+    vectorizer : an unfitted :class:`TfidfVectorizer` giving the settings (tokenizer, ``min_df``,
+        ``max_df``, ``max_features``, ``norm``, ``dtype``); default ``TfidfVectorizer()``. It is fitted in
+        place (same attributes as after ``fit`` on the documents) and saved in the directory.
+    Returns the fitted vectorizer. Problems with the input raise :class:`rlsi.errors.CorpusError`.
+    """
+    from ..io.matrix import MatrixWriter
+    from ..io.atomic import check_output_dir
+
+    paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    if not paths:
+        raise CorpusError("no corpus file given")
+    for p in paths:
+        if not Path(p).is_file():
+            raise CorpusError(f"corpus file not found: {p}" if not Path(p).exists() else
+                              f"{p} is not a regular file: give .jsonl or .jsonl.gz files")
+    vec = TfidfVectorizer() if vectorizer is None else vectorizer
+    if not isinstance(vec, TfidfVectorizer):
+        raise RLSIError(f"vectorizer must be a TfidfVectorizer, got {type(vec).__name__}")
+    tokenizer = vec.build_tokenizer()  # validates the text settings before any reading
+    dtype = vec._out_dtype()
+    check_number("max_features", vec.max_features, low=1, integer=True, allow_none=True)
+    _doc_count_threshold("min_df", vec.min_df, 1)
+    _doc_count_threshold("max_df", vec.max_df, 1)
+    check_output_dir(output, what="matrix directory", is_ours=lambda p: (Path(p) / "manifest.json").is_file(),
+                     kind="an rlsi matrix or model directory", remedy="choose another -o")
+
+    # ---- pass 1: vocabulary, document frequencies, and the token columns cached on disk
+    t0 = time.perf_counter()
+    output = Path(output)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{output.name}.ingest-", dir=output.parent if output.parent.is_dir()
+                                    else None))
+    try:
+        token_file = scratch / "tokens.bin"
+        lookup = defaultdict(None)
+        lookup.default_factory = lookup.__len__
+        df = np.zeros(0, dtype=np.int64)
+        total = np.zeros(0, dtype=np.int64)  # occurrences (for max_features)
+        want_total = vec.max_features is not None
+        ids, seen, lengths = [], set(), []
+        bar = progress_bar(None, "vocabulary", verbose=verbose, unit="doc")
+        with open(token_file, "wb") as cache:
+            for batch_ids, texts in _batches(paths, text_fields, batch_docs):
+                for doc_id in batch_ids:
+                    if doc_id in seen:
+                        raise CorpusError(f"duplicate document id {doc_id!r} (document {len(ids) + 1})")
+                    seen.add(doc_id)
+                    ids.append(doc_id)
+                tokens, batch_lengths, distinct = _distinct_terms(texts, tokenizer, lookup)
+                n_terms = len(lookup)
+                if n_terms >= 2**31:  # pragma: no cover - 2 billion distinct terms
+                    raise CorpusError(f"more than 2^31 distinct terms after {len(ids)} documents")
+                cache.write(memoryview(tokens.astype(np.int32)).cast("B"))
+                lengths.append(batch_lengths.copy())
+                df = np.concatenate([df, np.zeros(n_terms - len(df), dtype=np.int64)])
+                df += np.bincount(distinct.indices, minlength=n_terms)
+                if want_total:
+                    total = np.concatenate([total, np.zeros(n_terms - len(total), dtype=np.int64)])
+                    total += np.bincount(distinct.indices, weights=distinct.data, minlength=n_terms).astype(np.int64)
+                if bar is not None:
+                    bar.update(len(texts))
+        if bar is not None:
+            bar.close()
+        del seen
+        n_docs = len(ids)
+        if n_docs == 0:
+            raise CorpusError("empty corpus: no documents to fit the vectorizer on")
+        if not lookup:
+            raise CorpusError(f"empty corpus: none of the {n_docs} documents has a token left after "
+                              "tokenization and stop-word removal")
+        terms = list(lookup)  # provisional column j is terms[j]
+        del lookup
+        order = _kept_terms(vec, terms, df, total, n_docs)
+        vec.feature_names_ = [terms[j] for j in order]
+        remap = np.full(len(terms), -1, dtype=np.int64)  # provisional column -> fitted column (-1: pruned)
+        remap[order] = np.arange(len(order))
+        del terms
+        vec.vocabulary_ = {t: j for j, t in enumerate(vec.feature_names_)}
+        vec.df_ = df[order]
+        vec.n_docs_ = int(n_docs)
+        vec.idf_ = idf_from_df(vec.df_, vec.n_docs_)
+        lengths = np.concatenate(lengths)
+        starts = np.zeros(n_docs + 1, dtype=np.int64)
+        np.cumsum(lengths, out=starts[1:])
+        t1 = time.perf_counter()
+        log.info("vocabulary: %d documents, %d terms kept, %.1f s (%.0f documents/s)", n_docs, len(order),
+                 t1 - t0, n_docs / max(t1 - t0, 1e-9))
+
+        # ---- pass 2: the weighted rows from the cached token columns, appended to the matrix directory
+        nnz_bound = int(vec.df_.sum())  # every kept term of every document, before idf-0 entries are dropped
+        meta = {"weighting": "tfidf", "norm": vec.norm,
+                "source": {"files": [str(Path(p).resolve()) for p in paths], "text_fields": list(text_fields)}}
+        n_terms = len(vec.feature_names_)
+        cached = np.memmap(token_file, dtype=np.int32, mode="r") if starts[-1] else np.zeros(0, dtype=np.int32)
+        with MatrixWriter(output, n_cols=n_terms, dtype=dtype, max_nnz=nnz_bound, meta=meta) as writer:
+            bar = progress_bar(n_docs, "matrix", verbose=verbose, unit="doc")
+            for d0 in range(0, n_docs, batch_docs):
+                d1 = min(n_docs, d0 + batch_docs)
+                counts = _counts(np.asarray(cached[starts[d0]:starts[d1]]), lengths[d0:d1], remap, n_terms)
+                writer.append(vec._weight(counts, lengths[d0:d1]), doc_lengths=lengths[d0:d1])
+                if bar is not None:
+                    bar.update(d1 - d0)
+            if bar is not None:
+                bar.close()
+            writer.doc_ids = ids
+            writer.vectorizer = vec
+            nnz = writer.nnz
+        del cached
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    t2 = time.perf_counter()
+    log.info("matrix: %d x %d, nnz %d, %.1f s (%.0f documents/s); %.1f s in all", n_docs, len(vec.feature_names_),
+             nnz, t2 - t1, n_docs / max(t2 - t1, 1e-9), t2 - t0)
+    return vec

@@ -1,0 +1,36 @@
+"""Child process of test_memory.py: fit batch RLSI on a memory-mapped matrix directory and print the
+estimated and the measured peak memory as JSON. Run in a fresh process so that the peak is this fit's, not
+the test session's: the peak is ``VmHWM``, which starts afresh at exec (``ru_maxrss`` would carry the
+pytest parent's peak over fork + exec); ``ru_maxrss`` is printed too, for the record."""
+
+import json
+import resource
+import sys
+
+import numpy as np
+
+from rlsi.datasets.synthetic import make_corpus
+from rlsi.io.matrix import load_matrix
+from rlsi.models import BatchRLSI
+from rlsi.models.memory import current_rss, estimate_for, peak_rss
+
+
+def main(path, k, max_iter):
+    # load or compile every kernel first, so that the baseline holds them (their cost is not the fit's)
+    small = make_corpus(300, 2000, 30, n_topics=5, seed=1, dtype=load_matrix(path).X.dtype).X
+    BatchRLSI(5, max_iter=2, random_state=0).fit(small)
+    del small
+    baseline = current_rss()
+    X = load_matrix(path).X
+    model = BatchRLSI(k, max_iter=max_iter, random_state=0)
+    estimate = estimate_for(model, X, baseline=baseline)
+    model.fit(X)
+    peak = peak_rss()
+    maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(json.dumps({"baseline": baseline, "peak": peak, "ru_maxrss": maxrss, "estimate": estimate.peak, "phase": estimate.phase,
+                      "components": estimate.components,
+                      "topic_density": model.components_.nnz / np.prod(model.components_.shape)}))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))

@@ -1,0 +1,73 @@
+"""The memory estimate of a batch RLSI fit (rlsi.models.memory): within 20 % of the measured peak on a
+mid-size corpus (measured in a child process: its VmHWM, never time), and its components follow the sizes."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rlsi.datasets.synthetic import write_corpus
+from rlsi.models.memory import estimate_batch_fit, format_bytes, parse_bytes
+
+CHILD = Path(__file__).with_name("memory_child.py")
+
+
+@pytest.mark.slow
+def test_estimate_within_20_percent_of_the_measured_peak(tmp_path):
+    write_corpus(tmp_path / "c", 40_000, 50_000, 60, n_topics=100, seed=0)
+    env = dict(os.environ, NUMBA_NUM_THREADS="2", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+               PYTHONPATH=os.pathsep.join(p for p in (str(Path(__file__).parents[2] / "src"),
+                                                      os.environ.get("PYTHONPATH")) if p))
+    proc = subprocess.run([sys.executable, str(CHILD), str(tmp_path / "c"), "200", "1"], capture_output=True,
+                          text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    r = json.loads(proc.stdout.strip().splitlines()[-1])
+    fit_part = r["peak"] - r["baseline"]
+    assert fit_part > 0.5 * r["baseline"], r  # the fit's own memory dominates: the check means something
+    assert abs(r["estimate"] - r["peak"]) <= 0.20 * r["peak"], r
+
+
+def test_components_follow_the_sizes():
+    a = estimate_batch_fit(10_000, 50_000, 1_000_000, 100)
+    b = estimate_batch_fit(10_000, 50_000, 2_000_000, 100)
+    # X and its transposed copy grow by (value + index) bytes per stored entry
+    assert b.components["X"] - a.components["X"] == 1_000_000 * (8 + 4)
+    assert b.components["transposed copy"] - a.components["transposed copy"] == 1_000_000 * (8 + 4)
+    f32 = estimate_batch_fit(10_000, 50_000, 1_000_000, 100, dtype=np.float32)
+    assert f32.components["X"] == 1_000_000 * (4 + 4) + 10_001 * 4 and f32.peak < a.peak
+    wide = estimate_batch_fit(10_000, 50_000, 3_000_000_000, 100)
+    assert wide.components["X"] == 3_000_000_000 * (8 + 8) + 10_001 * 8  # int64 indices beyond 2^31 entries
+    base = estimate_batch_fit(10_000, 50_000, 1_000_000, 100, baseline=123_456_789)
+    assert base.peak - a.peak == 123_456_789
+    assert set(a.phases) == {"start", "setup", "U-step", "V-step"} and a.peak == max(a.phases.values())
+
+
+def test_dense_topics_cost_m_by_k():
+    sparse = estimate_batch_fit(10_000, 50_000, 1_000_000, 100, topic_representation="sparse")
+    dense = estimate_batch_fit(10_000, 50_000, 1_000_000, 100, topic_representation="dense")
+    assert dense.phases["U-step"] - sparse.phases["U-step"] > 50_000 * 100 * 8
+
+
+def test_describe_is_one_line():
+    text = estimate_batch_fit(1_000_000, 5_000_000, 300_000_000, 500, dtype=np.float32).describe()
+    assert "\n" not in text and "transposed copy" in text and "GB" in text
+
+
+@pytest.mark.parametrize("text, value", [("20G", 20 * 2**30), ("512MB", 512 * 2**20), ("1.5 GB", int(1.5 * 2**30)),
+                                         ("1000", 1000), ("2GiB", 2 * 2**30), ("1t", 2**40)])
+def test_parse_bytes(text, value):
+    assert parse_bytes(text) == value
+
+
+@pytest.mark.parametrize("text", ["lots", "", "-3G", "0", "12X", "nanG"])
+def test_parse_bytes_refuses(text):
+    with pytest.raises(ValueError):
+        parse_bytes(text)
+
+
+def test_format_bytes():
+    assert format_bytes(512) == "512 B" and format_bytes(1536 * 2**20) == "1.5 GB"
