@@ -225,3 +225,36 @@ def test_protocol_runs_group_methods_with_the_class_heuristic(tiny):
     p = exp.prepared
     direct = ClassTopicMatcher(model.model, fold_lambda2=math.inf).fit(p.doc_tfidf, y=model.model.labels_)
     np.testing.assert_allclose(rep.grids["grlsi"].topic_scores[0], direct.score(p.query_tfidf), atol=1e-6)
+
+
+def _collection_folder(folder, tiny):
+    import json
+
+    folder.mkdir()
+    with open(folder / "corpus.jsonl", "w") as f:
+        for d, text in zip(tiny.corpus.ids, tiny.corpus.texts):
+            f.write(json.dumps({"id": d, "text": text}) + "\n")
+    with open(folder / "queries.jsonl", "w") as f:
+        for q, text in tiny.queries.items():
+            f.write(json.dumps({"id": q, "text": text}) + "\n")
+    with open(folder / "qrels.tsv", "w") as f:
+        for q, rels in tiny.qrels.items():
+            for d, r in rels.items():
+                f.write(f"{q}\t0\t{d}\t{r}\n")
+    return folder
+
+
+def test_cli_evaluate_compares_group_models_on_derived_classes(tmp_path, tiny, capsys):
+    from rlsi.cli.main import main
+
+    folder = _collection_folder(tmp_path / "coll", tiny)
+    fast = ["--k-grid", "2", "--lambda1-grid", "0.01", "--folds", "2", "--alpha-step", "0.5", "--protocol", "cv"]
+    status = main(["-q", "evaluate", "--collection", str(folder), "--methods", "bm25,grlsi,crlsi,cnmf",
+                   "--classes", "2", *fast])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    assert "BM25+GRLSI" in out and "BM25+CRLSI" in out and "BM25+CNMF" in out
+    status = main(["-q", "evaluate", "--collection", str(folder), "--methods", "bm25,grlsi", "--classes", "0",
+                   *fast])
+    out, err = capsys.readouterr()
+    assert status != 0 and "--classes 0" in err and len(err.strip().splitlines()) == 1
