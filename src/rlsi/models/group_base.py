@@ -105,6 +105,8 @@ def _is_missing(v):
 
 def check_labels(y, n_docs, name="y"):
     """y as a 1-d array of n_docs labels (no missing ones): ints stay ints, anything else becomes str."""
+    if isinstance(y, np.ndarray) and y.dtype.kind in "iu" and y.size == n_docs:
+        return y.ravel().astype(np.int64)  # fast path: an integer array has no missing label to look for
     values = list(np.asarray(y, dtype=object).ravel()) if not isinstance(y, list) else list(y)
     if len(values) != n_docs:
         raise RLSIError(f"{name} has {len(values)} labels for {n_docs} documents; give one class label per "
