@@ -44,13 +44,20 @@ DEFAULT_SHARED_SHARE = 0.5
 
 def _group_factory(name):
     """Group methods: ``n_components`` is K = Ks + Kc, the topics one class (and a query scored against
-    its documents, §7.3) is represented with, as RLSI's K; CRLSI / CNMF have Kc = K and no shared topic."""
+    its documents, §7.3) is represented with, as RLSI's K; CRLSI / CNMF have Kc = K and no shared topic.
+    GRLSI / GNMF split K by ``shared_share`` (Ks = round(share · K)), or, with ``n_class_topics`` given,
+    Kc = n_class_topics and Ks = K − Kc."""
     def make(n_components, lambda1=None, n_classes=DEFAULT_GROUP_CLASSES, shared_share=DEFAULT_SHARED_SHARE,
-             random_state=0, max_iter=None, n_jobs=None):
+             n_class_topics=None, random_state=0, max_iter=None, n_jobs=None):
         from ..models.group import CNMF, CRLSI, GroupNMF, GroupRLSI
 
         K = int(n_components)
-        ks = 0 if name in ("crlsi", "cnmf") else min(K - 1, max(1, int(round(shared_share * K))))
+        if name in ("crlsi", "cnmf"):
+            ks = 0
+        elif n_class_topics is not None:
+            ks = max(1, K - int(n_class_topics))
+        else:
+            ks = min(K - 1, max(1, int(round(shared_share * K))))
         common = dict(classes=f"kmeans:{int(n_classes)}", random_state=random_state, n_jobs=n_jobs)
         if max_iter is not None:
             common["max_iter"] = max_iter

@@ -51,6 +51,16 @@ from .regularization import INITS, LAMBDA1_SCALES, effective_lambda1
 __all__ = ["GroupRLSI", "CRLSI", "GroupNMF", "CNMF", "GroupRLSIProblem"]
 
 _SERIAL = SerialExecutor()
+#: Above this share of the M terms a class's Up-step solves every row (a row subset costs copies).
+_FULL_ROWS = 0.8
+
+
+def _scatter_rows(U, rows, n_rows):
+    """CSR (n_rows x k) with the rows of the CSR ``U`` (len(rows) x k) placed at ``rows``, zero elsewhere."""
+    counts = np.zeros(n_rows, dtype=np.int64)
+    counts[rows] = np.diff(U.indptr)
+    indptr = np.concatenate([[0], np.cumsum(counts)])
+    return sp.csr_matrix((U.data, U.indices, indptr), shape=(n_rows, U.shape[1]))
 
 
 class GroupRLSIProblem:
@@ -76,6 +86,7 @@ class GroupRLSIProblem:
         self.U0, self.Us = None, [None] * len(Xs)
         self.dtype = Xs[0].dtype
         self.topic_grams = [None] * len(Xs)  # ŨpᵀŨp of the last V-step, reused by the objective
+        self.class_terms = [np.flatnonzero(np.diff(D.indptr)) for D in self.Ds]  # terms in class p's documents
 
     def _empty(self, k):
         return sp.csr_matrix((self.M, k), dtype=self.dtype)
@@ -94,12 +105,25 @@ class GroupRLSIProblem:
                 ResidualR(self.D, H, U_other, C), S0, self.U0, n_terms=self.M, penalty=self.topic_penalty,
                 lam=self.lambda1_shared, executor=executor, **self.inner)
 
+        shared_rows = np.flatnonzero(np.diff(self.U0.indptr)) if (Ks and self.U0 is not None) else None
+
         def class_task(p):
             G, W = self.Gs[p], self.Ws[p]
-            r_rows = ResidualR(self.Ds[p], W[:, Ks:], self.U0, G[:Ks, Ks:])
-            return steps.update_topics(r_rows, G[Ks:, Ks:], self.Us[p], n_terms=self.M,
-                                       penalty=self.topic_penalty, lam=float(self.lambda1_class[p]),
-                                       executor=_SERIAL, **self.inner)
+            # a term outside class p's documents and outside U0's support has Rp row 0, so its Up row is 0
+            # (the minimiser of u Sp uᵀ + λ‖u‖ is 0): only the other rows are solved (P·M rows in all otherwise)
+            rows = self.class_terms[p] if shared_rows is None else np.union1d(self.class_terms[p], shared_rows)
+            if len(rows) > _FULL_ROWS * self.M:
+                r_rows = ResidualR(self.Ds[p], W[:, Ks:], self.U0, G[:Ks, Ks:])
+                return steps.update_topics(r_rows, G[Ks:, Ks:], self.Us[p], n_terms=self.M,
+                                           penalty=self.topic_penalty, lam=float(self.lambda1_class[p]),
+                                           executor=_SERIAL, **self.inner)
+            U0 = self.U0[rows] if Ks and self.U0 is not None else None
+            prev = self.Us[p][rows] if self.Us[p] is not None else None
+            r_rows = ResidualR(self.Ds[p][rows], W[:, Ks:], U0, G[:Ks, Ks:])
+            U, sweeps = steps.update_topics(r_rows, G[Ks:, Ks:], prev, n_terms=len(rows),
+                                            penalty=self.topic_penalty, lam=float(self.lambda1_class[p]),
+                                            executor=_SERIAL, **self.inner)
+            return _scatter_rows(U.tocsr(), rows, self.M), sweeps
 
         active = [p for p, k in enumerate(self.Kc) if k]
         for p, (U, s) in zip(active, executor.map(class_task, active)):
