@@ -74,7 +74,11 @@ def register(subparsers):
     m = p.add_argument_group("methods and grids")
     m.add_argument("--methods", default=DEFAULT_METHODS,
                    help=f"comma-separated: the term baseline (bm25 or vsm) and topic models among "
-                        f"lsi, plsi, lda, nmf, rlsi, rlsi-l2l1, rlsi-l1l1, rlsi-l2l2 (default {DEFAULT_METHODS})")
+                        f"lsi, plsi, lda, nmf, rlsi, rlsi-l2l1, rlsi-l1l1, rlsi-l2l2, and the group models "
+                        f"grlsi, crlsi, gnmf, cnmf (K = topics of one class, on --classes k-means classes; a "
+                        f"query is scored on each document's class) (default {DEFAULT_METHODS})")
+    m.add_argument("--classes", type=int, default=None, metavar="P",
+                   help="number of k-means classes of the group models (default 8)")
     m.add_argument("--protocol", choices=["cv", "best", "both"], default="both")
     m.add_argument("--grid", choices=["default", "extended"], default="default",
                    help="named K and lambda1 grids: 'default' (K 10..50, fast) or 'extended' (K up to 300, "
@@ -189,6 +193,7 @@ def run(args):
     if args.collection is None and not (args.corpus and args.queries and args.qrels):
         raise RLSIError("give --collection DIR, or all of --corpus, --queries and --qrels")
     term_model, topic = _parse_methods(args.methods)
+    extra = _group_extra(topic, args.classes)
     preset = GRID_PRESETS[args.grid]
     k_grid = _ints(args.k_grid, "--k-grid") if args.k_grid else list(preset["k_grid"])
     lambda1_grid = _floats(args.lambda1_grid, "--lambda1-grid") if args.lambda1_grid else list(preset["lambda1_grid"])
@@ -229,7 +234,8 @@ def run(args):
                           lambda1_grid=lambda1_grid, fold_grid=fold_grid, fit_normalize=DEFAULT_FIT_NORMALIZE,
                           alphas=alphas, term_model=term_model, k1=args.k1, b=args.b, topic_norm=args.norm,
                           term_norm=args.norm, n_folds=args.folds, n_repeats=args.repeats, seed=args.seed,
-                          random_state=args.seed, test=args.test, progress=not quiet)
+                          random_state=args.seed, test=args.test, progress=not quiet,
+                          extra=extra)
     report.settings["stemmer"] = stemmer
     report.settings["grid"] = args.grid
     print(report.to_text())
@@ -242,6 +248,15 @@ def run(args):
     if args.markdown:
         _write(args.markdown, report.to_markdown(show_p=True))
     return 0
+
+
+def _group_extra(topic, classes):
+    """``extra`` of run_protocol: the number of k-means classes for the group models named in --methods."""
+    if classes is None:
+        return None
+    if classes < 1:
+        raise RLSIError(f"--classes {classes}: the group models need at least 1 class")
+    return {m: {"n_classes": classes} for m in topic if m in ("grlsi", "crlsi", "gnmf", "cnmf")}
 
 
 def _chosen_summary(chosen):

@@ -23,7 +23,8 @@ from ..errors import RLSIError
 from ..evaluation.metrics import DEFAULT_METRICS
 from ..retrieval.combine import DEFAULT_TERM_NORM, DEFAULT_TOPIC_NORM, NORMALIZERS, normalize_scores
 from ..retrieval.term import BM25, VSM
-from ..retrieval.topic import RidgeFolding, TopicMatcher, model_input
+from ..retrieval.group_topic import topic_matcher
+from ..retrieval.topic import RidgeFolding, model_input
 from .defaults import DEFAULT_ALPHAS
 
 __all__ = ["GridResult", "Experiment"]
@@ -107,7 +108,8 @@ class Experiment:
     def topic_scores(self, model):
         """Topic cosine ``(n_queries, n_docs)`` of a fitted model (documents and queries folded in)."""
         p = self.prepared
-        matcher = TopicMatcher(model).fit(tfidf=p.doc_tfidf, counts=p.doc_counts)
+        # group models score by the class of each document (§7.3); the indexed documents are the training ones
+        matcher = topic_matcher(model, doc_labels="fit").fit(tfidf=p.doc_tfidf, counts=p.doc_counts)
         return matcher.score(tfidf=p.query_tfidf, counts=p.query_counts)
 
     def fit_model(self, spec, params):

@@ -9,7 +9,7 @@ from ..errors import RLSIError
 from ..models import BASELINES, BatchRLSI
 from .defaults import DEFAULT_K_GRID, DEFAULT_LAMBDA1_GRID
 
-__all__ = ["MethodSpec", "METHODS", "make_methods"]
+__all__ = ["MethodSpec", "METHODS", "make_methods", "DEFAULT_GROUP_CLASSES", "DEFAULT_SHARED_SHARE"]
 
 
 @dataclass
@@ -34,6 +34,40 @@ def _rlsi_factory(topic_penalty, doc_penalty):
     return make
 
 
+#: Classes derived by k-means for the group methods (``classes="kmeans:P"``) unless a setting gives
+#: ``n_classes``: about 130 documents per class on Cranfield, MED and CISI (1,033–1,460 documents), the
+#: ratio of the paper's Web-I (29,999 documents in 226 classes).
+DEFAULT_GROUP_CLASSES = 8
+#: Share of the K topics of a class that GRLSI / GNMF make shared (Ks = round(share · K), Kc = K − Ks).
+DEFAULT_SHARED_SHARE = 0.5
+
+
+def _group_factory(name):
+    """Group methods: ``n_components`` is K = Ks + Kc, the topics one class (and a query scored against
+    its documents, §7.3) is represented with, as RLSI's K; CRLSI / CNMF have Kc = K and no shared topic.
+    GRLSI / GNMF split K by ``shared_share`` (Ks = round(share · K)), or, with ``n_class_topics`` given,
+    Kc = n_class_topics and Ks = K − Kc."""
+    def make(n_components, lambda1=None, n_classes=DEFAULT_GROUP_CLASSES, shared_share=DEFAULT_SHARED_SHARE,
+             n_class_topics=None, random_state=0, max_iter=None, n_jobs=None):
+        from ..models.group import CNMF, CRLSI, GroupNMF, GroupRLSI
+
+        K = int(n_components)
+        if name in ("crlsi", "cnmf"):
+            ks = 0
+        elif n_class_topics is not None:
+            ks = max(1, K - int(n_class_topics))
+        else:
+            ks = min(K - 1, max(1, int(round(shared_share * K))))
+        common = dict(classes=f"kmeans:{int(n_classes)}", random_state=random_state, n_jobs=n_jobs)
+        if max_iter is not None:
+            common["max_iter"] = max_iter
+        if name in ("grlsi", "crlsi"):
+            cls = GroupRLSI if name == "grlsi" else CRLSI
+            return cls(ks, K - ks, lambda1=0.05 if lambda1 is None else lambda1, **common)
+        return (GroupNMF if name == "gnmf" else CNMF)(ks, K - ks, **common)
+    return make
+
+
 def _baseline_factory(name):
     def make(n_components, random_state=0, **params):
         return BASELINES[name](n_components, random_state=random_state, **params)
@@ -50,6 +84,11 @@ METHODS = {
     "plsi": ("PLSI", _baseline_factory("plsi"), False),
     "lda": ("LDA", _baseline_factory("lda"), False),
     "nmf": ("NMF", _baseline_factory("nmf"), False),
+    # group models (SIGIR 2012 §7.3) on k-means classes; scored by the query-takes-the-document's-class rule
+    "grlsi": ("GRLSI", _group_factory("grlsi"), True),
+    "crlsi": ("CRLSI", _group_factory("crlsi"), True),
+    "gnmf": ("GNMF", _group_factory("gnmf"), False),
+    "cnmf": ("CNMF", _group_factory("cnmf"), False),
 }
 
 
@@ -60,7 +99,8 @@ def make_methods(names, *, k_grid=DEFAULT_K_GRID, lambda1_grid=DEFAULT_LAMBDA1_G
 
     ``fold_grid``: optional folding-in λ values for the RLSI variants (``None`` = the model's own ridge
     with its λ₂, ``inf`` = projection; see :class:`~rlsi.retrieval.topic.RidgeFolding`), a grid dimension.
-    ``extra``: optional ``{name: {param: value}}`` added to every setting of that method.
+    ``extra``: optional ``{name: {param: value}}`` added to every setting of that method (for the group
+    methods e.g. ``{"grlsi": {"n_classes": 16}}``: the number P of k-means classes).
     """
     if isinstance(names, str):
         names = [n for n in names.split(",") if n.strip()]

@@ -51,6 +51,16 @@ from .regularization import INITS, LAMBDA1_SCALES, effective_lambda1
 __all__ = ["GroupRLSI", "CRLSI", "GroupNMF", "CNMF", "GroupRLSIProblem"]
 
 _SERIAL = SerialExecutor()
+#: Above this share of the M terms a class's Up-step solves every row (a row subset costs copies).
+_FULL_ROWS = 0.8
+
+
+def _scatter_rows(U, rows, n_rows):
+    """CSR (n_rows x k) with the rows of the CSR ``U`` (len(rows) x k) placed at ``rows``, zero elsewhere."""
+    counts = np.zeros(n_rows, dtype=np.int64)
+    counts[rows] = np.diff(U.indptr)
+    indptr = np.concatenate([[0], np.cumsum(counts)])
+    return sp.csr_matrix((U.data, U.indices, indptr), shape=(n_rows, U.shape[1]))
 
 
 class GroupRLSIProblem:
@@ -75,6 +85,8 @@ class GroupRLSIProblem:
         self.crosses = [0.0] * len(Xs)
         self.U0, self.Us = None, [None] * len(Xs)
         self.dtype = Xs[0].dtype
+        self.topic_grams = [None] * len(Xs)  # ŨpᵀŨp of the last V-step, reused by the objective
+        self.class_terms = [np.flatnonzero(np.diff(D.indptr)) for D in self.Ds]  # terms in class p's documents
 
     def _empty(self, k):
         return sp.csr_matrix((self.M, k), dtype=self.dtype)
@@ -93,12 +105,25 @@ class GroupRLSIProblem:
                 ResidualR(self.D, H, U_other, C), S0, self.U0, n_terms=self.M, penalty=self.topic_penalty,
                 lam=self.lambda1_shared, executor=executor, **self.inner)
 
+        shared_rows = np.flatnonzero(np.diff(self.U0.indptr)) if (Ks and self.U0 is not None) else None
+
         def class_task(p):
             G, W = self.Gs[p], self.Ws[p]
-            r_rows = ResidualR(self.Ds[p], W[:, Ks:], self.U0, G[:Ks, Ks:])
-            return steps.update_topics(r_rows, G[Ks:, Ks:], self.Us[p], n_terms=self.M,
-                                       penalty=self.topic_penalty, lam=float(self.lambda1_class[p]),
-                                       executor=_SERIAL, **self.inner)
+            # a term outside class p's documents and outside U0's support has Rp row 0, so its Up row is 0
+            # (the minimiser of u Sp uᵀ + λ‖u‖ is 0): only the other rows are solved (P·M rows in all otherwise)
+            rows = self.class_terms[p] if shared_rows is None else np.union1d(self.class_terms[p], shared_rows)
+            if len(rows) > _FULL_ROWS * self.M:
+                r_rows = ResidualR(self.Ds[p], W[:, Ks:], self.U0, G[:Ks, Ks:])
+                return steps.update_topics(r_rows, G[Ks:, Ks:], self.Us[p], n_terms=self.M,
+                                           penalty=self.topic_penalty, lam=float(self.lambda1_class[p]),
+                                           executor=_SERIAL, **self.inner)
+            U0 = self.U0[rows] if Ks and self.U0 is not None else None
+            prev = self.Us[p][rows] if self.Us[p] is not None else None
+            r_rows = ResidualR(self.Ds[p][rows], W[:, Ks:], U0, G[:Ks, Ks:])
+            U, sweeps = steps.update_topics(r_rows, G[Ks:, Ks:], prev, n_terms=len(rows),
+                                            penalty=self.topic_penalty, lam=float(self.lambda1_class[p]),
+                                            executor=_SERIAL, **self.inner)
+            return _scatter_rows(U.tocsr(), rows, self.M), sweeps
 
         active = [p for p, k in enumerate(self.Kc) if k]
         for p, (U, s) in zip(active, executor.map(class_task, active)):
@@ -116,24 +141,45 @@ class GroupRLSIProblem:
             parts.append(self.Us[p] if self.Us[p] is not None else self._empty(self.Kc[p]))
         return sp.hstack(parts, format="csr") if len(parts) > 1 else parts[0].tocsr()
 
-    def v_step(self, executor):
-        def class_task(p):
-            return steps.update_doc_vectors(self.Xs[p], self.class_topics(p), penalty=self.doc_penalty,
-                                            lam=self.lambda2, W_prev=self.Ws[p], dtype=self.dtype,
-                                            return_gram=True, executor=_SERIAL, **self.inner)
+    def _topic_gram(self, p, G0):
+        """ŨpᵀŨp from blocks: ``[[U0ᵀU0, U0ᵀUp], [UpᵀU0, UpᵀUp]]`` with U0ᵀU0 (``G0``) formed once per
+        V-step for all classes, instead of a Gram of the stacked Ũp per class."""
+        Up = self.Us[p] if self.Kc[p] else None
+        if Up is None and self.Kc[p]:
+            Up = self._empty(self.Kc[p])
+        if not self.Ks:
+            return steps.topic_gram(Up)
+        if Up is None:
+            return G0
+        cross = (self.U0.T @ Up).toarray()
+        return np.block([[G0, cross], [cross.T, steps.topic_gram(Up)]])
 
-        for p, (W, cross, G) in enumerate(executor.map(class_task, range(len(self.Xs)))):
-            self.Ws[p], self.crosses[p], self.Gs[p] = W, cross, G
+    def v_step(self, executor):
+        G0 = (steps.topic_gram(self.U0 if self.U0 is not None else self._empty(self.Ks)) if self.Ks else None)
+
+        def class_task(p):
+            TG = self._topic_gram(p, G0)
+            W, cross, G = steps.update_doc_vectors(self.Xs[p], self.class_topics(p), penalty=self.doc_penalty,
+                                                   lam=self.lambda2, W_prev=self.Ws[p], dtype=self.dtype,
+                                                   return_gram=True, executor=_SERIAL, G=TG, **self.inner)
+            return W, cross, G, TG
+
+        for p, (W, cross, G, TG) in enumerate(executor.map(class_task, range(len(self.Xs)))):
+            self.Ws[p], self.crosses[p], self.Gs[p], self.topic_grams[p] = W, cross, G, TG
         return {}
 
     def objective(self):
         """Eq. (3) from the V-step's statistics: Σ_p ‖Dp − ŨpVp‖² + penalties."""
         pen = get_penalty(self.topic_penalty)
         total = 0.0
+        doc_pen = get_penalty(self.doc_penalty)
         for p in range(len(self.Xs)):
-            total += steps.objective(self.x_sqnorms[p], self.crosses[p], self.class_topics(p), self.Gs[p],
-                                     self.Ws[p], topic_penalty=self.topic_penalty, doc_penalty=self.doc_penalty,
-                                     lambda1=0.0, lambda2=self.lambda2)
+            # ‖Dp − ŨpVp‖² = ‖Dp‖² − 2 tr(ŨpᵀDpVpᵀ) + tr(ŨpᵀŨp VpVpᵀ), with the Grams of the last V-step
+            TG = self.topic_grams[p]
+            if TG is None:
+                TG = steps.topic_gram(self.class_topics(p))
+            total += (self.x_sqnorms[p] - 2.0 * self.crosses[p] + float(np.sum(TG * self.Gs[p]))
+                      + self.lambda2 * doc_pen.value(self.Ws[p]))
             if self.Us[p] is not None:
                 total += float(self.lambda1_class[p]) * pen.value(self.Us[p])
         if self.U0 is not None:

@@ -57,7 +57,9 @@ def derive_classes(X, spec, random_state=None):
     similarity like spherical k-means; unlike spherical k-means its centroids are not re-normalised, which
     changes little for a partition and keeps to a tested, seeded implementation. The classes only have to
     be coherent enough for the class topics to specialise (the paper's Web-I classes came from a
-    classifier), not optimal.
+    classifier), not optimal. The labels of the last few (matrix, P, seed) are cached, so a grid of fits on
+    one collection clusters once. A derived cluster with fewer non-empty documents than ``n_class_topics``
+    gets that many class topics (see ``GroupModel._prepare_classes``).
     """
     from sklearn.cluster import KMeans
 
@@ -68,9 +70,33 @@ def derive_classes(X, spec, random_state=None):
     P = int(count)
     if P > X.shape[0]:
         raise RLSIError(f"classes={spec!r} asks for {P} classes but X has only {X.shape[0]} documents")
-    seed = check_random_state(random_state).integers(2**31 - 1)
-    km = KMeans(n_clusters=P, n_init=3, random_state=int(seed))
-    return km.fit_predict(l2_normalize_rows(X, dtype=np.float64))
+    seed = int(check_random_state(random_state).integers(2**31 - 1))
+    # a grid of the ranking protocol fits many models on the same matrix with the same seed: cluster once
+    key = (_matrix_digest(X), P, seed)
+    cached = _DERIVED.get(key)
+    if cached is not None:
+        return cached.copy()
+    km = KMeans(n_clusters=P, n_init=3, random_state=seed)
+    labels = km.fit_predict(l2_normalize_rows(X, dtype=np.float64))
+    if len(_DERIVED) >= _DERIVED_SIZE:
+        _DERIVED.pop(next(iter(_DERIVED)))
+    _DERIVED[key] = labels
+    return labels.copy()
+
+
+_DERIVED = {}      # (matrix digest, P, seed) -> labels; a few entries, oldest dropped first
+_DERIVED_SIZE = 4
+
+
+def _matrix_digest(X):
+    """A digest of a CSR matrix's shape and contents (the key of the clustering cache)."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=16)
+    h.update(repr((X.shape, X.nnz, X.dtype.str)).encode())
+    for a in (X.indptr, X.indices, X.data):
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()
 
 
 def _is_missing(v):
@@ -79,6 +105,8 @@ def _is_missing(v):
 
 def check_labels(y, n_docs, name="y"):
     """y as a 1-d array of n_docs labels (no missing ones): ints stay ints, anything else becomes str."""
+    if isinstance(y, np.ndarray) and y.dtype.kind in "iu" and y.size == n_docs:
+        return y.ravel().astype(np.int64)  # fast path: an integer array has no missing label to look for
     values = list(np.asarray(y, dtype=object).ravel()) if not isinstance(y, list) else list(y)
     if len(values) != n_docs:
         raise RLSIError(f"{name} has {len(values)} labels for {n_docs} documents; give one class label per "
@@ -223,6 +251,14 @@ class GroupModel(TopicModel):
                             f"one of them above 0")
         nonempty = np.diff(X.indptr) > 0
         n_nonempty = np.bincount(idx, weights=nonempty, minlength=len(classes)).astype(np.int64)
+        if self.classes is not None:
+            # derived clusters are not the user's classes: one smaller than Kc gets as many class topics as
+            # it has documents instead of failing the fit (k-means on a small collection makes such clusters)
+            small = Kc > n_nonempty
+            if small.any():
+                log.info("%d derived class(es) have fewer documents than n_class_topics; their Kc is "
+                         "lowered to their document count", int(small.sum()))
+                Kc = np.minimum(Kc, n_nonempty)
         for p, c in enumerate(classes.tolist()):  # Python values: messages say 'c1', not np.str_('c1')
             if n_nonempty[p] < Kc[p]:
                 raise RLSIError(f"class {c!r} has {n_nonempty[p]} non-empty documents, fewer than its "
