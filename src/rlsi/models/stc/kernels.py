@@ -32,6 +32,9 @@ Document code update: Eq. (8) ``θ^k = γ Σ_n s_n^k / (λ + γ|I_d|)``, or Eq. 
 θ then solves a small strongly convex problem, done exactly by projected gradient ascent on its dual
 (μ on the L-simplex, ``θ(μ) = max(0, m − (c/A) Σ_y μ_y v_y)``).
 
+Dictionary statistics: besides the gradient, the coding pass accumulates ``B = Σ_d s_dn w_dn/(s_dnᵀβ_n + ε)``
+(with ``A = G + B`` the code mass) for the majorise–minimise dictionary step :func:`mm_rows`.
+
 Memory: word codes live in a per-thread workspace of the longest document, one document at a time; the
 dictionary gradient is accumulated as the document is finished (per-thread buffers, summed at the end),
 so the corpus' word codes (nnz x K, footnote 10's 250 GB) are never held unless the caller passes an

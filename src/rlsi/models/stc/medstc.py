@@ -24,7 +24,8 @@ classifier conventions; ``classes_`` holds the labels.
 the codes of the training documents inferred **without** labels, i.e. the codes ``predict`` sees. Why:
 the η of Eq. (16) is trained on hinge-shifted training codes, and test codes carry no hinge; on
 20 Newsgroups that η classified even the *training* documents' label-free codes at 22–33 % (subset of
-3,000 documents), far below a plain SVM on the same codes (42 %). ``False`` keeps the joint η.
+3,000 documents), far below a plain SVM on the same codes (42 %). ``False`` keeps the joint η. Only
+``fit`` refits (it has the training set); ``OnlineMedSTC.partial_fit`` keeps the online η.
 """
 
 from __future__ import annotations
