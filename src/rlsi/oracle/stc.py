@@ -78,3 +78,36 @@ def dictionary_step(X, beta, S, alpha, *, eps):
     """Eq. (12) with the whole corpus as the mini-batch: ``Π_P(β − α ∇/D)`` row by row."""
     G = gradient(X, beta, S, eps=eps) / X.shape[0]
     return np.vstack([project_simplex(row) for row in beta - alpha * G])
+
+
+def mm_dictionary_step(X, beta, S, *, eps):
+    """The majorise–minimise dictionary step for fixed word codes, row by row, in plain numpy.
+
+    ``A = Σ_d s_dn`` (code mass), ``T = β ⊙ Σ_d s_dn w_dn/(s_dnᵀβ_n + ε)``; each row becomes
+    ``T/(A + ν)`` with ν the root of ``Σ T/(A + ν) = 1`` right of the pole ``−min_{T>0} A`` (bisection);
+    a row with T = 0 is copied."""
+    K, M = beta.shape
+    A = np.zeros((K, M))
+    B = np.zeros((K, M))
+    for d in range(X.shape[0]):
+        idx = X.indices[X.indptr[d]:X.indptr[d + 1]]
+        w = X.data[X.indptr[d]:X.indptr[d + 1]]
+        for i, n in enumerate(idx):
+            r = S[d][i] @ beta[:, n] + eps
+            A[:, n] += S[d][i]
+            B[:, n] += S[d][i] * w[i] / r
+    T = beta * B
+    out = np.array(beta, dtype=np.float64)
+    for k in range(K):
+        on = T[k] > 0
+        if not on.any():
+            continue
+        t, a = T[k, on], A[k, on]
+        lo, hi = -a.min(), -a.min() + t.sum()
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if np.sum(t / (a + mid)) > 1.0 else (lo, mid)
+        out[k] = 0.0
+        out[k, on] = t / (a + hi)
+        out[k] /= out[k].sum()
+    return out

@@ -153,7 +153,7 @@ def test_numba_sweep_matches_the_oracle(prior):
     ref_theta, ref_S = oracle.coding_sweep(X, beta, theta, [S[X.indptr[d]:X.indptr[d + 1]] for d in range(X.shape[0])],
                                            prior=prior, **par)
     th, SS = theta.copy(), S.copy()
-    G, f, sweeps, zeros = kernels.code_corpus(
+    G, B, f, sweeps, zeros = kernels.code_corpus(
         X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data, np.ascontiguousarray(beta.T), th, SS,
         True, True, True, par["eps"], par["lam"], par["gamma"], par["rho"], kernels.PRIORS_BY_NAME[prior],
         False, 1, 0.0, np.zeros((0, K)), np.zeros(0, np.int64), 0.0, 0.0, 50, 2,
@@ -172,6 +172,66 @@ def test_dictionary_step_matches_the_oracle():
     beta, _, S = _start(X, 3, 4)
     Slist = [S[X.indptr[d]:X.indptr[d + 1]] for d in range(X.shape[0])]
     G = oracle.gradient(X, beta, Slist, eps=1e-3)
-    model = SparseTopicalCoding(3, eps=1e-3, normalize_gradient=False)
-    got = model._dictionary_step(beta, G, X.shape[0], 0.7)
+    model = SparseTopicalCoding(3, eps=1e-3, normalize_gradient=False, dictionary_step="projected")
+    got = model._dictionary_step(beta, G, np.zeros_like(G), X.shape[0], 0.7)
     np.testing.assert_allclose(got, oracle.dictionary_step(X, beta, Slist, 0.7, eps=1e-3), atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_mm_row_is_the_minimiser_of_its_surrogate(seed):
+    from scipy.optimize import minimize
+
+    rng = np.random.default_rng(seed)
+    n = 7
+    beta = rng.dirichlet(np.ones(n))
+    A = rng.uniform(0.1, 5.0, n)
+    B = rng.uniform(0.0, 50.0, n) * (rng.random(n) < 0.8)
+    B[0] = 3.0  # at least one term with code mass
+    out = np.empty(n)
+    kernels.mm_row(beta, A, B, out)
+    T = beta * B
+    on = T > 0
+
+    def surrogate(b):
+        return float(np.sum(A[on] * b) - np.sum(T[on] * np.log(b)))
+
+    assert out.min() >= 0 and out.sum() == pytest.approx(1.0, abs=1e-12)
+    assert np.all(out[~on] == 0)
+    ref = minimize(surrogate, np.full(on.sum(), 1.0 / on.sum()), method="SLSQP",
+                   bounds=[(1e-12, 1.0)] * on.sum(),
+                   constraints=[{"type": "eq", "fun": lambda b: b.sum() - 1.0}],
+                   options={"ftol": 1e-14, "maxiter": 500})
+    assert surrogate(out[on]) <= ref.fun + 1e-9
+    np.testing.assert_allclose(out[on], ref.x, atol=1e-5)
+
+
+def test_mm_row_copies_a_row_without_code_mass():
+    beta = np.array([0.5, 0.25, 0.25])
+    out = np.empty(3)
+    kernels.mm_row(beta, np.zeros(3), np.zeros(3), out)
+    np.testing.assert_array_equal(out, beta)
+
+
+def test_mm_dictionary_step_matches_the_oracle_and_decreases_the_loss():
+    from rlsi.models.stc import SparseTopicalCoding
+
+    X, _ = planted_counts(n_docs=12, seed=5)
+    beta, _, S = _start(X, 3, 6)
+    eps = 1e-3
+    Slist = [S[X.indptr[d]:X.indptr[d + 1]] for d in range(X.shape[0])]
+    ref = oracle.mm_dictionary_step(X, beta, Slist, eps=eps)
+    # the statistics as the coding kernel returns them, from the oracle's formulas
+    G = oracle.gradient(X, beta, Slist, eps=eps)
+    P = sp.csr_matrix((np.ones(X.nnz), X.indices, np.arange(X.nnz + 1)), shape=(X.nnz, X.shape[1]))
+    A = np.asarray((P.T @ S).T)
+    model = SparseTopicalCoding(3, eps=eps)  # dictionary_step="mm" is the default
+    got = model._dictionary_step(beta, G, A - G, X.shape[0], 1.0)
+    np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-12)
+    args = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data)
+    before = kernels.poisson_loss(*args, np.ascontiguousarray(beta.T), S, eps)
+    after = kernels.poisson_loss(*args, np.ascontiguousarray(got.T), S, eps)
+    assert after < before
+    # a blended step (online, α < 1) stays on the simplex and decreases the loss too (convexity)
+    half = model._dictionary_step(beta, G, A - G, X.shape[0], 0.5)
+    np.testing.assert_allclose(half, 0.5 * beta + 0.5 * got, atol=1e-15)
+    assert kernels.poisson_loss(*args, np.ascontiguousarray(half.T), S, eps) < before

@@ -17,11 +17,12 @@ def _on_simplex(B):
     return np.all(np.isfinite(B)) and B.min() >= 0 and np.allclose(B.sum(axis=1), 1.0)
 
 
+@pytest.mark.parametrize("step", ["mm", "projected"])
 @pytest.mark.parametrize("collapsed", [False, True])
-def test_batch_objective_is_non_increasing(collapsed):
+def test_batch_objective_is_non_increasing(collapsed, step):
     X, _ = planted_counts(n_docs=60, seed=2)
     m = SparseTopicalCoding(3, max_iter=12, keep_word_codes=True, collapsed=collapsed, fit_tol=0.0,
-                            step_size=0.5).fit(X)
+                            dictionary_step=step, step_size=0.5 if step == "projected" else None).fit(X)
     obj = np.array(m.objective_)
     assert len(obj) == 12
     assert np.all(np.diff(obj) <= 1e-9 * np.abs(obj[:-1])), obj
@@ -29,10 +30,10 @@ def test_batch_objective_is_non_increasing(collapsed):
     assert _on_simplex(m.components_)
 
 
-@pytest.mark.parametrize("normalize", [True, False])
-def test_online_with_one_full_batch_and_unit_rate_is_one_batch_step(normalize):
+@pytest.mark.parametrize("step,normalize", [("mm", True), ("projected", True), ("projected", False)])
+def test_online_with_one_full_batch_and_unit_rate_is_one_batch_step(step, normalize):
     X, _ = planted_counts(n_docs=40, seed=3)
-    common = dict(normalize_gradient=normalize, random_state=7, max_sweeps=5)
+    common = dict(dictionary_step=step, normalize_gradient=normalize, random_state=7, max_sweeps=5)
     batch = SparseTopicalCoding(3, max_iter=1, step_size=1.0, **common).fit(X)
     online = OnlineSTC(3, tau0=10.0, tau=10.0, **common)  # α_0 = τ0 / (0 + τ) = 1
     online.partial_fit(X)
@@ -114,3 +115,24 @@ def test_beta_never_nan_with_empty_documents_and_huge_counts():
     m = SparseTopicalCoding(3, max_iter=3).fit(X)
     assert _on_simplex(m.components_)
     assert np.all(m.doc_codes_[-3:] == 0)
+
+
+def test_mm_objective_falls_faster_than_the_projected_step():
+    # the reason "mm" is the default: the same iterations reach a lower objective of Eq. (4)
+    X, _ = planted_counts(n_docs=60, seed=4)
+    common = dict(max_iter=8, keep_word_codes=True, fit_tol=0.0, random_state=1)
+    mm = SparseTopicalCoding(3, dictionary_step="mm", **common).fit(X)
+    pg = SparseTopicalCoding(3, dictionary_step="projected", **common).fit(X)
+    assert mm.objective_[0] == pytest.approx(pg.objective_[0])  # same start
+    assert mm.objective_[-1] < pg.objective_[-1]
+
+
+@pytest.mark.parametrize("cls,kw", [(MedSTC, dict(max_iter=3)), (OnlineMedSTC, dict(batch_size=10))])
+def test_medstc_refits_the_classifier_on_label_free_codes(cls, kw):
+    X, y = planted_counts(n_docs=40, seed=10)
+    joint = cls(3, delta=10.0, refit_classifier=False, **kw).fit(X, y)
+    refit = cls(3, delta=10.0, **kw).fit(X, y)
+    np.testing.assert_array_equal(refit.components_, joint.components_)  # only η changes
+    # the refit η is the batch SVM on the codes predict sees (inferred without labels)
+    np.testing.assert_allclose(refit.coef_, refit._svm(refit.transform(X), y))
+    assert not np.allclose(refit.coef_, joint.coef_)

@@ -2,14 +2,17 @@
 projected-gradient step of the dictionary.
 
 Each iteration codes all documents with β fixed (numba, documents in parallel, see
-:mod:`rlsi.models.stc.kernels`), then takes the step of Eq. (12) with n = D. Two memory modes:
+:mod:`rlsi.models.stc.kernels`), then takes one dictionary step (:mod:`rlsi.models.stc.core`: the
+multiplicative majorise–minimise step by default, or Eq. (12)'s projected gradient with n = D). Two
+memory modes:
 
 * ``keep_word_codes=False`` (default): word codes are never stored for the corpus; each document starts
-  from its last θ, and the dictionary step is ``α = step_size``. Memory O(D K + K M).
-* ``keep_word_codes=True``: the word codes (nnz x K floats) are kept as warm starts and the step is
-  chosen by an Armijo backtracking search on ℓ(S, β) from ``step_size`` — every iteration then
-  decreases the objective of Eq. (4) (coordinate descent from a warm start cannot increase it, the
-  line search cannot either): the objective is non-increasing, as tested.
+  from its last θ. Memory O(D K + K M).
+* ``keep_word_codes=True``: the word codes (nnz x K floats) are kept as warm starts. With the default
+  step every iteration decreases the objective of Eq. (4) (coordinate descent from a warm start cannot
+  increase it, the majorise–minimise step cannot either); with ``dictionary_step="projected"`` the step is
+  chosen by an Armijo backtracking search on ℓ(S, β) from ``step_size`` for the same guarantee. The
+  objective is non-increasing, as tested.
 """
 
 from __future__ import annotations
@@ -29,7 +32,9 @@ class SparseTopicalCoding(STCBase):
     """Batch STC (and collapsed STC with ``collapsed=True``). Parameters of :class:`STCBase` plus
 
     max_iter : int, default 20 — coding passes / dictionary steps.
-    step_size : float, default 0.3 — α of the dictionary step (the start of the line search).
+    step_size : float or None, default None — α of the dictionary step: ``"projected"``: 0.3 when None
+        (the start of the line search with ``keep_word_codes``); ``"mm"``: 1 when None (the full
+        majorise–minimise step; α < 1 blends it with the old β).
     keep_word_codes : bool, default False — keep nnz x K word codes (warm starts, monotone objective).
     fit_tol : float, default 1e-4 — stop when the objective's relative decrease is below it.
 
@@ -38,13 +43,12 @@ class SparseTopicalCoding(STCBase):
     the training documents.
     """
 
-    _parameter_constraints = {"max_iter": Integer(low=1), "step_size": Real(low=0.0, low_open=True),
+    _parameter_constraints = {"max_iter": Integer(low=1), "step_size": Real(low=0.0, low_open=True, none=True),
                               "keep_word_codes": Boolean(), "fit_tol": Real(low=0.0)}
 
     def __init__(self, n_components=60, *, lam=0.01, gamma=0.01, rho=0.1, eps=1e-4, prior="normal",
-                 collapsed=False, max_sweeps=30, tol=1e-3, normalize_gradient=True, max_iter=20,
-                 step_size=0.3,
-                 keep_word_codes=False, fit_tol=1e-4, random_state=0, verbose=0):
+                 collapsed=False, max_sweeps=30, tol=1e-3, dictionary_step="mm", normalize_gradient=True,
+                 max_iter=20, step_size=None, keep_word_codes=False, fit_tol=1e-4, random_state=0, verbose=0):
         self.n_components = n_components
         self.lam = lam
         self.gamma = gamma
@@ -54,6 +58,7 @@ class SparseTopicalCoding(STCBase):
         self.collapsed = collapsed
         self.max_sweeps = max_sweeps
         self.tol = tol
+        self.dictionary_step = dictionary_step
         self.normalize_gradient = normalize_gradient
         self.max_iter = max_iter
         self.step_size = step_size
@@ -84,7 +89,7 @@ class SparseTopicalCoding(STCBase):
         t0 = time.perf_counter()
         for it in range(self.max_iter):
             self._before_coding(X, theta, it, **extras)
-            G, f, sweeps, zeros, cols = self._code(X, beta, theta, S=S, warm=S is not None and it > 0,
+            G, B, f, sweeps, zeros, cols = self._code(X, beta, theta, S=S, warm=S is not None and it > 0,
                                              want_grad=True, **self._supervision(**extras))
             obj = float(f.sum()) + self._extra_objective(X, theta, **extras)
             self.objective_.append(obj)
@@ -93,7 +98,7 @@ class SparseTopicalCoding(STCBase):
                 log.info("%s iteration %d: objective %.6g, sweeps %.1f, word-code sparsity %.3f, %.1fs",
                          type(self).__name__, it + 1, obj, sweeps.mean(), self.word_code_sparsity_,
                          time.perf_counter() - t0)
-            beta = self._step(X, beta, G, S, cols)
+            beta = self._step(X, beta, G, B, S, cols)
             self._after_step(X, theta, it, **extras)
             if abs(prev - obj) <= self.fit_tol * abs(obj):
                 break
@@ -116,16 +121,22 @@ class SparseTopicalCoding(STCBase):
     def _extra_objective(self, X, theta, **extras):
         return 0.0
 
-    def _step(self, X, beta, G, S, cols):
+    def _step_size(self):
+        if self.step_size is not None:
+            return min(float(self.step_size), 1.0) if self.dictionary_step == "mm" else float(self.step_size)
+        return 1.0 if self.dictionary_step == "mm" else 0.3
+
+    def _step(self, X, beta, G, B, S, cols):
         n = X.shape[0]
-        if S is None:
-            return self._dictionary_step(beta, G, n, self.step_size, cols)
+        if S is None or self.dictionary_step == "mm":
+            # the majorise–minimise step decreases ℓ(S, ·) by construction: no line search
+            return self._dictionary_step(beta, G, B, n, self._step_size(), cols)
         # Armijo backtracking on ℓ(S, β) (projected-gradient sufficient decrease) — needs the word codes
         args = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data)
         f0 = kernels.poisson_loss(*args, np.ascontiguousarray(beta.T), S, float(self.eps))
-        alpha = self.step_size
+        alpha = self._step_size()
         for _ in range(40):
-            new = self._dictionary_step(beta, G, n, alpha, cols)
+            new = self._dictionary_step(beta, G, B, n, alpha, cols)
             diff = new - beta
             f1 = kernels.poisson_loss(*args, np.ascontiguousarray(new.T), S, float(self.eps))
             # sufficient decrease: <G, β_new − β> ≤ −(n/α)‖β_new − β‖² ≤ 0 for a projected step

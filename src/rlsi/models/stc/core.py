@@ -4,9 +4,22 @@ Shapes: X (n_docs x n_terms) CSR of word counts (``TfidfVectorizer.transform_cou
 β (K x n_terms), every row on the probability simplex; document codes θ (n_docs x K), non-negative; word
 codes (nnz(X) x K), row p the code of the p-th stored entry of X (same order as ``X.data``).
 
-Dictionary step (Eq. 10–12): ``β ← Π_P(β − α G / n)``, G the gradient of the log-Poisson loss summed
-over the n coded documents (mean over the mini-batch, Eq. 12; n = D recovers batch STC), Π_P the row-wise
-Euclidean projection on the simplex (:func:`kernels.project_simplex_rows`, sort-based, O(M log M)).
+Dictionary step, two choices (``dictionary_step``):
+
+* ``"mm"`` (default): the majorise–minimise step for problem (10). With the word codes fixed, Jensen's
+  inequality on ``−w log(Σ_k s_k β_kn + ε)`` gives a surrogate ``Σ_kn A_kn b_kn − T_kn log b_kn`` (A_kn =
+  Σ_d s_dnk the code mass, T_kn = β_kn Σ_d s_dnk w_dn/(s_dnᵀβ_n + ε) the count-weighted responsibilities)
+  that touches ℓ at β and lies above it; its exact minimiser on the simplex is ``T_kn / (A_kn + ν_k)``
+  (:func:`kernels.mm_rows`). So every step decreases ℓ(S, ·) — no step size, no line search — and it
+  follows the curvature: the loss' Hessian is ≈ T/β², which spans many orders of magnitude across a
+  topic, and a single Euclidean step size cannot serve it (see ``benchmarks/results/stc.md``). The
+  online step blends ``β ← (1 − α_t) β + α_t β̂`` with β̂ the step on the mini-batch (convex: stays on the
+  simplex and, with α = 1, is the batch step).
+* ``"projected"``: the paper's projected gradient, Eq. (12): ``β ← Π_P(β − α G / n)``, G the gradient of
+  the log-Poisson loss summed over the n coded documents, Π_P the row-wise Euclidean projection on the
+  simplex (:func:`kernels.project_simplex_rows`, sort-based, O(M log M)); ``normalize_gradient`` scales
+  each topic's gradient to unit ℓ1 norm first.
+
 Unlike the RLSI core there is no closed-form topic update: the loss is not quadratic in β.
 """
 
@@ -26,6 +39,7 @@ from . import kernels
 log = logging.getLogger("rlsi.models.stc")
 
 PRIORS = {"normal": kernels.NORMAL, "laplace": kernels.LAPLACE}
+DICTIONARY_STEPS = ("mm", "projected")
 
 
 def check_counts(X, *, name="X"):
@@ -65,8 +79,10 @@ class STCBase(TopicModel):
     collapsed : bool, default False — collapsed STC (§4.2.1; θ marginalised, normal prior only).
     max_sweeps : int, default 30 — coordinate sweeps per document and coding pass.
     tol : float, default 1e-3 — a document stops when max|Δθ| ≤ tol·max θ.
-    normalize_gradient : bool, default True — scale each topic's gradient to unit ℓ1 norm before the
-        step (see :meth:`_dictionary_step`); False is Eq. (12) with the raw mean gradient.
+    dictionary_step : "mm" (default) or "projected" — the multiplicative majorise–minimise step or the
+        paper's projected gradient (module docstring).
+    normalize_gradient : bool, default True — ``"projected"`` only: scale each topic's gradient to unit
+        ℓ1 norm before the step (see :meth:`_dictionary_step`); False is Eq. (12) with the raw mean gradient.
     random_state : int, None or Generator — β initialisation (and document order online).
     """
 
@@ -77,6 +93,7 @@ class STCBase(TopicModel):
         "rho": Real(low=0.0), "eps": Real(low=0.0, low_open=True), "prior": Choice(PRIORS),
         "collapsed": Boolean(), "max_sweeps": Integer(low=1), "tol": Real(low=0.0),
         "random_state": Anything(), "verbose": Integer(low=0), "normalize_gradient": Boolean(),
+        "dictionary_step": Choice(DICTIONARY_STEPS),
     }
     _state_scalars = ("n_features_in_", "n_iter_")
 
@@ -111,8 +128,9 @@ class STCBase(TopicModel):
               delta=0.0):
         """Code the documents of X with β fixed; θ (n, K) updated in place.
 
-        Returns ``(G, f, sweeps, zeros, cols)``: the gradient restricted to the terms ``cols`` of X
-        (K x len(cols); zero elsewhere), per-document objectives, sweeps and zero word-code counts."""
+        Returns ``(G, B, f, sweeps, zeros, cols)``: the gradient and the statistic B of
+        :func:`kernels.code_corpus`, restricted to the terms ``cols`` of X (K x len(cols); zero elsewhere),
+        per-document objectives, sweeps and zero word-code counts."""
         K, M = beta.shape
         betaT = np.ascontiguousarray(beta.T)
         use_S = S is not None
@@ -126,18 +144,35 @@ class STCBase(TopicModel):
         cols = np.unique(X.indices) if want_grad else np.zeros(0, dtype=np.int64)
         col_map = np.full(M if want_grad else 0, -1, dtype=np.int64)
         col_map[cols] = np.arange(len(cols))
-        G, f, sweeps, zeros = kernels.code_corpus(
+        G, B, f, sweeps, zeros = kernels.code_corpus(
             X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data, betaT, theta, S, use_S, warm,
             want_grad, float(self.eps), float(self.lam), float(self.gamma), float(self.rho),
             PRIORS[self.prior], bool(self.collapsed), int(self.max_sweeps), float(self.tol),
             np.ascontiguousarray(eta, dtype=np.float64), y.astype(np.int64), float(delta), float(c), 50,
             n_chunks, col_map, len(cols))
-        return G, f, sweeps, zeros, cols
+        return G, B, f, sweeps, zeros, cols
 
-    def _dictionary_step(self, beta, G, n_docs, alpha, cols=None):
-        """Eq. (12): ``Π_P(β − α G / n_docs)`` with G given on the columns ``cols`` (all when None); with
-        ``normalize_gradient`` each topic's gradient is first divided by its ℓ1 norm. A new array;
-        never NaN: G is finite since ε > 0."""
+    def _dictionary_step(self, beta, G, B, n_docs, alpha, cols=None):
+        """One dictionary step from the statistics of ``_code`` on the columns ``cols`` (all when None).
+
+        ``"mm"``: ``(1 − α) β + α β̂``, β̂ the multiplicative step (module docstring; terms outside
+        ``cols`` carry no code mass, so β̂ is 0 there). ``"projected"``: Eq. (12), ``Π_P(β − α G / n_docs)``;
+        with ``normalize_gradient`` each topic's gradient is first divided by its ℓ1 norm. A new array;
+        never NaN: G and B are finite since ε > 0."""
+        if self.dictionary_step == "mm":
+            beta = np.asarray(beta, dtype=np.float64)
+            sub = beta if cols is None else beta[:, cols]
+            new_sub = kernels.mm_rows(np.ascontiguousarray(sub), G + B, B)
+            if cols is None:
+                new = new_sub
+            else:
+                new = np.zeros_like(beta)
+                new[:, cols] = new_sub
+            # a topic with no code mass in these documents is left as it was (mm_rows copies the row;
+            # outside ``cols`` it must be copied too)
+            idle = ~np.any(sub * B > 0, axis=1)
+            new[idle] = beta[idle]
+            return new if alpha == 1.0 else (1.0 - alpha) * beta + alpha * new
         if self.normalize_gradient:
             # The raw gradient's size follows the code magnitudes (s ~ w/β, β ~ 1/M), so a raw α_t
             # would need retuning per corpus and batch size (the paper tunes τ0). Scaled by the ℓ1 norm
@@ -179,8 +214,8 @@ class STCBase(TopicModel):
         check_fitted(self)
         X = check_counts(self._check_X(X, reset=False))
         theta = np.zeros((X.shape[0], self.n_components))
-        _, _, _, zeros, _ = self._code(X, np.asarray(self.components_, dtype=np.float64), theta,
-                                    want_grad=False, **self._coding_extras(X))
+        _, _, _, _, zeros, _ = self._code(X, np.asarray(self.components_, dtype=np.float64), theta,
+                                       want_grad=False, **self._coding_extras(X))
         return float(zeros.sum() / max(X.nnz * self.n_components, 1))
 
     def top_words(self, feature_names, n_words=10):

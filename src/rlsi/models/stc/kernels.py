@@ -32,6 +32,9 @@ Document code update: Eq. (8) ``θ^k = γ Σ_n s_n^k / (λ + γ|I_d|)``, or Eq. 
 θ then solves a small strongly convex problem, done exactly by projected gradient ascent on its dual
 (μ on the L-simplex, ``θ(μ) = max(0, m − (c/A) Σ_y μ_y v_y)``).
 
+Dictionary statistics: besides the gradient, the coding pass accumulates ``B = Σ_d s_dn w_dn/(s_dnᵀβ_n + ε)``
+(with ``A = G + B`` the code mass) for the majorise–minimise dictionary step :func:`mm_rows`.
+
 Memory: word codes live in a per-thread workspace of the longest document, one document at a time; the
 dictionary gradient is accumulated as the document is finished (per-thread buffers, summed at the end),
 so the corpus' word codes (nnz x K, footnote 10's 250 GB) are never held unless the caller passes an
@@ -277,8 +280,10 @@ def code_corpus(indptr, indices, data, betaT, theta, S, use_S, warm, want_grad, 
     ``warm``); otherwise each thread codes into its own workspace and nothing of size nnz x K exists.
     ``col_map`` (M,) maps a term to its column of the gradient (``n_cols`` columns: the terms of this
     batch, so a mini-batch's gradient is K x |batch vocabulary|, not K x M).
-    Returns ``(G, f, sweeps, zeros)``: G (K, n_cols) = Σ_d ∂ℓ/∂β (empty unless ``want_grad``), the per-
-    document objectives f (D,), sweeps (D,) and the number of zero word-code entries per document (D,).
+    Returns ``(G, B, f, sweeps, zeros)``: G (K, n_cols) = Σ_d ∂ℓ/∂β = A − B (empty unless ``want_grad``)
+    and B (K, n_cols) = Σ_d s_dnk w_dn / (s_dnᵀβ_n + ε), A = Σ_d s_dnk being the code mass (the statistics
+    of the multiplicative dictionary step, :func:`mm_rows`); the per-document objectives f (D,), sweeps (D,)
+    and the number of zero word-code entries per document (D,).
     """
     D = indptr.shape[0] - 1
     M, K = betaT.shape
@@ -287,6 +292,7 @@ def code_corpus(indptr, indices, data, betaT, theta, S, use_S, warm, want_grad, 
         maxlen = max(maxlen, indptr[d + 1] - indptr[d])
     n_buf = n_chunks if want_grad else 1
     Gs = np.zeros((n_buf, K, n_cols if want_grad else 0))
+    Bs = np.zeros((n_buf, K, n_cols if want_grad else 0))
     f = np.zeros(D)
     sweeps = np.zeros(D, dtype=np.int64)
     zeros = np.zeros(D, dtype=np.int64)
@@ -313,16 +319,20 @@ def code_corpus(indptr, indices, data, betaT, theta, S, use_S, warm, want_grad, 
             zeros[d] = nz
             if want_grad:
                 G = Gs[ch]
+                Bc = Bs[ch]
                 for i in range(n):
-                    fac = 1.0 - w[i] / (recon[i] + eps)
+                    ratio = w[i] / (recon[i] + eps)
                     t = col_map[idx[i]]
                     for k in range(K):
-                        G[k, t] += s[i, k] * fac
+                        G[k, t] += s[i, k] * (1.0 - ratio)
+                        Bc[k, t] += s[i, k] * ratio
     G = np.zeros((K, n_cols if want_grad else 0))
+    B = np.zeros((K, n_cols if want_grad else 0))
     if want_grad:
         for ch in range(n_buf):
             G += Gs[ch]
-    return G, f, sweeps, zeros
+            B += Bs[ch]
+    return G, B, f, sweeps, zeros
 
 
 @njit(parallel=True, cache=True)
@@ -341,6 +351,65 @@ def poisson_loss(indptr, indices, data, betaT, S, eps):
             acc += r - data[p] * math.log(r)
         out[d] = acc
     return out.sum()
+
+
+@njit(cache=True, nogil=True)
+def mm_row(beta, A, B, out):
+    """Minimiser of the surrogate ``Σ_n A_n b_n − T_n log b_n`` over the simplex, T = β ⊙ B, into ``out``.
+
+    KKT: ``b_n = T_n / (A_n + ν)`` with ν the root of ``Σ_n T_n/(A_n + ν) = 1`` on ``ν > −min_{T_n>0} A_n``
+    (the sum falls from +∞ to 0 there); found by Newton steps safeguarded by bisection. A row with T = 0
+    (no code mass on any of its terms) is copied unchanged. Returns ν (0 for a copied row).
+    """
+    n = beta.shape[0]
+    amin = math.inf
+    tsum = 0.0
+    for i in range(n):
+        t = beta[i] * B[i]
+        if t > 0.0:
+            tsum += t
+            amin = min(amin, A[i])
+    if tsum <= 0.0:
+        out[:] = beta
+        return 0.0
+    # the pole is at ν = −min A over the support; at ν = −min A + Σ T every A_n + ν ≥ Σ T, so the sum is ≤ 1
+    lo = -amin
+    hi = lo + tsum
+    nu = hi
+    for _ in range(200):
+        f = 0.0
+        fp = 0.0
+        for i in range(n):
+            t = beta[i] * B[i]
+            if t > 0.0:
+                q = t / (A[i] + nu)
+                f += q
+                fp -= q / (A[i] + nu)
+        if f > 1.0:
+            lo = nu
+        else:
+            hi = nu
+        if abs(f - 1.0) <= 1e-13 or hi - lo <= 1e-15 * max(1.0, abs(nu)):
+            break
+        step = nu - (f - 1.0) / fp
+        nu = step if lo < step < hi else 0.5 * (lo + hi)
+    total = 0.0
+    for i in range(n):
+        t = beta[i] * B[i]
+        out[i] = t / (A[i] + nu) if t > 0.0 else 0.0
+        total += out[i]
+    for i in range(n):
+        out[i] /= total  # exact unit sum (the root is found to ~1e-13)
+    return nu
+
+
+@njit(parallel=True, cache=True)
+def mm_rows(beta, A, B):
+    """:func:`mm_row` for every row of β (K x n), rows in parallel; a new array."""
+    out = np.empty_like(beta)
+    for k in prange(beta.shape[0]):
+        mm_row(beta[k], A[k], B[k], out[k])
+    return out
 
 
 def n_threads():

@@ -1,10 +1,12 @@
 """Online sparse topical coding (§4, Algorithm 1 with the mini-batches of Eq. 12).
 
 Each mini-batch is coded with β fixed (numba, documents in parallel; word codes never leave the
-per-thread workspace) and β takes one projected-gradient step ``β ← Π_P(β − α_t G_t / |batch|)`` with
-``α_t = τ0 / (t + τ)``, t the number of mini-batches seen so far (Theorem 2's schedule; the paper sets
-τ = 10 and tunes τ0 per batch size, smaller for larger batches). With one mini-batch of the whole corpus
-and α = 1 this is exactly one dictionary step of batch STC (tested).
+per-thread workspace) and β takes one step with ``α_t = τ0 / (t + τ)``, t the number of mini-batches seen
+so far (Theorem 2's schedule; the paper sets τ = 10 and tunes τ0 per batch size, smaller for larger
+batches): by default ``β ← (1 − α_t) β + α_t β̂_t``, β̂_t the majorise–minimise step on the mini-batch
+(α_t is capped at 1; with 1/t rates this averages the mini-batch solutions), or with
+``dictionary_step="projected"`` the paper's ``β ← Π_P(β − α_t G_t / |batch|)``. With one mini-batch of
+the whole corpus and α = 1 either is exactly one dictionary step of batch STC (tested).
 """
 
 from __future__ import annotations
@@ -35,9 +37,8 @@ class OnlineSTC(STCBase):
     _state_scalars = ("n_features_in_", "n_iter_", "n_batches_", "n_docs_seen_")
 
     def __init__(self, n_components=60, *, lam=0.01, gamma=0.01, rho=0.1, eps=1e-4, prior="normal",
-                 collapsed=False, max_sweeps=30, tol=1e-3, normalize_gradient=True, batch_size=64,
-                 n_epochs=1, tau0=1.0, tau=10.0,
-                 random_state=0, verbose=0):
+                 collapsed=False, max_sweeps=30, tol=1e-3, dictionary_step="mm", normalize_gradient=True,
+                 batch_size=64, n_epochs=1, tau0=1.0, tau=10.0, random_state=0, verbose=0):
         self.n_components = n_components
         self.lam = lam
         self.gamma = gamma
@@ -47,6 +48,7 @@ class OnlineSTC(STCBase):
         self.collapsed = collapsed
         self.max_sweeps = max_sweeps
         self.tol = tol
+        self.dictionary_step = dictionary_step
         self.normalize_gradient = normalize_gradient
         self.batch_size = batch_size
         self.n_epochs = n_epochs
@@ -56,8 +58,9 @@ class OnlineSTC(STCBase):
         self.verbose = verbose
 
     def learning_rate(self, t):
-        """α_t = τ0 / (t + τ)."""
-        return self.tau0 / (t + self.tau)
+        """α_t = τ0 / (t + τ) (at most 1 for the blended ``"mm"`` step)."""
+        a = self.tau0 / (t + self.tau)
+        return min(a, 1.0) if self.dictionary_step == "mm" else a
 
     def _start(self, M, X=None):
         self.n_features_in_ = M
@@ -100,11 +103,11 @@ class OnlineSTC(STCBase):
     def _update(self, X, y):
         beta = np.asarray(self.components_, dtype=np.float64)
         theta = np.zeros((X.shape[0], self.n_components))
-        G, f, sweeps, zeros, cols = self._code(X, beta, theta, want_grad=True, **self._supervision(X, y))
+        G, B, f, sweeps, zeros, cols = self._code(X, beta, theta, want_grad=True, **self._supervision(X, y))
         self.word_code_sparsity_ = float(zeros.sum() / max(X.nnz * self.n_components, 1))
         self.last_objective_ = float(f.sum())
         alpha = self.learning_rate(self.n_batches_)
-        self._set_components(self._dictionary_step(beta, G, X.shape[0], alpha, cols))
+        self._set_components(self._dictionary_step(beta, G, B, X.shape[0], alpha, cols))
         self._after_update(X, y, theta, alpha)
         self.n_batches_ += 1
         self.n_docs_seen_ += X.shape[0]
