@@ -74,9 +74,9 @@ SEP = " › "  # joins a phase path into one JSON key
 PARALLEL = ("numba: _csr_dense_rows", "numba: _csr_csr_dense", "numba: _count_row_nonzeros", "numba: _fill_csr",
             "numba: _scatter_rows", "numba: lasso_cd_rows", "BLAS: dsyrk", "BLAS: ridge GEMM Φ·Σ",
             "LAPACK: cho_factor", "LAPACK: cho_solve", "numba: _row_sums",
-            "numba: _nonzero_row_mask")
-# A numba kernel that is not parallel (no prange): counted as serial, shown apart.
-SERIAL_KERNELS = ("numba, not parallel: _column_sq_diff",)
+            "numba: _nonzero_row_mask", "numba: _csr_dense_take", "numba: _take_rows", "numba: _drift_and_store")
+# Numba kernels that are not parallel (no prange): counted as serial, shown apart (none at present).
+SERIAL_KERNELS = ()
 # the top-level phases of an iteration: the driver calls these three methods of the problem
 U_STEP, V_STEP, OBJECTIVE = "U-step (problem.u_step)", "V-step (problem.v_step)", "objective (problem.objective)"
 
@@ -110,16 +110,20 @@ def instrument(prof, state):
     P = prof.patch
     # numba kernels: the jitted functions, looked up as module globals by their python wrappers
     for name in ("_csr_dense_rows", "_csr_csr_dense", "_count_row_nonzeros", "_fill_csr", "_scatter_rows",
-                 "_row_sums"):
+                 "_row_sums", "_csr_dense_take", "_take_rows"):
         P(products, name, "numba: " + name)
     P(steps, "_nonzero_row_mask", "numba: _nonzero_row_mask")
     P(klasso, "lasso_cd_rows", "numba: lasso_cd_rows")
-    P(screening, "_column_sq_diff", SERIAL_KERNELS[0])
-    # the kernels' python wrappers, as tasks, providers and penalties call them
-    for name in ("csr_csr_dense", "csr_dense_rows", "csr_rows_to_dense", "dense_to_csr"):
+    P(screening, "_drift_and_store", "numba: _drift_and_store")
+    # the kernels' python wrappers, as tasks, providers, problems and penalties call them
+    for name in ("csr_csr_dense", "csr_dense_rows", "csr_rows_to_dense", "dense_to_csr", "csr_take_dense",
+                 "dense_rows_to_csr"):
         P(tasks, name)
+    P(batch, "csr_rows_to_dense", "csr_rows_to_dense (U to dense)")
+    P(batch, "dense_to_csr", "dense_to_csr (U to CSR)")
     P(screening, "csr_dense_rows")
     P(screening, "csr_dense_rows_max")
+    P(screening, "csr_dense_take")
 
     def lasso_post(out, a, k):
         sw = out[1]
@@ -156,7 +160,7 @@ def instrument(prof, state):
     P(sp.csr_matrix, "eliminate_zeros", "eliminate_zeros")
     P(sp.csr_matrix, "__getitem__", "CSR row slice X[a:b]")
     # tasks, steps, providers
-    for name in ("topic_block", "doc_block", "gram"):
+    for name in ("topic_block", "topic_block_rows", "doc_block", "gram"):
         P(tasks, name)
     P(steps, "topic_gram", "topic_gram G = UᵀU")
     for name in ("update_topics", "update_doc_vectors", "objective"):
@@ -164,10 +168,12 @@ def instrument(prof, state):
     for cls in (screening.ScreenedBatchR, screening.BatchR):
         P(cls, "set_state", f"{cls.__name__}.set_state")
         P(cls, "__call__", f"R rows ({cls.__name__})")
+    P(screening.ScreenedBatchR, "compact", "R rows, unscreened only (ScreenedBatchR.compact)")
     # the driver's problem
     Problem = batch.RLSIProblem
     P(Problem, "u_step", U_STEP)
     P(Problem, "v_step", V_STEP)
+    P(Problem, "v_step_topics", "V-step topics (U, or a dense copy)")
     P(Problem, "objective", OBJECTIVE)
     P(Problem, "__init__", "problem setup (D = Xᵀ, S, ‖X‖², screening)",
       post=lambda out, a, k: state.__setitem__("problem", a[0]))
@@ -586,8 +592,9 @@ def profile_section(r, args):
              f"BLAS threads = {r.get('blas_threads')}: **{100 * s['serial_later']:.1f} %** (mean of iterations "
              f"2..n; iteration 1: {100 * it[0]['serial_share']:.1f} %"
              + (f"; replay: {100 * late['serial_share']:.1f} %" if late else "")
-             + f"). It includes the non-parallel numba kernel `_column_sq_diff` "
-             f"({100 * s['serial_kernel_later']:.2f} % of the iteration) and the python wrappers of the kernels. "
+             + "). It includes the python wrappers of the kernels"
+             + (f" and the non-parallel numba kernels {', '.join(SERIAL_KERNELS)} "
+                f"({100 * s['serial_kernel_later']:.2f} % of the iteration)" if SERIAL_KERNELS else "") + ". "
              "Measured at 1 thread (`--threads 1`) it is the serial fraction of Amdahl's law.\n")
     return L
 
