@@ -74,7 +74,8 @@ SEP = " › "  # joins a phase path into one JSON key
 PARALLEL = ("numba: _csr_dense_rows", "numba: _csr_csr_dense", "numba: _count_row_nonzeros", "numba: _fill_csr",
             "numba: _scatter_rows", "numba: lasso_cd_rows", "BLAS: dsyrk", "BLAS: ridge GEMM Φ·Σ",
             "LAPACK: cho_factor", "LAPACK: cho_solve", "numba: _row_sums",
-            "numba: _nonzero_row_mask", "numba: _csr_dense_take", "numba: _take_rows", "numba: _drift_and_store")
+            "numba: _nonzero_row_mask", "numba: _csr_dense_take", "numba: _take_rows", "numba: _drift_and_store",
+            "numba: _row_dots")
 # Numba kernels that are not parallel (no prange): counted as serial, shown apart (none at present).
 SERIAL_KERNELS = ()
 # the top-level phases of an iteration: the driver calls these three methods of the problem
@@ -110,7 +111,7 @@ def instrument(prof, state):
     P = prof.patch
     # numba kernels: the jitted functions, looked up as module globals by their python wrappers
     for name in ("_csr_dense_rows", "_csr_csr_dense", "_count_row_nonzeros", "_fill_csr", "_scatter_rows",
-                 "_row_sums", "_csr_dense_take", "_take_rows"):
+                 "_row_sums", "_csr_dense_take", "_take_rows", "_row_dots"):
         P(products, name, "numba: " + name)
     P(steps, "_nonzero_row_mask", "numba: _nonzero_row_mask")
     P(klasso, "lasso_cd_rows", "numba: lasso_cd_rows")
@@ -138,7 +139,7 @@ def instrument(prof, state):
     penalties.la = _Proxy(la, cho_factor=prof.wrap(la.cho_factor, "LAPACK: cho_factor"),
                           cho_solve=prof.wrap(la.cho_solve, "LAPACK: cho_solve"))
     P(tasks, "dsyrk", "BLAS: dsyrk")
-    tasks.np = _Proxy(np, einsum=prof.wrap(np.einsum, "np.einsum: cross term Σ Φ∘W (numpy, 1 thread)"))
+    P(tasks, "dot_sum", "dot_sum: cross term Σ Φ∘W")
 
     Penalty = penalties.Penalty
     orig_solve = Penalty.solve
@@ -149,6 +150,9 @@ def instrument(prof, state):
                 with prof.phase("cast Φ to float64"):
                     R64 = np.asarray(R).astype(np.float64, copy=False)
                 with prof.phase(PARALLEL[7]):
+                    out = kwargs.get("out")
+                    if out is not None and out.dtype == np.float64:
+                        return np.matmul(R64, prepared, out=out), 0
                     return R64 @ prepared, 0
             return orig_solve(self, R, prepared, U0, lam, max_iter=max_iter, tol=tol, **kwargs)
 

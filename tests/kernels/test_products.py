@@ -11,7 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 from rlsi.kernels.products import (csr_csr_dense, csr_dense, csr_dense_rows, csr_dense_rows_max, csr_dense_take,
-                                   csr_rows_to_dense, csr_take_dense, dense_rows_to_csr, dense_to_csr)
+                                   csr_rows_to_dense, csr_take_dense, dense_rows_to_csr, dense_to_csr, dot_sum)
 
 DTYPES = [np.float32, np.float64]
 # (value dtype, index dtype): each pair is a separate numba compilation (about 2 s each on a cold cache),
@@ -313,3 +313,14 @@ def test_dense_rows_to_csr_places_the_rows_and_leaves_the_rest_empty():
     empty = dense_rows_to_csr(np.zeros((0, 5)), np.zeros(0, dtype=np.int64), 4)
     assert empty.shape == (4, 5) and empty.nnz == 0
     np.testing.assert_array_equal(dense_rows_to_csr(dense, np.arange(7), 7).toarray(), dense_to_csr(dense).toarray())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_dot_sum_is_the_float64_sum_of_products(dtype):
+    rng = np.random.default_rng(36)
+    A = rng.standard_normal((300, 7)).astype(dtype)
+    B = rng.standard_normal((300, 7)).astype(dtype)
+    expected = float((A.astype(np.float64) * B.astype(np.float64)).sum())
+    assert dot_sum(A, B) == pytest.approx(expected, rel=1e-12)
+    assert dot_sum(A[:0], B[:0]) == 0.0
+    assert dot_sum(np.asfortranarray(A), B) == dot_sum(A, B)

@@ -216,6 +216,23 @@ def _row_sums(A, squared):
     return out
 
 
+@njit(cache=True, parallel=True)
+def _row_dots(A, B):
+    out = np.zeros(A.shape[0])
+    for i in prange(A.shape[0]):
+        s = 0.0
+        for k in range(A.shape[1]):
+            s += np.float64(A[i, k]) * np.float64(B[i, k])
+        out[i] = s
+    return out
+
+
+def dot_sum(A, B):
+    """``Σ_ij A_ij B_ij`` of two 2-D arrays of one shape, in float64 and in parallel (rows; the row sums are
+    added in row order, so the result does not depend on the threads)."""
+    return float(_row_dots(np.ascontiguousarray(A), np.ascontiguousarray(B)).sum())
+
+
 def abs_sum(A):
     """``Σ|a|`` of a 2-D array in float64, in parallel and without a temporary of A's size."""
     A = np.asarray(A)

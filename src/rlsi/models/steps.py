@@ -135,8 +135,8 @@ def update_doc_vectors(X, U, *, penalty, lam, W_prev=None, max_iter=100, tol=1e-
 
     def task(ab):
         a, b = ab
-        W[a:b], stats = tasks.doc_block(X, a, b, U, prepared, W_prev, penalty=pen, lam=lam,
-                                        max_iter=max_iter, tol=tol, dtype=dtype, want_gram=return_gram)
+        _, stats = tasks.doc_block(X, a, b, U, prepared, W_prev, penalty=pen, lam=lam, max_iter=max_iter,
+                                   tol=tol, dtype=dtype, want_gram=return_gram, out=W[a:b])
         return stats  # the rows go straight into W (disjoint slices): no second N x K copy
 
     results = get_executor(executor).map(task, blocks(N, block_rows(K, block_entries)))

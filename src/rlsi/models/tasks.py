@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from scipy.linalg.blas import dsyrk
 
 from ..kernels.products import (csr_csr_dense, csr_dense_rows, csr_rows_to_dense, csr_take_dense, dense_rows_to_csr,
-                                dense_to_csr)
+                                dense_to_csr, dot_sum)
 
 # Aim for dense blocks of about this many entries (x 8 bytes): big enough to keep every thread busy,
 # small enough that R and Φ never need M x K or N x K extra memory at once.
@@ -125,18 +125,24 @@ class DocStats:
         return self
 
 
-def doc_block(X, a, b, U, prepared, W_prev, *, penalty, lam, max_iter, tol, dtype, want_gram):
+def doc_block(X, a, b, U, prepared, W_prev, *, penalty, lam, max_iter, tol, dtype, want_gram, out=None):
     """V-step / folding-in of documents a..b of X. Returns ``(W_b (b − a) x K of ``dtype``, DocStats)``.
 
     X : CSR (N x M); U : CSR or dense (M x K); prepared : ``penalty.prepare(UᵀU, λ₂)``;
-    W_prev : (N x K) warm start for iterative solvers, or None.
+    W_prev : (N x K) warm start for iterative solvers, or None (not the memory of ``out``).
+    out : optional (b − a) x K array of ``dtype`` (rows of the caller's W) that receives W_b, which is then
+        returned: solved straight into it where the solver can, copied otherwise.
     """
     if sp.issparse(U):
         Phi = csr_csr_dense(X, U, dtype=dtype, a=a, b=b)
     else:
         Phi = csr_dense_rows(X, a, b, U, dtype=dtype)
     W0 = None if (W_prev is None or not penalty.warm_start) else W_prev[a:b]
-    Wb, _ = penalty.solve(Phi, prepared, W0, lam, max_iter=max_iter, tol=tol)
-    cross = float(np.einsum("ij,ij->", Phi, Wb, dtype=np.float64))
+    direct = out is not None and out.dtype == Phi.dtype and out.flags.c_contiguous
+    Wb, _ = penalty.solve(Phi, prepared, W0, lam, max_iter=max_iter, tol=tol, out=out if direct else None)
+    cross = dot_sum(Phi, Wb)
     Wb = Wb.astype(dtype, copy=False)
+    if out is not None and Wb is not out:
+        out[...] = Wb
+        Wb = out
     return Wb, DocStats(cross, gram(Wb) if want_gram else None)
