@@ -55,11 +55,12 @@ DENSE_ABOVE = 0.05
 DENSE_MAX_BYTES = 2 << 30
 #: With ``"auto"``, the V-step's ``Φ = X U`` of sparse topics is computed from a dense copy of U once the
 #: sparse product's work ``Σ_m df(m)·nnz(U_m)`` exceeds this share of the dense product's ``nnz(X)·K``:
-#: an entry of the sparse product (an indirect scatter) costs about 4.5 times one of the dense product (a
-#: contiguous, vectorised row update), measured at 1 thread (benchmarks/results/density_sweep.md). Topics
-#: of common terms are the dense ones, and common terms are most of X's entries, so this happens at a
-#: few % of non-zero weights.
-SPARSE_WORK_SHARE = 0.22
+#: an entry of the sparse product (an indirect scatter) cost 3 to 4.5 times one of the dense product (a
+#: contiguous, vectorised row update) at 1 thread on the 20k x 60k corpus of
+#: benchmarks/results/density_sweep.md, and the copy and a BLAS ``UᵀU`` of the copy add a little, so the
+#: switch is set where the dense product clearly wins. Topics of common terms are the dense ones, and
+#: common terms are most of X's entries, so this happens at a few % of non-zero weights.
+SPARSE_WORK_SHARE = 0.3
 
 
 class RLSIProblem:
