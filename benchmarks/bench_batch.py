@@ -74,9 +74,10 @@ SEP = " › "  # joins a phase path into one JSON key
 PARALLEL = ("numba: _csr_dense_rows", "numba: _csr_csr_dense", "numba: _count_row_nonzeros", "numba: _fill_csr",
             "numba: _scatter_rows", "numba: lasso_cd_rows", "BLAS: dsyrk", "BLAS: ridge GEMM Φ·Σ",
             "LAPACK: cho_factor", "LAPACK: cho_solve", "numba: _row_sums",
-            "numba: _nonzero_row_mask")
-# A numba kernel that is not parallel (no prange): counted as serial, shown apart.
-SERIAL_KERNELS = ("numba, not parallel: _column_sq_diff",)
+            "numba: _nonzero_row_mask", "numba: _csr_dense_take", "numba: _take_rows", "numba: _drift_and_store",
+            "numba: _row_dots")
+# Numba kernels that are not parallel (no prange): counted as serial, shown apart (none at present).
+SERIAL_KERNELS = ()
 # the top-level phases of an iteration: the driver calls these three methods of the problem
 U_STEP, V_STEP, OBJECTIVE = "U-step (problem.u_step)", "V-step (problem.v_step)", "objective (problem.objective)"
 
@@ -110,16 +111,20 @@ def instrument(prof, state):
     P = prof.patch
     # numba kernels: the jitted functions, looked up as module globals by their python wrappers
     for name in ("_csr_dense_rows", "_csr_csr_dense", "_count_row_nonzeros", "_fill_csr", "_scatter_rows",
-                 "_row_sums"):
+                 "_row_sums", "_csr_dense_take", "_take_rows", "_row_dots"):
         P(products, name, "numba: " + name)
     P(steps, "_nonzero_row_mask", "numba: _nonzero_row_mask")
     P(klasso, "lasso_cd_rows", "numba: lasso_cd_rows")
-    P(screening, "_column_sq_diff", SERIAL_KERNELS[0])
-    # the kernels' python wrappers, as tasks, providers and penalties call them
-    for name in ("csr_csr_dense", "csr_dense_rows", "csr_rows_to_dense", "dense_to_csr"):
+    P(screening, "_drift_and_store", "numba: _drift_and_store")
+    # the kernels' python wrappers, as tasks, providers, problems and penalties call them
+    for name in ("csr_csr_dense", "csr_dense_rows", "csr_rows_to_dense", "dense_to_csr", "csr_take_dense",
+                 "dense_rows_to_csr"):
         P(tasks, name)
+    P(batch, "csr_rows_to_dense", "csr_rows_to_dense (U to dense)")
+    P(batch, "dense_to_csr", "dense_to_csr (U to CSR)")
     P(screening, "csr_dense_rows")
     P(screening, "csr_dense_rows_max")
+    P(screening, "csr_dense_take")
 
     def lasso_post(out, a, k):
         sw = out[1]
@@ -134,7 +139,7 @@ def instrument(prof, state):
     penalties.la = _Proxy(la, cho_factor=prof.wrap(la.cho_factor, "LAPACK: cho_factor"),
                           cho_solve=prof.wrap(la.cho_solve, "LAPACK: cho_solve"))
     P(tasks, "dsyrk", "BLAS: dsyrk")
-    tasks.np = _Proxy(np, einsum=prof.wrap(np.einsum, "np.einsum: cross term Σ Φ∘W (numpy, 1 thread)"))
+    P(tasks, "dot_sum", "dot_sum: cross term Σ Φ∘W")
 
     Penalty = penalties.Penalty
     orig_solve = Penalty.solve
@@ -145,6 +150,9 @@ def instrument(prof, state):
                 with prof.phase("cast Φ to float64"):
                     R64 = np.asarray(R).astype(np.float64, copy=False)
                 with prof.phase(PARALLEL[7]):
+                    out = kwargs.get("out")
+                    if out is not None and out.dtype == np.float64:
+                        return np.matmul(R64, prepared, out=out), 0
                     return R64 @ prepared, 0
             return orig_solve(self, R, prepared, U0, lam, max_iter=max_iter, tol=tol, **kwargs)
 
@@ -156,7 +164,7 @@ def instrument(prof, state):
     P(sp.csr_matrix, "eliminate_zeros", "eliminate_zeros")
     P(sp.csr_matrix, "__getitem__", "CSR row slice X[a:b]")
     # tasks, steps, providers
-    for name in ("topic_block", "doc_block", "gram"):
+    for name in ("topic_block", "topic_block_rows", "doc_block", "gram"):
         P(tasks, name)
     P(steps, "topic_gram", "topic_gram G = UᵀU")
     for name in ("update_topics", "update_doc_vectors", "objective"):
@@ -164,10 +172,12 @@ def instrument(prof, state):
     for cls in (screening.ScreenedBatchR, screening.BatchR):
         P(cls, "set_state", f"{cls.__name__}.set_state")
         P(cls, "__call__", f"R rows ({cls.__name__})")
+    P(screening.ScreenedBatchR, "compact", "R rows, unscreened only (ScreenedBatchR.compact)")
     # the driver's problem
     Problem = batch.RLSIProblem
     P(Problem, "u_step", U_STEP)
     P(Problem, "v_step", V_STEP)
+    P(Problem, "v_step_topics", "V-step topics (U, or a dense copy)")
     P(Problem, "objective", OBJECTIVE)
     P(Problem, "__init__", "problem setup (D = Xᵀ, S, ‖X‖², screening)",
       post=lambda out, a, k: state.__setitem__("problem", a[0]))
@@ -586,8 +596,9 @@ def profile_section(r, args):
              f"BLAS threads = {r.get('blas_threads')}: **{100 * s['serial_later']:.1f} %** (mean of iterations "
              f"2..n; iteration 1: {100 * it[0]['serial_share']:.1f} %"
              + (f"; replay: {100 * late['serial_share']:.1f} %" if late else "")
-             + f"). It includes the non-parallel numba kernel `_column_sq_diff` "
-             f"({100 * s['serial_kernel_later']:.2f} % of the iteration) and the python wrappers of the kernels. "
+             + "). It includes the python wrappers of the kernels"
+             + (f" and the non-parallel numba kernels {', '.join(SERIAL_KERNELS)} "
+                f"({100 * s['serial_kernel_later']:.2f} % of the iteration)" if SERIAL_KERNELS else "") + ". "
              "Measured at 1 thread (`--threads 1`) it is the serial fraction of Amdahl's law.\n")
     return L
 
@@ -599,8 +610,11 @@ def sweep_section(res, args):
     L = ["## λ₁ sweep: speed and serial share at every density\n",
          f"BatchRLSI (`--iters {args.iters}`, tol {args.tol:g}) per λ₁ and NMF(`mu`) once, same matrix, numba and "
          f"BLAS threads: {args.threads or 'library default'}. Per iteration: whole-fit average (init and first "
-         "iteration included) and the mean of iterations 2..n. AvgComp = nnz(U)/(M·K). Serial share: wall outside "
-         "numba parallel kernels and BLAS/LAPACK, mean of iterations 2..n.\n"]
+         "iteration included) and the mean of iterations 2..n. AvgComp = nnz(U)/(M·K). Serial share: time outside "
+         "numba parallel kernels and BLAS/LAPACK, mean of iterations 2..n. "
+         + ("**Clock: CPU time of the process** (`--clock cpu`, `time.process_time`) for every timing of this file, "
+            "NMF's included: the cores were shared with other work, which inflates wall-clock times but not the "
+            "CPU time of a 1-thread run.\n" if args.clock == "cpu" else "Clock: wall.\n")]
     rows = []
     for key, r in res.items():
         if not key.startswith("rlsi") or "iters" not in r:
@@ -632,6 +646,9 @@ def render_sweep(args, facts, corpus_desc, res, command):
          f"{corpus_desc}. tf-idf `n(t,d)/|d|·log(N/df)`, {args.dtype}. K = {args.k}.\n"]
     L += sweep_section(res, args)
     L += process_table(res)
+    if args.clock == "cpu":
+        L.append("With `--clock cpu` the children's timers read CPU time, so the 'process wall' column above is "
+                 "CPU time too (the parent's progress lines give the wall clock).\n")
     for key, r in res.items():
         if key.startswith("rlsi") and "iters" in r:
             L.append(f"### Phases at λ₁ = {r['lambda1']:g}\n")
@@ -839,6 +856,10 @@ def parse(argv=None):
                    help="OPENBLAS/MKL/OMP_NUM_THREADS for every method (default: --threads or the library's)")
     p.add_argument("--numba-threads", type=int, default=None,
                    help="NUMBA_NUM_THREADS for BatchRLSI (default: --threads or numba's)")
+    p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                   help="what every timer of the children reads: wall clock, or the process's CPU time "
+                        "(time.process_time; with --threads 1 the work's own time, whatever else runs on the "
+                        "machine's cores)")
     p.add_argument("--wait-idle", type=float, default=0,
                    help="before each method, wait up to this many seconds for >= 75%% idle CPU (shared machines)")
     p.add_argument("--skip-paper", action="store_true")
@@ -856,6 +877,8 @@ def parse(argv=None):
 
 
 def child(a):
+    if a.clock == "cpu":  # every timer here and in harness reads time.perf_counter at call time
+        time.perf_counter = time.process_time
     wd = Path(a.workdir)
     res = {}
     with accounting(res):

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from rlsi.kernels.products import csr_csr_dense, csr_dense, csr_dense_rows, csr_rows_to_dense, dense_to_csr
+from rlsi.kernels.products import (csr_csr_dense, csr_dense, csr_dense_rows, csr_dense_rows_max, csr_dense_take,
+                                   csr_rows_to_dense, csr_take_dense, dense_rows_to_csr, dense_to_csr, dot_sum)
 
 DTYPES = [np.float32, np.float64]
 # (value dtype, index dtype): each pair is a separate numba compilation (about 2 s each on a cold cache),
@@ -217,6 +218,15 @@ def test_csr_csr_dense_matches_scipy(dtype, index_dtype, shape):
     np.testing.assert_allclose(got, expected, **tolerance(dtype))
 
 
+def test_csr_csr_dense_row_range_is_the_product_of_the_slice():
+    A = random_csr(60, 30, seed=21)
+    B = random_csr(30, 7, density=0.4, seed=22)
+    for a, b in [(0, 60), (13, 41), (59, 60), (20, 20)]:
+        got = csr_csr_dense(A, B, a=a, b=b)
+        assert got.shape == (b - a, 7)
+        np.testing.assert_array_equal(got, csr_csr_dense(A[a:b], B))  # the same sums in the same order
+
+
 def test_csr_csr_dense_dtype_rules_and_unsorted_indices():
     A = random_csr(30, 20, seed=11)
     B = random_csr(20, 6, density=0.5, seed=12)
@@ -263,9 +273,54 @@ def test_results_do_not_depend_on_the_number_of_threads(single_thread):
     dense = A.toarray()
     mask = np.random.default_rng(16).random(650) < 0.7
     many = (csr_dense(A, B), csr_dense_rows(A, 30, 680, B, mask=mask), csr_csr_dense(A, Bs),
-            csr_rows_to_dense(A, 5, 600), dense_to_csr(dense).toarray())
+            csr_csr_dense(A, Bs, a=17, b=650), csr_rows_to_dense(A, 5, 600), dense_to_csr(dense).toarray())
     with single_thread:
         one = (csr_dense(A, B), csr_dense_rows(A, 30, 680, B, mask=mask), csr_csr_dense(A, Bs),
-               csr_rows_to_dense(A, 5, 600), dense_to_csr(dense).toarray())
+               csr_csr_dense(A, Bs, a=17, b=650), csr_rows_to_dense(A, 5, 600), dense_to_csr(dense).toarray())
     for x, y in zip(many, one):
         np.testing.assert_array_equal(x, y)
+
+
+# ------------------------------------------------------------------ the compact U-step of screened blocks
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_take_kernels_are_the_rows_of_the_block_kernels(dtype):
+    A = random_csr(80, 40, dtype=dtype, seed=31)
+    B = np.random.default_rng(32).standard_normal((40, 9)).astype(dtype)
+    a, b = 11, 70
+    need = np.random.default_rng(33).random(b - a) < 0.4
+    rows = np.flatnonzero(need)
+    full, full_max = csr_dense_rows_max(A, a, b, B, need)
+    got, got_max = csr_dense_take(A, rows + a, B)
+    assert got.dtype == dtype and got.shape == (len(rows), 9)
+    np.testing.assert_array_equal(got, full[rows])  # bit for bit: the screening bounds depend on it
+    np.testing.assert_array_equal(got_max, full_max[rows])
+    U = random_csr(80, 9, density=0.3, dtype=dtype, seed=34)
+    np.testing.assert_array_equal(csr_take_dense(U, rows + a), U[rows + a].toarray())
+    assert csr_take_dense(U, rows + a, dtype=np.float64).dtype == np.float64
+
+
+def test_dense_rows_to_csr_places_the_rows_and_leaves_the_rest_empty():
+    rng = np.random.default_rng(35)
+    dense = rng.standard_normal((7, 5)) * (rng.random((7, 5)) < 0.5)
+    dense[2] = 0.0  # a computed row that came out zero
+    rows = np.array([0, 3, 4, 9, 10, 15, 19])
+    got = dense_rows_to_csr(dense, rows, 20)
+    expected = np.zeros((20, 5))
+    expected[rows] = dense
+    assert got.shape == (20, 5) and got.nnz == np.count_nonzero(dense)
+    np.testing.assert_array_equal(got.toarray(), expected)
+    assert got.has_canonical_format
+    empty = dense_rows_to_csr(np.zeros((0, 5)), np.zeros(0, dtype=np.int64), 4)
+    assert empty.shape == (4, 5) and empty.nnz == 0
+    np.testing.assert_array_equal(dense_rows_to_csr(dense, np.arange(7), 7).toarray(), dense_to_csr(dense).toarray())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_dot_sum_is_the_float64_sum_of_products(dtype):
+    rng = np.random.default_rng(36)
+    A = rng.standard_normal((300, 7)).astype(dtype)
+    B = rng.standard_normal((300, 7)).astype(dtype)
+    expected = float((A.astype(np.float64) * B.astype(np.float64)).sum())
+    assert dot_sum(A, B) == pytest.approx(expected, rel=1e-12)
+    assert dot_sum(A[:0], B[:0]) == 0.0
+    assert dot_sum(np.asfortranarray(A), B) == dot_sum(A, B)

@@ -43,8 +43,31 @@ def test_auto_switches_mid_fit_without_changing_the_fit(monkeypatch):
     np.testing.assert_allclose(auto.objective_, sparse.objective_, rtol=1e-10)
     np.testing.assert_allclose(auto.components_.toarray(), sparse.components_.toarray(), atol=1e-10)
     monkeypatch.setattr(batch, "DENSE_ABOVE", 1.0)  # never dense: bit-identical to sparse
+    monkeypatch.setattr(batch, "SPARSE_WORK_SHARE", np.inf)  # not even for the V-step's product
     never = _fit(X, lambda1=0.05, topic_representation="auto")
     np.testing.assert_array_equal(never.objective_, sparse.objective_)
+
+
+def test_dense_copy_for_the_v_step_changes_only_rounding(monkeypatch):
+    # sparse U-steps throughout; the V-step's product from a dense copy of U whenever the sparse one would
+    # do any work at all (share 0): Φ is the same sums, G = UᵀU comes from BLAS instead of scipy
+    X = planted_corpus(n_docs=300, n_terms=150, seed=3)
+    sparse = _fit(X, lambda1=0.05, topic_representation="sparse")
+    monkeypatch.setattr(batch, "DENSE_ABOVE", 1.0)
+    copies = []
+    original = batch.RLSIProblem.v_step_topics
+
+    def spy(self):
+        U = original(self)
+        copies.append(isinstance(U, np.ndarray))
+        return U
+
+    monkeypatch.setattr(batch.RLSIProblem, "v_step_topics", spy)
+    monkeypatch.setattr(batch, "SPARSE_WORK_SHARE", 0.0)
+    auto = _fit(X, lambda1=0.05, topic_representation="auto")
+    assert auto.topic_representation_ == "sparse" and copies and all(copies)
+    np.testing.assert_allclose(auto.objective_, sparse.objective_, rtol=1e-12)
+    np.testing.assert_allclose(auto.components_.toarray(), sparse.components_.toarray(), atol=1e-10)
 
 
 def test_auto_keeps_sparse_topics_sparse_and_respects_the_memory_cap(monkeypatch):

@@ -28,7 +28,7 @@ from .._validation import check_random_state
 from ..errors import RLSIError
 from ..io import register
 from ..kernels.lasso import set_threads
-from ..kernels.products import dense_to_csr
+from ..kernels.products import csr_rows_to_dense, dense_to_csr
 from . import steps
 from .driver import alternate
 from .executor import get_executor
@@ -53,6 +53,14 @@ REPRESENTATIONS = {"auto": "sparse below DENSE_ABOVE non-zero weights, dense abo
 DENSE_ABOVE = 0.05
 #: ... unless the dense M x K array would take more than this many bytes.
 DENSE_MAX_BYTES = 2 << 30
+#: With ``"auto"``, the V-step's ``Φ = X U`` of sparse topics is computed from a dense copy of U once the
+#: sparse product's work ``Σ_m df(m)·nnz(U_m)`` exceeds this share of the dense product's ``nnz(X)·K``:
+#: an entry of the sparse product (an indirect scatter) cost 3 to 4.5 times one of the dense product (a
+#: contiguous, vectorised row update) at 1 thread on the 20k x 60k corpus of
+#: benchmarks/results/density_sweep.md, and the copy and a BLAS ``UᵀU`` of the copy add a little, so the
+#: switch is set where the dense product clearly wins. Topics of common terms are the dense ones, and
+#: common terms are most of X's entries, so this happens at a few % of non-zero weights.
+SPARSE_WORK_SHARE = 0.3
 
 
 class RLSIProblem:
@@ -66,7 +74,8 @@ class RLSIProblem:
     Representation. Sparse topics make ``Φ = X U`` a sparse × sparse product and keep memory at nnz(U);
     once most weights are non-zero the CSR bookkeeping costs more than it saves, and a dense U turns
     ``Φ`` and ``G`` into streaming/BLAS products. ``representation="auto"`` picks, after every U-step, the
-    representation for the next iteration from the density of U (``DENSE_ABOVE``), within a memory cap.
+    representation from the density of U (``DENSE_ABOVE``), within a memory cap, and converts U at once
+    (the V-step that follows and the next U-step use it).
     Both give the same solution: the solvers and the order of every sum are the same, except ``G = UᵀU``
     (sparse product vs BLAS, equal to rounding).
     """
@@ -75,6 +84,7 @@ class RLSIProblem:
                  screen=True, representation="auto"):
         self.X = X
         self.D = X.T.tocsr()  # terms x documents: rows of R = D W are independent lasso problems
+        self._df = np.diff(self.D.indptr).astype(np.float64)  # document frequency of each term
         self.W, self.U = W, U
         self.S = steps.gram(W)
         self.G = None
@@ -113,15 +123,33 @@ class RLSIProblem:
         diag = {"nnz": nnz, "sweeps": sweeps, "screened": r_rows.rows_skipped,
                 "dense": self.dense}
         if self.representation == "auto" and self._dense_fits:
-            # the representation of the next iteration (this U is kept as it is)
-            self.dense = nnz > DENSE_ABOVE * self.U.shape[0] * self.U.shape[1]
+            # the representation of the next iteration; this U is converted at once, so that the V-step
+            # (Φ = X U, G = UᵀU) already runs on it: the first U-step of a fit with dense topics is made
+            # sparse, and sparse × sparse products of dense topics cost several iterations' worth
+            dense = nnz > DENSE_ABOVE * self.U.shape[0] * self.U.shape[1]
+            if dense != self.dense:
+                self.U = csr_rows_to_dense(self.U, 0, self.U.shape[0]) if dense else dense_to_csr(self.U)
+            self.dense = dense
         return diag
+
+    def v_step_topics(self):
+        """The topics in the representation that makes the V-step cheapest: U itself, or with ``"auto"``
+        a dense copy of sparse topics whose sparse product ``X U`` would cost more (``SPARSE_WORK_SHARE``).
+        Φ is the same either way (the same sums in the same order; the skipped zeros add nothing)."""
+        U = self.U
+        if self.representation != "auto" or not self._dense_fits or not sp.issparse(U):
+            return U
+        work = float(np.dot(self._df, np.diff(U.indptr)))
+        if work <= SPARSE_WORK_SHARE * self.X.nnz * U.shape[1]:
+            return U
+        return csr_rows_to_dense(U, 0, U.shape[0])
 
     def v_step(self, executor):
         """V-step: project the documents on the new topics, accumulating ``S = WᵀW`` and ``tr(Uᵀ D Vᵀ)``."""
-        self.G = steps.topic_gram(self.U)
+        U = self.v_step_topics()
+        self.G = steps.topic_gram(U)
         self.W, self.cross, self.S = steps.update_doc_vectors(
-            self.X, self.U, penalty=self.doc_penalty, lam=self.lambda2, W_prev=self.W,
+            self.X, U, penalty=self.doc_penalty, lam=self.lambda2, W_prev=self.W,
             max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=self.X.dtype, return_gram=True,
             executor=executor, G=self.G)
         return {}

@@ -95,10 +95,13 @@ class Penalty:
         U is float64 from the closed form and of R's dtype from coordinate descent (whose arithmetic is
         float64 inside); callers cast to their storage dtype after using U (the V-step's objective term
         is taken from the unrounded rows). ``out`` (an (n, K) C-contiguous array) receives the coordinate-
-        descent solution in place; ``overwrite_init`` lets the solver reuse a fresh ``U0`` (see
+        descent solution in place (and the closed form's, when float64); ``overwrite_init`` lets the solver reuse a fresh ``U0`` (see
         :func:`rlsi.kernels.lasso.lasso_rows`)."""
         if self.norm == "l2" and not self.nonneg:
-            return np.asarray(R).astype(np.float64, copy=False) @ prepared, 0
+            R64 = np.asarray(R).astype(np.float64, copy=False)
+            if out is not None and out.dtype == np.float64:  # straight into the caller's rows
+                return np.matmul(R64, prepared, out=out), 0
+            return R64 @ prepared, 0
         l1 = lam if self.norm == "l1" else 0.0
         U, sweeps = lasso_rows(R, prepared, U0, l1, max_iter=max_iter, tol=tol, positive=self.nonneg, out=out,
                                overwrite_init=overwrite_init)

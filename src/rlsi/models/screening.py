@@ -6,10 +6,11 @@ and may be called for different blocks concurrently (each call writes only its o
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from .._rows import row_norms
-from ..kernels.products import csr_dense_rows, csr_dense_rows_max
+from ..kernels.products import csr_dense_rows, csr_dense_rows_max, csr_dense_take
+from .steps import nonzero_row_mask
 
 
 class BatchR:
@@ -30,14 +31,30 @@ class BatchR:
     total_skipped = 0
 
 
-@njit(cache=True)
-def _column_sq_diff(A, B):
-    """``Σ_n (A[n, k] − B[n, k])²`` for each column k, in float64, without temporaries."""
-    out = np.zeros(A.shape[1])
-    for n in range(A.shape[0]):
-        for k in range(A.shape[1]):
-            d = float(A[n, k]) - B[n, k]
-            out[k] += d * d
+#: Rows per chunk of :func:`_drift_and_store` (fixed, so the column sums do not depend on the threads).
+DRIFT_CHUNK = 1024
+
+
+@njit(cache=True, parallel=True)
+def _drift_and_store(W, stored):
+    """``Σ_n (W[n, k] − stored[n, k])²`` for each column k (float64), and ``stored[...] = W``, in one
+    parallel pass. Partial sums over fixed row chunks, added in chunk order: the same numbers on any
+    number of threads."""
+    N, K = W.shape
+    n_chunks = (N + DRIFT_CHUNK - 1) // DRIFT_CHUNK
+    parts = np.zeros((n_chunks, K))
+    for c in prange(n_chunks):
+        part = parts[c]
+        for n in range(c * DRIFT_CHUNK, min(N, (c + 1) * DRIFT_CHUNK)):
+            for k in range(K):
+                w = np.float64(W[n, k])
+                d = w - stored[n, k]
+                part[k] += d * d
+                stored[n, k] = w
+    out = np.zeros(K)
+    for c in range(n_chunks):
+        for k in range(K):
+            out[k] += parts[c, k]
     return out
 
 
@@ -78,9 +95,9 @@ class ScreenedBatchR:
         ndarray, or None)."""
         self._close_count()
         if self.W is not None:
-            drift = float(np.sqrt(np.max(_column_sq_diff(np.ascontiguousarray(W), self.W))))
-            self.bound += self.row_norms * drift
-            self.W[...] = W  # the W at which this iteration's rows are computed
+            # the drift of W since the last iteration, and the W at which this iteration's rows are computed
+            sq = _drift_and_store(np.ascontiguousarray(W), self.W)
+            self.bound += self.row_norms * float(np.sqrt(np.max(sq, initial=0.0)))
         else:
             self.W = np.array(W, dtype=np.float64)
         self._Wc = np.ascontiguousarray(W)
@@ -97,18 +114,35 @@ class ScreenedBatchR:
         """Close the last iteration's count into ``total_skipped``."""
         self._close_count()
 
-    def __call__(self, a, b):
+    def _need(self, a, b):
+        """Rows of block a..b that must be computed (the others are certified zero)."""
         # a relative margin keeps the certificate valid under the rounding of the product itself
         need = self.bound[a:b] > self.half_lam * (1.0 - 1e-6)
         if isinstance(self.U_prev, np.ndarray):
-            need |= np.any(self.U_prev[a:b] != 0, axis=1)
+            need |= nonzero_row_mask(self.U_prev[a:b])
         elif self.U_prev is not None:
             need |= np.diff(self.U_prev.indptr[a:b + 1]) > 0
+        return need
+
+    def __call__(self, a, b):
+        need = self._need(a, b)
         Rb, rowmax = csr_dense_rows_max(self.D, a, b, self._Wc, need, dtype=self._Wc.dtype)
         bound = self.bound[a:b]
         bound[need] = rowmax[need]
         self._skipped[a] = int(len(need) - np.count_nonzero(need))
         return Rb
+
+    def compact(self, a, b):
+        """Only the rows of block a..b that are not certified zero: ``(rows, R_rows)`` with ``rows`` the
+        int64 indices relative to a and R_rows (len(rows) x K) those rows of R, bit-identical to
+        ``self(a, b)[rows]``; every other row of the block has a zero solution and zero previous topics.
+        Late in a sparse fit most rows are skipped, and no block x K array of zeros is written, scanned
+        by the lasso and converted for them."""
+        rows = np.flatnonzero(self._need(a, b))
+        Rc, rowmax = csr_dense_take(self.D, rows + a, self._Wc, dtype=self._Wc.dtype)
+        self.bound[a + rows] = rowmax
+        self._skipped[a] = int((b - a) - len(rows))
+        return rows, Rc
 
 
 def batch_r_rows(D, W):

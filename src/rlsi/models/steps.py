@@ -70,7 +70,9 @@ def update_topics(r_rows, S, U_prev, *, n_terms, penalty, lam, max_iter=100, tol
     ndarray with ``dense=True`` (cheaper when most weights are non-zero; same numbers either way).
 
     r_rows : callable ``(a, b) -> ndarray (b − a, K)``, rows a..b of ``R = D Vᵀ``; it must be safe to
-        call for different blocks concurrently (every provider here writes only its own rows).
+        call for different blocks concurrently (every provider here writes only its own rows). A provider
+        with a ``compact(a, b) -> (rows, R_rows)`` method (screening) gives only the rows that can be
+        non-zero; for CSR topics only those are solved and converted.
     S : (K, K) float64, ``V Vᵀ``.
     U_prev : CSR or ndarray (M x K), or None. Warm start of the iterative solvers; the minimiser is the
         same as from Algorithm 2's zero start (strictly convex problem), only reached in fewer sweeps.
@@ -95,12 +97,18 @@ def update_topics(r_rows, S, U_prev, *, n_terms, penalty, lam, max_iter=100, tol
             return None, sweeps
         return tasks.topic_block(Rb, prepared, U_prev, a, b, penalty=pen, lam=lam, max_iter=max_iter, tol=tol)
 
+    def compact_task(ab):  # a screening provider and CSR topics: only the rows not certified zero
+        a, b = ab
+        rows, Rc = r_rows.compact(a, b)
+        return tasks.topic_block_rows(Rc, rows, prepared, U_prev, a, b, penalty=pen, lam=lam, max_iter=max_iter,
+                                      tol=tol)
+
     spans = blocks(n_terms, block_rows(K, block_entries))
     executor = get_executor(executor)
     if dense and spans:  # the first block allocates U_out before the others run concurrently
         results = [task(spans[0])] + executor.map(task, spans[1:])
     else:
-        results = executor.map(task, spans)
+        results = executor.map(compact_task if hasattr(r_rows, "compact") else task, spans)
     sweeps = sum(r[1] for r in results)
     if dense:
         return (U_out if U_out is not None else np.zeros((n_terms, K))), sweeps
@@ -127,8 +135,8 @@ def update_doc_vectors(X, U, *, penalty, lam, W_prev=None, max_iter=100, tol=1e-
 
     def task(ab):
         a, b = ab
-        W[a:b], stats = tasks.doc_block(X, a, b, U, prepared, W_prev, penalty=pen, lam=lam,
-                                        max_iter=max_iter, tol=tol, dtype=dtype, want_gram=return_gram)
+        _, stats = tasks.doc_block(X, a, b, U, prepared, W_prev, penalty=pen, lam=lam, max_iter=max_iter,
+                                   tol=tol, dtype=dtype, want_gram=return_gram, out=W[a:b])
         return stats  # the rows go straight into W (disjoint slices): no second N x K copy
 
     results = get_executor(executor).map(task, blocks(N, block_rows(K, block_entries)))

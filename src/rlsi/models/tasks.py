@@ -22,7 +22,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg.blas import dsyrk
 
-from ..kernels.products import csr_csr_dense, csr_dense_rows, csr_rows_to_dense, dense_to_csr
+from ..kernels.products import (csr_csr_dense, csr_dense_rows, csr_rows_to_dense, csr_take_dense, dense_rows_to_csr,
+                                dense_to_csr, dot_sum)
 
 # Aim for dense blocks of about this many entries (x 8 bytes): big enough to keep every thread busy,
 # small enough that R and Φ never need M x K or N x K extra memory at once.
@@ -74,6 +75,21 @@ def topic_block(Rb, prepared, U_prev, a, b, *, penalty, lam, max_iter, tol, dens
     return dense_to_csr(Ub), sweeps
 
 
+def topic_block_rows(Rc, rows, prepared, U_prev, a, b, *, penalty, lam, max_iter, tol):
+    """:func:`topic_block` (CSR result) when only the rows ``rows`` (int64, relative to a) of block a..b
+    need solving and the others are known to be zero (screened): ``Rc`` (len(rows) x K) holds those rows
+    of R. Returns ``(U_b (b − a) x K CSR, sweeps)``, the same as :func:`topic_block` on the full block
+    with zero rows of R where not computed (the solver skips those: zero warm start, zero r)."""
+    U0, fresh = None, False
+    if U_prev is not None and penalty.warm_start and len(rows):
+        if isinstance(U_prev, np.ndarray):
+            U0, fresh = np.ascontiguousarray(U_prev[a + rows], dtype=Rc.dtype), True
+        else:
+            U0, fresh = csr_take_dense(U_prev, rows + a, dtype=Rc.dtype), True
+    Uc, sweeps = penalty.solve(Rc, prepared, U0, lam, max_iter=max_iter, tol=tol, overwrite_init=fresh)
+    return dense_rows_to_csr(Uc.astype(Rc.dtype, copy=False), rows, b - a), sweeps
+
+
 def stack_csr_rows(parts, n_cols):
     """Row blocks (CSR, in order) as one CSR matrix: concatenated arrays, offset indptr (scipy's vstack
     takes a general, slower path). Blocks made by ``dense_to_csr`` hold no explicit zeros."""
@@ -109,18 +125,24 @@ class DocStats:
         return self
 
 
-def doc_block(X, a, b, U, prepared, W_prev, *, penalty, lam, max_iter, tol, dtype, want_gram):
+def doc_block(X, a, b, U, prepared, W_prev, *, penalty, lam, max_iter, tol, dtype, want_gram, out=None):
     """V-step / folding-in of documents a..b of X. Returns ``(W_b (b − a) x K of ``dtype``, DocStats)``.
 
     X : CSR (N x M); U : CSR or dense (M x K); prepared : ``penalty.prepare(UᵀU, λ₂)``;
-    W_prev : (N x K) warm start for iterative solvers, or None.
+    W_prev : (N x K) warm start for iterative solvers, or None (not the memory of ``out``).
+    out : optional (b − a) x K array of ``dtype`` (rows of the caller's W) that receives W_b, which is then
+        returned: solved straight into it where the solver can, copied otherwise.
     """
     if sp.issparse(U):
-        Phi = csr_csr_dense(X[a:b], U, dtype=dtype)
+        Phi = csr_csr_dense(X, U, dtype=dtype, a=a, b=b)
     else:
         Phi = csr_dense_rows(X, a, b, U, dtype=dtype)
     W0 = None if (W_prev is None or not penalty.warm_start) else W_prev[a:b]
-    Wb, _ = penalty.solve(Phi, prepared, W0, lam, max_iter=max_iter, tol=tol)
-    cross = float(np.einsum("ij,ij->", Phi, Wb, dtype=np.float64))
+    direct = out is not None and out.dtype == Phi.dtype and out.flags.c_contiguous
+    Wb, _ = penalty.solve(Phi, prepared, W0, lam, max_iter=max_iter, tol=tol, out=out if direct else None)
+    cross = dot_sum(Phi, Wb)
     Wb = Wb.astype(dtype, copy=False)
+    if out is not None and Wb is not out:
+        out[...] = Wb
+        Wb = out
     return Wb, DocStats(cross, gram(Wb) if want_gram else None)
