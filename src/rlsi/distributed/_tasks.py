@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 from dask.sizeof import sizeof
 
-from ..kernels.products import csr_dense, csr_dense_rows, row_absmax
+from ..kernels.products import csr_dense, csr_dense_rows, csr_rows_to_dense, dense_to_csr, row_absmax
 from ..models import steps, tasks
 from ..models.sparsity import _rows_of_R
 from ..models.tasks import DocStats
@@ -84,6 +84,26 @@ def term_block_nnz(part, term_blocks):
 def sq_norm(part):
     """``‖X_p‖²_F`` in float64 (the constant of the objective)."""
     return float(np.square(part.X.data, dtype=np.float64).sum())
+
+
+def col_counts(part, n_terms):
+    """Stored entries of each term column of X_p (summed over the partitions: the document frequencies
+    that rlsi.models.batch.RLSIProblem's V-step work model reads)."""
+    return np.bincount(part.X.indices, minlength=n_terms).astype(np.float64)
+
+
+def convert_topics(result, dense):
+    """An :func:`assemble` result with U converted to the other representation (as RLSIProblem.u_step
+    does under ``"auto"`` right after the U-step that crosses the threshold)."""
+    U = _u(result)
+    U = csr_rows_to_dense(U, 0, U.shape[0]) if dense else dense_to_csr(U)
+    return (U,) + tuple(result[1:]) if isinstance(result, tuple) else U
+
+
+def dense_copy(result):
+    """A dense copy of sparse topics for the V-step (RLSIProblem.v_step_topics)."""
+    U = _u(result)
+    return csr_rows_to_dense(U, 0, U.shape[0])
 
 
 def _w(x):

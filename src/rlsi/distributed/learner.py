@@ -259,6 +259,8 @@ class DaskRLSI(BatchRLSI):
         active = [[i for i in range(len(parts)) if nnz[i][j] > 0] for j in range(len(term_blocks))]
         # ‖X‖² as the sum of the partitions' (one partition: the local learner's very number)
         x_sqnorm = sum(client.gather([client.submit(_tasks.sq_norm, part, pure=False) for part in parts]))
+        df = sum(client.gather([client.submit(_tasks.col_counts, part, M, pure=False) for part in parts]),
+                 np.zeros(M))
         row_norms = None
         if self._screen and get_penalty(self.topic_penalty).norm == "l1":
             sq = client.gather([client.submit(_tasks.row_sq_norms, part, pure=False) for part in parts])
@@ -269,7 +271,7 @@ class DaskRLSI(BatchRLSI):
                 ex, parts, part_workers, term_blocks, active, W, stats, x_sqnorm=float(x_sqnorm), K=K,
                 dtype=dtype, topic_penalty=self.topic_penalty, doc_penalty=self.doc_penalty, lambda1=lam,
                 lambda2=self.lambda2, inner_max_iter=self.inner_max_iter, inner_tol=self.inner_tol,
-                threads=ex.task_threads, row_norms=row_norms, representation=self.topic_representation)
+                threads=ex.task_threads, row_norms=row_norms, representation=self.topic_representation, df=df)
 
         target = self.target_terms_per_topic
         lam1 = None if target is not None else self.effective_lambda1(N)

@@ -18,10 +18,11 @@ again, as locally.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from dask.sizeof import sizeof
 
 from ..models import steps
-from ..models.batch import DENSE_ABOVE, DENSE_MAX_BYTES
+from ..models.batch import DENSE_ABOVE, DENSE_MAX_BYTES, SPARSE_WORK_SHARE
 from ..models.penalties import penalty as get_penalty
 from . import _tasks
 
@@ -50,7 +51,7 @@ class DistributedProblem:
 
     def __init__(self, executor, parts, part_workers, term_blocks, active, W, stats, *, x_sqnorm, K, dtype,
                  topic_penalty, doc_penalty, lambda1, lambda2, inner_max_iter, inner_tol, threads, row_norms=None,
-                 representation="sparse"):
+                 representation="sparse", df=None):
         self.ex = executor
         self.parts, self.part_workers = parts, part_workers
         self.term_blocks, self.active = term_blocks, active
@@ -78,6 +79,9 @@ class DistributedProblem:
         self.dense = representation == "dense" or (
             representation == "auto" and self.dense_fits and self.topic_pen.norm == "l2")
         self.used = []  # representation of each U-step
+        # document frequency of each term: the V-step's work model (RLSIProblem.v_step_topics)
+        self.df = df
+        self.v_dense_copy = False
 
     # ------------------------------------------------------------------ plumbing
     def submit(self, fn, *args, part=None, **kwargs):
@@ -150,17 +154,32 @@ class DistributedProblem:
         nnz = int(np.count_nonzero(self.U)) if self.dense else self.U.nnz
         diag = {"nnz": nnz, "sweeps": sweeps, "screened": self.rows_skipped, "dense": self.dense}
         if self.representation == "auto" and self.dense_fits:
-            self.dense = self.next_dense(nnz)
+            dense = self.next_dense(nnz)
+            if dense != self.dense:  # converted at once, as RLSIProblem.u_step: the V-step runs on it
+                self.U_fut = self.submit(_tasks.convert_topics, self.U_fut, dense)
+                self.U = _tasks.convert_topics(self.U, dense)
+            self.dense = dense
         return diag
 
     def next_dense(self, nnz):
         """The representation "auto" picks for the next U-step after topics with ``nnz`` non-zeros."""
         return nnz > DENSE_ABOVE * self.n_terms * self.K
 
+    def _v_dense_copy(self):
+        """Whether the V-step works on a dense copy of sparse topics: RLSIProblem.v_step_topics's rule
+        (the sparse product X U's work above ``SPARSE_WORK_SHARE`` of the dense one's), so that both
+        learners form Φ and G = UᵀU from the same representation."""
+        if self.representation != "auto" or not self.dense_fits or self.df is None or not sp.issparse(self.U):
+            return False
+        work = float(np.dot(self.df, np.diff(self.U.indptr)))
+        return work > SPARSE_WORK_SHARE * float(self.df.sum()) * self.U.shape[1]
+
     def v_step(self, executor=None):
-        prepared = self.submit(_tasks.prepare_docs, self.U_fut, self.doc_pen, self.lambda2)
+        self.v_dense_copy = self._v_dense_copy()
+        U_v = self.submit(_tasks.dense_copy, self.U_fut) if self.v_dense_copy else self.U_fut
+        prepared = self.submit(_tasks.prepare_docs, U_v, self.doc_pen, self.lambda2)
         for p, part in enumerate(self.parts):  # W[p] holds (W_p, DocStats_p, Q(W_p)) on its worker
-            self.W[p] = self.submit(_tasks.doc_step, part, self.U_fut, prepared, self.W[p], penalty=self.doc_pen,
+            self.W[p] = self.submit(_tasks.doc_step, part, U_v, prepared, self.W[p], penalty=self.doc_pen,
                                     lam=self.lambda2, dtype=self.dtype, part=p, threads=self.threads, **self.inner)
         self.stats = tree_reduce(self.submit, _tasks.merge_stats, self.W)
         if len(self.W) == 1:
@@ -172,7 +191,8 @@ class DistributedProblem:
 
     def objective(self):
         # Eq. (1) as rlsi.models.steps.objective writes it, with Q(W) summed over the partitions
-        loss = self.x_sqnorm - 2.0 * self.cross + float(np.sum(steps.topic_gram(self.U) * self.S))
+        U = _tasks.dense_copy(self.U) if self.v_dense_copy else self.U  # the V-step's G, as RLSIProblem
+        loss = self.x_sqnorm - 2.0 * self.cross + float(np.sum(steps.topic_gram(U) * self.S))
         return loss + self.lambda1 * self.topic_pen.value(self.U) + self.lambda2 * self.q
 
     def components(self, dtype):
