@@ -18,7 +18,8 @@ screening copy of W           8 N K + 16 M                                 ``Scr
 U (topics)                    sparse: 3 nnz(U) (b + 4) + (M + 1) 4         previous U, new blocks, stacked
                               dense: 2 M K b                               previous U and the new one
 R blocks (U-step)             3 E 8 per worker                             R rows, warm start, solution
-document blocks (V-step)      4 E 8 per worker                             Φ rows, W rows, float64 Gram
+document blocks (V-step)      2 E 8 per worker                             Φ rows, solver temporary
+dense copy of U (V-step)      M K b with "auto" and sparse topics          ``RLSIProblem.v_step_topics``
 Gram matrices                 8 K² · 6                                     S, G, their prepared forms
 ============================  ===========================================  ==============================
 
@@ -150,10 +151,14 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
         nnz_u = int(density * M * K)
         U_kept = nnz_u * (b + 4) + (M + 1) * 4
         U_step = 3 * nnz_u * (b + 4) + (M + 1) * 4
+    # "auto" with sparse topics: the V-step takes a dense copy of U once the sparse product X U would cost
+    # more (batch.SPARSE_WORK_SHARE: common terms' topics fill first, so this happens at a few % density)
+    v_copy = M * K * b if (topic_representation == "auto" and dense_ok and not dense) else 0
     rows = block_rows(K, block_entries)
     workers = max(1, int(n_workers))
     r_blocks = 3 * min(rows, M) * K * 8 * min(workers, -(-M // rows))
-    v_blocks = 4 * min(rows, N) * K * 8 * min(workers, -(-N // rows))
+    # Φ rows and the solver's temporary: the solution goes straight into W's rows (tasks.doc_block's out=)
+    v_blocks = 2 * min(rows, N) * K * 8 * min(workers, -(-N // rows))
     gram = 6 * 8 * K * K
     init_tmp = 2 * 8 * N * K if init == "random" else 0
     base = int(baseline)
@@ -164,7 +169,7 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
         "U-step": {"X": X, "transposed copy": D, "W": W, "screening copy of W": screen, "U": U_step,
                    "R blocks": r_blocks, "Gram": gram},
         "V-step": {"X": X, "transposed copy": D, "W": 2 * W, "screening copy of W": screen, "U": U_kept,
-                   "document blocks": v_blocks, "Gram": gram},
+                   "dense copy of U": v_copy, "document blocks": v_blocks, "Gram": gram},
     }
     for comps in phases.values():
         comps["process before the fit"] = base
