@@ -174,10 +174,12 @@ def run_collection(name, args):
     if "rlsi" in grids:  # headline: the default folding only (what `rlsi evaluate` does)
         grids["rlsi"] = subgrid(grids["rlsi"], lambda s: any(_same_fold(s["fold_lambda2"], f)
                                                            for f in DEFAULT_FOLD_GRID))
-        res["sel"]["rlsi-sparse"] = {
-            "cv": cross_validate(subgrid(grids["rlsi"], lambda s: s["lambda1"] >= 0.01), n_folds=args.folds,
-                                 n_repeats=args.repeats, tune=DEFAULT_CV_TUNE, seed=0),
-            "best": select_best(subgrid(grids["rlsi"], lambda s: s["lambda1"] >= 0.01), "ndcg@1")}
+        sparse = subgrid(grids["rlsi"], lambda s: s["lambda1"] >= 0.01)
+        if len(sparse.settings):  # the sparse-topics row needs λ1 ≥ 0.01 in the grid (--lambda1-grid may omit it)
+            res["sel"]["rlsi-sparse"] = {
+                "cv": cross_validate(sparse, n_folds=args.folds, n_repeats=args.repeats, tune=DEFAULT_CV_TUNE,
+                                     seed=0),
+                "best": select_best(sparse, "ndcg@1")}
     for method, g in grids.items():
         res["sel"][method] = {
             "cv": cross_validate(g, n_folds=args.folds, n_repeats=args.repeats, tune=DEFAULT_CV_TUNE, seed=0),

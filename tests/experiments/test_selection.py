@@ -74,3 +74,13 @@ def test_query_folds_partition_and_repeats_average():
 def test_tuning_metric_must_have_been_evaluated():
     with pytest.raises(RLSIError, match="was not evaluated"):
         cross_validate(_grid(np.zeros((1, 1, 2, 4))), n_folds=2, tune=("p@5",))
+
+
+def test_empty_grid_is_one_clear_error():
+    # a sub-grid filtered down to nothing (e.g. no λ1 ≥ 0.01 in a custom λ1 grid) must not end in numpy's
+    # "zero-size array" traceback
+    empty = _grid(np.zeros((0, 2, 3, 4)), settings=[])
+    with pytest.raises(RLSIError, match="empty grid"):
+        cross_validate(empty, n_folds=2, n_repeats=1)
+    with pytest.raises(RLSIError, match="empty grid"):
+        select_best(empty, "ndcg@1")

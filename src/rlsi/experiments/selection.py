@@ -52,6 +52,8 @@ def _argbest(crit, tiebreak=None):
     """Best (setting, alpha) of a (settings, alphas) criterion. Ties (within 1e-12) are broken by
     ``tiebreak`` (another criterion array) when given, then by the earlier setting and the smaller α
     (the simpler model)."""
+    if crit.size == 0:
+        raise RLSIError("cannot select a setting from an empty grid: give at least one value of every parameter")
     tied = crit >= crit.max() - 1e-12
     if tiebreak is not None and tied.sum() > 1:
         second = np.where(tied, tiebreak, -np.inf)
