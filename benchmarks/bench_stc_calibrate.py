@@ -137,16 +137,18 @@ def main(argv=None):
         Xa, Xb, ya, yb = train_test_split(Xtr, ytr, test_size=1 / 3, random_state=0, stratify=ytr)
         for rho in (float(r) for r in args.rhos.split(",")):
             for p in passes:
+                grid = [(float(d), float(C)) for d in args.deltas.split(",") for C in args.Cs.split(",")]
                 best = None
-                for d in (float(v) for v in args.deltas.split(",")):
-                    for C in (float(v) for v in args.Cs.split(",")):
-                        mk = dict(PARAMS, rho=rho, max_sweeps=args.max_sweeps, max_iter=p, fit_tol=0.0,
-                                  C=C, delta=d)
-                        acc = 100 * MedSTC(**mk).fit(Xa, ya).score(Xb, yb)
-                        lines.append(f"| {rho:g} | {p} | {d:g} | {C:g} | {acc:.1f} | | |")
-                        print(lines[-1], flush=True)
-                        if best is None or acc > best[0]:
-                            best = (acc, mk)
+                for d, C in grid:
+                    mk = dict(PARAMS, rho=rho, max_sweeps=args.max_sweeps, max_iter=p, fit_tol=0.0, C=C, delta=d)
+                    if len(grid) == 1:  # nothing to choose: no hold-out fit
+                        best = (float("nan"), mk)
+                        break
+                    acc = 100 * MedSTC(**mk).fit(Xa, ya).score(Xb, yb)
+                    lines.append(f"| {rho:g} | {p} | {d:g} | {C:g} | {acc:.1f} | | |")
+                    print(lines[-1], flush=True)
+                    if best is None or acc > best[0]:
+                        best = (acc, mk)
                 t0 = time.perf_counter()
                 acc = 100 * MedSTC(**best[1]).fit(Xtr, ytr).score(Xte, yte)
                 lines.append(f"| {rho:g} | {p} | {best[1]['delta']:g} | {best[1]['C']:g} | {best[0]:.1f} | yes "
