@@ -7,6 +7,7 @@ per setting and, with ``--out``, a markdown table:
   protocols — does our protocol reach the paper's LDA + SVM number (61.4 %, Table 2) with more passes?
 * ``stc``: batch STC for each ρ; the dictionary after 1, 3, 5, ... iterations is kept and the codes of
   train and test documents under it classified by the SVM protocol; test word-code sparsity too.
+* ``ostc``: the same for online STC (``--batch-size``), the dictionary after 1, 2, ... epochs.
 * ``medstc``: batch MedSTC; C (and ℓ = Δ) chosen on a hold-out third of the TRAINING documents, then refit
   on all training documents and scored on the test split.
 
@@ -36,7 +37,7 @@ from sklearn.preprocessing import Normalizer, StandardScaler  # noqa: E402
 from sklearn.svm import LinearSVC  # noqa: E402
 
 from bench_stc import DATA, PARAMS, load  # noqa: E402
-from rlsi.models.stc import MedSTC, SparseTopicalCoding  # noqa: E402
+from rlsi.models.stc import MedSTC, OnlineSTC, SparseTopicalCoding  # noqa: E402
 
 PROTOCOLS = {
     "l2": (Normalizer, [0.01, 0.1, 1.0, 10.0, 100.0]),
@@ -83,9 +84,22 @@ class _Snapshots(SparseTopicalCoding):
         return new
 
 
+class _EpochSnapshots(OnlineSTC):
+    """Online STC that keeps β after the epochs in ``keep`` (``n_docs`` documents per epoch)."""
+
+    keep, n_docs = (), 0
+
+    def _update(self, X, y):
+        super()._update(X, y)
+        epoch, rest = divmod(self.n_docs_seen_, self.n_docs)
+        if rest == 0 and epoch in self.keep:
+            self.snapshots_[epoch] = np.array(self.components_)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["lda", "stc", "medstc"])
+    ap.add_argument("what", choices=["lda", "stc", "ostc", "medstc"])
+    ap.add_argument("--batch-size", type=int, default=32, help="ostc: mini-batch size")
     ap.add_argument("--subset", default="", help="'ntrain,ntest' random documents (default: the full split)")
     ap.add_argument("--passes", default="3,10", help="lda: passes; stc/medstc: iterations to evaluate")
     ap.add_argument("--lda-method", choices=["batch", "online"], default="batch")
@@ -114,12 +128,17 @@ def main(argv=None):
             cells = " | ".join(f"{res[q][0]:.1f} ({res[q][1]:g})" for q in protocols)
             lines.append(f"| {p} ({args.lda_method}) | {cells} | {fit_s:.0f} |")
             print(lines[-1], flush=True)
-    elif args.what == "stc":
+    elif args.what in ("stc", "ostc"):
         lines += ["| ρ | iterations | " + " | ".join(f"{p} acc (C)" for p in protocols)
                   + " | test word-code sparsity | fit (s, all iterations) |", "|---|---|" + "---|" * (len(protocols) + 2)]
         for rho in (float(r) for r in args.rhos.split(",")):
-            m = _Snapshots(**dict(PARAMS, rho=rho), max_sweeps=args.max_sweeps, max_iter=max(passes),
-                           fit_tol=0.0)
+            if args.what == "stc":
+                m = _Snapshots(**dict(PARAMS, rho=rho), max_sweeps=args.max_sweeps, max_iter=max(passes),
+                               fit_tol=0.0)
+            else:  # the bench's online setting: τ0 = 1, τ = 10, epochs reshuffled
+                m = _EpochSnapshots(**dict(PARAMS, rho=rho), max_sweeps=args.max_sweeps, n_epochs=max(passes),
+                                    batch_size=args.batch_size, tau0=1.0)
+                m.n_docs = Xtr.shape[0]
             m.keep, m.snapshots_ = tuple(passes), {}
             t0 = time.perf_counter()
             m.fit(Xtr)
