@@ -78,7 +78,11 @@ def main(argv=None):
     ap.add_argument("--rho", type=float, default=PARAMS["rho"],
                     help="ℓ1 weight on word codes (paper: 0.1; see the result file for its scale)")
     ap.add_argument("--lda-svm", action="store_true",
-                    help="also a linear SVM on scikit-learn LDA's θ (online, batch 256, 3 epochs; several minutes)")
+                    help="also a linear SVM on scikit-learn LDA's θ (batch variational EM, --lda-passes passes; "
+                         "several minutes)")
+    ap.add_argument("--lda-passes", type=int, default=25,
+                    help="passes of the calibration LDA (25: 64.6 %% with this SVM protocol, 3 online epochs: "
+                         "46.3 %%; see the result file)")
     ap.add_argument("--tau0-scale", action="store_true",
                     help="use tau0 * batch_size / 64 (the normalised step moves the same mass per step at any "
                          "batch size, so smaller batches need a proportionally smaller tau0)")
@@ -130,10 +134,10 @@ def main(argv=None):
 
     if args.lda_svm:
         t0 = time.perf_counter()
-        lda_c = LatentDirichletAllocation(60, learning_method="online", batch_size=256, max_iter=3,
+        lda_c = LatentDirichletAllocation(60, learning_method="batch", max_iter=args.lda_passes,
                                           random_state=0, n_jobs=1).fit(Xtr)
         acc, svm_c = svm_on_codes(lda_c.transform(Xtr), ytr, lda_c.transform(Xte), yte)
-        rows.append(("sklearn LDA + SVM (calibration)", "256", 100 * acc, time.perf_counter() - t0,
+        rows.append((f"sklearn LDA + SVM (calibration, {args.lda_passes} batch passes)", "batch", 100 * acc, time.perf_counter() - t0,
                      time.perf_counter() - t0, (61.4, 8.6)))
         print(f"LDA + SVM: {100 * acc:.1f}% (C = {svm_c})", flush=True)
 

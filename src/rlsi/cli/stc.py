@@ -38,7 +38,11 @@ def register(sub):
     p.add_argument("-k", "--n-components", type=_common.positive_int, default=60)
     p.add_argument("--lam", type=float, default=0.01)
     p.add_argument("--gamma", type=float, default=0.01)
-    p.add_argument("--rho", type=float, default=0.1)
+    p.add_argument("--rho", type=float, default=0.1,
+                   help="ℓ1 weight on word codes (paper: 0.1; on a ~50k vocabulary 0.001 classifies better, see "
+                        "benchmarks/results/stc.md)")
+    p.add_argument("--dictionary-step", choices=["mm", "projected"], default="mm",
+                   help="mm: multiplicative majorise-minimise step (default); projected: Eq. (12)")
     p.add_argument("--max-iter", type=_common.positive_int, default=20, help="batch iterations")
     p.add_argument("--batch-size", type=_common.positive_int, default=64, help="online mini-batch size")
     p.add_argument("--epochs", type=_common.positive_int, default=1, help="online passes")
@@ -93,7 +97,7 @@ def run_fit(args):
     name, extra = MODELS[args.model]
     cls = getattr(stc, name)
     kw = dict(n_components=args.n_components, lam=args.lam, gamma=args.gamma, rho=args.rho,
-              verbose=0 if args.quiet else 1, **extra)
+              dictionary_step=args.dictionary_step, verbose=0 if args.quiet else 1, **extra)
     if name in ("SparseTopicalCoding", "MedSTC"):
         kw["max_iter"] = args.max_iter
     else:

@@ -37,3 +37,15 @@ def test_classify_bad_field_is_one_line_error(tmp_path, capsys):
     assert main(["-q", "fit-stc", str(tmp_path / "c.jsonl"), "-o", str(out), "-k", "2", "--max-iter", "1"]) == 0
     assert main(["classify", str(out), str(tmp_path / "c.jsonl"), "--label-field", "nope"]) == 2
     assert "no field 'nope'" in capsys.readouterr().err
+
+
+def test_fit_stc_dictionary_step_option_reaches_the_model(tmp_path):
+    from rlsi import io
+
+    _corpus(tmp_path / "c.jsonl")
+    for step in ("projected", "mm"):
+        out = tmp_path / step
+        assert main(["-q", "fit-stc", str(tmp_path / "c.jsonl"), "-o", str(out), "-k", "2", "--max-iter", "1",
+                     "--dictionary-step", step, "--rho", "0.01"]) == 0
+        model = io.load(out)["model"]
+        assert (model.dictionary_step, model.rho) == (step, 0.01)
