@@ -1,5 +1,6 @@
 """DaskRLSI against the local BatchRLSI: equality, partitions, a lost worker, checkpoints, errors."""
 
+import os
 import time
 
 import numpy as np
@@ -126,9 +127,17 @@ def test_lost_worker_is_recomputed_and_the_fit_matches(X, local, cluster_of, tmp
     flag = tmp_path / "killed"
     doc_step = _tasks.doc_step
 
+    def claim_the_kill():
+        # atomic: doc_step runs on the three workers at once, and a check-then-touch let two or three of them
+        # see no flag and all shut down (a fit left with one worker, or none: a hang)
+        try:
+            os.close(os.open(flag, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            return False
+        return True
+
     def doc_step_that_kills_its_worker_once(*args, **kwargs):
-        if not flag.exists():
-            flag.touch()
+        if claim_the_kill():
             worker = get_worker()
             worker.loop.add_callback(worker.close, executor_wait=False, nanny=False)
             time.sleep(2)  # the worker is gone before this attempt could report a result
