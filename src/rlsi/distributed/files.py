@@ -42,7 +42,7 @@ from ..errors import CorpusError, RLSIError
 from ..io.jsonl import iter_json_lines
 from ..text import TfidfVectorizer
 from ..text.corpus import _check_unique, _record_id, _record_text, _text_fields
-from ..text.vectorize import _count_tokens, _doc_count_threshold, _keep_columns, idf_from_df
+from ..text.vectorize import _count_tokens, _doc_count_threshold, _keep_columns, kept_columns
 from .problem import tree_reduce
 
 __all__ = ["WorkerMatrix", "vectorize_files", "fit_vocabulary"]
@@ -134,23 +134,11 @@ def fit_vocabulary(vectorizer, n_docs, dfs, totals, what="the corpus files"):
     if not dfs:
         raise CorpusError(f"empty corpus: none of the {n_docs} documents of {what} has a token left after "
                           "tokenization and stop-word removal")
-    low = _doc_count_threshold("min_df", vectorizer.min_df, n_docs)
-    high = _doc_count_threshold("max_df", vectorizer.max_df, n_docs)
     terms = sorted(dfs)  # the final columns are alphabetical whatever order the terms came in
     df = np.fromiter((dfs[t] for t in terms), dtype=np.int64, count=len(terms))
-    kept = np.flatnonzero((df >= low) & (df <= high))
-    if vectorizer.max_features is not None and len(kept) > vectorizer.max_features:
-        by_count = sorted(kept.tolist(), key=lambda j: (-totals[terms[j]], terms[j]))
-        kept = np.sort(np.asarray(by_count[: vectorizer.max_features], dtype=np.int64))
-    if len(kept) == 0:
-        raise CorpusError(f"no term left after pruning: min_df={vectorizer.min_df!r} and max_df="
-                          f"{vectorizer.max_df!r} keep none of the {len(terms)} terms of {n_docs} documents")
+    kept = kept_columns(vectorizer, terms, df, n_docs, total=lambda: [totals[t] for t in terms])
     fitted = clone(vectorizer)
-    fitted.feature_names_ = [terms[j] for j in kept]
-    fitted.vocabulary_ = {t: j for j, t in enumerate(fitted.feature_names_)}
-    fitted.df_ = df[kept]
-    fitted.n_docs_ = int(n_docs)
-    fitted.idf_ = idf_from_df(fitted.df_, fitted.n_docs_)
+    fitted._set_vocabulary(terms, df, kept, n_docs)
     return fitted
 
 

@@ -43,7 +43,7 @@ from .._validation import check_number
 from ..errors import CorpusError, RLSIError
 from ..io.jsonl import iter_json_lines
 from .corpus import _record_id, _record_text, _text_fields
-from .vectorize import TfidfVectorizer, _doc_count_threshold, idf_from_df
+from .vectorize import TfidfVectorizer, _doc_count_threshold, kept_columns
 
 __all__ = ["ingest", "iter_documents"]
 
@@ -116,22 +116,6 @@ def _counts(tokens, lengths, remap, n_terms):
                            shape=(len(lengths), n_terms))
     counts.sum_duplicates()
     return counts
-
-
-def _kept_terms(vectorizer, terms, df, total, n_docs):
-    """The provisional columns kept by ``min_df``/``max_df``/``max_features``, in the fitted column order
-    (alphabetical) — the rules of ``TfidfVectorizer._fit``."""
-    low = _doc_count_threshold("min_df", vectorizer.min_df, n_docs)
-    high = _doc_count_threshold("max_df", vectorizer.max_df, n_docs)
-    kept = np.flatnonzero((df >= low) & (df <= high))
-    if vectorizer.max_features is not None and len(kept) > vectorizer.max_features:
-        by_count = sorted(kept.tolist(), key=lambda j: (-total[j], terms[j]))
-        kept = np.asarray(by_count[: vectorizer.max_features], dtype=np.int64)
-    if len(kept) == 0:
-        raise CorpusError(f"no term left after pruning: min_df={vectorizer.min_df!r} and "
-                          f"max_df={vectorizer.max_df!r} keep none of the {len(terms)} terms of "
-                          f"{n_docs} documents")
-    return np.asarray(sorted(kept.tolist(), key=terms.__getitem__), dtype=np.int64)
 
 
 def ingest(paths, output, *, vectorizer=None, text_fields=("title", "text"), batch_docs=BATCH_DOCS, verbose=0):
@@ -209,15 +193,11 @@ def ingest(paths, output, *, vectorizer=None, text_fields=("title", "text"), bat
                               "tokenization and stop-word removal")
         terms = list(lookup)  # provisional column j is terms[j]
         del lookup
-        order = _kept_terms(vec, terms, df, total, n_docs)
-        vec.feature_names_ = [terms[j] for j in order]
+        order = kept_columns(vec, terms, df, n_docs, total=lambda: total)
+        vec._set_vocabulary(terms, df, order, n_docs)
         remap = np.full(len(terms), -1, dtype=np.int64)  # provisional column -> fitted column (-1: pruned)
         remap[order] = np.arange(len(order))
         del terms
-        vec.vocabulary_ = {t: j for j, t in enumerate(vec.feature_names_)}
-        vec.df_ = df[order]
-        vec.n_docs_ = int(n_docs)
-        vec.idf_ = idf_from_df(vec.df_, vec.n_docs_)
         lengths = np.concatenate(lengths)
         starts = np.zeros(n_docs + 1, dtype=np.int64)
         np.cumsum(lengths, out=starts[1:])

@@ -251,27 +251,21 @@ class TfidfVectorizer(TransformerMixin, BaseEstimator):
         if not provisional:
             raise CorpusError(f"empty corpus: none of the {n_docs} documents has a token left after "
                               "tokenization and stop-word removal")
-        low = _doc_count_threshold("min_df", self.min_df, n_docs)
-        high = _doc_count_threshold("max_df", self.max_df, n_docs)
         df = np.bincount(counts.indices, minlength=len(provisional)).astype(np.int64)
-        kept = np.flatnonzero((df >= low) & (df <= high))
         terms = list(provisional)  # provisional column j is terms[j] (dicts keep insertion order)
-        if self.max_features is not None and len(kept) > self.max_features:
-            total = np.bincount(counts.indices, weights=counts.data, minlength=len(terms))
-            by_count = sorted(kept.tolist(), key=lambda j: (-total[j], terms[j]))
-            kept = np.asarray(by_count[: self.max_features], dtype=np.int64)
-        if len(kept) == 0:
-            raise CorpusError(f"no term left after pruning: min_df={self.min_df!r} and "
-                              f"max_df={self.max_df!r} keep none of the {len(terms)} terms of "
-                              f"{n_docs} documents")
-        order = np.asarray(sorted(kept.tolist(), key=terms.__getitem__), dtype=np.int64)
+        order = kept_columns(self, terms, df, n_docs,
+                             total=lambda: np.bincount(counts.indices, weights=counts.data, minlength=len(terms)))
         counts = _keep_columns(counts, order, len(terms))
+        self._set_vocabulary(terms, df, order, n_docs)
+        return counts, lengths
+
+    def _set_vocabulary(self, terms, df, order, n_docs):
+        """The fitted state from the kept provisional columns ``order`` (see :func:`kept_columns`)."""
         self.feature_names_ = [terms[j] for j in order]
         self.vocabulary_ = {t: j for j, t in enumerate(self.feature_names_)}
         self.df_ = df[order]
         self.n_docs_ = int(n_docs)
         self.idf_ = idf_from_df(self.df_, self.n_docs_)
-        return counts, lengths
 
     # ---------------------------------------------------------------- transforming
     def transform_counts(self, docs, return_lengths=False):
@@ -410,3 +404,26 @@ def _params_from_state(cls, params):
         raise RLSIError(f"dtype={str(params['dtype'])[:20]!r} must be 'float64' or 'float32'")
     params["dtype"] = np.dtype(params["dtype"]).type
     return params
+
+
+def kept_columns(vectorizer, terms, df, n_docs, total):
+    """The provisional columns that ``vectorizer``'s ``min_df`` / ``max_df`` / ``max_features`` keep, in the
+    fitted column order (alphabetical by term): the one pruning rule of the in-memory fit, the streaming
+    ingestion (:mod:`rlsi.text.ingest`) and the workers' vectorization (:mod:`rlsi.distributed.files`).
+
+    terms : provisional column j is ``terms[j]``; df : document frequency of each column (int64);
+    total : zero-argument callable giving each column's total count, called only when ``max_features``
+    prunes (ties broken by the term).
+    """
+    low = _doc_count_threshold("min_df", vectorizer.min_df, n_docs)
+    high = _doc_count_threshold("max_df", vectorizer.max_df, n_docs)
+    kept = np.flatnonzero((df >= low) & (df <= high))
+    if vectorizer.max_features is not None and len(kept) > vectorizer.max_features:
+        counts = total()
+        by_count = sorted(kept.tolist(), key=lambda j: (-counts[j], terms[j]))
+        kept = np.asarray(by_count[: vectorizer.max_features], dtype=np.int64)
+    if len(kept) == 0:
+        raise CorpusError(f"no term left after pruning: min_df={vectorizer.min_df!r} and "
+                          f"max_df={vectorizer.max_df!r} keep none of the {len(terms)} terms of "
+                          f"{n_docs} documents")
+    return np.asarray(sorted(kept.tolist(), key=terms.__getitem__), dtype=np.int64)
