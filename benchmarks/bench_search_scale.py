@@ -117,7 +117,7 @@ def child_build(a):
     t0 = time.perf_counter()
     matrix = load_matrix(a.matrix)
     t_load = time.perf_counter() - t0
-    model = io.load(a.model_dir, mmap=True).get("model")
+    model = io.load(a.model_dir, mmap=True, only=["model"]).get("model")  # the matrix has the vectorizer
     folding = default_folding(model)
     searcher = Searcher.from_matrix(matrix, model, alpha=a.alpha, dtype=np.float32,
                                     fold_lambda2=math.inf if folding == "projection" else None)

@@ -243,3 +243,14 @@ def test_accumulate_reads_the_posting_lists():
     out = np.zeros(50)
     accumulate(W.indptr, W.indices, W.data, terms, weights, out)
     np.testing.assert_allclose(out, W.toarray().astype(np.float64)[:, terms] @ weights, rtol=1e-12)
+
+
+def test_score_postings_lists_each_reached_document_once(synthetic):
+    path, ref, model = synthetic
+    s = Searcher.from_matrix(path, None, alpha=0.0)
+    counts, _ = _queries(N_TERMS, 5, seed=6)
+    for i in range(5):
+        row, touched = s.term_index_.score_postings(counts[i])
+        np.testing.assert_array_equal(row, s.term_index_.score(counts[i])[0])
+        reached = np.flatnonzero(np.asarray(ref.counts[:, counts[i].indices].sum(axis=1)).ravel())
+        assert len(touched) == len(set(touched.tolist())) and sorted(touched.tolist()) == reached.tolist()

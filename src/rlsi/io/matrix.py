@@ -32,7 +32,9 @@ parameters or the ingested files).
 Loading (:func:`load_matrix`) treats the directory as untrusted input, like a model: every path stays
 inside the folder, every ``.npy`` header is checked before any data is read, the CSR structure is
 checked in full (row pointers, every column index in range) and every weight is finite — chunk by
-chunk, so a memory-mapped matrix is never copied whole. Every problem raises
+chunk, so a memory-mapped matrix is never copied whole (the raw counts: their type and shape on
+load, their values on first use, :meth:`CorpusMatrix.count_matrix`, so that a fit, which never reads
+them, does not page them in). Every problem raises
 :class:`rlsi.errors.ModelFormatError` with one line. With ``mmap=True`` (the default) the arrays are
 read-only memory maps: the matrix costs page cache, not private memory, and a fit reads it in place.
 
@@ -320,12 +322,18 @@ class CorpusMatrix:
     def count_matrix(self):
         """Raw term counts as a CSR (N x M) sharing X's indices and indptr (no copy of a memory map).
 
-        Raises :class:`RLSIError` for a directory written without counts (before they were stored)."""
+        Raises :class:`RLSIError` for a directory written without counts (before they were stored), and
+        :class:`ModelFormatError` for damaged counts (checked here, on first use, rather than on load)."""
         if self.counts is None:
             where = getattr(self, "path", None)
             raise RLSIError(f"the matrix directory{' ' + str(where) if where else ''} holds no raw term counts "
                             "(written by an older rlsi), which BM25 needs: write it again with this rlsi's "
                             "'rlsi synth' or 'rlsi ingest', or use the vsm term model")
+        if not getattr(self, "_counts_checked", False):
+            # checked on first use, not on load: a fit never reads the counts, and scanning them would
+            # bring nnz x 4 bytes of mapped pages into its resident memory
+            _checked_ints(self.counts, "counts", (self.X.nnz,), 1, 2**31 - 1)
+            self._counts_checked = True
         C = sp.csr_matrix((self.counts, self.X.indices, self.X.indptr), shape=self.X.shape, copy=False)
         C.has_sorted_indices = self.X.has_sorted_indices
         return C
@@ -358,7 +366,9 @@ class CorpusMatrix:
         if odd:
             raise ModelFormatError(f"unexpected arrays {odd[:5]}")
         lengths = _checked_ints(arrays.get("doc_lengths"), "doc_lengths", (N,), 0, 2**62)
-        counts = _checked_ints(arrays.get("counts"), "counts", (X.nnz,), 1, 2**31 - 1)
+        counts = arrays.get("counts")
+        if counts is not None:  # type and shape now; the values when first used (count_matrix)
+            _check_int_array(counts, "counts", (X.nnz,))
         ids = arrays.get("doc_ids")
         if ids is not None and (not isinstance(ids, np.ndarray) or ids.dtype.kind != "U" or ids.shape != (N,)):
             raise ModelFormatError(f"doc_ids must be {N} strings")
@@ -376,12 +386,16 @@ class CorpusMatrix:
         return cls(X, counts=counts, doc_lengths=lengths, doc_ids=ids, extra=extra, meta=meta)
 
 
-def _checked_ints(arr, name, shape, low, high):
-    if arr is None:
-        return None
+def _check_int_array(arr, name, shape):
     if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "iu" or arr.shape != tuple(shape):
         raise ModelFormatError(f"{name} must be an integer array of shape {list(shape)}, got "
                                f"{getattr(arr, 'dtype', '?')} {list(getattr(arr, 'shape', ()))}")
+
+
+def _checked_ints(arr, name, shape, low, high):
+    if arr is None:
+        return None
+    _check_int_array(arr, name, shape)
     flat = arr.reshape(-1)
     for a in range(0, flat.size, _CHUNK):
         block = np.asarray(flat[a: a + _CHUNK])
@@ -401,10 +415,11 @@ def save_matrix(path, X, *, vectorizer=None, doc_lengths=None, doc_ids=None, met
     return Path(path)
 
 
-def load_matrix(path, *, mmap=True) -> CorpusMatrix:
+def load_matrix(path, *, mmap=True, vectorizer=True) -> CorpusMatrix:
     """Load a matrix directory; returns a :class:`CorpusMatrix` with ``.vectorizer`` set when it has one.
 
     mmap : memory-map the arrays read-only (default) instead of reading them into memory.
+    vectorizer : False skips the vectorizer (a multi-million-term vocabulary the caller already holds).
     Every problem raises :class:`rlsi.errors.ModelFormatError` (one line)."""
     path = Path(path)
     manifest = read_manifest(path)
@@ -412,7 +427,7 @@ def load_matrix(path, *, mmap=True) -> CorpusMatrix:
     if comps.get(COMPONENT, {}).get("class") != CorpusMatrix._persist_name:
         raise ModelFormatError(f"{path} is not a matrix directory (it holds {', '.join(sorted(comps))}); "
                                f"write one with 'rlsi synth' or 'rlsi ingest'")
-    only = [name for name in (COMPONENT, "vectorizer") if name in comps]
+    only = [name for name in (COMPONENT, "vectorizer") if name in comps and (vectorizer or name == COMPONENT)]
     bundle = load(path, mmap=mmap, only=only)
     matrix = bundle[COMPONENT]
     matrix.vectorizer = bundle.get("vectorizer")

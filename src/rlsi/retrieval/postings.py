@@ -9,6 +9,8 @@ query scored by reading only its terms' posting lists, and top-n selection witho
   the dense score row of one query in O(sum of the query terms' document frequencies) (plus the zeroing
   of ``out``). The order of the additions is the order of ``scipy``'s CSR product (query terms in
   column order, then the documents of each list), so the scores are the same floats.
+  :func:`accumulate_touched` also lists the documents reached, so that candidate selection ranks only
+  those instead of scanning all N scores.
 * :func:`top_n` — indices of the ``n`` best scores, best first, ties broken by a key (smaller first), in
   one pass with a heap of ``n`` entries: O(len + n log n), no full sort of millions of scores.
 
@@ -20,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["scatter_rows", "accumulate", "top_n", "column_pointers"]
+__all__ = ["scatter_rows", "accumulate", "accumulate_touched", "top_n", "column_pointers"]
 
 
 def column_pointers(df):
@@ -54,6 +56,24 @@ def accumulate(col_ptr, rows, data, terms, weights, out):
         w = weights[j]
         for p in range(col_ptr[t], col_ptr[t + 1]):
             out[rows[p]] += w * np.float64(data[p])
+
+
+@njit(cache=True, nogil=True)
+def accumulate_touched(col_ptr, rows, data, terms, weights, out, seen, touched):
+    """:func:`accumulate`, also listing the documents the posting lists reach: ``touched[:m]`` (each
+    once, in order of first reach; ``seen`` is a zeroed bool array of one flag per document). Returns m."""
+    m = 0
+    for j in range(len(terms)):
+        t = terms[j]
+        w = weights[j]
+        for p in range(col_ptr[t], col_ptr[t + 1]):
+            r = rows[p]
+            if not seen[r]:
+                seen[r] = True
+                touched[m] = r
+                m += 1
+            out[r] += w * np.float64(data[p])
+    return m
 
 
 @njit(cache=True, inline="always")

@@ -213,7 +213,7 @@ class Searcher:
         from .build import DEFAULT_BLOCK_ROWS, index_matrix
 
         if not isinstance(matrix, CorpusMatrix):
-            matrix = load_matrix(matrix)
+            matrix = load_matrix(matrix, vectorizer=vectorizer is None)
         if vectorizer is None:
             vectorizer = matrix.vectorizer
         if vectorizer is not None:
@@ -336,8 +336,8 @@ class Searcher:
             log.info("a query has no term known to the index: no result")
             return []
         tie = self._order()
-        term_row = self.term_index_.score(counts if self.term_model == "bm25" else tfidf)[0]
-        cand = self._candidates(term_row, n_candidates)
+        term_row, touched = self.term_index_.score_postings(counts if self.term_model == "bm25" else tfidf)
+        cand = self._candidates(term_row, touched, n_candidates)
         term = term_row[cand][None, :]
         if self.topic_index_ is not None and self.model is not None:
             topics = self.topic_index_
@@ -359,18 +359,19 @@ class Searcher:
         return [Hit(str(self.doc_ids_[cand[j]]), float(combined[0, j]), float(term[0, j]), float(topic[0, j]))
                 for j in best]
 
-    def _candidates(self, term_row, n):
+    def _candidates(self, term_row, touched, n):
         """The ``n`` best documents by ``term_row`` (ties: trec order), as sorted document indices.
 
-        Only the documents a query term matched are ranked (a few posting lists, not all N scores);
-        when fewer than ``n`` match, the rest are the zero-score documents first in the tie order, which
-        is a fixed sequence (:meth:`_tie_sequence`) — the same set as ranking every score."""
+        Only the documents the query's posting lists reached (``touched``) are ranked, not all N scores;
+        when fewer than ``n`` score above 0, the rest are the zero-score documents first in the tie
+        order, a fixed sequence (:meth:`_tie_sequence`) — the same set as ranking every score."""
         n_docs = len(term_row)
         if n >= n_docs:
             return np.arange(n_docs)
         tie = self._order()
-        hit = np.flatnonzero(term_row)
-        if (term_row[hit] < 0).any():  # not a BM25/VSM-on-tf-idf row: rank every score
+        scores = term_row[touched]
+        hit = touched[scores != 0]
+        if (scores < 0).any():  # negative weights (not BM25 / VSM on tf-idf): rank every score
             return np.sort(top_n(term_row, tie, n))
         if len(hit) >= n:
             return np.sort(hit[top_n(term_row[hit], tie[hit], n)])

@@ -32,7 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import check_matrix, check_number
-from .postings import accumulate
+from .postings import accumulate, accumulate_touched
 from .._rows import l2_normalize_rows
 from ..errors import ModelFormatError, NotFittedError, RLSIError
 from ..io.safety import check_csr, check_float_values
@@ -77,6 +77,27 @@ class _TermModel:
             a, b = Q.indptr[i], Q.indptr[i + 1]
             accumulate(col_ptr, rows, data, Q.indices[a:b], Q.data[a:b], out[i])
         return out
+
+    def _prepared(self, queries):
+        """The query weights applied to the posting lists (checked CSR float64)."""
+        return self._queries(queries)
+
+    def score_postings(self, query):
+        """Scores of one query (1 x n_terms) against every document, dense float64 ``(n_docs,)``, and
+        the documents its posting lists reach (int64, each once): the others score 0."""
+        Q = sp.csr_matrix(self._prepared(query), dtype=np.float64)
+        if Q.shape[0] != 1:
+            raise RLSIError(f"score_postings takes one query, got {Q.shape[0]}")
+        Q.sum_duplicates()
+        W = self.weights_
+        col_ptr, rows, data = (np.asarray(a) for a in (W.indptr, W.indices, W.data))
+        n_docs = W.shape[0]
+        out = np.zeros(n_docs)
+        total = int(sum(col_ptr[t + 1] - col_ptr[t] for t in Q.indices))
+        touched = np.empty(min(total, n_docs), dtype=np.int64)
+        m = accumulate_touched(col_ptr, rows, data, Q.indices, Q.data, out, np.zeros(n_docs, dtype=np.bool_),
+                               touched)
+        return out, touched[:m]
 
     @property
     def n_docs_(self) -> int:
@@ -219,7 +240,10 @@ class VSM(_TermModel):
 
     def score(self, query_tfidf) -> np.ndarray:
         """Cosine similarities, dense ``(n_queries, n_docs)``, of tf-idf query vectors."""
-        return self._product(_normalize_rows(self._queries(query_tfidf)))
+        return self._product(self._prepared(query_tfidf))
+
+    def _prepared(self, queries):
+        return _normalize_rows(self._queries(queries))
 
 
 def _normalize_rows(X: sp.csr_matrix) -> sp.csr_matrix:
