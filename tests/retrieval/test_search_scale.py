@@ -214,7 +214,7 @@ def test_cli_builds_saves_and_searches_the_index_of_a_matrix(tmp_path, capsys, i
         return out
 
     run("fit", "--matrix", path, "-o", tmp_path / "model", "-k", 5, "--max-iter", 2)
-    run("search", tmp_path / "model", "--matrix", path, "--save-index")
+    run("index", tmp_path / "model", "--matrix", path)
     fast = run("search", tmp_path / "model", "blood pressure", "--candidates", 1000, "--json")
     exact = run("search", tmp_path / "model", "blood pressure", "--json")
     assert fast == exact  # 1000 candidates cover the corpus
@@ -254,3 +254,22 @@ def test_score_postings_lists_each_reached_document_once(synthetic):
         np.testing.assert_array_equal(row, s.term_index_.score(counts[i])[0])
         reached = np.flatnonzero(np.asarray(ref.counts[:, counts[i].indices].sum(axis=1)).ravel())
         assert len(touched) == len(set(touched.tolist())) and sorted(touched.tolist()) == reached.tolist()
+
+
+def test_cli_index_of_a_synthetic_matrix_has_no_text_queries(tmp_path, capsys):
+    def run(*argv):
+        status = main(["-q", *map(str, argv)])
+        return status, capsys.readouterr()
+
+    assert run("synth", "--docs", 300, "--terms", 800, "--tokens", 30, "--topics", 5, "--topic-vocab", 60,
+               "-o", tmp_path / "m")[0] == 0
+    assert run("fit", "--matrix", tmp_path / "m", "-o", tmp_path / "model", "-k", 4, "--max-iter", 2)[0] == 0
+    assert run("index", tmp_path / "model", "--matrix", tmp_path / "m")[0] == 0
+    back = Searcher.load(tmp_path / "model", mmap=True)
+    assert back.n_docs_ == 300 and back.vectorizer is None and back.term_index_.weights_.dtype == np.float32
+    status, (out, err) = run("search", tmp_path / "model", "--matrix", tmp_path / "m", "some words")
+    assert status != 0 and "no vectorizer" in err and len(err.strip().splitlines()) == 1
+    status, (out, err) = run("search", tmp_path / "model", "words", "--save-index")
+    assert status != 0 and "--save-index needs --corpus FILE or --matrix DIR" in err
+    with pytest.raises(SystemExit):  # one of --matrix / --corpus is required
+        run("index", tmp_path / "model")
