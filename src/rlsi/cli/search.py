@@ -116,7 +116,13 @@ def load_searcher(model_dir, *, corpus=None, text_fields=("title", "text"), alph
     from .. import io as rio
     from ..retrieval import Searcher
 
-    bundle = rio.load(model_dir, mmap=True)  # a large index costs page cache, not private memory
+    if matrix is not None:  # a new index: an old one in MODEL_DIR is not even read
+        from ..io.store import read_manifest
+
+        present = read_manifest(model_dir)["components"]
+        bundle = rio.load(model_dir, mmap=True, only=[c for c in ("model", "vectorizer") if c in present])
+    else:
+        bundle = rio.load(model_dir, mmap=True)  # a large index costs page cache, not private memory
     if matrix is not None:
         if corpus is not None:
             raise RLSIError("give either --corpus FILE or --matrix DIR, not both")

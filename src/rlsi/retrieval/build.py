@@ -146,7 +146,8 @@ def index_matrix(searcher, matrix, *, block_rows=DEFAULT_BLOCK_ROWS, show_progre
     ids = matrix.doc_ids
     searcher.term_index_ = term
     searcher.topic_index_ = topic
+    # ids "0" ... "N-1" for a corpus without ids, as narrow strings (astype(str) would give <U21: 84 bytes each)
     searcher.doc_ids_ = (np.asarray(ids).astype(str) if ids is not None
-                         else np.arange(n).astype(str))
+                         else np.arange(n).astype(f"U{len(str(n - 1))}"))
     searcher._doc_order_ = None
     return searcher
