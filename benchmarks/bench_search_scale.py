@@ -4,7 +4,9 @@ block, saved, memory-mapped, and the top-10 latency of short queries in candidat
 Steps, each in its own process (so that its peak memory is its own: ``VmHWM``):
 
 1. (only without ``--model``) a quick topic model: ``BatchRLSI(--fit-k, max_iter=--fit-iters)`` on the
-   memory-mapped matrix, saved with the directory's vectorizer (the lead passes a real model instead);
+   memory-mapped matrix (or its first ``--fit-docs`` documents: every term column stays), saved with the
+   directory's vectorizer (the lead passes a real model instead); its quality does not matter here, only
+   K (the size of the topic vectors);
 2. **build**: ``Searcher.from_matrix(matrix, model, dtype=float32)`` (BM25 on the raw counts of the
    directory + topic vectors folded in by the projection, the CLI's default for RLSI), then ``save``:
    wall time, peak RSS and peak private (anonymous) memory of the child, the index size on disk;
@@ -95,14 +97,15 @@ def child_fit(a):
     anon = _AnonPeak()
     t0 = time.perf_counter()
     m = load_matrix(a.matrix)
+    X = m.X if not a.fit_docs else m.X[: a.fit_docs]  # the first documents only: every term column stays
     model = BatchRLSI(a.fit_k, max_iter=a.fit_iters, random_state=a.seed)
-    model.fit(m.X)
+    model.fit(X)
     comps = {"model": model}
     if m.vectorizer is not None:
         comps["vectorizer"] = m.vectorizer
     io.save(Path(a.workdir) / "model", **comps)
     return {"seconds": time.perf_counter() - t0, "peak_anon": anon.stop(), **_memory(),
-            "nnz_u": int(model.components_.nnz), "k": a.fit_k, "iters": a.fit_iters}
+            "nnz_u": int(model.components_.nnz), "k": a.fit_k, "iters": a.fit_iters, "docs": int(X.shape[0])}
 
 
 def child_build(a):
@@ -242,7 +245,7 @@ def _report(a, argv, facts, res):
     if "fit" in res:
         r = res["fit"]
         L += [f"Topic model: none given, so a quick `BatchRLSI({r['k']}, max_iter={r['iters']})` "
-              f"was fitted on the matrix ({f(r['seconds'], 1)} s, peak RSS {f(r['peak'], 2)} GB, nnz(U) "
+              f"was fitted on the first {r['docs']} documents of the matrix ({f(r['seconds'], 1)} s, peak RSS {f(r['peak'], 2)} GB, nnz(U) "
               f"{r['nnz_u']}). Its quality is not the point: the index holds K = {r['k']} topic vectors per "
               "document whatever the model.", ""]
     else:
@@ -286,6 +289,8 @@ def main(argv=None):
     p.add_argument("--model", default=None, help="model directory fitted on the matrix (else a quick fit)")
     p.add_argument("--fit-k", type=int, default=500, help="topics of the quick model (without --model)")
     p.add_argument("--fit-iters", type=int, default=1, help="iterations of the quick model")
+    p.add_argument("--fit-docs", type=int, default=0,
+                   help="fit the quick model on the first FIT_DOCS documents only (0: all)")
     p.add_argument("--workdir", required=True, help="folder for the model and the index (needs the index size)")
     p.add_argument("--queries", type=int, default=1000)
     p.add_argument("--exact-queries", type=int, default=50, help="queries also run in exact mode")
@@ -311,7 +316,8 @@ def main(argv=None):
     model_dir = a.model
     if model_dir is None:
         env = harness.child_env(harness.thread_env(2))
-        res["fit"] = _run("fit", common + [f"--fit-k={a.fit_k}", f"--fit-iters={a.fit_iters}"], env)
+        res["fit"] = _run("fit", common + [f"--fit-k={a.fit_k}", f"--fit-iters={a.fit_iters}",
+                                           f"--fit-docs={a.fit_docs}"], env)
         model_dir = str(work / "model")
     env = harness.child_env(harness.thread_env(a.threads))
     res["build"] = _run("build", common + [f"--model-dir={model_dir}"], env)
