@@ -273,3 +273,12 @@ def test_cli_index_of_a_synthetic_matrix_has_no_text_queries(tmp_path, capsys):
     assert status != 0 and "--save-index needs --corpus FILE or --matrix DIR" in err
     with pytest.raises(SystemExit):  # one of --matrix / --corpus is required
         run("index", tmp_path / "model")
+
+
+def test_synth_and_ingest_store_the_raw_counts(synthetic, ingested):
+    path, ref, _ = synthetic
+    assert (load_matrix(path).count_matrix() != ref.counts).nnz == 0  # no term is in every document here
+    path, corpus, vec, _ = ingested
+    expected = vec.transform_counts(corpus.texts)
+    got = load_matrix(path).count_matrix()
+    assert got.shape == expected.shape and (got != expected).nnz == 0
