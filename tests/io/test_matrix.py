@@ -228,3 +228,114 @@ def test_a_model_directory_is_not_a_matrix(tmp_path):
         load_matrix(tmp_path / "model")
     with pytest.raises(ModelFormatError, match="does not exist"):
         load_matrix(tmp_path / "nowhere")
+
+
+# ----------------------------------------------------------------------------------- raw counts
+def _counted(n_docs=60, n_terms=64, seed=7):
+    """Raw counts and their tf-idf with the entries of idf 0 dropped (a term in every document)."""
+    rng = np.random.default_rng(seed)
+    dense = rng.integers(1, 9, (n_docs, n_terms)) * (rng.random((n_docs, n_terms)) < 0.2)
+    dense[np.arange(n_docs), np.arange(n_docs) % n_terms] += 1  # no empty row
+    dense[:, 5] = 3  # term 5 in every document: idf 0, so X does not store it
+    C = sp.csr_matrix(dense)
+    idf = np.log(n_docs / np.maximum((dense > 0).sum(axis=0), 1))
+    X = sp.csr_matrix(dense * idf[None, :] / dense.sum(axis=1, keepdims=True))
+    return C, X
+
+
+def test_counts_round_trip_aligned_with_x(tmp_path):
+    C, X = _counted()
+    assert X.nnz < C.nnz  # the idf-0 column was dropped from X
+    save_matrix(tmp_path / "m", X, counts=C)
+    m = load_matrix(tmp_path / "m")
+    assert _is_mapped(m.counts) and m.counts.dtype == np.int32 and m.counts.shape == (X.nnz,)
+    got = m.count_matrix()
+    assert got.indices is m.X.indices or np.shares_memory(got.indices, m.X.indices)
+    expected = C.multiply(X != 0)  # the counts of X's entries
+    assert (got != expected).nnz == 0
+    assert (load_matrix(tmp_path / "m", mmap=False).count_matrix() != expected).nnz == 0
+
+
+def test_counts_in_blocks_and_refused_when_inconsistent(tmp_path):
+    C, X = _counted()
+    with MatrixWriter(tmp_path / "a", n_cols=X.shape[1], max_nnz=X.nnz) as w:
+        for a in range(0, 60, 11):
+            w.append(X[a:a + 11], counts=C[a:a + 11])
+    assert (load_matrix(tmp_path / "a").count_matrix() != C.multiply(X != 0)).nnz == 0
+    with pytest.raises(ValueError, match="some blocks only"):
+        with MatrixWriter(tmp_path / "b", n_cols=X.shape[1], max_nnz=X.nnz) as w:
+            w.append(X[:30], counts=C[:30])
+            w.append(X[30:])
+    assert not (tmp_path / "b").exists()
+    missing = C.tolil()
+    r, c = X.nonzero()
+    missing[r[0], c[0]] = 0
+    with pytest.raises(ValueError, match="has no count"):
+        with MatrixWriter(tmp_path / "c", n_cols=X.shape[1], max_nnz=X.nnz) as w:
+            w.append(X, counts=sp.csr_matrix(missing))
+    with pytest.raises(ValueError, match="whole numbers"):
+        with MatrixWriter(tmp_path / "d", n_cols=X.shape[1], max_nnz=X.nnz) as w:
+            w.append(X, counts=C * 0.5)
+
+
+def test_old_directory_without_counts_still_loads(matrix_dir):
+    path, X = matrix_dir
+    m = load_matrix(path)
+    assert m.counts is None and not (path / "matrix.counts.npy").exists()
+    with pytest.raises(RLSIError, match="no raw term counts.*rlsi synth") as info:
+        m.count_matrix()
+    assert "\n" not in str(info.value)
+
+
+@pytest.fixture
+def counted_dir(tmp_path):
+    C, X = _counted()
+    save_matrix(tmp_path / "m", X, counts=C)
+    return tmp_path / "m"
+
+
+def _set_counts(path, fn):
+    counts = np.load(path / "matrix.counts.npy")
+    np.save(path / "matrix.counts.npy", fn(counts))
+
+
+@pytest.mark.parametrize("bad", [
+    lambda c: np.where(np.arange(len(c)) == 3, 0, c).astype(c.dtype),  # a zero count
+    lambda c: -c,
+    lambda c: np.where(np.arange(len(c)) == 1, 2**31 - 1, c).astype(np.int64) * 2,  # beyond int32
+])
+def test_damaged_count_values_give_one_clear_error_on_use(counted_dir, bad):
+    m = _manifest(counted_dir)
+    counts = bad(np.load(counted_dir / "matrix.counts.npy"))
+    np.save(counted_dir / "matrix.counts.npy", counts)
+    m["components"]["matrix"]["arrays"]["counts"]["dtype"] = str(counts.dtype)
+    _write_manifest(counted_dir, m)
+    for mapped in (True, False):
+        loaded = load_matrix(counted_dir, mmap=mapped)  # type and shape are right: values checked on use
+        with pytest.raises(ModelFormatError, match="counts holds values outside") as info:
+            loaded.count_matrix()
+        assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("damage, words", [
+    (lambda p: _set_counts(p, lambda c: c.astype(np.float32)), "manifest says"),
+    (lambda p: _set_counts(p, lambda c: c[:-1]), "manifest says"),
+    (lambda p: (p / "matrix.counts.npy").unlink(), "missing"),
+])
+def test_damaged_counts_give_one_clear_error(counted_dir, damage, words):
+    damage(counted_dir)
+    for mapped in (True, False):
+        with pytest.raises(ModelFormatError, match=words) as info:
+            load_matrix(counted_dir, mmap=mapped)
+        assert "\n" not in str(info.value)
+
+
+def test_damaged_counts_with_a_consistent_manifest(counted_dir):
+    m = _manifest(counted_dir)
+    counts = np.load(counted_dir / "matrix.counts.npy")
+    np.save(counted_dir / "matrix.counts.npy", counts[:-1])
+    m["components"]["matrix"]["arrays"]["counts"]["shape"] = [len(counts) - 1]
+    _write_manifest(counted_dir, m)
+    with pytest.raises(ModelFormatError, match="counts must be an integer array of shape") as info:
+        load_matrix(counted_dir)
+    assert "\n" not in str(info.value)

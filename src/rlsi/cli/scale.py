@@ -8,6 +8,9 @@
   saved with the directory's vectorizer (when it has one), as ``rlsi fit CORPUS`` saves it, so
   ``rlsi topics`` / ``rlsi search`` work on it. ``--memory-limit`` (default: the memory available) refuses,
   before any work, a fit whose estimated peak (:mod:`rlsi.models.memory`) exceeds it.
+* ``rlsi search MODEL_DIR --matrix DIR --save-index`` (in :mod:`rlsi.cli.search`) — the search index of
+  the matrix directory (BM25 on the raw counts ``synth``/``ingest`` store, + topic vectors), built block
+  by block and memory-mapped by later searches; ``--candidates N`` for fast queries.
 """
 
 from __future__ import annotations

@@ -2,8 +2,15 @@
 
 MODEL_DIR is a model directory as written by ``rlsi fit`` (components ``model`` and ``vectorizer``) and,
 once built, ``index``. Without an index the documents to search must be given with ``--corpus FILE``
-(the corpus the model was fitted on, or any other in the same format); ``--save-index`` then stores the
-index in MODEL_DIR so later searches start at once.
+(the corpus the model was fitted on, or any other in the same format), or with ``--matrix DIR``, a matrix
+directory of ``rlsi synth`` / ``rlsi ingest`` (the one ``rlsi fit --matrix`` fitted the model on): its
+index is built block by block, in float32, for corpora of millions of documents. ``--save-index`` then
+stores the index in MODEL_DIR so later searches start at once (the index is memory-mapped on load).
+``--candidates N`` reranks only the term model's N best documents with the topic score (fast on large
+indexes; ``rlsi.retrieval.searcher``).
+
+``rlsi index MODEL_DIR (--matrix DIR | --corpus FILE)`` builds the index and saves it in MODEL_DIR
+without running a query (for a corpus of millions of documents, once).
 """
 
 from __future__ import annotations
@@ -28,7 +35,14 @@ def register(subparsers):
                    help="documents to index when MODEL_DIR has no index (JSON lines, optionally .gz)")
     p.add_argument("--text-fields", default="title,text",
                    help="comma-separated JSON fields joined as the document text (default title,text)")
-    p.add_argument("--save-index", action="store_true", help="store the index built from --corpus in MODEL_DIR")
+    p.add_argument("--matrix", metavar="DIR",
+                   help="index the documents of this matrix directory (rlsi synth / rlsi ingest) when MODEL_DIR "
+                        "has no index; built block by block, float32")
+    p.add_argument("--save-index", action="store_true",
+                   help="store the index built from --corpus or --matrix in MODEL_DIR")
+    p.add_argument("--candidates", type=int, default=None, metavar="N",
+                   help="rerank only the term model's N best documents with the topic score (e.g. 1000; "
+                        "default: score every document)")
     p.add_argument("--term-model", choices=["bm25", "vsm"], default=None,
                    help="term matching model of a new index (default bm25)")
     p.add_argument("--folding", choices=["model", "projection"], default=None,
@@ -38,7 +52,52 @@ def register(subparsers):
     p.add_argument("-q", "--quiet", dest="quiet", action="store_true", default=argparse.SUPPRESS,
                    help="no info messages")
     p.set_defaults(func=run)
+
+    q = subparsers.add_parser(
+        "index", help="build the search index of a model directory (from a corpus or a matrix directory)",
+        description="Build the search index (BM25 or VSM + topic vectors) of the documents of --matrix DIR "
+                    "(rlsi synth / rlsi ingest; block by block, float32) or --corpus FILE, and save it in "
+                    "MODEL_DIR for 'rlsi search' (which memory-maps it).")
+    q.add_argument("model_dir", metavar="MODEL_DIR", help="model directory (model [+ vectorizer]); the index is "
+                                                          "added to it")
+    src = q.add_mutually_exclusive_group(required=True)
+    src.add_argument("--matrix", metavar="DIR", help="matrix directory of the documents to index")
+    src.add_argument("--corpus", metavar="FILE", help="documents to index (JSON lines, optionally .gz)")
+    q.add_argument("--text-fields", default="title,text",
+                   help="comma-separated JSON fields joined as the document text (default title,text)")
+    q.add_argument("--term-model", choices=["bm25", "vsm"], default=None, help="term matching model (default bm25)")
+    q.add_argument("--folding", choices=["model", "projection"], default=None,
+                   help="folding-in (default: projection for RLSI models, model otherwise)")
+    q.add_argument("-q", "--quiet", dest="quiet", action="store_true", default=argparse.SUPPRESS,
+                   help="no info messages")
+    q.set_defaults(func=run_index)
     return p
+
+
+def _fields(text):
+    fields = [f.strip() for f in text.split(",") if f.strip()]
+    if not fields:
+        raise RLSIError("--text-fields names no field")
+    return fields
+
+
+def run_index(args):
+    """``rlsi index MODEL_DIR (--matrix DIR | --corpus FILE)``."""
+    import time
+
+    from ._common import check_output_dir
+
+    fields = _fields(args.text_fields)
+    check_output_dir(args.model_dir)
+    start = time.perf_counter()
+    searcher = load_searcher(args.model_dir, corpus=args.corpus, text_fields=fields, term_model=args.term_model,
+                             folding=args.folding, save_index=True, matrix=args.matrix, text=False,
+                             show_progress=not getattr(args, "quiet", False))
+    if not getattr(args, "quiet", False):
+        print(f"indexed {searcher.n_docs_} documents ({searcher.term_model}"
+              f"{' + topics' if searcher.topic_index_ is not None else ''}) in "
+              f"{time.perf_counter() - start:.1f}s; saved in {args.model_dir}")
+    return 0
 
 
 NEW_INDEX_ALPHA = 0.5
@@ -50,12 +109,29 @@ def default_folding(model):
 
 
 def load_searcher(model_dir, *, corpus=None, text_fields=("title", "text"), alpha=None, term_model=None,
-                  folding=None, save_index=False):
-    """A ready :class:`~rlsi.retrieval.Searcher` from a model directory (building the index if needed)."""
+                  folding=None, save_index=False, matrix=None, text=True, show_progress=False):
+    """A ready :class:`~rlsi.retrieval.Searcher` from a model directory (building the index if needed,
+    from the documents of ``corpus`` or of the matrix directory ``matrix``); ``text``: text queries will
+    follow (so a vectorizer is required before any work)."""
     from .. import io as rio
     from ..retrieval import Searcher
 
-    bundle = rio.load(model_dir)
+    if matrix is not None:  # a new index: an old one in MODEL_DIR is not even read
+        from ..io.store import read_manifest
+
+        present = read_manifest(model_dir)["components"]
+        bundle = rio.load(model_dir, mmap=True, only=[c for c in ("model", "vectorizer") if c in present])
+    else:
+        bundle = rio.load(model_dir, mmap=True)  # a large index costs page cache, not private memory
+    if matrix is not None:
+        if corpus is not None:
+            raise RLSIError("give either --corpus FILE or --matrix DIR, not both")
+        if text and bundle.get("vectorizer") is None:
+            raise RLSIError(f"{model_dir} has no vectorizer (a synthetic corpus): text queries cannot be mapped "
+                            "to its terms; build the index with 'rlsi index' and rank vectorised queries with "
+                            "Searcher.search_vectors")
+        return _matrix_searcher(model_dir, bundle, matrix, alpha=alpha, term_model=term_model, folding=folding,
+                                save_index=save_index, show_progress=show_progress)
     if "vectorizer" not in bundle:
         raise RLSIError(f"{model_dir} has no 'vectorizer' component (it has {', '.join(sorted(bundle))}); "
                         "write the model with `rlsi fit`, which saves the model and its vectorizer together")
@@ -91,6 +167,30 @@ def load_searcher(model_dir, *, corpus=None, text_fields=("title", "text"), alph
     return searcher
 
 
+def _matrix_searcher(model_dir, bundle, matrix, *, alpha, term_model, folding, save_index, show_progress):
+    """``--matrix DIR``: the index of a matrix directory (float32), with MODEL_DIR's model."""
+    import math
+
+    import numpy as np
+
+    from ..retrieval import Searcher
+
+    model = bundle.get("model")
+    folding = folding or default_folding(model)
+    searcher = Searcher.from_matrix(
+        matrix, model, bundle.get("vectorizer"), alpha=NEW_INDEX_ALPHA if model is not None else 0.0,
+        term_model=term_model or "bm25", dtype=np.float32,
+        fold_lambda2=math.inf if folding == "projection" and model is not None else None,
+        show_progress=show_progress)
+    if save_index:
+        searcher.save(model_dir)
+    if alpha is not None:
+        searcher.alpha = alpha
+    if searcher.model is None and searcher.alpha > 0:
+        raise RLSIError(f"{model_dir} has no topic model: only term matching is possible (use --alpha 0)")
+    return searcher
+
+
 def read_documents(path, text_fields=("title", "text")):
     """A corpus from a JSON-lines file (``text_fields`` joined) or a folder of text files."""
     from ..text import read_corpus
@@ -103,18 +203,19 @@ def run(args):
         raise RLSIError(f"-k {args.k}: the number of results must be at least 1")
     if args.alpha is not None and not 0.0 <= args.alpha <= 1.0:
         raise RLSIError(f"--alpha {args.alpha}: must be between 0 and 1")
-    if args.save_index and args.corpus is None:
-        raise RLSIError("--save-index needs --corpus FILE (the documents to index)")
-    fields = [f.strip() for f in args.text_fields.split(",") if f.strip()]
-    if not fields:
-        raise RLSIError("--text-fields names no field")
+    if args.save_index and args.corpus is None and args.matrix is None:
+        raise RLSIError("--save-index needs --corpus FILE or --matrix DIR (the documents to index)")
+    if args.candidates is not None and args.candidates < 1:
+        raise RLSIError(f"--candidates {args.candidates}: must be at least 1")
+    fields = _fields(args.text_fields)
     if args.save_index:  # the index is written into MODEL_DIR at the end: check it can be, first
         from ._common import check_output_dir
 
         check_output_dir(args.model_dir)
     searcher = load_searcher(args.model_dir, corpus=args.corpus, text_fields=fields, alpha=args.alpha,
-                             term_model=args.term_model, folding=args.folding, save_index=args.save_index)
-    results = searcher.search_many(args.queries, k=args.k)
+                             term_model=args.term_model, folding=args.folding, save_index=args.save_index,
+                             matrix=args.matrix, show_progress=not getattr(args, "quiet", False))
+    results = searcher.search_many(args.queries, k=args.k, candidates=args.candidates)
     out = sys.stdout
     for query, hits in zip(args.queries, results):
         if args.json:

@@ -27,7 +27,8 @@ double). So the chunks never hold more than about ``chunk_tokens`` tokens, and t
 all-at-once generator gives for the seed, whatever the chunk size (tested). The total number of
 background tokens decides where the later draws start, so the uniforms are drawn twice (a cheap first
 pass that only counts). tf-idf needs the document frequencies of the whole corpus: :func:`write_corpus`
-keeps the counts in a scratch file and weights them in a second pass over it.
+keeps the counts in a scratch file and weights them in a second pass over it; the matrix directory
+stores the raw counts too, aligned with X (for BM25).
 
 Memory of :func:`write_corpus`: O(N + M + n_topics * topic_vocab) plus one chunk, never the tokens.
 """
@@ -311,9 +312,12 @@ def write_corpus(path, n_docs, n_terms, tokens_per_doc, *, n_topics=200, topic_v
         for c in range(plan.n_chunks):
             d0, d1 = int(plan.bounds[c]), int(plan.bounds[c + 1])
             p0, p1 = int(indptr[d0]), int(indptr[d1])
-            X = _tfidf(indptr[d0:d1 + 1] - p0, np.array(indices[p0:p1]), np.array(cnt[p0:p1]),
-                       plan.lengths[d0:d1], idf, norm, dtype)
-            writer.append(X, doc_lengths=plan.lengths[d0:d1])
+            block_ptr, block_ind, block_cnt = indptr[d0:d1 + 1] - p0, np.array(indices[p0:p1]), np.array(cnt[p0:p1])
+            X = _tfidf(block_ptr, block_ind, block_cnt, plan.lengths[d0:d1], idf, norm, dtype)
+            # the raw counts too (stored aligned with X), for BM25 (rlsi.retrieval.Searcher.from_matrix)
+            counts = sp.csr_matrix((block_cnt, block_ind, block_ptr), shape=X.shape)
+            counts.has_sorted_indices = True
+            writer.append(X, doc_lengths=plan.lengths[d0:d1], counts=counts)
             if bar is not None:
                 bar.update(d1 - d0)
         if bar is not None:

@@ -12,11 +12,19 @@ saved with the vectorizer that maps queries onto the same columns)::
       matrix.X.data.npy           (nnz,)  float32 or float64: the weights, row by row
       matrix.X.indices.npy        (nnz,)  int32, or int64 when nnz or the columns need it
       matrix.X.indptr.npy         (N+1,)  same integer type as indices
+      matrix.counts.npy           (nnz,)  int32: raw term counts n(t, d), aligned with X.data (same
+                                          indices and indptr); absent in older directories
       matrix.doc_lengths.npy      (N,)    int64: |d|, the tokens of each document (tf denominators)
       matrix.doc_ids.npy          (N,)    unicode: document ids (ingested corpora)
       matrix.doc_topics.npy       (N, k)  int32: planted topics, -1 = none (synthetic corpora)
       matrix.topic_terms.npy      (T, V)  int64: the term slice of each planted topic (synthetic corpora)
       vectorizer.*.npy            vocabulary, df, idf (ingested corpora)
+
+``counts`` are what BM25 needs (:meth:`CorpusMatrix.count_matrix`, used by
+:meth:`rlsi.retrieval.Searcher.from_matrix`): the raw count of every stored entry of X, sharing X's
+structure. An entry whose tf-idf weight is 0 (a term in every document: idf ``log(N/N) = 0``) is not
+stored in X, so its count is not stored either. Directories written before counts existed load as
+before (``counts`` is None); only building a BM25 index from them is refused.
 
 ``meta`` of the matrix records how it was made (``weighting``, ``norm``, ``source``: the generator's
 parameters or the ingested files).
@@ -24,7 +32,9 @@ parameters or the ingested files).
 Loading (:func:`load_matrix`) treats the directory as untrusted input, like a model: every path stays
 inside the folder, every ``.npy`` header is checked before any data is read, the CSR structure is
 checked in full (row pointers, every column index in range) and every weight is finite — chunk by
-chunk, so a memory-mapped matrix is never copied whole. Every problem raises
+chunk, so a memory-mapped matrix is never copied whole (the raw counts: their type and shape on
+load, their values on first use, :meth:`CorpusMatrix.count_matrix`, so that a fit, which never reads
+them, does not page them in). Every problem raises
 :class:`rlsi.errors.ModelFormatError` with one line. With ``mmap=True`` (the default) the arrays are
 read-only memory maps: the matrix costs page cache, not private memory, and a fit reads it in place.
 
@@ -109,8 +119,8 @@ class MatrixWriter:
     Example::
 
         with MatrixWriter("corpus_dir", n_cols=M, dtype=np.float32, max_nnz=bound) as w:
-            for X_block, lengths in blocks:
-                w.append(X_block, doc_lengths=lengths)
+            for X_block, lengths, counts in blocks:
+                w.append(X_block, doc_lengths=lengths, counts=counts)
             w.meta["source"] = {...}
             w.vectorizer = fitted_vectorizer          # optional
 
@@ -146,6 +156,9 @@ class MatrixWriter:
         self._indices = _NpyStream(self.tmp / f"{stem}.indices.npy", self.itype)
         self._indptr = [np.zeros(1, dtype=np.int64)]
         self._lengths = []
+        self._counts = _NpyStream(self.tmp / f"{COMPONENT}.counts.npy", np.int32)
+        self._count_blocks = 0
+        self._blocks = 0
         self._scratch = []
         self.n_rows = 0
         self.nnz = 0
@@ -157,8 +170,12 @@ class MatrixWriter:
         self._scratch.append(stream)
         return stream
 
-    def append(self, X, *, doc_lengths=None):
-        """Append the rows of CSR ``X`` (n x n_cols; indices sorted within rows) and their |d|."""
+    def append(self, X, *, doc_lengths=None, counts=None):
+        """Append the rows of CSR ``X`` (n x n_cols; indices sorted within rows) and their |d|.
+
+        counts : optional CSR of raw term counts of the same rows, whose entries include every stored
+            entry of X (X is the weighting of ``counts`` with its zero weights dropped); the count of each
+            entry of X is stored (give counts with every block, or with none)."""
         X = sp.csr_matrix(X)
         if X.shape[1] != self.n_cols:
             raise ValueError(f"block has {X.shape[1]} columns, the matrix {self.n_cols}")
@@ -168,6 +185,9 @@ class MatrixWriter:
             raise ValueError("one length per row")
         if not X.has_sorted_indices:
             X.sort_indices()
+        if counts is not None:
+            self._counts.append(_aligned_counts(X, counts))
+            self._count_blocks += 1
         self._data.append(X.data)
         self._indices.append(X.indices)
         self._indptr.append(np.asarray(X.indptr[1:], dtype=np.int64) + self.nnz)
@@ -175,6 +195,7 @@ class MatrixWriter:
             self._lengths.append(np.asarray(doc_lengths, dtype=np.int64))
         self.n_rows += X.shape[0]
         self.nnz += X.nnz
+        self._blocks += 1
 
     def __exit__(self, exc_type, exc, tb):
         error = None
@@ -187,6 +208,7 @@ class MatrixWriter:
         if exc_type is not None:
             self._data.abort()
             self._indices.abort()
+            self._counts.abort()
             self._close_scratch()
         suppressed = self._ctx.__exit__(exc_type, exc, tb)
         if error is not None:
@@ -211,6 +233,13 @@ class MatrixWriter:
         parts["indptr"] = _dense_entry(self.tmp, f"{stem}.indptr", indptr)
         parts["indptr"].pop("kind")
         arrays = {"X": {"kind": "csr", "shape": [self.n_rows, self.n_cols], "parts": parts}}
+        counts = self._counts.close()
+        if self._count_blocks:
+            if self._count_blocks != self._blocks:
+                raise ValueError("counts given for some blocks only")
+            arrays["counts"] = counts
+        else:
+            os.unlink(self._counts.path)
         if self._lengths:
             lengths = np.concatenate(self._lengths)
             if len(lengths) != self.n_rows:
@@ -240,14 +269,41 @@ class MatrixWriter:
         (self.tmp / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
 
 
+def _aligned_counts(X, C):
+    """The count of every stored entry of ``X`` (int32, X.nnz), taken from the counts CSR ``C`` whose
+    entries include X's (both with sorted indices); ValueError if one is missing or not a count."""
+    C = sp.csr_matrix(C)
+    if C.shape != X.shape:
+        raise ValueError(f"counts of shape {C.shape} for a block of shape {X.shape}")
+    if not C.has_sorted_indices:
+        C = C.sorted_indices()
+    if C.dtype.kind not in "iuf":
+        raise ValueError(f"counts of dtype {C.dtype}")
+    if C.nnz == X.nnz and np.array_equal(C.indptr, X.indptr) and np.array_equal(C.indices, X.indices):
+        values = C.data
+    else:  # X dropped the entries of zero weight: find X's entries among C's by (row, column) key
+        n, m = X.shape
+        key_x = np.repeat(np.arange(n, dtype=np.int64), np.diff(X.indptr)) * m + X.indices
+        key_c = np.repeat(np.arange(n, dtype=np.int64), np.diff(C.indptr)) * m + C.indices
+        pos = np.minimum(np.searchsorted(key_c, key_x), max(len(key_c) - 1, 0))
+        if len(key_x) and (not len(key_c) or not np.array_equal(key_c[pos], key_x)):
+            raise ValueError("an entry of X has no count")
+        values = C.data[pos]
+    if values.size and (values.min() < 1 or values.max() >= 2**31 or not np.all(values == np.floor(values))):
+        raise ValueError("counts must be whole numbers in [1, 2^31)")
+    return values.astype(np.int32)
+
+
 @register("CorpusMatrix")
 class CorpusMatrix:
-    """A loaded matrix directory's matrix: ``X`` (CSR, N x M, possibly memory-mapped), ``doc_lengths``
+    """A loaded matrix directory's matrix: ``X`` (CSR, N x M, possibly memory-mapped), ``counts`` (int
+    (nnz,) aligned with ``X.data``, or None for directories written without), ``doc_lengths``
     (int64 (N,) or None), ``doc_ids`` (str ndarray (N,) or None), ``extra`` (dict of planted structure),
     ``meta`` (dict: weighting, norm, source) and, from :func:`load_matrix`, ``vectorizer`` (or None)."""
 
-    def __init__(self, X, *, doc_lengths=None, doc_ids=None, extra=None, meta=None):
+    def __init__(self, X, *, counts=None, doc_lengths=None, doc_ids=None, extra=None, meta=None):
         self.X = X
+        self.counts = counts
         self.doc_lengths = doc_lengths
         self.doc_ids = doc_ids
         self.extra = dict(extra or {})
@@ -263,9 +319,28 @@ class CorpusMatrix:
     def shape(self):
         return self.X.shape
 
+    def count_matrix(self):
+        """Raw term counts as a CSR (N x M) sharing X's indices and indptr (no copy of a memory map).
+
+        Raises :class:`RLSIError` for a directory written without counts (before they were stored), and
+        :class:`ModelFormatError` for damaged counts (checked here, on first use, rather than on load)."""
+        if self.counts is None:
+            where = getattr(self, "path", None)
+            raise RLSIError(f"the matrix directory{' ' + str(where) if where else ''} holds no raw term counts "
+                            "(written by an older rlsi), which BM25 needs: write it again with this rlsi's "
+                            "'rlsi synth' or 'rlsi ingest', or use the vsm term model")
+        if not getattr(self, "_counts_checked", False):
+            # checked on first use, not on load: a fit never reads the counts, and scanning them would
+            # bring nnz x 4 bytes of mapped pages into its resident memory
+            _checked_ints(self.counts, "counts", (self.X.nnz,), 1, 2**31 - 1)
+            self._counts_checked = True
+        C = sp.csr_matrix((self.counts, self.X.indices, self.X.indptr), shape=self.X.shape, copy=False)
+        C.has_sorted_indices = self.X.has_sorted_indices
+        return C
+
     def _to_state(self):
         arrays = {"X": self.X}
-        for key in ("doc_lengths", "doc_ids"):
+        for key in ("counts", "doc_lengths", "doc_ids"):
             if getattr(self, key) is not None:
                 arrays[key] = getattr(self, key)
         arrays.update(self.extra)
@@ -286,11 +361,14 @@ class CorpusMatrix:
         for key, want in (("n_docs", N), ("n_terms", M), ("nnz", X.nnz)):
             if meta.get(key) != want:
                 raise ModelFormatError(f"meta.{key}={str(meta.get(key))[:20]} but X has {want}")
-        known = {"X", "doc_lengths", "doc_ids", "doc_topics", "topic_terms"}
+        known = {"X", "counts", "doc_lengths", "doc_ids", "doc_topics", "topic_terms"}
         odd = sorted(set(arrays) - known)
         if odd:
             raise ModelFormatError(f"unexpected arrays {odd[:5]}")
         lengths = _checked_ints(arrays.get("doc_lengths"), "doc_lengths", (N,), 0, 2**62)
+        counts = arrays.get("counts")
+        if counts is not None:  # type and shape now; the values when first used (count_matrix)
+            _check_int_array(counts, "counts", (X.nnz,))
         ids = arrays.get("doc_ids")
         if ids is not None and (not isinstance(ids, np.ndarray) or ids.dtype.kind != "U" or ids.shape != (N,)):
             raise ModelFormatError(f"doc_ids must be {N} strings")
@@ -305,15 +383,19 @@ class CorpusMatrix:
             n_topics = topic_terms.shape[0] if topic_terms is not None else 2**31
             shape = (N, doc_topics.shape[1] if doc_topics.ndim == 2 else -1)
             extra["doc_topics"] = _checked_ints(doc_topics, "doc_topics", shape, -1, n_topics - 1)
-        return cls(X, doc_lengths=lengths, doc_ids=ids, extra=extra, meta=meta)
+        return cls(X, counts=counts, doc_lengths=lengths, doc_ids=ids, extra=extra, meta=meta)
+
+
+def _check_int_array(arr, name, shape):
+    if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "iu" or arr.shape != tuple(shape):
+        raise ModelFormatError(f"{name} must be an integer array of shape {list(shape)}, got "
+                               f"{getattr(arr, 'dtype', '?')} {list(getattr(arr, 'shape', ()))}")
 
 
 def _checked_ints(arr, name, shape, low, high):
     if arr is None:
         return None
-    if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "iu" or arr.shape != tuple(shape):
-        raise ModelFormatError(f"{name} must be an integer array of shape {list(shape)}, got "
-                               f"{getattr(arr, 'dtype', '?')} {list(getattr(arr, 'shape', ()))}")
+    _check_int_array(arr, name, shape)
     flat = arr.reshape(-1)
     for a in range(0, flat.size, _CHUNK):
         block = np.asarray(flat[a: a + _CHUNK])
@@ -322,20 +404,22 @@ def _checked_ints(arr, name, shape, low, high):
     return arr
 
 
-def save_matrix(path, X, *, vectorizer=None, doc_lengths=None, doc_ids=None, meta=None):
-    """Write an in-memory CSR matrix (N x M) as a matrix directory (see :class:`MatrixWriter`)."""
+def save_matrix(path, X, *, vectorizer=None, doc_lengths=None, doc_ids=None, meta=None, counts=None):
+    """Write an in-memory CSR matrix (N x M) as a matrix directory (see :class:`MatrixWriter`);
+    ``counts``: the raw term counts X was weighted from (CSR, N x M), stored aligned with X."""
     X = sp.csr_matrix(X)
     with MatrixWriter(path, n_cols=X.shape[1], dtype=X.dtype, max_nnz=X.nnz, meta=meta) as w:
-        w.append(X, doc_lengths=doc_lengths)
+        w.append(X, doc_lengths=doc_lengths, counts=counts)
         w.vectorizer = vectorizer
         w.doc_ids = doc_ids
     return Path(path)
 
 
-def load_matrix(path, *, mmap=True) -> CorpusMatrix:
+def load_matrix(path, *, mmap=True, vectorizer=True) -> CorpusMatrix:
     """Load a matrix directory; returns a :class:`CorpusMatrix` with ``.vectorizer`` set when it has one.
 
     mmap : memory-map the arrays read-only (default) instead of reading them into memory.
+    vectorizer : False skips the vectorizer (a multi-million-term vocabulary the caller already holds).
     Every problem raises :class:`rlsi.errors.ModelFormatError` (one line)."""
     path = Path(path)
     manifest = read_manifest(path)
@@ -343,7 +427,7 @@ def load_matrix(path, *, mmap=True) -> CorpusMatrix:
     if comps.get(COMPONENT, {}).get("class") != CorpusMatrix._persist_name:
         raise ModelFormatError(f"{path} is not a matrix directory (it holds {', '.join(sorted(comps))}); "
                                f"write one with 'rlsi synth' or 'rlsi ingest'")
-    only = [name for name in (COMPONENT, "vectorizer") if name in comps]
+    only = [name for name in (COMPONENT, "vectorizer") if name in comps and (vectorizer or name == COMPONENT)]
     bundle = load(path, mmap=mmap, only=only)
     matrix = bundle[COMPONENT]
     matrix.vectorizer = bundle.get("vectorizer")

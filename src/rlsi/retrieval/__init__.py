@@ -4,7 +4,10 @@
 * :mod:`rlsi.retrieval.topic` — :class:`TopicMatcher`: cosine of folded-in query and document vectors;
   :class:`RidgeFolding`: another folding-in (ridge with a chosen λ, or the projection) for any model.
 * :mod:`rlsi.retrieval.combine` — per-query score normalisation and Eq. 9 interpolation.
-* :mod:`rlsi.retrieval.searcher` — :class:`Searcher`: index once, ``search(query, k)``, save/load.
+* :mod:`rlsi.retrieval.searcher` — :class:`Searcher`: index once, ``search(query, k)``, save/load;
+  ``Searcher.from_matrix`` and ``search(..., candidates=N)`` for corpora of millions of documents.
+* :mod:`rlsi.retrieval.build` — the index of a matrix directory, built block by block.
+* :mod:`rlsi.retrieval.postings` — numba kernels: CSC weights by scatter, posting-list scoring, top-n.
 """
 
 from .combine import NORMALIZERS, Combiner, interpolate, normalize_scores

@@ -21,6 +21,17 @@ Queries that no index term matches (empty text, only stop words or unknown words
 a topic representation: they return an empty list (and a log message), never an error. With
 ``model=None`` the searcher is a plain term-matching engine (``alpha`` must then be 0).
 
+Large corpora (:meth:`Searcher.from_matrix`): the index of a matrix directory (``rlsi synth`` / ``rlsi
+ingest``, which store the raw counts BM25 needs next to the tf-idf matrix) is built block by block
+(:mod:`rlsi.retrieval.build`), saved like any index and loaded memory-mapped (``load(path, mmap=True)``),
+so that a query reads only its posting lists. ``search(..., candidates=N)`` is the fast mode for such
+indexes (the TOIS web experiment, §8.3, reranks a fixed set of documents per query in the same way): the
+term model retrieves the N best documents (:func:`rlsi.retrieval.postings.top_n`, no sort of all scores),
+the topic cosine is computed for those N only, and Eq. 9 with the same per-query normalisations is
+applied over the N candidates. With N >= the number of documents it is the exact ranking (tested);
+``candidates=None`` (default) scores every document with both components. Vectorised queries (a
+synthetic corpus has no vectorizer) are ranked by :meth:`search_vectors`.
+
 Persistence: the index is registered with :mod:`rlsi.io` as ``"Searcher"``; :meth:`save` writes the three
 components ``model``, ``vectorizer`` and ``index`` into one model directory, the layout that ``rlsi fit``
 writes plus the index, and :meth:`load` reattaches them.
@@ -37,6 +48,7 @@ import numpy as np
 from .._validation import check_choice, check_number
 from ..errors import ModelFormatError, NotFittedError, RLSIError
 from ..io import register
+from .postings import top_n
 from .combine import DEFAULT_TERM_NORM, DEFAULT_TOPIC_NORM, NORMALIZERS, interpolate
 from .term import BM25, VSM
 from .topic import RidgeFolding, TopicMatcher
@@ -122,10 +134,13 @@ class Searcher:
                                                   math.isinf(self.fold_lambda2)):
             check_number("fold_lambda2", self.fold_lambda2, low=0.0)
 
-    def _check_ready(self):
+    def _check_index(self):
         if getattr(self, "doc_ids_", None) is None:
             raise RLSIError("the searcher has no index yet: call index(documents) first")
-        if self.vectorizer is None:
+
+    def _check_ready(self, text=True):
+        self._check_index()
+        if text and self.vectorizer is None:
             raise RLSIError("the searcher has no vectorizer: load it with Searcher.load(model_dir) or attach "
                             "the fitted vectorizer (searcher.vectorizer = ...)")
         if self.alpha > 0 and self.model is None:
@@ -134,7 +149,7 @@ class Searcher:
 
     @property
     def n_docs_(self):
-        self._check_ready()
+        self._check_index()
         return len(self.doc_ids_)
 
     # ------------------------------------------------------------------ indexing
@@ -181,10 +196,42 @@ class Searcher:
         self._doc_order_ = None
         return self
 
+    @classmethod
+    def from_matrix(cls, matrix, model=None, vectorizer=None, *, block_rows=None, show_progress=False, **params):
+        """A searcher indexing the documents of a matrix directory, built block by block
+        (:mod:`rlsi.retrieval.build`): the same index as ``index_matrices(tfidf=X, counts=C)`` on the
+        directory's tf-idf ``X`` and raw counts ``C``, without holding either in memory.
+
+        matrix : a matrix directory path or a loaded :class:`rlsi.io.matrix.CorpusMatrix`.
+        model : fitted topic model (fitted on this matrix's columns), or None for term matching only.
+        vectorizer : default the directory's own (None for a synthetic corpus: then only
+            :meth:`search_vectors` can rank). ``params``: the constructor's (alpha, term_model, dtype...;
+            ``dtype=np.float32`` halves the index). A directory written without counts cannot give a BM25
+            index (RLSIError naming the fix); ``term_model="vsm"`` needs only X.
+        """
+        from ..io.matrix import CorpusMatrix, load_matrix
+        from .build import DEFAULT_BLOCK_ROWS, index_matrix
+
+        if not isinstance(matrix, CorpusMatrix):
+            matrix = load_matrix(matrix, vectorizer=vectorizer is None)
+        if vectorizer is None:
+            vectorizer = matrix.vectorizer
+        if vectorizer is not None:
+            _check_vectorizer(vectorizer)
+            if len(vectorizer.vocabulary_) != matrix.X.shape[1]:
+                raise RLSIError(f"the vectorizer has {len(vectorizer.vocabulary_)} terms but the matrix "
+                                f"{matrix.X.shape[1]} columns: use the matrix directory's own vectorizer")
+        comps = getattr(model, "components_", None)
+        if comps is not None and comps.shape[1] != matrix.X.shape[1]:
+            raise RLSIError(f"the model has {comps.shape[1]} terms but the matrix {matrix.X.shape[1]} columns: "
+                            "use a model fitted on this matrix directory (rlsi fit --matrix DIR)")
+        s = cls(model, vectorizer, **params)
+        s._validate()
+        return index_matrix(s, matrix, block_rows=block_rows or DEFAULT_BLOCK_ROWS, show_progress=show_progress)
+
     # ------------------------------------------------------------------ scoring
-    def score_matrices(self, queries):
-        """Raw ``(term, topic)`` score matrices ``(n_queries, n_docs)`` for a list of query strings
-        (``topic`` is all zeros without a model), plus a boolean mask of queries with no known term."""
+    def _vectorize(self, queries):
+        """Query strings -> ``(counts, tfidf)`` CSR matrices (n_queries x n_terms)."""
         self._check_ready()
         if isinstance(queries, str):
             queries = [queries]
@@ -192,11 +239,20 @@ class Searcher:
         for i, q in enumerate(queries):
             if not isinstance(q, str):
                 raise RLSIError(f"query {i} is a {type(q).__name__}, expected str")
-        n = len(self.doc_ids_)
         if not queries:
+            return None, None
+        return self.vectorizer.transform_counts(queries), self.vectorizer.transform(queries)
+
+    def score_matrices(self, queries):
+        """Raw ``(term, topic)`` score matrices ``(n_queries, n_docs)`` for a list of query strings
+        (``topic`` is all zeros without a model), plus a boolean mask of queries with no known term."""
+        counts, tfidf = self._vectorize(queries)
+        if counts is None:
+            n = len(self.doc_ids_)
             return np.zeros((0, n)), np.zeros((0, n)), np.zeros(0, dtype=bool)
-        counts = self.vectorizer.transform_counts(queries)
-        tfidf = self.vectorizer.transform(queries)
+        return self._score_vectors(counts, tfidf)
+
+    def _score_vectors(self, counts, tfidf):
         empty = np.diff(counts.indptr) == 0
         if self.term_model == "bm25":
             term = self.term_index_.score(counts)
@@ -222,12 +278,119 @@ class Searcher:
             self._doc_order_ = key
         return self._doc_order_
 
-    def search_many(self, queries, k=10):
-        """Rank for each query string; returns a list (one per query) of lists of :class:`Hit`."""
+    def search_many(self, queries, k=10, *, candidates=None):
+        """Rank for each query string; returns a list (one per query) of lists of :class:`Hit`.
+
+        candidates : None (every document scored by both components) or N >= 1 — the candidate mode:
+        the term model's N best documents are reranked with the topic score (module docstring)."""
         self._validate()
+        self._check_search_args(k, candidates)
+        counts, tfidf = self._vectorize(queries)
+        if counts is None:
+            return []
+        return self._rank(counts, tfidf, k, candidates)
+
+    def search_vectors(self, counts, tfidf=None, *, k=10, candidates=None):
+        """Rank vectorised queries: ``counts`` (raw query term counts) and ``tfidf`` (their tf-idf, needed
+        by the vsm term model and by topic models of tf-idf), CSR ``(n_queries, n_terms)`` in the index's
+        columns. Same results as :meth:`search_many` on the strings these vectors come from."""
+        import scipy.sparse as sp
+
+        self._validate()
+        self._check_ready(text=False)
+        self._check_search_args(k, candidates)
+        counts = sp.csr_matrix(counts)
+        needs_tfidf = self.term_model == "vsm" or (self.alpha > 0 and self.topic_index_ is not None
+                                                   and getattr(self.model, "input_kind", "tfidf") == "tfidf")
+        if tfidf is None:
+            if needs_tfidf:
+                raise RLSIError("search_vectors needs the queries' tf-idf (tfidf=) for this term or topic model")
+            tfidf = counts
+        tfidf = sp.csr_matrix(tfidf)
+        n_terms = self.term_index_.n_terms_
+        if counts.shape[1] != n_terms or tfidf.shape != counts.shape:
+            raise RLSIError(f"query matrices {counts.shape} and {tfidf.shape} must both have the index's "
+                            f"{n_terms} term columns and one row per query")
+        return self._rank(counts, tfidf, k, candidates)
+
+    @staticmethod
+    def _check_search_args(k, candidates):
         if k is not None:
             check_number("k", k, low=1, integer=True)
-        term, topic, empty = self.score_matrices(queries)
+        if candidates is not None:
+            check_number("candidates", candidates, low=1, integer=True)
+
+    def _rank(self, counts, tfidf, k, candidates):
+        if candidates is not None:
+            return [self._rank_candidates(counts[i], tfidf[i], k, int(candidates)) for i in range(counts.shape[0])]
+        # exact mode, a few queries at a time: three dense (queries x documents) float64 matrices
+        step = max(1, (1 << 24) // max(1, len(self.doc_ids_)))
+        results = []
+        for a in range(0, counts.shape[0], step):
+            results.extend(self._rank_exact(counts[a:a + step], tfidf[a:a + step], k))
+        return results
+
+    def _rank_candidates(self, counts, tfidf, k, n_candidates):
+        """One query (1-row CSR matrices) in candidate mode; a list of :class:`Hit`."""
+        if counts.nnz == 0:
+            log.info("a query has no term known to the index: no result")
+            return []
+        tie = self._order()
+        term_row, touched = self.term_index_.score_postings(counts if self.term_model == "bm25" else tfidf)
+        cand = self._candidates(term_row, touched, n_candidates)
+        term = term_row[cand][None, :]
+        if self.topic_index_ is not None and self.model is not None:
+            topics = self.topic_index_
+            topics.model = self._topic_model()
+            q = topics.query_vectors(tfidf=tfidf, counts=counts)
+            if q.shape[1] != topics.doc_vectors_.shape[1]:
+                raise RLSIError(f"the model gives {q.shape[1]} topics but the index holds vectors of "
+                                f"{topics.doc_vectors_.shape[1]}: the index was built with another model")
+            # the candidates' rows only (sorted: a memory-mapped index is read in file order)
+            topic = np.asarray(q @ np.asarray(topics.doc_vectors_[cand]).T, dtype=np.float64)
+        else:
+            topic = np.zeros_like(term)
+        combined = self.combined_scores(term, topic)
+        if not (np.isfinite(term).all() and np.isfinite(topic).all() and np.isfinite(combined).all()):
+            raise RLSIError("the scores hold NaN or infinite values: the model or the index is damaged "
+                            "(rebuild the index, or refit the model)")
+        kk = len(cand) if k is None else min(k, len(cand))
+        best = top_n(combined[0], tie[cand], kk)
+        return [Hit(str(self.doc_ids_[cand[j]]), float(combined[0, j]), float(term[0, j]), float(topic[0, j]))
+                for j in best]
+
+    def _candidates(self, term_row, touched, n):
+        """The ``n`` best documents by ``term_row`` (ties: trec order), as sorted document indices.
+
+        Only the documents the query's posting lists reached (``touched``) are ranked, not all N scores;
+        when fewer than ``n`` score above 0, the rest are the zero-score documents first in the tie
+        order, a fixed sequence (:meth:`_tie_sequence`) — the same set as ranking every score."""
+        n_docs = len(term_row)
+        if n >= n_docs:
+            return np.arange(n_docs)
+        tie = self._order()
+        scores = term_row[touched]
+        hit = touched[scores != 0]
+        if (scores < 0).any():  # negative weights (not BM25 / VSM on tf-idf): rank every score
+            return np.sort(top_n(term_row, tie, n))
+        if len(hit) >= n:
+            return np.sort(hit[top_n(term_row[hit], tie[hit], n)])
+        fill = self._tie_sequence()[:n]
+        fill = fill[term_row[fill] == 0][: n - len(hit)]
+        return np.sort(np.concatenate([hit, fill]))
+
+    def _tie_sequence(self):
+        """Document indices in tie order (the best of equal scores first), computed once."""
+        order = self._order()
+        cached = getattr(self, "_tie_seq_", None)
+        if cached is None or cached[0] is not order:
+            seq = np.empty(len(order), dtype=np.int64)
+            seq[order] = np.arange(len(order))
+            self._tie_seq_ = cached = (order, seq)
+        return cached[1]
+
+    def _rank_exact(self, counts, tfidf, k):
+        term, topic, empty = self._score_vectors(counts, tfidf)
         combined = self.combined_scores(term, topic)
         if not (np.isfinite(term).all() and np.isfinite(topic).all() and np.isfinite(combined).all()):
             raise RLSIError("the scores hold NaN or infinite values: the model or the index is damaged "
@@ -242,21 +405,17 @@ class Searcher:
                 results.append([])
                 continue
             row = combined[i]
-            if kk < n:
-                thresh = np.partition(row, n - kk)[n - kk]
-                cand = np.flatnonzero(row >= thresh)
-            else:
-                cand = np.arange(n)
-            order = cand[np.lexsort((tie[cand], -row[cand]))][:kk]
+            order = top_n(row, tie, kk)  # score descending, then the trec order; no sort of all scores
             results.append([Hit(str(self.doc_ids_[j]), float(row[j]), float(term[i, j]), float(topic[i, j]))
                             for j in order])
         return results
 
-    def search(self, query, k=10):
-        """The ``k`` best documents for one query string (an empty list if no query term is known)."""
+    def search(self, query, k=10, *, candidates=None):
+        """The ``k`` best documents for one query string (an empty list if no query term is known);
+        ``candidates``: see :meth:`search_many`."""
         if not isinstance(query, str):
             raise RLSIError(f"the query must be a str, got {type(query).__name__}")
-        return self.search_many([query], k=k)[0]
+        return self.search_many([query], k=k, candidates=candidates)[0]
 
     # ------------------------------------------------------------------ persistence
     def get_params(self):
@@ -331,15 +490,21 @@ class Searcher:
         """Write ``model``, ``vectorizer`` and ``index`` into the model directory ``path`` (atomic)."""
         from .. import io as rio
 
-        self._check_ready()
-        components = {"vectorizer": self.vectorizer, "index": self}
+        self._check_index()
+        components = {"index": self}
+        if self.vectorizer is not None:  # None: an index of a synthetic corpus (search_vectors only)
+            components["vectorizer"] = self.vectorizer
         if self.model is not None:
             components["model"] = self.model
         return rio.save(path, **components)
 
     @classmethod
     def load(cls, path, *, mmap=False):
-        """Load a model directory holding ``vectorizer``, ``index`` and (if any) ``model``."""
+        """Load a model directory holding ``index``, ``vectorizer`` and (if any) ``model``.
+
+        mmap : memory-map the arrays (read-only) instead of reading them: a large index then costs page
+        cache, and a query reads only its posting lists and the topic vectors it scores. An index built
+        from a matrix directory without a vectorizer (a synthetic corpus) loads without one."""
         from .. import io as rio
 
         bundle = rio.load(path, mmap=mmap)
@@ -352,7 +517,7 @@ class Searcher:
         s.vectorizer = bundle.get("vectorizer")
         s.model = bundle.get("model")
         if s.vectorizer is None:
-            raise ModelFormatError(f"{path} has no vectorizer component")
+            log.info("%s has no vectorizer: rank vectorised queries with search_vectors()", path)
         s._check_consistent(path)
         return s
 

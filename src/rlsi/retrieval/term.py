@@ -20,6 +20,8 @@ not change any ranking (mind it only when mixing BM25 with other scores on a fix
 the tf-idf weighting (documents at :meth:`VSM.fit`, queries at :meth:`VSM.score`).
 
 A query with no known term (an all-zero row) scores 0 for every document, as does an empty document.
+Weights are float64 when fitted here; an index built by :meth:`rlsi.retrieval.Searcher.from_matrix` may hold
+float32 weights (scores are still summed in float64), and a loaded index keeps the stored type.
 ``_to_state`` / ``_from_state`` give a pickle-free form: a JSON-able ``meta`` dict and a dict of numpy
 arrays (the sparse matrix as ``*_data``, ``*_indices``, ``*_indptr``; its shape is in ``meta``).
 """
@@ -30,6 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import check_matrix, check_number
+from .postings import accumulate, accumulate_touched
 from .._rows import l2_normalize_rows
 from ..errors import ModelFormatError, NotFittedError, RLSIError
 from ..io.safety import check_csr, check_float_values
@@ -61,10 +64,40 @@ class _TermModel:
         return Q
 
     def _product(self, Q):
-        """Dense ``Q @ W.T``: reads only the posting lists of the terms present in ``Q``."""
+        """Dense ``Q @ W.T`` (float64): reads only the posting lists of the terms present in ``Q``
+        (:func:`rlsi.retrieval.postings.accumulate`; a float32 index is never copied or converted)."""
+        out = np.zeros((Q.shape[0], self.weights_.shape[0]))
         if Q.shape[0] == 0 or Q.nnz == 0:
-            return np.zeros((Q.shape[0], self.weights_.shape[0]))
-        return (Q @ self.weights_.T).toarray()
+            return out
+        Q = sp.csr_matrix(Q, dtype=np.float64)
+        Q.sum_duplicates()
+        W = self.weights_
+        col_ptr, rows, data = (np.asarray(a) for a in (W.indptr, W.indices, W.data))
+        for i in range(Q.shape[0]):
+            a, b = Q.indptr[i], Q.indptr[i + 1]
+            accumulate(col_ptr, rows, data, Q.indices[a:b], Q.data[a:b], out[i])
+        return out
+
+    def _prepared(self, queries):
+        """The query weights applied to the posting lists (checked CSR float64)."""
+        return self._queries(queries)
+
+    def score_postings(self, query):
+        """Scores of one query (1 x n_terms) against every document, dense float64 ``(n_docs,)``, and
+        the documents its posting lists reach (int64, each once): the others score 0."""
+        Q = sp.csr_matrix(self._prepared(query), dtype=np.float64)
+        if Q.shape[0] != 1:
+            raise RLSIError(f"score_postings takes one query, got {Q.shape[0]}")
+        Q.sum_duplicates()
+        W = self.weights_
+        col_ptr, rows, data = (np.asarray(a) for a in (W.indptr, W.indices, W.data))
+        n_docs = W.shape[0]
+        out = np.zeros(n_docs)
+        total = int(sum(col_ptr[t + 1] - col_ptr[t] for t in Q.indices))
+        touched = np.empty(min(total, n_docs), dtype=np.int64)
+        m = accumulate_touched(col_ptr, rows, data, Q.indices, Q.data, out, np.zeros(n_docs, dtype=np.bool_),
+                               touched)
+        return out, touched[:m]
 
     @property
     def n_docs_(self) -> int:
@@ -124,7 +157,9 @@ class _TermModel:
             # CSC of (n_docs, n_terms) is the CSR structure of its (n_terms, n_docs) transpose
             check_csr(data, indices, indptr, (n_terms, n_docs), "weights")
             check_float_values(data, "weights")
-            W = sp.csc_matrix((np.asarray(data, dtype=np.float64), indices, indptr), shape=(n_docs, n_terms))
+            # the stored float type is kept (a float32 index built by Searcher.from_matrix stays float32,
+            # and a memory-mapped one stays mapped instead of being copied into float64)
+            W = sp.csc_matrix((data, indices, indptr), shape=(n_docs, n_terms), copy=False)
             model._set_extra(arrays, n_docs, n_terms)
         except ModelFormatError as exc:
             raise ModelFormatError(f"damaged {cls.__name__} state: {exc}") from None
@@ -205,7 +240,10 @@ class VSM(_TermModel):
 
     def score(self, query_tfidf) -> np.ndarray:
         """Cosine similarities, dense ``(n_queries, n_docs)``, of tf-idf query vectors."""
-        return self._product(_normalize_rows(self._queries(query_tfidf)))
+        return self._product(self._prepared(query_tfidf))
+
+    def _prepared(self, queries):
+        return _normalize_rows(self._queries(queries))
 
 
 def _normalize_rows(X: sp.csr_matrix) -> sp.csr_matrix:

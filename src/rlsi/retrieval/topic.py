@@ -33,6 +33,7 @@ from .._validation import check_number
 from .._rows import l2_normalize_rows
 from ..errors import ModelFormatError, NotFittedError, RLSIError
 from ..io import register
+from ..io.safety import check_float_values
 from ..models.squared import fold_in
 
 __all__ = ["TopicMatcher", "RidgeFolding", "cosine_scores", "normalize_rows", "model_input", "INPUT_KINDS"]
@@ -150,8 +151,10 @@ class TopicMatcher:
             dtype = np.dtype(meta.get("dtype", "float64")).type
         except (KeyError, TypeError) as exc:
             raise ModelFormatError(f"damaged TopicMatcher state: {exc}") from None
-        if V.ndim != 2 or not np.all(np.isfinite(V)):
+        if V.ndim != 2 or V.dtype.kind != "f":
             raise ModelFormatError("damaged TopicMatcher state: document vectors are not a finite 2-D array")
+        # in chunks: a memory-mapped index (millions of vectors) is neither copied nor given a mask as big
+        check_float_values(V, "damaged TopicMatcher state: the document vectors")
         m = cls(model, dtype=dtype)
         m.doc_vectors_ = V
         return m
@@ -202,7 +205,10 @@ class RidgeFolding:
         if X.shape[1] != C.shape[1]:
             raise RLSIError(f"X has {X.shape[1]} features but the topics have {C.shape[1]}")
         if math.isinf(self.lambda2):
-            XU = X @ C.T
+            # the wrapped model's term-major topics U, prepared once (transposing C for every query would
+            # cost O(nnz(U) + n_terms): tens of milliseconds with a web-scale vocabulary)
+            U = getattr(self.model, "topics_", None)
+            XU = X @ (U if U is not None and U.shape == C.T.shape else C.T)
             return np.asarray(XU.toarray() if sp.issparse(XU) else XU, dtype=np.float64)
         # the one folding-in of the squared-loss models (rlsi.models.squared.fold_in), with this λ
         U = C.T.tocsr() if sp.issparse(C) else np.asarray(C).T

@@ -8,7 +8,8 @@
 2. **matrix** — the terms kept (``min_df``/``max_df``/``max_features``, as in
    :class:`rlsi.text.TfidfVectorizer`; columns in alphabetical order) are weighted with the idf of the
    whole corpus: the rows are rebuilt batch by batch from the scratch file (no second tokenization) and
-   appended to the ``.npy`` files of a matrix directory (:mod:`rlsi.io.matrix`).
+   appended to the ``.npy`` files of a matrix directory (:mod:`rlsi.io.matrix`), with the raw count of
+   every entry (what BM25 needs: :meth:`rlsi.retrieval.Searcher.from_matrix`).
 
 The tokenizer, the pruning rules and the weighting are those of :class:`rlsi.text.TfidfVectorizer`
 (``vectorizer`` gives its settings; the row weighting is its own ``_weight``), so the matrix and the
@@ -216,7 +217,7 @@ def ingest(paths, output, *, vectorizer=None, text_fields=("title", "text"), bat
             for d0 in range(0, n_docs, batch_docs):
                 d1 = min(n_docs, d0 + batch_docs)
                 counts = _counts(np.asarray(cached[starts[d0]:starts[d1]]), lengths[d0:d1], remap, n_terms)
-                writer.append(vec._weight(counts, lengths[d0:d1]), doc_lengths=lengths[d0:d1])
+                writer.append(vec._weight(counts, lengths[d0:d1]), doc_lengths=lengths[d0:d1], counts=counts)
                 if bar is not None:
                     bar.update(d1 - d0)
             if bar is not None:
