@@ -319,6 +319,9 @@ def run_child(step, spec, *, env, budget, timeout):
         err = proc.stderr.read()[-2000:]
     finally:
         os.unlink(f.name)
+        if proc.poll() is None:  # the driver was interrupted (Ctrl-C, SIGTERM): no orphaned child
+            proc.kill()
+            proc.wait()
     if proc.returncode == 0 and os.path.exists(result):
         out = json.loads(Path(result).read_text())
         os.unlink(result)
@@ -365,7 +368,11 @@ def _available():
 
 
 def cmd_run(a, argv):
+    import signal
+
     from rlsi.models.memory import estimate_batch_fit, estimate_online_fit, parse_bytes
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwinds run_child, which kills its child
 
     budget = parse_bytes(a.budget) if a.budget else int(0.9 * (_available() or 16 * GB))
     env = harness.child_env(harness.thread_env(a.threads))
