@@ -119,3 +119,11 @@ def test_batch_terms_counts_the_distinct_terms_of_the_widest_sampled_batch():
     got = batch_terms(X, 100, samples=11)  # starts 0, 90, ..., 900: one batch inside the dense half
     want = max(len(np.unique(X[a:a + 100].indices)) for a in np.linspace(0, 900, 11).astype(int))
     assert got == want and got > len(np.unique(X[:100].indices))
+
+
+def test_a_lambda1_search_is_a_phase_of_its_own():
+    plain = estimate_batch_fit(10_000, 50_000, 1_000_000, 100)
+    search = estimate_batch_fit(10_000, 50_000, 1_000_000, 100, search=True)
+    assert "λ1 search" not in plain.phases and search.phases["λ1 search"] >= plain.peak
+    D = 1_000_000 * (8 + 4) + 50_001 * 4
+    assert search.phases["λ1 search"] - search.phases["U-step"] >= 2 * D  # its own D, two problems' D

@@ -29,8 +29,9 @@ Gram matrices                 8 K² · 6                                     S, 
 before the fit: ``topic_density`` (default 0.05, the share beyond which ``topic_representation="auto"``
 switches to dense topics when they fit in ``DENSE_MAX_BYTES``) bounds it. The peak is the largest of the
 phases (setup, U-step, V-step); ``baseline`` adds what the process holds already (the interpreter, the
-libraries, the compiled kernels: measure it with :func:`current_rss`). Not counted: the search for λ₁ of
-``target_terms_per_topic`` (a few extra U-steps, same components), and the allocator's fragmentation.
+libraries, the compiled kernels: measure it with :func:`current_rss`). The search for λ₁ of
+``target_terms_per_topic`` is the phase "λ1 search" (``search=True``: up to three copies of D and of W
+at once). Not counted: the allocator's fragmentation.
 
 Why a memory limit does not size the blocks. The blocks are the one part of the peak that a block size
 could bound, and they are small: ``E`` = 4M entries make 3 E 8 = 96 MB of R blocks (2 E 8 = 64 MB of
@@ -139,10 +140,13 @@ def available_memory():
 
 def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, index_dtype=None,
                        topic_penalty="l1", topic_representation="auto", topic_density=0.05, block_entries=None,
-                       n_workers=1, init="docs", baseline=0) -> MemoryEstimate:
+                       n_workers=1, init="docs", search=False, baseline=0) -> MemoryEstimate:
     """Estimate the peak memory of ``BatchRLSI(n_components, ...).fit(X)`` for X of this size (see the
     module docstring for the model). ``n_workers``: blocks solved at once (the thread executor's
-    workers; 1 for the default serial executor). Returns a :class:`MemoryEstimate`."""
+    workers; 1 for the default serial executor). ``search``: the fit searches λ₁ for
+    ``target_terms_per_topic`` first (:mod:`rlsi.models.sparsity`): its own transposed copy, plus the
+    problems of two successive rounds side by side (three copies of D at once; an upper bound read from
+    the code, not measured). Returns a :class:`MemoryEstimate`."""
     from .batch import DENSE_ABOVE, DENSE_MAX_BYTES
     from .tasks import block_rows
 
@@ -185,6 +189,9 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
         "V-step": {"X": X, "transposed copy": D, "W": 2 * W, "per-term arrays": per_term, "U": U_kept,
                    "dense copy of U": v_copy, "document blocks": v_blocks, "Gram": gram},
     }
+    if search:
+        phases["λ1 search"] = {"X": X, "transposed copy": 3 * D, "W": 3 * W, "per-term arrays": 2 * per_term,
+                               "U": U_step, "R blocks": r_blocks, "Gram": gram}
     for comps in phases.values():
         comps["process before the fit"] = base
     totals = {name: sum(c.values()) for name, c in phases.items()}
@@ -258,4 +265,5 @@ def estimate_for(model, X, *, baseline=0, topic_density=0.05) -> MemoryEstimate:
     N, M = X.shape
     return estimate_batch_fit(N, M, X.nnz, model.n_components, dtype=X.dtype, index_dtype=X.indices.dtype,
                               topic_penalty=model.topic_penalty, topic_representation=model.topic_representation,
-                              topic_density=topic_density, n_workers=workers, init=model.init, baseline=baseline)
+                              topic_density=topic_density, n_workers=workers, init=model.init,
+                              search=getattr(model, "target_terms_per_topic", None) is not None, baseline=baseline)
