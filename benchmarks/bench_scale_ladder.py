@@ -579,10 +579,11 @@ def report(records, a):
     L += ["## BatchRLSI", "", *harness.md_table(
         ["N x M", "nnz(D)", "K", "λ1 (per 1000 docs)", "iteration", "U-step s", "V-step s", "nnz(U)", "AvgComp",
          "dead", "peak RSS (estimate)"], rows), ""]
-    setup = [f"{r['size']['docs']} x {r['size']['terms']}: setup before the first U-step {r['setup_s']:.1f} s"
+    setup = [f"{r['size']['docs']} x {r['size']['terms']}, K={r['k']}: {r['setup_s']:.1f} s"
              for r in records if r.get("step") == "batch" and "setup_s" in r]
     if setup:
-        L += ["Initialization (W₀ from K documents) and problem setup: " + "; ".join(setup) + ".", ""]
+        L += ["Initialization (W₀ from K documents) and problem setup, before the first U-step: "
+              + "; ".join(setup) + ".", ""]
     rows = []
     for r in records:
         st = r.get("step", "")
@@ -618,8 +619,10 @@ def report(records, a):
           "iterations after the first): " + ("; ".join(fits) if fits else "none yet (one point per line)") + ".", "",
           f"![time per iteration]({Path(a.png).name})", "",
           "Peak RSS is each child's `VmHWM` (memory-mapped matrix pages count once read). The cores were shared "
-          "with other work (several agents on this machine): wall-clock times vary between runs. Sizes above "
-          "100k x 500k were not run by the helper that wrote this script."]
+          "with other work (several agents on this machine): wall-clock times vary between runs; the children "
+          f"ran with {', '.join(sorted({str(r.get('threads')) for r in records if 'threads' in r}))} numba/BLAS "
+          "threads. The memory budget of each run (90 % of the memory available at its start unless given) is in "
+          "the JSON records."]
     return "\n".join(L)
 
 
