@@ -18,8 +18,9 @@ CHILD = Path(__file__).with_name("memory_child.py")
 
 
 @pytest.mark.slow
-def test_estimate_within_20_percent_of_the_measured_peak(tmp_path):
-    write_corpus(tmp_path / "c", 40_000, 50_000, 60, n_topics=100, seed=0)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_estimate_within_20_percent_of_the_measured_peak(tmp_path, dtype):
+    write_corpus(tmp_path / "c", 40_000, 50_000, 60, n_topics=100, seed=0, dtype=dtype)
     env = dict(os.environ, NUMBA_NUM_THREADS="2", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
                PYTHONPATH=os.pathsep.join(p for p in (str(Path(__file__).parents[2] / "src"),
                                                       os.environ.get("PYTHONPATH")) if p))

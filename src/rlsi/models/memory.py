@@ -19,7 +19,7 @@ W (document vectors)          N K b, twice during the V-step               old a
                                                                            there: no copy of W is kept)
 U (topics)                    sparse: 3 nnz(U) (b + 4) + (M + 1) 4         previous U, new blocks, stacked
                               dense: 2 M K b                               previous U and the new one
-R blocks (U-step)             3 E 8 per worker                             R rows, warm start, solution
+R blocks (U-step)             3 E b per worker                             R rows, warm start, solution
 document blocks (V-step)      2 E 8 per worker                             Φ rows, solver temporary
 dense copy of U (V-step)      M K b with "auto" and sparse topics          ``RLSIProblem.v_step_topics``
 Gram matrices                 8 K² · 6                                     S, G, their prepared forms
@@ -34,8 +34,8 @@ libraries, the compiled kernels: measure it with :func:`current_rss`). The searc
 at once). Not counted: the allocator's fragmentation.
 
 Why a memory limit does not size the blocks. The blocks are the one part of the peak that a block size
-could bound, and they are small: ``E`` = 4M entries make 3 E 8 = 96 MB of R blocks (2 E 8 = 64 MB of
-document blocks) per worker, about 1 % of the peak of the paper's web fit (N = 1.6M, M = 7M, K = 500:
+could bound, and they are small: ``E`` = 4M entries make 3 E b = 96 MB of R blocks in float64 (48 MB in
+float32; 2 E 8 = 64 MB of document blocks) per worker, about 1 % of the peak of the paper's web fit (N = 1.6M, M = 7M, K = 500:
 X, D and W are GBs each; see the table). Smaller blocks would save at most that and cost time (more
 tasks, shorter products); the levers that matter are the fit dtype (float32 halves X, D and W), K, and
 the memory of the machine. So ``--memory-limit`` refuses a fit that would not fit (with the components)
@@ -173,7 +173,7 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
     v_copy = M * K * b if (topic_representation == "auto" and dense_ok and not dense) else 0
     rows = block_rows(K, block_entries)
     workers = max(1, int(n_workers))
-    r_blocks = 3 * min(rows, M) * K * 8 * min(workers, -(-M // rows))
+    r_blocks = 3 * min(rows, M) * K * b * min(workers, -(-M // rows))  # R rows, warm start, solution: fit dtype
     # Φ rows and the solver's temporary: the solution goes straight into W's rows (tasks.doc_block's out=)
     v_blocks = 2 * min(rows, N) * K * 8 * min(workers, -(-N // rows))
     gram = 6 * 8 * K * K
