@@ -109,7 +109,7 @@ def test_memory_limit_refuses_before_any_work(tmp_path, capsys):
     (["fit", "-o", "{tmp}/x"], "give a corpus file, or a matrix directory"),
     (["fit", "{corpus}", "--matrix", "{tmp}/nowhere", "-o", "{tmp}/x"], "not both"),
     (["fit", "--matrix", "{tmp}/nowhere", "-o", "{tmp}/x"], "does not exist"),
-    (["fit", "--matrix", "{tmp}/nowhere", "--online", "-o", "{tmp}/x"], "drop --online"),
+    (["fit", "--matrix", "{tmp}/nowhere", "--resume", "{tmp}/m", "-o", "{tmp}/x"], "drop --resume"),
     (["ingest", "{tmp}/none.jsonl", "-o", "{tmp}/x"], "corpus file not found"),
     (["synth", "--docs", "10", "--terms", "100", "--tokens", "-3", "-o", "{tmp}/x"], "tokens_per_doc=-3.0"),
 ])

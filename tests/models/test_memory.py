@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 import pytest
 
 from rlsi.datasets.synthetic import write_corpus
@@ -17,8 +18,9 @@ CHILD = Path(__file__).with_name("memory_child.py")
 
 
 @pytest.mark.slow
-def test_estimate_within_20_percent_of_the_measured_peak(tmp_path):
-    write_corpus(tmp_path / "c", 40_000, 50_000, 60, n_topics=100, seed=0)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_estimate_within_20_percent_of_the_measured_peak(tmp_path, dtype):
+    write_corpus(tmp_path / "c", 40_000, 50_000, 60, n_topics=100, seed=0, dtype=dtype)
     env = dict(os.environ, NUMBA_NUM_THREADS="2", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
                PYTHONPATH=os.pathsep.join(p for p in (str(Path(__file__).parents[2] / "src"),
                                                       os.environ.get("PYTHONPATH")) if p))
@@ -72,3 +74,57 @@ def test_parse_bytes_refuses(text):
 
 def test_format_bytes():
     assert format_bytes(512) == "512 B" and format_bytes(1536 * 2**20) == "1.5 GB"
+
+
+def test_screening_keeps_no_copy_of_w():
+    """ℓ1 topics (screened) cost M floats more than ℓ2 topics (not screened) in every phase, whatever N
+    and K: the drift of W comes from the V-step, no N x K copy (the float64 copy of W was 6 GB at the
+    paper's web size)."""
+    for N, K in ((10_000, 100), (40_000, 300)):
+        l1 = estimate_batch_fit(N, 50_000, 1_000_000, K, topic_representation="sparse", topic_density=0.01)
+        l2 = estimate_batch_fit(N, 50_000, 1_000_000, K, topic_representation="sparse", topic_density=0.01,
+                                topic_penalty="l2")
+        for phase in ("U-step", "V-step"):
+            assert l1.phases[phase] - l2.phases[phase] == 16 * 50_000
+
+
+def test_setup_transient_is_the_squares_of_x():
+    a = estimate_batch_fit(10_000, 50_000, 1_000_000, 100)
+    b = estimate_batch_fit(10_000, 50_000, 3_000_000, 100)
+    setup = lambda e: e.phases["setup"] - e.phases["start"]  # noqa: E731
+    # the setup adds D and the float64 squares of X's entries (and 8 M of document frequencies)
+    grow = (3_000_000 - 1_000_000) * ((8 + 4) + 8)
+    assert setup(b) - setup(a) == grow
+
+
+def test_online_estimate_follows_the_sizes():
+    from rlsi.models.memory import estimate_online_fit
+
+    a = estimate_online_fit(100_000, 500_000, 20_000_000, 100, batch_size=1000, batch_terms=30_000)
+    b = estimate_online_fit(100_000, 1_000_000, 20_000_000, 100, batch_size=1000, batch_terms=30_000)
+    # R is M x K float64, and with dense topics (2 M K 8 <= 2 GB here) U and its copy: 3 M K 8 per term
+    assert b.components["statistics R, S"] - a.components["statistics R, S"] == 500_000 * 100 * 8
+    assert b.components["U"] - a.components["U"] == 2 * 500_000 * 100 * 8
+    more = estimate_online_fit(100_000, 500_000, 20_000_000, 100, batch_size=1000, batch_terms=60_000)
+    assert more.components["mini-batch"] - a.components["mini-batch"] == 3 * 30_000 * 100 * 8
+    # a vocabulary whose dense topics exceed DENSE_MAX_BYTES keeps sparse topics: U follows nnz(U)
+    big = estimate_online_fit(100_000, 7_000_000, 20_000_000, 500, topic_density=0.001)
+    assert big.components["U"] < 7_000_000 * 500 * 8 / 10 and big.components["rows solved"] == 0
+
+
+def test_batch_terms_counts_the_distinct_terms_of_the_widest_sampled_batch():
+    from rlsi.models.memory import batch_terms
+
+    X = sp.random(1000, 5000, density=0.01, random_state=1, format="csr")
+    X = sp.vstack([X[:500], sp.random(500, 5000, density=0.05, random_state=2, format="csr")], format="csr")
+    got = batch_terms(X, 100, samples=11)  # starts 0, 90, ..., 900: one batch inside the dense half
+    want = max(len(np.unique(X[a:a + 100].indices)) for a in np.linspace(0, 900, 11).astype(int))
+    assert got == want and got > len(np.unique(X[:100].indices))
+
+
+def test_a_lambda1_search_is_a_phase_of_its_own():
+    plain = estimate_batch_fit(10_000, 50_000, 1_000_000, 100)
+    search = estimate_batch_fit(10_000, 50_000, 1_000_000, 100, search=True)
+    assert "λ1 search" not in plain.phases and search.phases["λ1 search"] >= plain.peak
+    D = 1_000_000 * (8 + 4) + 50_001 * 4
+    assert search.phases["λ1 search"] - search.phases["U-step"] >= 2 * D  # its own D, two problems' D

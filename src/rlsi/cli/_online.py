@@ -64,11 +64,13 @@ def online_model_from_args(args, *, quiet=None, topic_init=None):
     return checked(OnlineRLSI(**params))
 
 
-def fit_online_from_args(args, X):
-    """Fit :class:`OnlineRLSI` on the documents x terms matrix X (progress bar in docs/s unless quiet)."""
+def fit_online_from_args(args, X, *, model=None):
+    """Fit :class:`OnlineRLSI` (``model``, or one from the options) on the documents x terms matrix X, in
+    memory or memory-mapped (mini-batches are sliced from it one at a time); progress bar in docs/s unless
+    quiet."""
     if X.shape[0] == 0:
         raise RLSIError("no document to learn from")
-    model = online_model_from_args(args)
+    model = online_model_from_args(args) if model is None else model
     model.fit(X)
     log.info("online fit: %d documents seen in %d mini-batches, λ1 at the end %.4g",
              model.n_docs_seen_, model.n_batches_, model.lambda1_effective_)

@@ -126,8 +126,10 @@ def _resume(args, output, fields):
 
 def _summary(model, n_docs, n_terms, elapsed):
     dead = len(model.dead_topics())
+    steps = f"{model.n_batches_} mini-batches" if hasattr(model, "n_batches_") else \
+        f"{getattr(model, 'n_iter_', '?')} iterations"
     print(f"fitted {type(model).__name__}: {n_docs} documents, {n_terms} terms, "
-          f"K={model.components_.shape[0]}, {getattr(model, 'n_iter_', '?')} iterations, "
+          f"K={model.components_.shape[0]}, {steps}, "
           f"AvgComp={avg_compactness(model.components_):.4f}, {dead} empty topic(s), {elapsed:.1f}s")
     extra = []
     if getattr(model, "target_terms_per_topic", None) is not None:

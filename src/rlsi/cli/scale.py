@@ -6,8 +6,11 @@
   one streaming pass and a pass over a token cache (:mod:`rlsi.text.ingest`), with the text options of ``rlsi fit``.
 * ``rlsi fit --matrix DIR -o MODEL_DIR`` — batch RLSI on a matrix directory, memory-mapped; the model is
   saved with the directory's vectorizer (when it has one), as ``rlsi fit CORPUS`` saves it, so
-  ``rlsi topics`` / ``rlsi search`` work on it. ``--memory-limit`` (default: the memory available) refuses,
-  before any work, a fit whose estimated peak (:mod:`rlsi.models.memory`) exceeds it.
+  ``rlsi topics`` / ``rlsi search`` work on it. ``--online`` streams the rows instead through
+  :class:`rlsi.models.OnlineRLSI` in mini-batches of ``--batch-size`` rows (each read from the map on its
+  turn: the matrix is never copied whole), with a progress bar in documents/s. ``--memory-limit``
+  (default: the memory available) refuses, before any work, a fit whose estimated peak
+  (:mod:`rlsi.models.memory`) exceeds it; it does not size blocks (see that module for why).
 * ``rlsi search MODEL_DIR --matrix DIR --save-index`` (in :mod:`rlsi.cli.search`) — the search index of
   the matrix directory (BM25 on the raw counts ``synth``/``ingest`` store, + topic vectors), built block
   by block and memory-mapped by later searches; ``--candidates N`` for fast queries.
@@ -98,8 +101,8 @@ def add_matrix_arguments(parser):
                    help="fit on the matrix directory DIR (written by 'rlsi synth' or 'rlsi ingest'), "
                         "memory-mapped, instead of a corpus")
     g.add_argument("--memory-limit", type=_size, default=None, metavar="SIZE",
-                   help="refuse a batch fit whose estimated peak memory exceeds SIZE (e.g. 20G; default: "
-                        "the memory available now)")
+                   help="refuse a fit (batch, or --online on --matrix) whose estimated peak memory exceeds "
+                        "SIZE (e.g. 20G; default: the memory available now)")
 
 
 def _peak_rss():
@@ -158,8 +161,10 @@ def preflight(args, model, X):
             return estimate
         limit, what = avail + base, "memory available"
     if estimate.peak > limit:
+        fewer = "fewer topics (-k), a smaller --batch-size" if estimate.phase == "mini-batch" else \
+            "fewer topics (-k), a float32 matrix (rlsi synth or ingest --dtype float32)"
         raise RLSIError(f"this fit needs {estimate.describe()}, more than the {format_bytes(limit)} of {what}; "
-                        f"use fewer topics (-k), a float32 matrix (rlsi synth or ingest --dtype float32), or a machine with more memory")
+                        f"use {fewer}, or a machine with more memory")
     log.info("memory estimate of the fit: %s (limit %s)", estimate.describe(), format_bytes(limit))
     return estimate
 
@@ -174,10 +179,15 @@ def fit_matrix(args, output):
         raise RLSIError("give a corpus file, or a matrix directory with --matrix DIR")
     if args.corpus:
         raise RLSIError("give either a CORPUS or --matrix DIR, not both")
-    if args.resume or args.online or getattr(args, "model", "rlsi") != "rlsi" \
-            or getattr(args, "backend", "local") != "local":
-        raise RLSIError("--matrix fits batch RLSI on this machine: drop --online / --resume / --model / --backend")
-    model = _common.batch_model_from_args(args, args.quiet)
+    if args.resume or getattr(args, "model", "rlsi") != "rlsi" or getattr(args, "backend", "local") != "local":
+        raise RLSIError("--matrix fits RLSI (batch, or --online) on this machine: drop --resume / --model / "
+                        "--backend")
+    if args.online:
+        from ._online import online_model_from_args
+
+        model = online_model_from_args(args)
+    else:
+        model = _common.batch_model_from_args(args, args.quiet)
     start = time.perf_counter()
     matrix = load_matrix(args.matrix)
     X = matrix.X
@@ -185,7 +195,14 @@ def fit_matrix(args, output):
              X.shape[1], X.nnz, X.dtype)
     _common.check_learnable(X, X.shape[0])
     preflight(args, model, X)
-    model.fit(X)
+    if args.online:
+        from ._online import fit_online_from_args
+
+        # OnlineRLSI.fit slices one mini-batch of rows at a time (X[a:b]): the map is read in order, never
+        # copied whole; the bar counts documents/s
+        model = fit_online_from_args(args, X, model=model)
+    else:
+        model.fit(X)
     components = {"model": model}
     if matrix.vectorizer is not None:
         components["vectorizer"] = matrix.vectorizer

@@ -148,10 +148,13 @@ class RLSIProblem:
         """V-step: project the documents on the new topics, accumulating ``S = WᵀW`` and ``tr(Uᵀ D Vᵀ)``."""
         U = self.v_step_topics()
         self.G = steps.topic_gram(U)
+        W_old = self.W
         self.W, self.cross, self.S = steps.update_doc_vectors(
-            self.X, U, penalty=self.doc_penalty, lam=self.lambda2, W_prev=self.W,
+            self.X, U, penalty=self.doc_penalty, lam=self.lambda2, W_prev=W_old,
             max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=self.X.dtype, return_gram=True,
             executor=executor, G=self.G)
+        if isinstance(self.r_rows, ScreenedBatchR):  # the drift of W for its bounds, while both W exist
+            self.r_rows.advance(W_old, self.W)
         return {}
 
     def objective(self):

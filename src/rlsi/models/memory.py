@@ -10,14 +10,16 @@ component                     bytes                                        where
 X                             nnz (b + i) + (N + 1) i                      the input (memory-mapped: its
                                                                            pages are resident once read)
 transposed copy D = Xᵀ        nnz (b + i) + (M + 1) i                      ``RLSIProblem.D`` (R = D W)
-setup temporaries             16 nnz + 24 M                                row norms of D for screening
-                                                                           (row ids int64 + squares
-                                                                           float64), freed after setup
-W (document vectors)          N K b, twice during the V-step               old and new W side by side
-screening copy of W           8 N K + 16 M                                 ``ScreenedBatchR`` (ℓ1 topics)
+setup temporaries             8 nnz                                        the squares of X's entries for
+                                                                           ‖X‖² (float64), freed at once
+per-term arrays               8 M + 16 M with ℓ1 topics                    document frequencies; the
+                                                                           screening's row norms and bounds
+W (document vectors)          N K b, twice during the V-step               old and new W side by side (the
+                                                                           screening's drift of W is taken
+                                                                           there: no copy of W is kept)
 U (topics)                    sparse: 3 nnz(U) (b + 4) + (M + 1) 4         previous U, new blocks, stacked
                               dense: 2 M K b                               previous U and the new one
-R blocks (U-step)             3 E 8 per worker                             R rows, warm start, solution
+R blocks (U-step)             3 E b per worker                             R rows, warm start, solution
 document blocks (V-step)      2 E 8 per worker                             Φ rows, solver temporary
 dense copy of U (V-step)      M K b with "auto" and sparse topics          ``RLSIProblem.v_step_topics``
 Gram matrices                 8 K² · 6                                     S, G, their prepared forms
@@ -27,8 +29,20 @@ Gram matrices                 8 K² · 6                                     S, 
 before the fit: ``topic_density`` (default 0.05, the share beyond which ``topic_representation="auto"``
 switches to dense topics when they fit in ``DENSE_MAX_BYTES``) bounds it. The peak is the largest of the
 phases (setup, U-step, V-step); ``baseline`` adds what the process holds already (the interpreter, the
-libraries, the compiled kernels: measure it with :func:`current_rss`). Not counted: the search for λ₁ of
-``target_terms_per_topic`` (a few extra U-steps, same components), and the allocator's fragmentation.
+libraries, the compiled kernels: measure it with :func:`current_rss`). The search for λ₁ of
+``target_terms_per_topic`` is the phase "λ1 search" (``search=True``: up to three copies of D and of W
+at once). Not counted: the allocator's fragmentation.
+
+Why a memory limit does not size the blocks. The blocks are the one part of the peak that a block size
+could bound, and they are small: ``E`` = 4M entries make 3 E b = 96 MB of R blocks in float64 (48 MB in
+float32; 2 E 8 = 64 MB of document blocks) per worker, about 1 % of the peak of the paper's web fit (N = 1.6M, M = 7M, K = 500:
+X, D and W are GBs each; see the table). Smaller blocks would save at most that and cost time (more
+tasks, shorter products); the levers that matter are the fit dtype (float32 halves X, D and W), K, and
+the memory of the machine. So ``--memory-limit`` refuses a fit that would not fit (with the components)
+instead of resizing blocks.
+
+:func:`estimate_online_fit` estimates one pass of :class:`rlsi.models.OnlineRLSI` the same way (its
+docstring has its model): the statistics R (M x K, float64) dominate at a large vocabulary.
 """
 
 from __future__ import annotations
@@ -38,7 +52,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["MemoryEstimate", "estimate_batch_fit", "estimate_for", "current_rss", "peak_rss", "available_memory",
+__all__ = ["MemoryEstimate", "estimate_batch_fit", "estimate_for", "estimate_online_fit", "batch_terms", "current_rss", "peak_rss", "available_memory",
            "format_bytes", "parse_bytes"]
 
 
@@ -126,10 +140,13 @@ def available_memory():
 
 def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, index_dtype=None,
                        topic_penalty="l1", topic_representation="auto", topic_density=0.05, block_entries=None,
-                       n_workers=1, init="docs", baseline=0) -> MemoryEstimate:
+                       n_workers=1, init="docs", search=False, baseline=0) -> MemoryEstimate:
     """Estimate the peak memory of ``BatchRLSI(n_components, ...).fit(X)`` for X of this size (see the
     module docstring for the model). ``n_workers``: blocks solved at once (the thread executor's
-    workers; 1 for the default serial executor). Returns a :class:`MemoryEstimate`."""
+    workers; 1 for the default serial executor). ``search``: the fit searches λ₁ for
+    ``target_terms_per_topic`` first (:mod:`rlsi.models.sparsity`): its own transposed copy, plus the
+    problems of two successive rounds side by side (three copies of D at once; an upper bound read from
+    the code, not measured). Returns a :class:`MemoryEstimate`."""
     from .batch import DENSE_ABOVE, DENSE_MAX_BYTES
     from .tasks import block_rows
 
@@ -140,7 +157,7 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
     D = nnz * (b + i) + (M + 1) * i
     W = N * K * b
     l1 = topic_penalty in ("l1", "nonneg_l1")
-    screen = (8 * N * K + 16 * M) if l1 else 0
+    per_term = 8 * M + (16 * M if l1 else 0)  # df; the screening's row norms and bounds
     dense_ok = M * K * b <= DENSE_MAX_BYTES
     density = float(topic_density)
     dense = topic_representation == "dense" or (topic_representation == "auto" and dense_ok and (
@@ -156,7 +173,7 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
     v_copy = M * K * b if (topic_representation == "auto" and dense_ok and not dense) else 0
     rows = block_rows(K, block_entries)
     workers = max(1, int(n_workers))
-    r_blocks = 3 * min(rows, M) * K * 8 * min(workers, -(-M // rows))
+    r_blocks = 3 * min(rows, M) * K * b * min(workers, -(-M // rows))  # R rows, warm start, solution: fit dtype
     # Φ rows and the solver's temporary: the solution goes straight into W's rows (tasks.doc_block's out=)
     v_blocks = 2 * min(rows, N) * K * 8 * min(workers, -(-N // rows))
     gram = 6 * 8 * K * K
@@ -165,12 +182,16 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
 
     phases = {
         "start": {"X": X, "W": W, "initial W temporaries": init_tmp, "document blocks": v_blocks},
-        "setup": {"X": X, "transposed copy": D, "W": W, "setup temporaries": 16 * nnz + 24 * M},
-        "U-step": {"X": X, "transposed copy": D, "W": W, "screening copy of W": screen, "U": U_step,
+        # ‖X‖² squares X's entries into float64 while D and the document frequencies exist
+        "setup": {"X": X, "transposed copy": D, "W": W, "setup temporaries": 8 * nnz, "per-term arrays": 8 * M},
+        "U-step": {"X": X, "transposed copy": D, "W": W, "per-term arrays": per_term, "U": U_step,
                    "R blocks": r_blocks, "Gram": gram},
-        "V-step": {"X": X, "transposed copy": D, "W": 2 * W, "screening copy of W": screen, "U": U_kept,
+        "V-step": {"X": X, "transposed copy": D, "W": 2 * W, "per-term arrays": per_term, "U": U_kept,
                    "dense copy of U": v_copy, "document blocks": v_blocks, "Gram": gram},
     }
+    if search:
+        phases["λ1 search"] = {"X": X, "transposed copy": 3 * D, "W": 3 * W, "per-term arrays": 2 * per_term,
+                               "U": U_step, "R blocks": r_blocks, "Gram": gram}
     for comps in phases.values():
         comps["process before the fit"] = base
     totals = {name: sum(c.values()) for name, c in phases.items()}
@@ -178,9 +199,64 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
     return MemoryEstimate(peak=totals[phase], phase=phase, components=phases[phase], phases=totals)
 
 
+def estimate_online_fit(n_docs, n_terms, nnz, n_components, *, batch_size=256, dtype=np.float64,
+                        index_dtype=None, topic_density=0.05, batch_terms=None, baseline=0) -> MemoryEstimate:
+    """Estimate the peak memory of ``OnlineRLSI(n_components, batch_size=...).fit(X)`` (one or more passes
+    over X, N x M with nnz entries; ℓ1 topics). An upper-bound model, read from ``online.py`` and
+    ``stats.py`` (keep in step with them):
+
+    * X: as for the batch fit (memory-mapped pages count once read); the statistics ``R``: M x K float64
+      (``TopicStatistics``) and ``S``;
+    * topics: dense (M K 8 <= ``DENSE_MAX_BYTES``): U and its copy of before the mini-batch (2 M K 8);
+      else sparse ``3 nnz(U) 12 + 4 M`` with nnz(U) <= ``topic_density`` M K;
+    * one mini-batch: its c terms (``batch_terms``; default the bound min(M, batch_size · nnz / N), far
+      above the distinct terms of a Zipfian batch: :func:`estimate_for` counts them on X) make three c x K
+      float64 arrays (the batch's rows of R before it, its contribution and their sum); with dense topics
+      the rows solved (at most c + nnz(U)) make two more of that height (their R and U rows); W, Φ: 2 η K 8.
+
+    Returns a :class:`MemoryEstimate` with the single phase ``"mini-batch"``."""
+    from .batch import DENSE_MAX_BYTES
+
+    N, M, nnz, K, eta = int(n_docs), int(n_terms), int(nnz), int(n_components), int(batch_size)
+    b = np.dtype(dtype).itemsize
+    i = np.dtype(index_dtype).itemsize if index_dtype is not None else (4 if max(nnz, M) < 2**31 else 8)
+    X = nnz * (b + i) + (N + 1) * i
+    R = M * K * 8 + 8 * K * K
+    nnz_u = int(float(topic_density) * M * K)
+    dense = M * K * 8 <= DENSE_MAX_BYTES
+    topics = 2 * M * K * 8 if dense else 3 * nnz_u * 12 + 4 * (M + 1)
+    c = min(M, -(-eta * nnz // max(N, 1)) if batch_terms is None else int(batch_terms))
+    batch = 3 * c * K * 8 + 2 * min(eta, N) * K * 8 + 9 * M  # + the batch's term mask and remap (M each)
+    rows = 2 * min(M, c + nnz_u) * K * 8 if dense else 0
+    comps = {"X": X, "statistics R, S": R, "U": topics, "mini-batch": batch, "rows solved": rows,
+             "process before the fit": int(baseline)}
+    total = sum(comps.values())
+    return MemoryEstimate(peak=total, phase="mini-batch", components=comps, phases={"mini-batch": total})
+
+
+def batch_terms(X, batch_size, samples=8):
+    """The most distinct terms (columns) in one of ``samples`` mini-batches of ``batch_size`` rows of the CSR
+    X, spread evenly over it (reads only those rows: cheap on a memory-mapped matrix)."""
+    N = X.shape[0]
+    starts = np.unique(np.linspace(0, max(0, N - batch_size), num=samples).astype(np.int64))
+    most = 0
+    for a in starts:
+        cols = np.asarray(X.indices[X.indptr[a]: X.indptr[min(N, a + batch_size)]])
+        most = max(most, len(np.unique(cols)))
+    return most
+
+
 def estimate_for(model, X, *, baseline=0, topic_density=0.05) -> MemoryEstimate:
-    """:func:`estimate_batch_fit` for ``model.fit(X)`` (a :class:`BatchRLSI` and a CSR matrix)."""
+    """:func:`estimate_batch_fit` for ``model.fit(X)`` (a :class:`BatchRLSI` and a CSR matrix), or
+    :func:`estimate_online_fit` for an :class:`OnlineRLSI`."""
     from .executor import ThreadExecutor
+    from .online import OnlineRLSI
+
+    if isinstance(model, OnlineRLSI):
+        N, M = X.shape
+        return estimate_online_fit(N, M, X.nnz, model.n_components, batch_size=model.batch_size, dtype=X.dtype,
+                                   index_dtype=X.indices.dtype, topic_density=topic_density,
+                                   batch_terms=batch_terms(X, model.batch_size), baseline=baseline)
 
     executor = getattr(model, "executor", None)
     workers = 1
@@ -189,4 +265,5 @@ def estimate_for(model, X, *, baseline=0, topic_density=0.05) -> MemoryEstimate:
     N, M = X.shape
     return estimate_batch_fit(N, M, X.nnz, model.n_components, dtype=X.dtype, index_dtype=X.indices.dtype,
                               topic_penalty=model.topic_penalty, topic_representation=model.topic_representation,
-                              topic_density=topic_density, n_workers=workers, init=model.init, baseline=baseline)
+                              topic_density=topic_density, n_workers=workers, init=model.init,
+                              search=getattr(model, "target_terms_per_topic", None) is not None, baseline=baseline)

@@ -378,8 +378,7 @@ class OnlineRLSI(SquaredLossModel):
                         stats.r_rows, stats.S, U, n_terms=M, penalty=self.topic_penalty, lam=lam1,
                         max_iter=self.inner_max_iter, tol=self.inner_tol, dense=isinstance(U, np.ndarray))
             self._U = U
-            diff = U - U_before
-            self.u_change_ = float(np.sqrt(np.square(diff.data if sp.issparse(diff) else diff).sum()))
+            self.u_change_ = _frobenius_distance(U, U_before)
         self.lambda1_effective_ = lam1
         self.n_batches_ += 1
         self.n_docs_seen_ = stats.n_docs
@@ -511,6 +510,24 @@ class _ActiveRows:
                           tol=tol, overwrite_init=True)
         U[rows] = Ur
         self.live[rows] = steps.nonzero_row_mask(Ur)
+
+
+#: Rows per chunk of :func:`_frobenius_distance` (a few MB at K = 500).
+_DIFF_ROWS = 4096
+
+
+def _frobenius_distance(U, U_before):
+    """``‖U − U_before‖_F`` (float). Dense topics are compared in row chunks: a whole ``U − U_before`` and
+    its square would be two more M x K float64 arrays next to U, its copy and R (the peak of an online
+    fit with a large vocabulary)."""
+    if sp.issparse(U) or sp.issparse(U_before):
+        diff = U - U_before
+        return float(np.sqrt(np.square(diff.data if sp.issparse(diff) else diff).sum()))
+    total = 0.0
+    for a in range(0, U.shape[0], _DIFF_ROWS):
+        d = U[a:a + _DIFF_ROWS] - U_before[a:a + _DIFF_ROWS]
+        total += float(np.einsum("ij,ij->", d, d))
+    return float(np.sqrt(total))
 
 
 @contextlib.contextmanager

@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .._rows import row_norms
 from ..kernels.products import csr_dense_rows, csr_dense_rows_max, csr_dense_take
 from .steps import nonzero_row_mask
 
@@ -31,53 +30,104 @@ class BatchR:
     total_skipped = 0
 
 
-#: Rows per chunk of :func:`_drift_and_store` (fixed, so the column sums do not depend on the threads).
+#: Rows per chunk of :func:`_column_drift` (fixed, so the column sums do not depend on the threads).
 DRIFT_CHUNK = 1024
 
 
 @njit(cache=True, parallel=True)
-def _drift_and_store(W, stored):
-    """``Σ_n (W[n, k] − stored[n, k])²`` for each column k (float64), and ``stored[...] = W``, in one
-    parallel pass. Partial sums over fixed row chunks, added in chunk order: the same numbers on any
-    number of threads."""
+def _column_drift(W, W_old):
+    """``(Σ_n (W[n, k] − W_old[n, k])², Σ_n W[n, k]²)`` for each column k (float64), in one parallel pass;
+    ``W_old`` with no rows: the drift part is 0. Partial sums over fixed row chunks, added in chunk order:
+    the same numbers on any number of threads."""
     N, K = W.shape
+    with_old = W_old.shape[0] > 0
     n_chunks = (N + DRIFT_CHUNK - 1) // DRIFT_CHUNK
-    parts = np.zeros((n_chunks, K))
+    parts = np.zeros((n_chunks, 2, K))
     for c in prange(n_chunks):
-        part = parts[c]
+        drift = parts[c, 0]
+        norm = parts[c, 1]
         for n in range(c * DRIFT_CHUNK, min(N, (c + 1) * DRIFT_CHUNK)):
             for k in range(K):
                 w = np.float64(W[n, k])
-                d = w - stored[n, k]
-                part[k] += d * d
-                stored[n, k] = w
-    out = np.zeros(K)
+                norm[k] += w * w
+                if with_old:
+                    d = w - np.float64(W_old[n, k])
+                    drift[k] += d * d
+    out = np.zeros((2, K))
     for c in range(n_chunks):
         for k in range(K):
-            out[k] += parts[c, k]
+            out[0, k] += parts[c, 0, k]
+            out[1, k] += parts[c, 1, k]
+    return out[0], out[1]
+
+
+@njit(cache=True, parallel=True)
+def _csr_row_norms(indptr, data):
+    """ℓ2 norm of each row of a CSR matrix (float64), summing the squares of a row in storage order: the
+    numbers of :func:`rlsi._rows.row_norms` (``bincount`` adds in the same order) without its int64 row
+    ids and float64 squares (16 bytes per stored entry)."""
+    n = indptr.shape[0] - 1
+    out = np.empty(n)
+    for i in prange(n):
+        s = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            v = np.float64(data[p])
+            s += v * v
+        out[i] = np.sqrt(s)
     return out
+
+
+def csr_row_norms(A):
+    """ℓ2 norm of each row (float64) of a scipy CSR matrix, without temporaries of its size."""
+    return _csr_row_norms(A.indptr, A.data)
+
+
+def rounding_factor(n_terms, dtype):
+    """``γ_{n+2} = (n+2)u / (1 − (n+2)u)`` for each count n of ``n_terms`` (u: the unit roundoff of
+    ``dtype``): ``|fl(dᵀw) − dᵀw| <= γ_{n+2} Σ|d_j w_j|`` for a dot product of n terms computed in ``dtype``
+    in any order (Higham, Accuracy and Stability, §3.1; +1 for the product, +1 for converting d to
+    ``dtype``). inf where ``(n+2)u >= 1/2`` (no useful bound)."""
+    u = np.finfo(dtype).eps / 2.0
+    nu = (np.asarray(n_terms, dtype=np.float64) + 2.0) * u
+    return np.where(nu < 0.5, nu / np.maximum(1.0 - nu, 0.5), np.inf)
 
 
 class ScreenedBatchR:
     """Rows of ``R = D W`` for the batch ℓ1 U-step, skipping rows whose lasso solution is provably zero.
 
     A term row m whose previous topic weights are all zero keeps the zero solution exactly when
-    ``max_k |r_mk| <= λ/2`` (the KKT conditions at 0). Without computing r_m we know
-    ``|r_mk(W_t)| <= |r_mk(W_s)| + ‖d_m‖₂ ‖W_t[:, k] − W_s[:, k]‖₂`` (Cauchy–Schwarz) for the W_s at which
-    the row was last computed, so ``bound_m`` — the last computed ``max_k |r_mk|`` plus
-    ``‖d_m‖₂ · max_k ‖ΔW_k‖₂`` accumulated over the iterations since — certifies a skip. Skipped rows are
-    returned as zeros, which the lasso kernel then skips too: the U-step result is bit-identical to
-    computing every row (tested), at the cost of one N x K copy of the previous W and M floats.
-    Late in a fit this avoids about half of the ``nnz(D) · K`` work of ``R``.
+    ``max_k |r̂_mk| <= λ/2`` for the *computed* row r̂ (the KKT conditions at 0, as the lasso kernel tests
+    them). Without computing r̂_m at the current W_t we bound it from the W_s at which the row was last
+    computed:
+
+        |r̂_mk(W_t)| <= |r̂_mk(W_s)| + ‖d_m‖₂ ‖W_t[:, k] − W_s[:, k]‖₂ + γ_m ‖d_m‖₂ (‖W_s[:, k]‖₂ + ‖W_t[:, k]‖₂)
+
+    (Cauchy–Schwarz for the exact products, and for each computed one the rounding bound
+    ``|r̂ − r| <= γ_m Σ_j |d_mj w_jk| <= γ_m ‖d_m‖₂ ‖W_k‖₂`` with ``γ_m = γ_{df_m+2}`` in the product's
+    dtype, :func:`rounding_factor`). ``bound_m`` holds the first two terms and the W_s part of the third:
+    the last computed ``max_k |r̂_mk|`` plus ``γ_m ‖d_m‖ max_k ‖W_s[:, k]‖``, plus ``‖d_m‖₂ · max_k ‖ΔW_k‖₂``
+    accumulated over the iterations since (triangle inequality); a row is skipped when ``bound_m +
+    γ_m ‖d_m‖ max_k ‖W_t[:, k]‖`` is below λ/2 (with a relative margin of 1e-6 for the rounding of the
+    bound's own float64 arithmetic). Skipped rows are returned as zeros, which the lasso kernel then skips
+    too: the U-step result is bit-identical to computing every row (tested), in float32 as in float64. In
+    float64 the rounding term is ~1e-16 df_m relative; in float32 it matters for rows near the threshold
+    (a test shows a float32 case the bound without it gets wrong).
+
+    Memory: the drift of W is reported by the problem's V-step, which holds the old and the new W side by
+    side anyway (:meth:`advance`), so no copy of W is kept: only M floats of bounds and M row norms.
+    An iteration whose W did not come through :meth:`advance` from the last state voids the bounds
+    (every row is computed again, which makes them valid anew). Late in a fit this avoids about half of
+    the ``nnz(D) · K`` work of ``R``.
     """
 
     def __init__(self, D, half_lam):
         self.D = D
         self.half_lam = float(half_lam)
-        self.row_norms = row_norms(D)
+        self.row_norms = csr_row_norms(D)
         self.bound = np.full(D.shape[0], np.inf)
-        self.W = None
-        self.U_prev = None
+        self._W = None  # the W of the current state (the problem's own array: no copy)
+        self._next = None  # (W, drift) reported by advance() for the next state
+        self._col_norm = 0.0  # max_k ‖W[:, k]‖ of the current state
         self._skipped = {}  # block start -> rows skipped (dict stores are atomic: safe under threads)
         self.total_skipped = 0
 
@@ -94,42 +144,69 @@ class ScreenedBatchR:
         """Start an iteration: the new document vectors W (N x K) and the previous topics (M x K CSR or
         ndarray, or None)."""
         self._close_count()
-        if self.W is not None:
-            # the drift of W since the last iteration, and the W at which this iteration's rows are computed
-            sq = _drift_and_store(np.ascontiguousarray(W), self.W)
-            self.bound += self.row_norms * float(np.sqrt(np.max(sq, initial=0.0)))
+        W = np.ascontiguousarray(W)
+        nxt, self._next = self._next, None
+        if nxt is not None and nxt[0] is W:
+            drift, norms = nxt[1], nxt[2]
+            self.bound += self.row_norms * float(np.sqrt(np.max(drift, initial=0.0)))
         else:
-            self.W = np.array(W, dtype=np.float64)
-        self._Wc = np.ascontiguousarray(W)
+            # the first state, or a W that did not come through advance(): bounds void (recomputed)
+            self.bound[:] = np.inf
+            norms = _column_drift(W, W[:0])[1]
+        self._col_norm = float(np.sqrt(np.max(norms, initial=0.0)))
+        self._W = W
         self.U_prev = U_prev
 
+    def advance(self, W_old, W_new):
+        """The V-step replaced the current state's W (``W_old``, not modified) by ``W_new``: record the
+        drift of W for the next :meth:`set_state` (one parallel pass over both; no copy)."""
+        if self._W is None or W_old is not self._W or W_new is W_old or W_new.shape != W_old.shape:
+            self._next = None  # not the state the bounds were built at: the next set_state voids them
+            return
+        W_new = np.ascontiguousarray(W_new)
+        drift, norms = _column_drift(W_new, np.ascontiguousarray(W_old))
+        self._next = (W_new, drift, norms)
+        self._W = None  # the old W may be freed by the problem; nothing here holds it
+
     def invalidate(self):
-        """Forget the bounds and the stored W (an iteration computed R without this provider): the next
-        iteration computes every row again, which makes the bounds valid anew."""
+        """Forget the bounds (an iteration computed R without this provider): the next iteration computes
+        every row again, which makes the bounds valid anew."""
         self._close_count()
         self.bound[:] = np.inf
-        self.W = None
+        self._W = None
+        self._next = None
 
     def finish(self):
         """Close the last iteration's count into ``total_skipped``."""
         self._close_count()
 
+    def _slack(self, a, b):
+        """``γ_m ‖d_m‖`` of rows a..b (the rounding part of the bound per unit of ‖W_k‖)."""
+        df = np.diff(self.D.indptr[a:b + 1])
+        return rounding_factor(df, self._W.dtype) * self.row_norms[a:b]
+
     def _need(self, a, b):
         """Rows of block a..b that must be computed (the others are certified zero)."""
-        # a relative margin keeps the certificate valid under the rounding of the product itself
-        need = self.bound[a:b] > self.half_lam * (1.0 - 1e-6)
+        with np.errstate(invalid="ignore"):  # inf bound x 0 slack stays inf; 0 x inf slack is nan (need)
+            test = self.bound[a:b] + self._slack(a, b) * self._col_norm
+        need = ~(test <= self.half_lam * (1.0 - 1e-6))
         if isinstance(self.U_prev, np.ndarray):
             need |= nonzero_row_mask(self.U_prev[a:b])
         elif self.U_prev is not None:
             need |= np.diff(self.U_prev.indptr[a:b + 1]) > 0
         return need
 
+    def _store(self, rows, rowmax, slack):
+        """Bounds of freshly computed rows: their max |r̂| plus the rounding term at this W."""
+        with np.errstate(invalid="ignore"):
+            self.bound[rows] = rowmax + np.nan_to_num(slack * self._col_norm, nan=np.inf)
+
     def __call__(self, a, b):
         need = self._need(a, b)
-        Rb, rowmax = csr_dense_rows_max(self.D, a, b, self._Wc, need, dtype=self._Wc.dtype)
-        bound = self.bound[a:b]
-        bound[need] = rowmax[need]
-        self._skipped[a] = int(len(need) - np.count_nonzero(need))
+        Rb, rowmax = csr_dense_rows_max(self.D, a, b, self._W, need, dtype=self._W.dtype)
+        rows = np.flatnonzero(need)
+        self._store(a + rows, rowmax[rows], self._slack(a, b)[rows])
+        self._skipped[a] = int(len(need) - len(rows))
         return Rb
 
     def compact(self, a, b):
@@ -139,8 +216,8 @@ class ScreenedBatchR:
         Late in a sparse fit most rows are skipped, and no block x K array of zeros is written, scanned
         by the lasso and converted for them."""
         rows = np.flatnonzero(self._need(a, b))
-        Rc, rowmax = csr_dense_take(self.D, rows + a, self._Wc, dtype=self._Wc.dtype)
-        self.bound[a + rows] = rowmax
+        Rc, rowmax = csr_dense_take(self.D, rows + a, self._W, dtype=self._W.dtype)
+        self._store(a + rows, rowmax, self._slack(a, b)[rows])
         self._skipped[a] = int((b - a) - len(rows))
         return rows, Rc
 
