@@ -61,8 +61,7 @@ class DistributedProblem:
         self.doc_pen = get_penalty(doc_penalty, param="doc_penalty")
         self.lambda1, self.lambda2 = lambda1, lambda2
         self.inner = dict(max_iter=inner_max_iter, tol=inner_tol)
-        # the U-step's sweeps per term row, as RLSIProblem (BatchRLSI's topic_sweeps)
-        self.topic_inner = dict(self.inner, max_iter=topic_max_iter(inner_max_iter, topic_sweeps))
+        self.topic_sweeps = topic_sweeps  # BatchRLSI's: the U-step's sweeps per term row, as RLSIProblem
         self.threads = threads
         self.U = self.U_fut = self.U_blocks = None
         self.cross = 0.0
@@ -134,6 +133,8 @@ class DistributedProblem:
             self._invalidate_screening()
         else:
             need = self._rows_needed()
+        topic_inner = dict(self.inner, max_iter=topic_max_iter(self.inner["max_iter"], self.topic_sweeps,
+                                                               warm=self.U_blocks is not None))
         results = []
         for j, (a, b) in enumerate(self.term_blocks):
             need_b = None if need is None else need[a:b]
@@ -144,7 +145,7 @@ class DistributedProblem:
             U_prev = None if self.U_blocks is None else self.U_blocks[j]
             results.append(self.submit(_tasks.topic_step, Rb, prepared, U_prev, b - a, self.K, self.dtype,
                                        penalty=self.topic_pen, lam=self.lambda1, threads=self.threads,
-                                       dense=self.dense, **self.topic_inner))
+                                       dense=self.dense, **topic_inner))
         self.U_fut = self.submit(_tasks.assemble, *results)  # (U, sweeps): the tasks take U from it
         self.U_blocks = results  # (U_b, ...) results: warm starts of the next U-step
         self.U, sweeps, peaks = self.gather(self.U_fut)

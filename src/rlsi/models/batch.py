@@ -61,17 +61,17 @@ DENSE_MAX_BYTES = 2 << 30
 #: switch is set where the dense product clearly wins. Topics of common terms are the dense ones, and
 #: common terms are most of X's entries, so this happens at a few % of non-zero weights.
 SPARSE_WORK_SHARE = 0.3
-#: Default of ``BatchRLSI(topic_sweeps=...)``: coordinate-descent sweeps per term row in each U-step.
-#: Measured (benchmarks/results/density_sweep_sweeps.md): with the warm start from the previous topics, one
-#: sweep per outer iteration reaches a given objective in less CPU time than solving every U-step to
-#: ``inner_tol`` — 20-25 % less at AvgComp ≈ 0.3, where the exact U-step ran 5-40 sweeps a row — and in the
-#: same time at AvgComp ≈ 0.01, where the exact U-step ran 1-4 sweeps a row anyway.
+#: Default of ``BatchRLSI(topic_sweeps=...)``: coordinate-descent sweeps per term row in each warm-started
+#: U-step. Measured (benchmarks/results/density_sweep_sweeps.md, 1 thread, CPU time to the same objective):
+#: 14-17 % less time than exact U-steps at AvgComp ≈ 0.25, about the same at 0.08 and at 0.0002; 1 or 2
+#: sweeps were no better than 3, and capping the first (cold) U-step too made the sparsest fit 50 % slower.
 TOPIC_SWEEPS = 3
 
 
-def topic_max_iter(inner_max_iter, topic_sweeps):
+def topic_max_iter(inner_max_iter, topic_sweeps, warm=True):
     """Sweeps per term row of one U-step: ``inner_max_iter`` (solved to ``inner_tol``) when
-    ``topic_sweeps`` is None, else the smaller of the two.
+    ``topic_sweeps`` is None or the U-step has no warm start (``warm=False``: the first U-step starts
+    from zero), else the smaller of the two.
 
     Why a few sweeps suffice: the U-step starts from the previous topics and every coordinate update
     minimises Eq. (1) exactly along its coordinate, so any number of sweeps ≥ 1 never increases the
@@ -79,8 +79,12 @@ def topic_max_iter(inner_max_iter, topic_sweeps):
     Eq. (1) monotonically. Its fixed points are those of the exact scheme (a row that one sweep leaves
     unchanged satisfies the lasso's optimality conditions), so both converge to stationary points of the
     same problem; the inexact one spends its work where the objective still moves, instead of solving
-    each U-step for a W that the next V-step replaces."""
-    return inner_max_iter if topic_sweeps is None else min(int(topic_sweeps), int(inner_max_iter))
+    each U-step for a W that the next V-step replaces. The cold first U-step is solved fully: a few sweeps
+    from zero leave a rough U₁ that sends the alternation along another path (measured: to a worse point
+    at the sparse end), and it is one U-step of the fit."""
+    if topic_sweeps is None or not warm:
+        return inner_max_iter
+    return min(int(topic_sweeps), int(inner_max_iter))
 
 
 class RLSIProblem:
@@ -111,7 +115,7 @@ class RLSIProblem:
         self.topic_penalty, self.doc_penalty = topic_penalty, doc_penalty
         self.lambda1, self.lambda2 = lambda1, lambda2
         self.inner_max_iter, self.inner_tol = inner_max_iter, inner_tol
-        self.topic_max_iter = topic_max_iter(inner_max_iter, topic_sweeps)
+        self.topic_sweeps = topic_sweeps
         self.x_sqnorm = float(np.square(X.data, dtype=np.float64).sum())
         screenable = get_penalty(topic_penalty).norm == "l1"
         self._plain_r_rows = BatchR(self.D)
@@ -136,9 +140,10 @@ class RLSIProblem:
             r_rows.invalidate()
             r_rows = self._plain_r_rows
         r_rows.set_state(self.W, self.U)
+        sweeps_cap = topic_max_iter(self.inner_max_iter, self.topic_sweeps, warm=self.U is not None)
         self.U, sweeps = steps.update_topics(
             r_rows, self.S, self.U, n_terms=self.D.shape[0], penalty=self.topic_penalty,
-            lam=self.lambda1, max_iter=self.topic_max_iter, tol=self.inner_tol, executor=executor,
+            lam=self.lambda1, max_iter=sweeps_cap, tol=self.inner_tol, executor=executor,
             dense=self.dense)
         nnz = int(np.count_nonzero(self.U)) if self.dense else self.U.nnz
         diag = {"nnz": nnz, "sweeps": sweeps, "screened": r_rows.rows_skipped,
@@ -213,11 +218,12 @@ class BatchRLSI(SquaredLossModel):
     max_iter : int, default 100 — outer iterations (the paper runs 100).
     tol : float, default 1e-4 — stop when the objective decreases by less than ``tol`` (relative).
     inner_max_iter, inner_tol : coordinate-descent sweeps per row and its stopping rule.
-    topic_sweeps : None or int, default 1 — coordinate-descent sweeps per term row in each U-step, warm-
-        started from the previous topics (an inexact U-step that still decreases Eq. 1 at every iteration;
-        see :func:`topic_max_iter`); None solves every U-step to ``inner_tol`` (at most ``inner_max_iter``
-        sweeps), as Algorithm 2. The default reaches a given objective in less time at every measured density
-        (benchmarks/results/density_sweep_sweeps.md); None reproduces the paper's iterates.
+    topic_sweeps : None or int, default 3 — coordinate-descent sweeps per term row in each U-step after the
+        first, warm-started from the previous topics (an inexact U-step that still decreases Eq. 1 at every
+        iteration; see :func:`topic_max_iter`); None solves every U-step to ``inner_tol`` (at most
+        ``inner_max_iter`` sweeps), as Algorithm 2, and reproduces the paper's iterates. Both converge to the
+        same solutions on the oracle problems of the tests; the default's iterations are cheaper where topics
+        are dense (benchmarks/results/density_sweep_sweeps.md).
     random_state : None, int or Generator — makes fits reproducible (also with several threads).
     n_jobs : None or int — numba threads (None: numba's default, all cores).
     executor : None, "serial", "threads" or an executor object — where the per-block tasks run
