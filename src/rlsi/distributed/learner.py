@@ -94,7 +94,8 @@ class DaskRLSI(BatchRLSI):
     Parameters
     ----------
     n_components, lambda1, lambda2, topic_penalty, doc_penalty, lambda1_scale, target_terms_per_topic,
-    topic_representation, init, max_iter, tol, inner_max_iter, inner_tol, topic_sweeps, random_state, verbose : as
+    topic_representation, init, max_iter, tol, inner_max_iter, inner_tol, topic_sweeps, random_state,
+    verbose : as
     :class:`rlsi.models.BatchRLSI` (same defaults, same result).
     n_jobs : None or int — numba threads inside each task (None: the cores divided by the worker threads
         of a LocalCluster started here; numba's default on another cluster).
@@ -137,8 +138,8 @@ class DaskRLSI(BatchRLSI):
     def __init__(self, n_components=20, *, lambda1=0.05, lambda2=1.0, topic_penalty="l1", doc_penalty="l2",
                  lambda1_scale="per_doc", target_terms_per_topic=None, topic_representation="auto",
                  init="docs", max_iter=100, tol=1e-4, inner_max_iter=100,
-                 inner_tol=1e-4, topic_sweeps=TOPIC_SWEEPS, random_state=None, n_jobs=None, client=None, scheduler=None, n_workers=2,
-                 threads_per_worker=1, partitions=None, checkpoint_dir=None, resume=False, timeout=10.0,
+                 inner_tol=1e-4, topic_sweeps=TOPIC_SWEEPS, random_state=None, n_jobs=None, client=None,
+                 scheduler=None, n_workers=2, threads_per_worker=1, partitions=None, checkpoint_dir=None, resume=False, timeout=10.0,
                  verbose=0):
         super().__init__(n_components, lambda1=lambda1, lambda2=lambda2, topic_penalty=topic_penalty,
                          doc_penalty=doc_penalty, lambda1_scale=lambda1_scale,

@@ -62,9 +62,10 @@ DENSE_MAX_BYTES = 2 << 30
 #: common terms are most of X's entries, so this happens at a few % of non-zero weights.
 SPARSE_WORK_SHARE = 0.3
 #: Default of ``BatchRLSI(topic_sweeps=...)``: coordinate-descent sweeps per term row in each warm-started
-#: U-step. Measured (benchmarks/results/density_sweep_sweeps.md, 1 thread, CPU time to the same objective):
-#: 14-17 % less time than exact U-steps at AvgComp ≈ 0.25, about the same at 0.08 and at 0.0002; 1 or 2
-#: sweeps were no better than 3, and capping the first (cold) U-step too made the sparsest fit 50 % slower.
+#: U-step. Measured (benchmarks/results/density_sweep_sweeps.md, 1 thread, CPU time to the same objective
+#: as exact U-steps): 16 % less at AvgComp ≈ 0.24, 13 % less at 0.0002, within the ±6 % noise of shared
+#: cores at 0.007 and 0.08; 1 or 2 sweeps were no better than 3, and capping the first (cold) U-step too
+#: made the sparsest fit 51 % slower.
 TOPIC_SWEEPS = 3
 
 
