@@ -6,6 +6,7 @@ Usage (each call a fresh process, so that both trees run the same way)::
 
     python benchmarks/ab_batch.py SRC_DIR LAM      # SRC_DIR: a tree's src/ (e.g. `git archive 457fdf8 src`)
     python benchmarks/ab_batch.py SRC_DIR nmf
+    python benchmarks/ab_batch.py SRC_DIR LAM SWEEPS   # BatchRLSI(topic_sweeps=SWEEPS): an int or "none"
 
 The corpus is ``synthetic.make_corpus(20000, 60000, 150, n_topics=100, seed=0)`` (the matrix of
 ``density_sweep.md``), cached as an npz in ``$AB_CACHE`` (default ``/tmp/rlsi_ab_X.npz``).
@@ -46,7 +47,12 @@ else:
     from rlsi.models.batch import BatchRLSI
 
     BatchRLSI(10, lambda1=0.01, max_iter=2, random_state=0).fit(X[:400])  # compile outside the timing
-    model = BatchRLSI(100, lambda1=float(what), max_iter=10, tol=1e-4, random_state=0)
+    extra = {}
+    if len(sys.argv) > 3:
+        extra["topic_sweeps"] = None if sys.argv[3] == "none" else int(sys.argv[3])
+    model = BatchRLSI(100, lambda1=float(what), max_iter=10, tol=1e-4, random_state=0, **extra)
     t = time.process_time()
     model.fit(X)
-    print(f"{sys.argv[1]} lam={what} whole-fit per-iter {(time.process_time() - t) / model.n_iter_:.3f}")
+    print(f"{sys.argv[1]} lam={what} {extra} whole-fit per-iter {(time.process_time() - t) / model.n_iter_:.3f} "
+          f"iterations {model.n_iter_} objective {model.objective_[-1]:.6g} "
+          f"AvgComp {model.components_.nnz / (model.components_.shape[0] * model.components_.shape[1]):.4g}")

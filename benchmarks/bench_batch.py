@@ -80,10 +80,13 @@ PARALLEL = ("numba: _csr_dense_rows", "numba: _csr_csr_dense", "numba: _count_ro
 SERIAL_KERNELS = ()
 # the top-level phases of an iteration: the driver calls these three methods of the problem
 U_STEP, V_STEP, OBJECTIVE = "U-step (problem.u_step)", "V-step (problem.v_step)", "objective (problem.objective)"
+SEARCH = "λ₁ search (target_terms_per_topic)"  # before the fit's iterations; reported apart, not per iteration
 
 
-def load_inputs(workdir):
-    return sp.load_npz(workdir / "X.npz").tocsr()
+def load_inputs(workdir, dtype=None):
+    """The run's matrix, cast to ``dtype`` (a sweep over dtypes stores it once, as float64)."""
+    X = sp.load_npz(workdir / "X.npz").tocsr()
+    return X if dtype is None else X.astype(dtype)
 
 
 # ------------------------------------------------------------------------------------ rlsi instrumentation
@@ -130,6 +133,7 @@ def instrument(prof, state):
         sw = out[1]
         r = prof.record
         r["rows"] += len(sw)
+        r["rows_iterated"] += int((sw > 0).sum())  # the others were optimal at zero (skipped by the kernel)
         r["sweeps"] += int(sw.sum())
         r["rows_maxed"] += int((sw >= k.get("max_iter", 100)).sum())
         r["max_sweeps"] = max(r["max_sweeps"], int(sw.max(initial=0)))
@@ -182,6 +186,7 @@ def instrument(prof, state):
     P(Problem, "__init__", "problem setup (D = Xᵀ, S, ‖X‖², screening)",
       post=lambda out, a, k: state.__setitem__("problem", a[0]))
     P(batch.BatchRLSI, "_initial_doc_vectors", "init (V₀)", post=lambda out, a, k: state.__setitem__("W0", out))
+    P(batch.BatchRLSI, "_lambda1_for_target", SEARCH)
 
     orig_alternate = batch.alternate
 
@@ -293,23 +298,28 @@ def planted_recovery(U, topic_terms, top=10, planted_top=30):
 def run_rlsi(a, wd):
     from rlsi.models.batch import BatchRLSI
 
-    X = load_inputs(wd)
+    X = load_inputs(wd, a.child_dtype)
     res = {"rss_after_load_gb": current_rss_gb(), **harness.thread_info()}
     N, M = X.shape
     K = a.k
-    # warm-up: loads numba's cached machine code (or compiles it) outside the timed fit
+    # warm-up: loads numba's cached machine code (or compiles it) outside the timed fit, on every path the
+    # fit can take (screened sparse topics, the switch to dense topics, the λ₁ search)
     small = make_corpus(400, 3000, 50, n_topics=10, seed=1, dtype=X.dtype).X
     t = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        BatchRLSI(10, lambda1=a.lambda1, max_iter=2, random_state=0).fit(small)
+        for kw in (dict(lambda1=a.lambda1), dict(lambda1=0.3), dict(lambda1=1e-5), dict(target_terms_per_topic=50)):
+            BatchRLSI(10, max_iter=3, random_state=0, **kw).fit(small)
     res["warmup_s"] = time.perf_counter() - t
 
     prof = harness.PhaseProfiler()
     state = {"iters": [], "callback_s": 0.0, "snapshot_at": a.iters - 1 if a.replays > 0 else None}
     instrument(prof, state)
+    sweeps = {} if a.topic_sweeps == "default" else {
+        "topic_sweeps": None if a.topic_sweeps == "none" else int(a.topic_sweeps)}
     est = BatchRLSI(K, lambda1=a.lambda1, lambda2=a.lambda2, max_iter=a.iters, tol=a.tol, random_state=a.seed,
-                    inner_max_iter=a.inner_max_iter, inner_tol=a.inner_tol)
+                    inner_max_iter=a.inner_max_iter, inner_tol=a.inner_tol,
+                    target_terms_per_topic=a.terms_per_topic, **sweeps)
     prof.record = defaultdict(float)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -318,6 +328,8 @@ def run_rlsi(a, wd):
         total = time.perf_counter() - t - state["callback_s"]
     res["warnings"] = [f"{w.category.__name__}: {w.message}" for w in caught]
     pre = flatten(state["pre"])[0]
+    search_s = pre.get(SEARCH, 0.0)
+    total -= search_s  # the λ₁ search of target_terms_per_topic is reported apart (search_s)
     iters = []
     for x in state["iters"]:
         phases, other = flatten(x.pop("record"))
@@ -331,7 +343,8 @@ def run_rlsi(a, wd):
     res.update(
         total_s=total, pre=pre, init_s=init_s, setup_s=setup_s, iters=iters, n_iter=est.n_iter_,
         fit_rest_s=total - init_s - setup_s - sum(x["wall"] for x in iters),
-        lambda1=a.lambda1, lambda1_effective=est.lambda1_effective_, lambda2=a.lambda2, K=K, N=N, M=M,
+        lambda1=float(est.lambda1_), lambda1_effective=est.lambda1_effective_, lambda2=a.lambda2, K=K, N=N, M=M,
+        search_s=search_s, terms_per_topic_target=a.terms_per_topic, topic_sweeps=est.topic_sweeps,
         objective=est.objective_.tolist(), nnzU=int(Ut.nnz), density_U=Ut.nnz / (M * K),
         dead_topics=int(len(est.dead_topics())), converged=est.n_iter_ < a.iters,
         terms_per_topic=np.diff(Ut.indptr).tolist(), n_rows_screened=int(est.n_rows_screened_),
@@ -417,8 +430,8 @@ def run_nmf(a, wd, solver):
     from sklearn.decomposition import NMF
     from sklearn.exceptions import ConvergenceWarning
 
-    X = load_inputs(wd)
-    res = {"rss_after_load_gb": current_rss_gb(), "solver": solver}
+    X = load_inputs(wd, a.child_dtype)
+    res = {"rss_after_load_gb": current_rss_gb(), "solver": solver, "dtype": str(X.dtype)}
     n = a.nmf_iters
     times = {}
     for it in (1, n):
@@ -603,39 +616,107 @@ def profile_section(r, args):
     return L
 
 
-def sweep_section(res, args):
-    """Sweep over λ₁: one row per BatchRLSI fit, NMF(mu) once on the same matrix."""
-    mu = res.get("nmf-mu") or {}
-    nmf = mu.get("per_iter_s")
-    L = ["## λ₁ sweep: speed and serial share at every density\n",
-         f"BatchRLSI (`--iters {args.iters}`, tol {args.tol:g}) per λ₁ and NMF(`mu`) once, same matrix, numba and "
-         f"BLAS threads: {args.threads or 'library default'}. Per iteration: whole-fit average (init and first "
-         "iteration included) and the mean of iterations 2..n. AvgComp = nnz(U)/(M·K). Serial share: time outside "
-         "numba parallel kernels and BLAS/LAPACK, mean of iterations 2..n. "
-         + ("**Clock: CPU time of the process** (`--clock cpu`, `time.process_time`) for every timing of this file, "
-            "NMF's included: the cores were shared with other work, which inflates wall-clock times but not the "
-            "CPU time of a 1-thread run.\n" if args.clock == "cpu" else "Clock: wall.\n")]
-    rows = []
+def _nmf_for(res, r):
+    """The NMF(mu) result measured on the same dtype as the BatchRLSI result ``r``."""
+    for key, q in res.items():
+        if key.startswith("nmf-mu") and q and q.get("dtype", r.get("dtype")) == r.get("dtype"):
+            return q
+    return {}
+
+
+def _mean_sweeps(r):
+    """Coordinate-descent sweeps per solved term row, mean of iterations 2..n (1 if a single one)."""
+    it = r["iters"][1:] or r["iters"]
+    vals = [x.get("sweeps", 0) / max(x.get("rows_iterated", 0), 1) for x in it]
+    return float(np.mean(vals)) if vals else 0.0
+
+
+def sweep_rows(res):
+    """One dict per BatchRLSI fit of a sweep (with its NMF of the same dtype), in run order."""
+    out = []
     for key, r in res.items():
         if not key.startswith("rlsi") or "iters" not in r:
             continue
         s = summarize_rlsi(r)
+        nmf = _nmf_for(res, r).get("per_iter_s")
         tpt = np.asarray(r["terms_per_topic"])
-        rows.append([f"{r['lambda1']:g}", f"{r['density_U']:.4g}", f"{np.median(tpt):.0f}", r["dead_topics"],
-                     s["n"], fmt(s["avg_incl"], 3), fmt(s["later"], 3), fmt(s["u_later"], 3), fmt(s["v_later"], 3),
-                     fmt(s["avg_incl"] / nmf) if nmf else "—", f"{100 * s['serial_later']:.1f} %",
-                     fmt(r["rss_peak_gb"])])
-    L += md_table(["λ₁ (per 1000 docs)", "AvgComp", "median terms / topic", "dead topics", "iterations",
-                   "s / iteration (whole fit)", "s / iteration (2..n)", "U-step (2..n)", "V-step (2..n)",
-                   "ratio to NMF(mu)", "serial share", "peak RSS (GB)"], rows)
+        target = r.get("terms_per_topic_target")
+        out.append(dict(key=key, dtype=r.get("dtype"), target=None if target is None else target / r["M"],
+                        density=r["density_U"], median_terms=float(np.median(tpt)), lambda1=r["lambda1"],
+                        dead=r["dead_topics"], n=s["n"], avg=s["avg_incl"], later=s["later"], u=s["u_later"],
+                        v=s["v_later"], nmf=nmf, ratio=s["avg_incl"] / nmf if nmf else None,
+                        serial=s["serial_later"], sweeps=_mean_sweeps(r), search=r.get("search_s", 0.0),
+                        rss=r["rss_peak_gb"], topic_sweeps=r.get("topic_sweeps")))
+    return out
+
+
+def sweep_section(res, args):
+    """Sweep over λ₁ or AvgComp targets: one row per BatchRLSI fit, NMF(mu) once per dtype on the same matrix."""
+    L = ["## Density sweep: speed and serial share at every density\n",
+         f"BatchRLSI (`--iters {args.iters}`, tol {args.tol:g}, topic_sweeps = {args.topic_sweeps}) per density and "
+         f"NMF(`mu`) once per dtype, same matrix, numba and BLAS threads: {args.threads or 'library default'}. "
+         "With `--sweep-avgcomp` each fit asks for `target_terms_per_topic = round(AvgComp·M)` and the library "
+         "searches λ₁ (its time, 'λ₁ search', is not in the per-iteration numbers). Per iteration: whole-fit "
+         "average (init and first iteration included; this is the ratio's numerator) and the mean of iterations "
+         "2..n. AvgComp = nnz(U)/(M·K) of the final topics. Sweeps: coordinate-descent sweeps per term row the lasso "
+         "iterated on in a U-step (rows optimal at zero are skipped; mean of iterations 2..n). Serial share: time outside numba parallel kernels and BLAS/LAPACK, "
+         "mean of iterations 2..n. "
+         + ("**Clock: CPU time of the process** (`--clock cpu`, `time.process_time`) for every timing of this file, "
+            "NMF's included: the cores were shared with other work, which inflates wall-clock times but not the "
+            "CPU time of a 1-thread run.\n" if args.clock == "cpu" else "Clock: wall.\n")]
+    rows = []
+    for x in sweep_rows(res):
+        rows.append([x["dtype"], "—" if x["target"] is None else f"{x['target']:g}", f"{x['density']:.3g}",
+                     f"{x['median_terms']:.0f}", f"{x['lambda1']:.3g}", x["dead"], x["n"], fmt(x["avg"], 3),
+                     fmt(x["later"], 3), fmt(x["u"], 3), fmt(x["v"], 3), fmt(x["sweeps"], 1),
+                     fmt(x["nmf"], 3) if x["nmf"] else "—", fmt(x["ratio"]) if x["ratio"] else "—",
+                     f"{100 * x['serial']:.1f} %", fmt(x["search"], 1), fmt(x["rss"])])
+    L += md_table(["dtype", "target AvgComp", "AvgComp", "median terms / topic", "λ₁ (per 1000 docs)", "dead topics",
+                   "iterations", "s / iteration (whole fit)", "s / iteration (2..n)", "U-step (2..n)",
+                   "V-step (2..n)", "sweeps / row", "NMF(mu) s / iteration", "ratio to NMF(mu)", "serial share",
+                   "λ₁ search (s)", "peak RSS (GB)"], rows)
     L.append("")
-    if nmf:
-        L.append(f"NMF(`mu`): {nmf:.3f} s per iteration ((fit(max_iter={mu['max_iter']}) − fit(max_iter=1)) / "
-                 f"{mu['max_iter'] - 1}); fastest single iteration {fmt(nmf_robust(mu), 3)} s; peak RSS "
-                 f"{fmt(mu['rss_peak_gb'])} GB.\n")
-    elif mu:
-        L.append(f"NMF(`mu`): {mu.get('error', 'no result')}.\n")
+    for key, mu in res.items():
+        if not key.startswith("nmf-mu"):
+            continue
+        nmf = (mu or {}).get("per_iter_s")
+        if nmf:
+            L.append(f"{key}: {nmf:.3f} s per iteration ((fit(max_iter={mu['max_iter']}) − fit(max_iter=1)) / "
+                     f"{mu['max_iter'] - 1}); fastest single iteration {fmt(nmf_robust(mu), 3)} s; peak RSS "
+                     f"{fmt(mu['rss_peak_gb'])} GB.\n")
+        elif mu:
+            L.append(f"{key}: {mu.get('error', 'no result')}.\n")
     return L
+
+
+def plot_sweep(res, args, path):
+    """PNG: seconds per iteration (whole fit) against AvgComp, BatchRLSI and NMF(mu), one line per dtype."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = sweep_rows(res)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    styles = {"float64": "-", "float32": "--"}
+    for dt in dict.fromkeys(x["dtype"] for x in rows):
+        xs = [x for x in rows if x["dtype"] == dt]
+        ls = styles.get(dt, ":")
+        ax.plot([x["density"] for x in xs], [x["avg"] for x in xs], "o" + ls, color="C0", label=f"BatchRLSI, {dt}")
+        if xs[0]["nmf"]:
+            ax.plot([x["density"] for x in xs], [x["nmf"] for x in xs], "s" + ls, color="C3",
+                    label=f"NMF(mu), {dt}")
+    ax.set_xscale("log")
+    ax.set_xlabel("topic density AvgComp = nnz(U) / (M·K)")
+    ax.set_ylabel("CPU seconds per iteration (1 thread)")
+    ax.set_ylim(bottom=0)
+    ax.set_title(f"BatchRLSI vs scikit-learn NMF(mu): {args.docs:,} docs × {args.terms:,} terms, K = {args.k}",
+                 fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
 
 
 def render_sweep(args, facts, corpus_desc, res, command):
@@ -643,7 +724,8 @@ def render_sweep(args, facts, corpus_desc, res, command):
          "Generated by `benchmarks/bench_batch.py`. Command:\n", f"```\n{command}\n```\n",
          f"**Code.** rlsi at commit {facts.get('code')}.\n", harness.machine_line(facts) + "\n",
          f"**Data.** `benchmarks/synthetic.py` (seed {args.seed}, {args.planted} planted topics): "
-         f"{corpus_desc}. tf-idf `n(t,d)/|d|·log(N/df)`, {args.dtype}. K = {args.k}.\n"]
+         f"{corpus_desc}. tf-idf `n(t,d)/|d|·log(N/df)`, "
+         f"{args.sweep_dtypes or args.dtype}. K = {args.k}.\n"]
     L += sweep_section(res, args)
     L += process_table(res)
     if args.clock == "cpu":
@@ -651,7 +733,7 @@ def render_sweep(args, facts, corpus_desc, res, command):
                  "CPU time too (the parent's progress lines give the wall clock).\n")
     for key, r in res.items():
         if key.startswith("rlsi") and "iters" in r:
-            L.append(f"### Phases at λ₁ = {r['lambda1']:g}\n")
+            L.append(f"### Phases: {key} (λ₁ = {r['lambda1']:.3g})\n")
             L += profile_section(r, args)[2:]
     return "\n".join(L) + "\n"
 
@@ -832,6 +914,16 @@ def parse(argv=None):
     p.add_argument("--sweep-lambda1", default=None,
                    help="comma-separated λ1 values: fit BatchRLSI for each (and NMF mu once) and tabulate time per "
                         "iteration, AvgComp, dead topics, ratio to NMF(mu) and serial share")
+    p.add_argument("--sweep-avgcomp", default=None,
+                   help="comma-separated AvgComp targets: fit BatchRLSI(target_terms_per_topic=round(AvgComp·M)) "
+                        "for each (λ₁ searched by the library, search time reported apart) and NMF(mu) once")
+    p.add_argument("--sweep-dtypes", default=None,
+                   help="with --sweep-avgcomp/--sweep-lambda1: comma-separated dtypes (e.g. float64,float32), every "
+                        "fit and NMF once per dtype on the same matrix (stored once, cast by each child)")
+    p.add_argument("--topic-sweeps", default="default",
+                   help="BatchRLSI topic_sweeps: 'default' (the library's), 'none' (exact U-steps) or an int")
+    p.add_argument("--png", default=None, help="sweep: plot of time per iteration against AvgComp (both methods, "
+                                               "every dtype) to this PNG")
     p.add_argument("--lambda2", type=float, default=1.0)
     p.add_argument("--inner-max-iter", type=int, default=100)
     p.add_argument("--inner-tol", type=float, default=1e-4)
@@ -870,6 +962,8 @@ def parse(argv=None):
     p.add_argument("--workdir", default=None, help="where the matrix and states are kept (default: a temp dir)")
     p.add_argument("--only", choices=METHODS, help=argparse.SUPPRESS)
     p.add_argument("--tag", default="", help=argparse.SUPPRESS)  # result-file suffix of a sweep child
+    p.add_argument("--terms-per-topic", type=int, default=None, help=argparse.SUPPRESS)  # a sweep child's target
+    p.add_argument("--child-dtype", default=None, help=argparse.SUPPRESS)  # a sweep child's dtype
     a = p.parse_args(argv)
     if a.planted is None:
         a.planted = a.k
@@ -898,10 +992,21 @@ def child(a):
 
 def plan(a):
     """``[(result key, method, extra child args)]`` of this run."""
-    if a.sweep_lambda1:
-        lams = [float(x) for x in a.sweep_lambda1.split(",") if x.strip()]
-        return [(f"rlsi λ1={lam:g}", "rlsi", ["--lambda1", repr(lam), "--tag", f"-{i}"])
-                for i, lam in enumerate(lams)] + [("nmf-mu", "nmf-mu", [])]
+    if a.sweep_avgcomp or a.sweep_lambda1:
+        dtypes = a.sweep_dtypes.split(",") if a.sweep_dtypes else [None]
+        out = []
+        for dt in dtypes:
+            cast = ["--child-dtype", dt] if dt else []
+            name = f" {dt}" if dt else ""
+            if a.sweep_avgcomp:
+                for i, x in enumerate(float(v) for v in a.sweep_avgcomp.split(",") if v.strip()):
+                    out.append((f"rlsi{name} AvgComp={x:g}", "rlsi",
+                                ["--terms-per-topic", str(max(1, round(x * a.terms))), "--tag", f"_{dt}_{i}", *cast]))
+            else:
+                for i, lam in enumerate(float(v) for v in a.sweep_lambda1.split(",") if v.strip()):
+                    out.append((f"rlsi{name} λ1={lam:g}", "rlsi", ["--lambda1", repr(lam), "--tag", f"_{dt}_{i}", *cast]))
+            out.append((f"nmf-mu{name}", "nmf-mu", ["--tag", f"_{dt}", *cast]))
+        return out
     methods = list(METHODS) if a.methods is None else a.methods.split(",")
     for flag, m in ((a.skip_paper, "paper"), (a.skip_nmf_cd, "nmf-cd"), (a.skip_lda, "lda")):
         if flag and m in methods:
@@ -929,7 +1034,8 @@ def main(argv=None):
     c = make_corpus(a.docs, a.terms, a.tokens, n_topics=a.planted, seed=a.seed, dtype=np.dtype(a.dtype))
     desc = describe(c)
     print(f"corpus: {desc}", flush=True)
-    sp.save_npz(wd / "X.npz", c.X, compressed=False)
+    # a sweep over dtypes stores the matrix once in float64; each child casts it
+    sp.save_npz(wd / "X.npz", c.X.astype(np.float64) if a.sweep_dtypes else c.X, compressed=False)
     sp.save_npz(wd / "counts.npz", c.counts, compressed=False)
     np.save(wd / "topic_terms.npy", c.topic_terms)
     del c
@@ -947,7 +1053,10 @@ def main(argv=None):
             write_json(wd / "rlsi.json", res[key])
         print(f"--- {key} done in {time.perf_counter() - t:.1f} s: "
               + json.dumps({k: v for k, v in res[key].items() if not isinstance(v, (list, dict))}), flush=True)
-    report = (render_sweep if a.sweep_lambda1 else render)(a, facts, desc, res, command)
+    sweep = a.sweep_lambda1 or a.sweep_avgcomp
+    report = (render_sweep if sweep else render)(a, facts, desc, res, command)
+    if sweep and a.png:
+        plot_sweep(res, a, a.png)
     print(report)
     if a.out:
         harness.write_report(a.out, report)

@@ -136,7 +136,8 @@ def test_paper_oracle_with_many_term_blocks_and_lasso_chunks(monkeypatch, topic_
     X = sp.random(150, 300, density=0.05, random_state=5, format="csr")
     V0 = rng.standard_normal((150, 4)) * 0.3
     model = BatchRLSI(4, lambda1=lam1, lambda2=lam2, topic_penalty=topic_penalty, doc_penalty=doc_penalty,
-                      lambda1_scale="paper", max_iter=4, tol=0, inner_max_iter=5000, inner_tol=1e-12)
+                      lambda1_scale="paper", max_iter=4, tol=0, inner_max_iter=5000, inner_tol=1e-12,
+                      topic_sweeps=None)  # exact U-steps: the paper's iterates
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         W = model.fit_transform(X, V_init=V0)

@@ -71,7 +71,7 @@ def test_grlsi_reduces_to_batch_rlsi(data, ks, kc, labels):
     kw = dict(lambda1=0.3, max_iter=6, tol=0, inner_tol=1e-10, inner_max_iter=1000, random_state=3)
     g = GroupRLSI(ks, kc, **kw)
     Wg = g.fit_transform(X, y)
-    b = BatchRLSI(4, **kw)
+    b = BatchRLSI(4, topic_sweeps=None, **kw)  # exact U-steps, as GroupRLSI's
     Wb = b.fit_transform(X)
     np.testing.assert_allclose(g.objective_, b.objective_, rtol=1e-7)
     np.testing.assert_allclose(g.components_.toarray(), b.components_.toarray(), atol=1e-7)
@@ -111,7 +111,7 @@ def test_crlsi_is_independent_rlsi_per_class(data):
     for p, label in enumerate(c.classes_):
         rows = np.flatnonzero(y == label)
         cols = slice(2 * p, 2 * p + 2)
-        b = BatchRLSI(2, **kw).fit(X[rows], V_init=V0[rows][:, cols])
+        b = BatchRLSI(2, topic_sweeps=None, **kw).fit(X[rows], V_init=V0[rows][:, cols])  # exact U-steps
         np.testing.assert_allclose(c.get_topics(f"class:{label}", dense=True), b.components_.toarray(), atol=1e-7)
         total += b.objective_
     np.testing.assert_allclose(c.objective_, total, rtol=1e-8)

@@ -53,7 +53,7 @@ def test_embedded_iterations_are_batch_iterations(corpus, initial):
     online = OnlineRLSI(4, lambda1=2.0, batch_size=N, n_inner=4, topic_init=initial.components_, **TIGHT).fit(X)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        batch = BatchRLSI(4, lambda1=2.0, max_iter=4, tol=0, **TIGHT).fit(X, V_init=W0)
+        batch = BatchRLSI(4, lambda1=2.0, max_iter=4, tol=0, topic_sweeps=None, **TIGHT).fit(X, V_init=W0)
     np.testing.assert_allclose(online.components_.toarray(), batch.components_.toarray(), atol=1e-9)
 
 

@@ -72,6 +72,7 @@ from .._validation import check_random_state
 from ..errors import RLSIError
 from ..io import register
 from ..models import BatchRLSI
+from ..models.batch import TOPIC_SWEEPS
 from ..models.driver import alternate
 from ..models.penalties import penalty as get_penalty
 from ..models.regularization import DOCS_PER_UNIT, warn_dead_topics
@@ -93,7 +94,8 @@ class DaskRLSI(BatchRLSI):
     Parameters
     ----------
     n_components, lambda1, lambda2, topic_penalty, doc_penalty, lambda1_scale, target_terms_per_topic,
-    topic_representation, init, max_iter, tol, inner_max_iter, inner_tol, random_state, verbose : as
+    topic_representation, init, max_iter, tol, inner_max_iter, inner_tol, topic_sweeps, random_state,
+    verbose : as
     :class:`rlsi.models.BatchRLSI` (same defaults, same result).
     n_jobs : None or int — numba threads inside each task (None: the cores divided by the worker threads
         of a LocalCluster started here; numba's default on another cluster).
@@ -136,14 +138,14 @@ class DaskRLSI(BatchRLSI):
     def __init__(self, n_components=20, *, lambda1=0.05, lambda2=1.0, topic_penalty="l1", doc_penalty="l2",
                  lambda1_scale="per_doc", target_terms_per_topic=None, topic_representation="auto",
                  init="docs", max_iter=100, tol=1e-4, inner_max_iter=100,
-                 inner_tol=1e-4, random_state=None, n_jobs=None, client=None, scheduler=None, n_workers=2,
-                 threads_per_worker=1, partitions=None, checkpoint_dir=None, resume=False, timeout=10.0,
+                 inner_tol=1e-4, topic_sweeps=TOPIC_SWEEPS, random_state=None, n_jobs=None, client=None,
+                 scheduler=None, n_workers=2, threads_per_worker=1, partitions=None, checkpoint_dir=None, resume=False, timeout=10.0,
                  verbose=0):
         super().__init__(n_components, lambda1=lambda1, lambda2=lambda2, topic_penalty=topic_penalty,
                          doc_penalty=doc_penalty, lambda1_scale=lambda1_scale,
                          target_terms_per_topic=target_terms_per_topic,
                          topic_representation=topic_representation, init=init, max_iter=max_iter,
-                         tol=tol, inner_max_iter=inner_max_iter, inner_tol=inner_tol,
+                         tol=tol, inner_max_iter=inner_max_iter, inner_tol=inner_tol, topic_sweeps=topic_sweeps,
                          random_state=random_state, n_jobs=n_jobs, verbose=verbose)
         del self.executor  # not a parameter of this class: the executor is the cluster below
         self.client = client
@@ -271,7 +273,8 @@ class DaskRLSI(BatchRLSI):
                 ex, parts, part_workers, term_blocks, active, W, stats, x_sqnorm=float(x_sqnorm), K=K,
                 dtype=dtype, topic_penalty=self.topic_penalty, doc_penalty=self.doc_penalty, lambda1=lam,
                 lambda2=self.lambda2, inner_max_iter=self.inner_max_iter, inner_tol=self.inner_tol,
-                threads=ex.task_threads, row_norms=row_norms, representation=self.topic_representation, df=df)
+                threads=ex.task_threads, row_norms=row_norms, representation=self.topic_representation, df=df,
+                topic_sweeps=self.topic_sweeps)
 
         target = self.target_terms_per_topic
         lam1 = None if target is not None else self.effective_lambda1(N)

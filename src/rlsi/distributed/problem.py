@@ -22,7 +22,7 @@ import scipy.sparse as sp
 from dask.sizeof import sizeof
 
 from ..models import steps
-from ..models.batch import DENSE_ABOVE, DENSE_MAX_BYTES, SPARSE_WORK_SHARE
+from ..models.batch import DENSE_ABOVE, DENSE_MAX_BYTES, SPARSE_WORK_SHARE, topic_max_iter
 from ..models.penalties import penalty as get_penalty
 from . import _tasks
 
@@ -51,7 +51,7 @@ class DistributedProblem:
 
     def __init__(self, executor, parts, part_workers, term_blocks, active, W, stats, *, x_sqnorm, K, dtype,
                  topic_penalty, doc_penalty, lambda1, lambda2, inner_max_iter, inner_tol, threads, row_norms=None,
-                 representation="sparse", df=None):
+                 representation="sparse", df=None, topic_sweeps=None):
         self.ex = executor
         self.parts, self.part_workers = parts, part_workers
         self.term_blocks, self.active = term_blocks, active
@@ -61,6 +61,7 @@ class DistributedProblem:
         self.doc_pen = get_penalty(doc_penalty, param="doc_penalty")
         self.lambda1, self.lambda2 = lambda1, lambda2
         self.inner = dict(max_iter=inner_max_iter, tol=inner_tol)
+        self.topic_sweeps = topic_sweeps  # BatchRLSI's: the U-step's sweeps per term row, as RLSIProblem
         self.threads = threads
         self.U = self.U_fut = self.U_blocks = None
         self.cross = 0.0
@@ -132,6 +133,8 @@ class DistributedProblem:
             self._invalidate_screening()
         else:
             need = self._rows_needed()
+        topic_inner = dict(self.inner, max_iter=topic_max_iter(self.inner["max_iter"], self.topic_sweeps,
+                                                               warm=self.U_blocks is not None))
         results = []
         for j, (a, b) in enumerate(self.term_blocks):
             need_b = None if need is None else need[a:b]
@@ -142,7 +145,7 @@ class DistributedProblem:
             U_prev = None if self.U_blocks is None else self.U_blocks[j]
             results.append(self.submit(_tasks.topic_step, Rb, prepared, U_prev, b - a, self.K, self.dtype,
                                        penalty=self.topic_pen, lam=self.lambda1, threads=self.threads,
-                                       dense=self.dense, **self.inner))
+                                       dense=self.dense, **topic_inner))
         self.U_fut = self.submit(_tasks.assemble, *results)  # (U, sweeps): the tasks take U from it
         self.U_blocks = results  # (U_b, ...) results: warm starts of the next U-step
         self.U, sweeps, peaks = self.gather(self.U_fut)
