@@ -24,6 +24,7 @@ from dask.sizeof import sizeof
 from ..models import steps
 from ..models.batch import DENSE_ABOVE, DENSE_MAX_BYTES, SPARSE_WORK_SHARE, topic_max_iter
 from ..models.penalties import penalty as get_penalty
+from ..models.screening import rounding_factor
 from . import _tasks
 
 __all__ = ["DistributedProblem", "tree_reduce"]
@@ -108,8 +109,12 @@ class DistributedProblem:
             drift = float(np.sqrt(np.max(np.sum(diffs, axis=0)))) if diffs else 0.0
             self.bound += self.row_norms * drift
         self.W_at_r = list(self.W)
-        # a relative margin keeps the certificate valid under the rounding of the product itself
-        need = self.bound > 0.5 * self.lambda1 * (1.0 - 1e-6)
+        # the rounding of the computed products, as ScreenedBatchR: bound + γ_m ‖d_m‖ max_k ‖W_k‖ (the W_s
+        # part is stored with the bound); the relative margin covers the bound's own float64 arithmetic
+        self._col_norm = self._current_col_norm()
+        with np.errstate(invalid="ignore"):
+            test = self.bound + self._slack() * self._col_norm
+        need = ~(test <= 0.5 * self.lambda1 * (1.0 - 1e-6))
         if isinstance(self.U, np.ndarray):
             need |= steps.nonzero_row_mask(self.U)
         elif self.U is not None:
@@ -117,6 +122,21 @@ class DistributedProblem:
         self.rows_skipped = int(len(need) - np.count_nonzero(need))
         self.total_skipped += self.rows_skipped
         return need
+
+    def _current_col_norm(self):
+        """``max_k ‖W[:, k]‖`` of the current W, from the diagonal of S = WᵀW (inf before the first V-step:
+        nothing is certified then)."""
+        if self.S is None:
+            return np.inf
+        return float(np.sqrt(max(float(np.max(np.diag(self.S), initial=0.0)), 0.0)))
+
+    def _slack(self):
+        """``γ_m ‖d_m‖`` per term row: the rounding bound of a computed row of R per unit of ‖W_k‖
+        (:func:`rlsi.models.screening.rounding_factor`; without df nothing is certified)."""
+        if getattr(self, "_slack_rows", None) is None:
+            counts = self.df if self.df is not None else np.full(len(self.row_norms), np.inf)
+            self._slack_rows = rounding_factor(counts, self.dtype) * self.row_norms
+        return self._slack_rows
 
     def _invalidate_screening(self):
         """Dense topics compute every row: forget the bounds (rebuilt once the topics are sparse again)."""
@@ -154,6 +174,8 @@ class DistributedProblem:
                 block = self.bound[a:b]  # a view: the computed rows get their new bound
                 block[need[a:b]] = 0.0
                 block[rows] = peak
+            with np.errstate(invalid="ignore"):  # the W_s part of the rounding term, as ScreenedBatchR
+                self.bound[need] += np.nan_to_num(self._slack()[need] * self._col_norm, nan=np.inf)
         nnz = int(np.count_nonzero(self.U)) if self.dense else self.U.nnz
         diag = {"nnz": nnz, "sweeps": sweeps, "screened": self.rows_skipped, "dense": self.dense}
         if self.representation == "auto" and self.dense_fits:

@@ -96,4 +96,5 @@ def lambda1_for_terms_per_topic(X, W0, target, *, problem_factory, rng, rounds=3
                 problem.u_step(None)
                 problem.v_step(None)
             W = problem.W
+            del problem  # before the next round builds its own (its transposed copy of X, its W)
     return lam
