@@ -51,7 +51,7 @@ def register(sub):
     p.add_argument("--C", type=float, default=1.0, help="MedSTC weight of each document's hinge loss")
     p.add_argument("--dictionary-init", choices=["documents", "class"], default="documents",
                    help="MedSTC's starting dictionary: random documents (default) or, outside the paper, each "
-                        "topic from the documents of one class (+28 points on 20 Newsgroups, see "
+                        "topic from the documents of one class (+30 points on 20 Newsgroups, see "
                         "benchmarks/results/stc_table2.md)")
     p.add_argument("--hinge", choices=["exact", "linearized"], default="exact",
                    help="MedSTC's θ-update: the exact hinge minimiser (default) or the released code's update "
