@@ -49,3 +49,15 @@ def test_fit_stc_dictionary_step_option_reaches_the_model(tmp_path):
                      "--dictionary-step", step, "--rho", "0.01"]) == 0
         model = io.load(out)["model"]
         assert (model.dictionary_step, model.rho) == (step, 0.01)
+
+
+def test_fit_stc_medstc_options_reach_the_model(tmp_path):
+    from rlsi import io
+
+    _corpus(tmp_path / "c.jsonl")
+    out = tmp_path / "med"
+    assert main(["-q", "fit-stc", str(tmp_path / "c.jsonl"), "-o", str(out), "--model", "medstc", "-k", "2",
+                 "--max-iter", "2", "--delta", "5", "--split-field", "split", "--dictionary-init", "class",
+                 "--hinge", "linearized"]) == 0
+    model = io.load(out)["model"]
+    assert (model.dictionary_init, model.hinge) == ("class", "linearized")

@@ -47,7 +47,11 @@ def _separable(n_docs=90, seed=0):
 
 
 @pytest.mark.parametrize("cls,kw", [(MedSTC, dict(max_iter=15)),
-                                    (OnlineMedSTC, dict(batch_size=15, n_epochs=6, tau0=1.0))])
+                                    (OnlineMedSTC, dict(batch_size=15, n_epochs=6, tau0=1.0)),
+                                    (MedSTC, dict(max_iter=15, hinge="linearized")),
+                                    (MedSTC, dict(max_iter=15, dictionary_init="class")),
+                                    (OnlineMedSTC, dict(batch_size=15, n_epochs=6, tau0=1.0,
+                                                        dictionary_init="class"))])
 def test_medstc_reaches_zero_training_error_on_separable_data(cls, kw):
     X, y = _separable()
     labels = np.array(["a", "b", "c"])[y]
@@ -136,3 +140,45 @@ def test_medstc_refits_the_classifier_on_label_free_codes(cls, kw):
     # the refit η is the batch SVM on the codes predict sees (inferred without labels)
     np.testing.assert_allclose(refit.coef_, refit._svm(refit.transform(X), y))
     assert not np.allclose(refit.coef_, joint.coef_)
+
+
+@pytest.mark.parametrize("cls", [OnlineSTC, OnlineMedSTC])
+@pytest.mark.parametrize("batch_size", [1, 7])
+def test_online_fit_with_the_factored_dictionary_equals_the_dense_updates(cls, batch_size):
+    # fit() keeps β as U·diag(c) and touches only each mini-batch's terms; the dense path (partial_fit's
+    # _update) must give the same dictionary for the same start and document order
+    X, y = planted_counts(n_docs=40, seed=4)
+    kw = dict(batch_size=batch_size, n_epochs=2, random_state=5, max_sweeps=5, tau0=1.0, tau=2.0)
+    fast = cls(3, **kw).fit(X, y)
+    slow = cls(3, **kw)
+    slow._validate_params()
+    slow._start(X.shape[1], X)
+    if cls is OnlineMedSTC:
+        slow.classes_ = np.unique(y)
+        slow.coef_ = np.zeros((3, 3))
+        slow.n_train_ = X.shape[0]
+    rng = np.random.default_rng(5)
+    for _ in range(2):
+        order = rng.permutation(X.shape[0])
+        for a in range(0, X.shape[0], batch_size):
+            rows = np.sort(order[a:a + batch_size])
+            slow._update(X[rows], y[rows] if cls is OnlineMedSTC else None)
+    np.testing.assert_allclose(fast.components_, slow.components_, rtol=1e-9, atol=1e-12)
+    assert _on_simplex(fast.components_)
+    assert fast.n_batches_ == slow.n_batches_
+
+
+def test_class_seeded_dictionary_starts_from_each_class_words():
+    # planted topic t owns terms [8t, 8t + 8) and documents of class t are dominated by it: with
+    # dictionary_init="class" topic k (class k mod 3) must start with most of its mass on its class' terms
+    X, y = planted_counts(n_docs=90, seed=6)
+    for K in (3, 6):
+        m = MedSTC(K, dictionary_init="class")
+        m._validate_params()
+        beta0 = m._init_beta(X.shape[1], X, y)
+        assert _on_simplex(beta0)
+        for k in range(K):
+            t = k % 3
+            assert beta0[k, 8 * t:8 * t + 8].sum() > 0.6, (K, k, beta0[k])
+    # the default start does not look at the labels
+    assert MedSTC(3)._init_labels(y) is None and MedSTC(3, dictionary_init="class")._init_labels(y) is y

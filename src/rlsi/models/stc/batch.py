@@ -80,7 +80,7 @@ class SparseTopicalCoding(STCBase):
     def _fit(self, X, **extras):
         n, M = X.shape
         K = self.n_components
-        beta = self._init_beta(M, X)
+        beta = self._init_beta(M, X, self._init_labels(**extras))
         theta = np.zeros((n, K))
         S = np.zeros((X.nnz, K)) if self.keep_word_codes else None
         self.objective_ = []
@@ -109,6 +109,9 @@ class SparseTopicalCoding(STCBase):
         return self
 
     # hooks for MedSTC
+    def _init_labels(self, **extras):
+        return None
+
     def _before_coding(self, X, theta, it, **extras):
         pass
 

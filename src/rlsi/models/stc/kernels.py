@@ -160,12 +160,14 @@ def _theta_hinge(theta, m, A, c, eta, yd, delta, n_iter):
 
 @njit(cache=True, nogil=True)
 def code_document(idx, w, betaT, theta, s, recon, eps, lam, gamma, rho, prior, collapsed, warm,
-                  max_sweeps, tol, eta, yd, delta, c, hinge_iter):
+                  max_sweeps, tol, eta, yd, delta, c, hinge_iter, linear_hinge=False):
     """Hierarchical sparse coding of one document in place; returns the number of sweeps.
 
     idx (n,) term ids, w (n,) counts, betaT (M, K) = βᵀ, theta (K,), s (n, K) word codes (a warm start
     when ``warm``), recon (n,) output ``s_nᵀβ_n``. ``eta`` (L, K) with L > 0 and ``yd >= 0`` turns on the
-    MedSTC hinge for the θ-update (weight ``c``, loss ``delta``).
+    MedSTC hinge for the θ-update (weight ``c``, loss ``delta``): solved exactly (:func:`_theta_hinge`), or
+    with ``linear_hinge`` linearised at the loss-augmented label ŷ of the label-free code after the first
+    sweep, ``θ = max(0, m + (c/A)(η_{y_d} − η_ŷ))`` (the released MedSTC code's update; see medstc.py).
     """
     n = idx.shape[0]
     K = theta.shape[0]
@@ -202,6 +204,7 @@ def code_document(idx, w, betaT, theta, s, recon, eps, lam, gamma, rho, prior, c
     bprime = gamma * gamma / (2.0 * (lam + gamma * n))
     supervised = eta.shape[0] > 0 and yd >= 0
     m = np.empty(K)
+    yhat = -1
     sweeps = 0
     for sweep in range(max_sweeps):
         sweeps += 1
@@ -235,7 +238,20 @@ def code_document(idx, w, betaT, theta, s, recon, eps, lam, gamma, rho, prior, c
                 t = (gamma * colsum[k] - lam) / A
                 m[k] = t
         old_theta = theta.copy()
-        if supervised:
+        if supervised and linear_hinge:
+            if yhat < 0:  # loss-augmented prediction on the label-free code, fixed for this document
+                best = -math.inf
+                for yy in range(eta.shape[0]):
+                    sc = delta if yy != yd else 0.0
+                    for k in range(K):
+                        sc += (eta[yy, k] - eta[yd, k]) * (m[k] if m[k] > 0.0 else 0.0)
+                    if sc > best:
+                        best = sc
+                        yhat = yy
+            for k in range(K):
+                t = m[k] + (c / A) * (eta[yd, k] - eta[yhat, k])
+                theta[k] = t if t > 0.0 else 0.0
+        elif supervised:
             _theta_hinge(theta, m, A, c, eta, yd, delta, hinge_iter)
         else:
             for k in range(K):
@@ -273,7 +289,8 @@ def document_objective(w, s, recon, theta, eps, lam, gamma, rho, prior):
 
 @njit(parallel=True, cache=True)
 def code_corpus(indptr, indices, data, betaT, theta, S, use_S, warm, want_grad, eps, lam, gamma, rho,
-                prior, collapsed, max_sweeps, tol, eta, y, delta, c, hinge_iter, n_chunks, col_map, n_cols):
+                prior, collapsed, max_sweeps, tol, eta, y, delta, c, hinge_iter, n_chunks, col_map, n_cols,
+                linear_hinge=False):
     """Code every document of a CSR (documents in parallel chunks); θ (D, K) updated in place.
 
     S (nnz, K): when ``use_S`` the word codes are kept there (aligned with ``data``; a warm start if
@@ -309,7 +326,8 @@ def code_corpus(indptr, indices, data, betaT, theta, S, use_S, warm, want_grad, 
             s = S[a:b] if use_S else work[:n]
             yd = y[d] if y.shape[0] > 0 else -1
             sweeps[d] = code_document(idx, w, betaT, theta[d], s, recon[:n], eps, lam, gamma, rho, prior,
-                                      collapsed, warm, max_sweeps, tol, eta, yd, delta, c, hinge_iter)
+                                      collapsed, warm, max_sweeps, tol, eta, yd, delta, c, hinge_iter,
+                                      linear_hinge)
             f[d] = document_objective(w, s, recon[:n], theta[d], eps, lam, gamma, rho, prior)
             nz = 0
             for i in range(n):

@@ -17,6 +17,20 @@ hinge, i.e. Eq. 16's C divided by D, so that it does not change meaning with the
   ``½‖η‖² + C Σ hinge`` with step ``1/t`` (t mini-batches seen): ``η ← (1 − 1/t) η − (C n_b/t) ∂hinge``
   with the mean subgradient of the batch scaled to the corpus weight of one batch.
 
+``hinge="linearized"``: the θ-update of the released MedSTC code (footnote 4; Jun Zhu's C++ code, read for
+comparison, not copied): the hinge is linearised at the loss-augmented label ŷ of the document's label-free
+code and applied in full, ``θ = max(0, m + (C/A)(η_{y_d} − η_ŷ))`` whenever ŷ ≠ y_d — it keeps pulling
+after the margin is met, so it shifts training codes much further than the exact minimiser (default
+``"exact"``). On 20 Newsgroups it did not help (benchmarks/results/stc_table2.md).
+
+``dictionary_init="class"`` (outside the paper, labelled as such): β⁰ from class-conditional counts — the
+topics are dealt to the classes in turn and each topic starts as the word distribution of a random part of
+one class' training documents (:meth:`STCBase._init_beta`). Why: at the paper's ρ = 0.1 the document tie is
+too weak to move word codes (θ ≈ 0.1–2 while a code needs γθ_k ≈ ρ), so the hinge-shifted training codes
+barely reach the dictionary and the learned topics stay unsupervised word clusters; STC coding with
+class-conditional topics is discriminative (77 % with a linear SVM on a 3,000-document subset against 44 %
+with the learned ones). Default ``"documents"``: the unsupervised start of STC.
+
 ``predict``, ``score`` (accuracy), ``decision_function`` (n x L: ``θ ηᵀ``) follow scikit-learn's
 classifier conventions; ``classes_`` holds the labels.
 
@@ -39,12 +53,15 @@ from sklearn.svm import LinearSVC
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import column_or_1d
 
-from ..._params import Boolean, Real
+from ..._params import Boolean, Choice, Real
 from ...errors import RLSIError
 from ...io import register
 from ..base import check_fitted
 from .batch import SparseTopicalCoding
 from .online import OnlineSTC
+
+HINGES = ("exact", "linearized")
+INITS = ("documents", "class")
 
 
 def encode_labels(y, n_samples, classes=None):
@@ -144,17 +161,21 @@ class MedSTC(_MaxMarginMixin, SparseTopicalCoding):
 
     C : float, default 1.0 — weight of each training document's hinge loss.
     delta : float, default 3600.0 — ℓ of ``Δ(y, y′) = ℓ·1(y ≠ y′)`` (§5.2).
+    refit_classifier : bool, default True — refit η on the label-free training codes (module docstring).
+    hinge : "exact" (default) or "linearized" — the θ-update (module docstring).
+    dictionary_init : "documents" (default) or "class" — β⁰ (module docstring; "class" is outside the paper).
 
     Attributes: ``coef_`` η (L x K), ``classes_``, and those of STC.
     """
 
     _parameter_constraints = {"C": Real(low=0.0, low_open=True), "delta": Real(low=0.0, low_open=True),
-                              "refit_classifier": Boolean()}
+                              "refit_classifier": Boolean(), "hinge": Choice(HINGES),
+                              "dictionary_init": Choice(INITS)}
 
     def __init__(self, n_components=60, *, lam=0.01, gamma=0.01, rho=0.1, eps=1e-4, prior="normal",
                  collapsed=False, max_sweeps=30, tol=1e-3, dictionary_step="mm", normalize_gradient=True,
                  max_iter=20, step_size=None, keep_word_codes=False, fit_tol=1e-4, C=1.0, delta=3600.0,
-                 refit_classifier=True, random_state=0, verbose=0):
+                 refit_classifier=True, hinge="exact", dictionary_init="documents", random_state=0, verbose=0):
         super().__init__(n_components, lam=lam, gamma=gamma, rho=rho, eps=eps, prior=prior,
                          collapsed=collapsed, max_sweeps=max_sweeps, tol=tol,
                          dictionary_step=dictionary_step, normalize_gradient=normalize_gradient,
@@ -164,6 +185,8 @@ class MedSTC(_MaxMarginMixin, SparseTopicalCoding):
         self.C = C
         self.delta = delta
         self.refit_classifier = refit_classifier
+        self.hinge = hinge
+        self.dictionary_init = dictionary_init
 
     def fit(self, X, y=None):
         self._validate_params()
@@ -174,8 +197,12 @@ class MedSTC(_MaxMarginMixin, SparseTopicalCoding):
         self._fit(X, codes=codes)
         return self._refit(X, codes)
 
+    def _init_labels(self, codes):
+        return codes if self.dictionary_init == "class" else None
+
     def _supervision(self, codes):
-        return {"eta": self.coef_, "y": codes, "c": self.C, "delta": self.delta}
+        return {"eta": self.coef_, "y": codes, "c": self.C, "delta": self.delta,
+                "linear_hinge": self.hinge == "linearized"}
 
     def _extra_objective(self, X, theta, codes):
         return self.C * self._hinge(theta, codes)[0] + 0.5 * float((self.coef_ ** 2).sum())
@@ -192,13 +219,14 @@ class OnlineMedSTC(_MaxMarginMixin, OnlineSTC):
     """
 
     _parameter_constraints = {"C": Real(low=0.0, low_open=True), "delta": Real(low=0.0, low_open=True),
-                              "refit_classifier": Boolean()}
+                              "refit_classifier": Boolean(), "hinge": Choice(HINGES),
+                              "dictionary_init": Choice(INITS)}
     _state_scalars = OnlineSTC._state_scalars + ("n_train_",)
 
     def __init__(self, n_components=60, *, lam=0.01, gamma=0.01, rho=0.1, eps=1e-4, prior="normal",
                  collapsed=False, max_sweeps=30, tol=1e-3, dictionary_step="mm", normalize_gradient=True,
                  batch_size=64, n_epochs=1, tau0=1.0, tau=10.0, C=1.0, delta=3600.0, refit_classifier=True,
-                 random_state=0, verbose=0):
+                 hinge="exact", dictionary_init="documents", random_state=0, verbose=0):
         super().__init__(n_components, lam=lam, gamma=gamma, rho=rho, eps=eps, prior=prior,
                          collapsed=collapsed, max_sweeps=max_sweeps, tol=tol,
                          dictionary_step=dictionary_step, normalize_gradient=normalize_gradient,
@@ -207,6 +235,8 @@ class OnlineMedSTC(_MaxMarginMixin, OnlineSTC):
         self.C = C
         self.delta = delta
         self.refit_classifier = refit_classifier
+        self.hinge = hinge
+        self.dictionary_init = dictionary_init
 
     def fit(self, X, y=None):
         self._validate_params()
@@ -215,7 +245,7 @@ class OnlineMedSTC(_MaxMarginMixin, OnlineSTC):
         self.classes_, codes = encode_labels(y, X.shape[0])
         self.coef_ = np.zeros((len(self.classes_), self.n_components))
         self.n_train_ = X.shape[0]
-        self._start(X.shape[1], X)
+        self._start(X.shape[1], X, self._init_labels(codes))
         self._epochs(X, codes)
         return self._refit(X, codes)
 
@@ -231,8 +261,12 @@ class OnlineMedSTC(_MaxMarginMixin, OnlineSTC):
         self.n_train_ += n
         return super().partial_fit(X, codes)
 
+    def _init_labels(self, codes):
+        return codes if self.dictionary_init == "class" else None
+
     def _supervision(self, X, y):
-        return {"eta": self.coef_, "y": y, "c": self.C, "delta": self.delta}
+        return {"eta": self.coef_, "y": y, "c": self.C, "delta": self.delta,
+                "linear_hinge": self.hinge == "linearized"}
 
     def _after_update(self, X, y, theta, alpha):
         # Pegasos on ½‖η‖² + C Σ_d hinge_d, i.e. λ_p/2‖η‖² + mean hinge with λ_p = 1/(C N), step 1/(λ_p t):

@@ -14,9 +14,11 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..._params import Integer, Real
 from ...io import register
+from . import kernels
 from .core import STCBase, check_counts, check_training_counts, log
 
 
@@ -62,9 +64,9 @@ class OnlineSTC(STCBase):
         a = self.tau0 / (t + self.tau)
         return min(a, 1.0) if self.dictionary_step == "mm" else a
 
-    def _start(self, M, X=None):
+    def _start(self, M, X=None, y=None):
         self.n_features_in_ = M
-        self._set_components(self._init_beta(M, X))
+        self._set_components(self._init_beta(M, X, y))
         self.n_batches_ = 0
         self.n_docs_seen_ = 0
         self.n_iter_ = 0
@@ -79,11 +81,22 @@ class OnlineSTC(STCBase):
     def _epochs(self, X, y):
         rng = np.random.default_rng(self.random_state)
         t0 = time.perf_counter()
+        # "mm" step: the dictionary is kept as βᵀ = U · diag(c) (see _LazyDictionary) so that a small
+        # mini-batch costs O(K · its vocabulary), not O(K · M): the blend (1 − α) β + α β̂ only rescales c
+        # and adds β̂ on the batch's terms. The projected step needs whole rows (the projection), so it
+        # keeps the dense path.
+        lazy = _LazyDictionary(self.components_) if self.dictionary_step == "mm" else None
         for epoch in range(self.n_epochs):
             order = rng.permutation(X.shape[0])
             for a in range(0, len(order), self.batch_size):
                 rows = np.sort(order[a:a + self.batch_size])
-                self._update(X[rows], None if y is None else y[rows])
+                yb = None if y is None else y[rows]
+                if lazy is None:
+                    self._update(X[rows], yb)
+                else:
+                    self._update_lazy(lazy, X[rows], yb)
+            if lazy is not None:
+                self._set_components(lazy.dense())
             self.n_iter_ += 1
             if self.verbose:
                 log.info("%s epoch %d: %d mini-batches, word-code sparsity %.3f, %.1fs", type(self).__name__,
@@ -94,7 +107,7 @@ class OnlineSTC(STCBase):
         if getattr(self, "components_", None) is None:
             self._validate_params()
             X = check_training_counts(self._check_X(X, reset=True))
-            self._start(X.shape[1], X)
+            self._start(X.shape[1], X, self._init_labels(y))
         else:
             X = check_counts(self._check_X(X, reset=False))
         self._update(X, y)
@@ -112,8 +125,69 @@ class OnlineSTC(STCBase):
         self.n_batches_ += 1
         self.n_docs_seen_ += X.shape[0]
 
+    def _update_lazy(self, lazy, X, y):
+        """:meth:`_update` on the factored dictionary: the same arithmetic (codes of the batch under β,
+        the majorise–minimise step on the batch's terms, the blend with α_t), touching only those terms."""
+        cols = np.unique(X.indices)
+        local = sp.csr_matrix((X.data, np.searchsorted(cols, X.indices), X.indptr), shape=(X.shape[0], len(cols)))
+        betaT = lazy.rows(cols)  # (|cols|, K) = β[:, cols]ᵀ
+        theta = np.zeros((X.shape[0], self.n_components))
+        G, B, f, sweeps, zeros, _ = self._code(local, betaT.T, theta, want_grad=True,
+                                               **self._supervision(X, y))
+        self.word_code_sparsity_ = float(zeros.sum() / max(X.nnz * self.n_components, 1))
+        self.last_objective_ = float(f.sum())
+        alpha = self.learning_rate(self.n_batches_)
+        sub = np.ascontiguousarray(betaT.T)
+        new_sub = kernels.mm_rows(sub, G + B, B)
+        # a topic with no code mass in the batch keeps its row (as in _dictionary_step)
+        active = np.any(sub * B > 0, axis=1)
+        lazy.blend(cols, new_sub, alpha, active)
+        self._after_update(X, y, theta, alpha)
+        self.n_batches_ += 1
+        self.n_docs_seen_ += X.shape[0]
+
     def _supervision(self, X, y):
         return {}
 
+    def _init_labels(self, y):
+        return None
+
     def _after_update(self, X, y, theta, alpha):
         pass
+
+
+class _LazyDictionary:
+    """β (K x M) stored as ``βᵀ = U · diag(c)``: U (M x K, C order: a term's K weights together, the layout
+    the coding kernel reads) and one scale c_k per topic.
+
+    ``blend(cols, new, α, active)`` sets ``β_k ← (1 − α) β_k + α β̂_k`` for the active topics, where β̂_k is
+    zero outside ``cols`` (the majorise–minimise step of a mini-batch puts no mass on terms it did not
+    see): c_k ← (1 − α) c_k and ``U[cols, k] += α β̂_k / c_k`` — O(K |cols|) instead of O(K M). The scales
+    shrink like Π(1 − α_t) (≈ τ/(t + τ)); they are folded back into U before they underflow.
+    """
+
+    def __init__(self, beta):
+        self.U = np.ascontiguousarray(np.asarray(beta, dtype=np.float64).T)
+        self.c = np.ones(self.U.shape[1])
+
+    def rows(self, cols):
+        return self.U[cols] * self.c
+
+    def blend(self, cols, new, alpha, active):
+        if not np.any(active):
+            return
+        ks = np.flatnonzero(active)
+        if alpha >= 1.0:  # the step replaces the row: nothing of the old β survives
+            self.U[:, ks] = 0.0
+            self.c[ks] = 1.0
+            self.U[np.ix_(cols, ks)] = new[ks].T
+            return
+        self.c[ks] *= 1.0 - alpha
+        self.U[np.ix_(cols, ks)] += alpha * new[ks].T / self.c[ks]
+        if self.c[ks].min() < 1e-200:
+            self.U *= self.c
+            self.c[:] = 1.0
+
+    def dense(self):
+        """β (K x M)."""
+        return np.ascontiguousarray((self.U * self.c).T)
