@@ -126,5 +126,8 @@ def test_a_lambda1_search_is_a_phase_of_its_own():
     plain = estimate_batch_fit(10_000, 50_000, 1_000_000, 100)
     search = estimate_batch_fit(10_000, 50_000, 1_000_000, 100, search=True)
     assert "λ1 search" not in plain.phases and search.phases["λ1 search"] >= plain.peak
-    D = 1_000_000 * (8 + 4) + 50_001 * 4
-    assert search.phases["λ1 search"] - search.phases["U-step"] >= 2 * D  # its own D, two problems' D
+    W = 10_000 * 100 * 8
+    comps = estimate_batch_fit(10_000, 50_000, 1_000_000, 100, search=True).phases
+    # the search's problems share the fit's one transposed copy; they add copies of W (the starting W,
+    # and old and new W of a round's V-step)
+    assert comps["λ1 search"] - comps["U-step"] >= 2 * W

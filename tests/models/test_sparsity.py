@@ -49,3 +49,23 @@ def test_target_needs_l1_topics_and_fits_the_vocabulary(med):
         BatchRLSI(5, target_terms_per_topic=10**7).fit(med)
     with pytest.raises(RLSIError, match="target_terms_per_topic=0 must be >= 1"):
         BatchRLSI(5, target_terms_per_topic=0).fit(med)
+
+
+def test_the_search_and_the_fit_share_one_transposed_copy(med, monkeypatch):
+    """BatchRLSI transposes X once: the search's bisection, its problems and the fit read the same D
+    (at web scale each copy is GBs). Counted by wrapping RLSIProblem: every problem gets the caller's D."""
+    from rlsi.models import batch
+
+    seen = []
+    original = batch.RLSIProblem.__init__
+
+    def spy(self, *args, **kwargs):
+        seen.append(kwargs.get("D"))
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(batch.RLSIProblem, "__init__", spy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        BatchRLSI(10, target_terms_per_topic=50, random_state=0, max_iter=2).fit(med)
+    assert len(seen) >= 2 and all(D is not None for D in seen)
+    assert all(D is seen[0] for D in seen)

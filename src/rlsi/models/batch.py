@@ -106,9 +106,11 @@ class RLSIProblem:
     """
 
     def __init__(self, X, W, U, *, topic_penalty, doc_penalty, lambda1, lambda2, inner_max_iter, inner_tol,
-                 screen=True, representation="auto", topic_sweeps=None):
+                 screen=True, representation="auto", topic_sweeps=None, D=None):
         self.X = X
-        self.D = X.T.tocsr()  # terms x documents: rows of R = D W are independent lasso problems
+        # terms x documents: rows of R = D W are independent lasso problems. ``D``: Xᵀ as CSR when the caller
+        # has it already (the λ₁ search's problems and the fit share one copy: GBs at web scale)
+        self.D = X.T.tocsr() if D is None else D
         self._df = np.diff(self.D.indptr).astype(np.float64)  # document frequency of each term
         self.W, self.U = W, U
         self.S = steps.gram(W)
@@ -320,11 +322,13 @@ class BatchRLSI(SquaredLossModel):
         previous = set_threads(self.n_jobs)
         try:
             W = self._initial_doc_vectors(X, V_init)
+            D = X.T.tocsr()  # one transposed copy for the λ₁ search and the fit
             if target is not None:
-                lam1 = self._lambda1_for_target(X, W, target)
+                lam1 = self._lambda1_for_target(X, W, target, D)
             self.lambda1_effective_ = lam1
             self.lambda1_ = lam1 if self.lambda1_scale == "paper" else lam1 * DOCS_PER_UNIT / N
-            problem = self._problem(X, W, lam1)
+            problem = self._problem(X, W, lam1, D)
+            del D
             trace = alternate(problem, max_iter=self.max_iter, tol=self.tol, executor=executor,
                               name=type(self).__name__, verbose=self.verbose)
         finally:
@@ -353,17 +357,17 @@ class BatchRLSI(SquaredLossModel):
         if V_init is None and self.init == "docs" and K > N:
             raise RLSIError(f"n_components={K} is larger than the number of documents ({N})")
 
-    def _problem(self, X, W, lam1):
+    def _problem(self, X, W, lam1, D=None):
         return RLSIProblem(X, W, None, topic_penalty=self.topic_penalty, doc_penalty=self.doc_penalty,
                            lambda1=lam1, lambda2=self.lambda2, inner_max_iter=self.inner_max_iter,
                            inner_tol=self.inner_tol, screen=self._screen,
-                           representation=self.topic_representation, topic_sweeps=self.topic_sweeps)
+                           representation=self.topic_representation, topic_sweeps=self.topic_sweeps, D=D)
 
-    def _lambda1_for_target(self, X, W, target):
+    def _lambda1_for_target(self, X, W, target, D=None):
         lam = lambda1_for_terms_per_topic(
-            X, W, target, problem_factory=lambda W_, lam_: self._problem(X, W_, lam_),
+            X, W, target, problem_factory=lambda W_, lam_: self._problem(X, W_, lam_, D),
             rng=check_random_state(self.random_state), positive=get_penalty(self.topic_penalty).nonneg,
-            max_iter=self.inner_max_iter, tol=self.inner_tol)
+            max_iter=self.inner_max_iter, tol=self.inner_tol, D=D)
         log.info("target_terms_per_topic=%d: λ₁ = %.6g (effective)", target, lam)
         return lam
 

@@ -30,8 +30,8 @@ before the fit: ``topic_density`` (default 0.05, the share beyond which ``topic_
 switches to dense topics when they fit in ``DENSE_MAX_BYTES``) bounds it. The peak is the largest of the
 phases (setup, U-step, V-step); ``baseline`` adds what the process holds already (the interpreter, the
 libraries, the compiled kernels: measure it with :func:`current_rss`). The search for λ₁ of
-``target_terms_per_topic`` is the phase "λ1 search" (``search=True``: up to three copies of D and of W
-at once). Not counted: the allocator's fragmentation.
+``target_terms_per_topic`` is the phase "λ1 search" (``search=True``: the fit's one copy of D, shared by
+the search's problems, and up to three copies of W at once). Not counted: the allocator's fragmentation.
 
 Why a memory limit does not size the blocks. The blocks are the one part of the peak that a block size
 could bound, and they are small: ``E`` = 4M entries make 3 E b = 96 MB of R blocks in float64 (48 MB in
@@ -190,7 +190,7 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
                    "dense copy of U": v_copy, "document blocks": v_blocks, "Gram": gram},
     }
     if search:
-        phases["λ1 search"] = {"X": X, "transposed copy": 3 * D, "W": 3 * W, "per-term arrays": 2 * per_term,
+        phases["λ1 search"] = {"X": X, "transposed copy": D, "W": 3 * W, "per-term arrays": 2 * per_term,
                                "U": U_step, "R blocks": r_blocks, "Gram": gram}
     for comps in phases.values():
         comps["process before the fit"] = base

@@ -71,16 +71,17 @@ def bisect_rows(R, S, target, *, scale, positive=False, max_iter=100, tol=1e-4):
 
 
 def lambda1_for_terms_per_topic(X, W0, target, *, problem_factory, rng, rounds=3, iters_per_round=3,
-                                positive=False, max_iter=100, tol=1e-4, bisect=None):
+                                positive=False, max_iter=100, tol=1e-4, bisect=None, D=None):
     """Effective λ₁ giving about ``target`` terms per topic for the corpus X (documents x terms).
 
     W0 : initial document vectors (N x K). problem_factory(W, lam) : an alternating problem (see
     :mod:`rlsi.models.driver`) started from W with λ₁ = lam, used to move W between bisections.
+    D : None, or Xᵀ as CSR (terms x documents) when the caller holds it already.
     bisect : None, or a callable ``W -> λ₁`` that replaces :func:`bisect_lambda1` on X (a learner whose W
     and X live elsewhere, e.g. :mod:`rlsi.distributed`; X is then not read).
     """
     if bisect is None:
-        D = X.T.tocsr()
+        D = X.T.tocsr() if D is None else D
 
         def bisect(W_):
             return bisect_lambda1(D, W_, target, rng=rng, positive=positive, max_iter=max_iter, tol=tol)
