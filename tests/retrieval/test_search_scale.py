@@ -64,9 +64,9 @@ def _queries(n_terms, n, seed):
     return counts, tfidf
 
 
-def _same(a, b, rtol=1e-9):
+def _same(a, b, rtol=1e-9, atol=1e-12):
     assert [h.doc_id for h in a] == [h.doc_id for h in b]
-    np.testing.assert_allclose([tuple(h[1:]) for h in a], [tuple(h[1:]) for h in b], rtol=rtol, atol=1e-12)
+    np.testing.assert_allclose([tuple(h[1:]) for h in a], [tuple(h[1:]) for h in b], rtol=rtol, atol=atol)
 
 
 # ----------------------------------------------------------------------------------- building
@@ -133,7 +133,9 @@ def test_candidate_mode_equals_exact_mode_when_it_covers_every_document(syntheti
     exact = s.search_vectors(counts, tfidf, k=10)
     for n in (N_DOCS, N_DOCS + 7):
         for a, b in zip(s.search_vectors(counts, tfidf, k=10, candidates=n), exact):
-            _same(a, b, rtol=1e-6)
+            # float32 topic vectors: the two modes sum the same K products in different kernels, so a cosine
+            # near 0 can differ by a few float32 ulps of the unit-scale terms (seen: 3e-9 at 0.002)
+            _same(a, b, rtol=1e-6, atol=1e-6)
     full = s.search_vectors(counts[:2], tfidf[:2], k=None, candidates=N_DOCS)
     assert all(len(r) == N_DOCS for r in full)
 
