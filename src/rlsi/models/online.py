@@ -95,7 +95,7 @@ from ..kernels.products import csr_csr_dense, csr_rows_to_dense, dense_to_csr, r
 from . import steps
 from .regularization import INITS, LAMBDA1_SCALES, effective_lambda1
 from .base import check_fitted
-from .batch import DENSE_MAX_BYTES
+from .batch import DENSE_MAX_BYTES, TOPIC_SWEEPS, topic_max_iter
 from .penalties import penalty as get_penalty
 from .squared import SquaredLossModel
 from .stats import TopicStatistics
@@ -146,6 +146,18 @@ class OnlineRLSI(SquaredLossModel):
     reseed_dead : bool, default False — re-seed all-zero topics from unexplained documents (see the
         module docstring; off by default: Algorithm 4 as published).
     inner_max_iter, inner_tol : coordinate-descent sweeps per row and stopping rule.
+    topic_sweeps : None or int, default 3 — coordinate-descent sweeps per term row in every warm-started
+        U-step (all but the first U-step of the stream, which is solved to ``inner_tol``), as
+        :class:`rlsi.models.BatchRLSI`'s parameter of that name (:func:`rlsi.models.batch.topic_max_iter`);
+        None solves every U-step to ``inner_tol`` (at most ``inner_max_iter`` sweeps): Algorithm 4's exact
+        U-steps. The ξ embedded U-steps of a mini-batch each start from the previous one's topics, so the
+        capped sweeps continue one descent on the batch's problem instead of re-solving it ξ times.
+    stats_dtype : None, "float64" or "float32", default None — dtype of the statistics R (M x K); None: that
+        of the first X of the stream (``fit``'s X). float32 halves the largest array of an online fit with a
+        large vocabulary (7M terms x K = 500: 14 GB instead of 28 GB); each mini-batch's rows of R are then
+        summed in float64 and rounded once when stored, so the rounding is one float32 rounding per row
+        touched per mini-batch, relative 6e-8 each (measured drift against float64: tests/models/
+        test_online.py and notes/README_online.md). S (K x K) stays float64.
     random_state : None, int or Generator.
     n_jobs : None or int — numba threads.
     verbose : int — 1 shows a progress bar in ``fit`` (documents per second).
@@ -173,6 +185,8 @@ class OnlineRLSI(SquaredLossModel):
         "shuffle": Boolean(),
         "reseed_dead": Boolean(),
         "topic_init": Anything(),  # checked by _topics_from when the stream starts
+        "topic_sweeps": Integer(low=1, none=True),
+        "stats_dtype": Choice((None, "float64", "float32")),
         "random_state": Anything(),
     }
     _state_scalars = ("n_iter_", "n_features_in_", "lambda1_effective_", "n_batches_", "n_docs_seen_",
@@ -182,8 +196,8 @@ class OnlineRLSI(SquaredLossModel):
     def __init__(self, n_components=20, *, lambda1=0.05, lambda2=1.0, topic_penalty="l1",
                  doc_penalty="l2", lambda1_scale="per_doc", rho=0.0, batch_size=256, n_inner=1,
                  n_passes=1, shuffle=False, init="docs", topic_init=None, reseed_dead=False,
-                 inner_max_iter=100,
-                 inner_tol=1e-4, random_state=None, n_jobs=None, verbose=0):
+                 inner_max_iter=100, inner_tol=1e-4, topic_sweeps=TOPIC_SWEEPS, stats_dtype=None,
+                 random_state=None, n_jobs=None, verbose=0):
         self.n_components = n_components
         self.lambda1 = lambda1
         self.lambda2 = lambda2
@@ -200,6 +214,8 @@ class OnlineRLSI(SquaredLossModel):
         self.reseed_dead = reseed_dead
         self.inner_max_iter = inner_max_iter
         self.inner_tol = inner_tol
+        self.topic_sweeps = topic_sweeps
+        self.stats_dtype = stats_dtype
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -221,7 +237,7 @@ class OnlineRLSI(SquaredLossModel):
         times (in X's order unless ``shuffle``). Returns self."""
         self._validate_params()
         X = self._check_X(X, reset=True)
-        self._reset()
+        self._reset(X.dtype)
         N = X.shape[0]
         bar = progress_bar(N * self.n_passes, "OnlineRLSI", verbose=self.verbose, unit="doc", unit_scale=True,
                            smoothing=0.1)
@@ -253,7 +269,7 @@ class OnlineRLSI(SquaredLossModel):
         if not hasattr(self, "stats_"):
             self._validate_params()
             X = check_matrix(X)
-            self._reset()
+            self._reset(X.dtype)
             self.n_features_in_ = X.shape[1]
         else:
             X = check_matrix(X)
@@ -267,7 +283,9 @@ class OnlineRLSI(SquaredLossModel):
         return W.astype(X.dtype, copy=False)
 
     # ------------------------------------------------------------------ internals
-    def _reset(self):
+    def _reset(self, dtype=np.float64):
+        """Start a new stream; ``dtype``: that of its first X (the statistics' dtype when ``stats_dtype`` is
+        None)."""
         for key in ("stats_", "components_", "n_iter_", "lambda1_effective_", "u_change_"):
             if hasattr(self, key):
                 delattr(self, key)
@@ -275,7 +293,7 @@ class OnlineRLSI(SquaredLossModel):
         self._U = None
         self.n_features_in_ = 0
         K = self.n_components
-        self.stats_ = TopicStatistics(K, 0)
+        self.stats_ = TopicStatistics(K, 0, self._stats_dtype(dtype))
         self.n_batches_ = 0
         self.n_docs_seen_ = 0
         self.topics_initialized_ = False
@@ -285,6 +303,16 @@ class OnlineRLSI(SquaredLossModel):
         self._init_comp = None if self.topic_init is None else _topics_from(self.topic_init)
         if self._init_comp is not None and self._init_comp.shape[0] != K:
             raise RLSIError(f"topic_init has {self._init_comp.shape[0]} topics but n_components={K}")
+
+    def _stats_dtype(self, dtype):
+        """The dtype of R: ``stats_dtype``, or float32 for float32 input and float64 otherwise."""
+        if self.stats_dtype is not None:
+            return np.dtype(self.stats_dtype)
+        return np.dtype(np.float32) if np.dtype(dtype) == np.float32 else np.dtype(np.float64)
+
+    def _topic_sweeps(self, warm):
+        """``max_iter`` of a U-step: capped at ``topic_sweeps`` when warm-started (see the parameter)."""
+        return topic_max_iter(self.inner_max_iter, self.topic_sweeps, warm=warm)
 
     def _grow(self, M):
         """Make U and R span M terms (new terms get zero rows)."""
@@ -350,6 +378,7 @@ class OnlineRLSI(SquaredLossModel):
 
     def _step(self, X):
         """One mini-batch of Algorithm 4; returns W (float64). X: CSR with >= n_features_in_ columns."""
+        warm = self.topics_initialized_  # U-steps done before: every U-step of this batch is warm-started
         X, n, M, t0 = self._open_batch(X)
         stats = self.stats_
         pending = stats.begin_batch(X, self.decay_at(t0, n))
@@ -363,20 +392,21 @@ class OnlineRLSI(SquaredLossModel):
             U_before = U.copy() if in_place else U
             rows = _ActiveRows(stats, U, lam1) if in_place else None
             W = None
-            for _ in range(self.n_inner):
+            for it in range(self.n_inner):
                 # with tracked live rows, G = UᵀU needs no scan of the whole M x K array
                 G = steps.gram(U[np.flatnonzero(rows.live)]) if in_place else None
                 W, _ = steps.update_doc_vectors(
                     X, U, penalty=self.doc_penalty, lam=self.lambda2, W_prev=W,
                     max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=np.float64, G=G)
                 pending.assign(W)
+                sweeps_cap = self._topic_sweeps(warm or it > 0)
                 if in_place:
-                    rows.solve(U, pending.cols, self.topic_penalty, max_iter=self.inner_max_iter,
-                               tol=self.inner_tol)
+                    rows.solve(U, pending.cols, self.topic_penalty, max_iter=sweeps_cap, tol=self.inner_tol,
+                               col_max=pending.rowmax)
                 else:
                     U, sweeps = steps.update_topics(
                         stats.r_rows, stats.S, U, n_terms=M, penalty=self.topic_penalty, lam=lam1,
-                        max_iter=self.inner_max_iter, tol=self.inner_tol, dense=isinstance(U, np.ndarray))
+                        max_iter=sweeps_cap, tol=self.inner_tol, dense=isinstance(U, np.ndarray))
             self._U = U
             self.u_change_ = _frobenius_distance(U, U_before)
         self.lambda1_effective_ = lam1
@@ -497,13 +527,14 @@ class _ActiveRows:
         self.rowmax = row_absmax(stats.R)
         self.live = steps.nonzero_row_mask(U)
 
-    def solve(self, U, cols, penalty, *, max_iter, tol, stats=None):
+    def solve(self, U, cols, penalty, *, max_iter, tol, stats=None, col_max=None):
         """One U-step in place on U; ``cols``: the terms whose rows of R changed since the last call;
-        ``stats``: the statistics to solve with, when they are a new object (the distributed learner)."""
+        ``stats``: the statistics to solve with, when they are a new object (the distributed learner);
+        ``col_max``: ``max_k |r_mk|`` of the rows ``cols`` when known (:meth:`PendingBatch.assign`)."""
         stats = self.stats if stats is None else stats
         R = stats.R
         if len(cols):
-            self.rowmax[cols] = row_absmax(R[cols])
+            self.rowmax[cols] = row_absmax(R[cols]) if col_max is None else col_max
         rows = np.flatnonzero(self.live | (self.rowmax > self.half_lam))
         pen = get_penalty(penalty, param="topic_penalty")
         Ur, _ = pen.solve(R[rows], pen.prepare(stats.S, self.lam), U[rows], self.lam, max_iter=max_iter,
