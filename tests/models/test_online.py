@@ -295,6 +295,22 @@ def test_float32_statistics_resume_from_saved_state(tmp_path):
     _assert_same_state(straight, resumed)
 
 
+@pytest.mark.parametrize("stats_dtype", ["float64", "float32"])
+def test_row_screening_state_carried_between_batches_is_exact(stats_dtype):
+    """The row maxima of R and the live rows of U kept from one mini-batch to the next (re-scaled with ρ)
+    are those a fresh scan of R and U gives, bit for bit."""
+    from rlsi.kernels.products import row_absmax
+
+    X = planted_corpus(n_docs=600, seed=23)
+    model = OnlineRLSI(4, lambda1=2.0, rho=1.0, n_inner=2, stats_dtype=stats_dtype, random_state=0)
+    for a in range(0, 600, 60):
+        model.partial_fit(X[a:a + 60])
+        U, rowmax, live = model._row_cache
+        assert U is model._U
+        np.testing.assert_array_equal(rowmax, row_absmax(model.stats_.R))
+        np.testing.assert_array_equal(live, _steps.nonzero_row_mask(U))
+
+
 def test_parameter_validation():
     X = planted_corpus(n_docs=20, seed=15)
     for bad in (dict(rho=-1), dict(batch_size=0), dict(n_inner=0), dict(lambda1_scale="x"),

@@ -145,7 +145,7 @@ class DaskOnlineRLSI(OnlineRLSI):
             base = stats
             W_parts = [None] * len(spans)
             for it in range(self.n_inner):
-                G = steps.gram(U[np.flatnonzero(rows.live)]) if in_place else steps.topic_gram(U)
+                G = rows.gram(U) if in_place else steps.topic_gram(U)
                 prepared = pen.prepare(G, self.lambda2)
                 U_sent = dense_to_csr(U) if isinstance(U, np.ndarray) else U  # sparse over the network
                 U_fut = ex.client.submit(_tasks.identity, U_sent, pure=False)

@@ -83,6 +83,7 @@ import logging
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit, prange
 from threadpoolctl import ThreadpoolController
 
 from .._params import Anything, Boolean, Choice, Integer, Real
@@ -291,6 +292,7 @@ class OnlineRLSI(SquaredLossModel):
                 delattr(self, key)
         self._rng = check_random_state(self.random_state)
         self._U = None
+        self._row_cache = None  # (U, row maxima of R, live rows of U) after the last mini-batch (_ActiveRows)
         self.n_features_in_ = 0
         K = self.n_components
         self.stats_ = TopicStatistics(K, 0, self._stats_dtype(dtype))
@@ -320,6 +322,7 @@ class OnlineRLSI(SquaredLossModel):
         if M <= old:
             return
         self.stats_.grow(M - old)
+        self._row_cache = None
         if isinstance(self._U, np.ndarray):
             self._U = np.concatenate([self._U, np.zeros((M - old, self.n_components))])
         elif self._U is not None:
@@ -381,7 +384,8 @@ class OnlineRLSI(SquaredLossModel):
         warm = self.topics_initialized_  # U-steps done before: every U-step of this batch is warm-started
         X, n, M, t0 = self._open_batch(X)
         stats = self.stats_
-        pending = stats.begin_batch(X, self.decay_at(t0, n))
+        decay = self.decay_at(t0, n)
+        pending = stats.begin_batch(X, decay)
         lam1 = self.lambda1_at(stats.weight + n)
         W = np.zeros((n, self.n_components))
         if self._U is None:  # nothing to learn from yet: only count the documents
@@ -389,12 +393,17 @@ class OnlineRLSI(SquaredLossModel):
         else:
             U = self._working_topics()
             in_place = isinstance(U, np.ndarray) and get_penalty(self.topic_penalty).norm == "l1"
-            U_before = U.copy() if in_place else U
-            rows = _ActiveRows(stats, U, lam1) if in_place else None
+            U_before = None if in_place else U  # in place: the rows' values before the batch are kept by rows
+            rows = None
+            if in_place:  # the row maxima and live rows of the previous mini-batch, when U and R are the same
+                cache = self._row_cache if self._row_cache is not None and self._row_cache[0] is U else None
+                rows = _ActiveRows(stats, U, lam1, cache=None if cache is None else cache[1:], decay=decay,
+                                   track_change=True)
+            self._row_cache = None
             W = None
             for it in range(self.n_inner):
                 # with tracked live rows, G = UᵀU needs no scan of the whole M x K array
-                G = steps.gram(U[np.flatnonzero(rows.live)]) if in_place else None
+                G = rows.gram(U) if in_place else None
                 W, _ = steps.update_doc_vectors(
                     X, U, penalty=self.doc_penalty, lam=self.lambda2, W_prev=W,
                     max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=np.float64, G=G)
@@ -408,7 +417,11 @@ class OnlineRLSI(SquaredLossModel):
                         stats.r_rows, stats.S, U, n_terms=M, penalty=self.topic_penalty, lam=lam1,
                         max_iter=sweeps_cap, tol=self.inner_tol, dense=isinstance(U, np.ndarray))
             self._U = U
-            self.u_change_ = _frobenius_distance(U, U_before)
+            if in_place:
+                self.u_change_ = rows.change(U)
+                self._row_cache = (U, rows.rowmax, rows.live)
+            else:
+                self.u_change_ = _frobenius_distance(U, U_before)
         self.lambda1_effective_ = lam1
         self.n_batches_ += 1
         self.n_docs_seen_ = stats.n_docs
@@ -453,6 +466,7 @@ class OnlineRLSI(SquaredLossModel):
         U = (U + (place @ seeds).T).tocsr()
         U.eliminate_zeros()
         self.stats_.reset_topics(ks)
+        self._row_cache = None
         self.n_reseeded_ += len(ks)
         log.debug("re-seeded dead topics %s from documents %s of the batch", ks.tolist(), cand.tolist())
         return U
@@ -497,6 +511,7 @@ class OnlineRLSI(SquaredLossModel):
                              f"not match the model ({est.n_features_in_} x {est.n_components})")
         est._set_components(sp.csr_matrix(est.components_, dtype=np.float64, copy=True))
         est._U = est.components_.T.tocsr() if est.topics_initialized_ else None
+        est._row_cache = None
         try:
             state = json.loads(est.rng_state_)
             name = state["bit_generator"]
@@ -522,10 +537,40 @@ class _ActiveRows:
     place — the same numbers as solving every row, at a cost that follows the live rows instead of M x K.
     """
 
-    def __init__(self, stats, U, lam):
+    def __init__(self, stats, U, lam, *, cache=None, decay=1.0, track_change=False):
+        """``cache``: ``(rowmax, live)`` at the end of the previous mini-batch, when R and U have changed only
+        by the re-scaling ``decay`` since (saves two passes over M x K per mini-batch); ``track_change``:
+        keep the solved rows' values of before the batch for :meth:`change` (instead of a copy of U)."""
         self.stats, self.half_lam, self.lam = stats, 0.5 * lam, lam
-        self.rowmax = row_absmax(stats.R)
-        self.live = steps.nonzero_row_mask(U)
+        if cache is None:
+            self.rowmax = row_absmax(stats.R)
+            self.live = steps.nonzero_row_mask(U)
+        else:
+            rowmax, self.live = cache
+            if decay != 1.0:
+                # the re-scaling R *= decay in R's dtype rounds monotonically, so each row's maximum is the
+                # rounded product of the old maximum: the same numbers as row_absmax of the re-scaled R
+                dt = stats.dtype
+                rowmax = (rowmax.astype(dt) * dt.type(decay)).astype(np.float64)
+            self.rowmax = rowmax
+        self.G = None
+        self._saved = np.zeros(len(self.live), dtype=bool) if track_change else None
+        self._before = []
+
+    def gram(self, U):
+        """``G = UᵀU`` (K x K): from the rows solved last (all non-zero rows are among them), else from the
+        live rows — no scan of the whole M x K array either way."""
+        if self.G is None:
+            self.G = steps.gram(U[np.flatnonzero(self.live)])
+        return self.G
+
+    def change(self, U):
+        """``‖U − U_before‖_F`` over the rows solved since construction (the others did not change)."""
+        total = 0.0
+        for idx, old in self._before:
+            d = U[idx] - old
+            total += float(np.einsum("ij,ij->", d, d))
+        return float(np.sqrt(total))
 
     def solve(self, U, cols, penalty, *, max_iter, tol, stats=None, col_max=None):
         """One U-step in place on U; ``cols``: the terms whose rows of R changed since the last call;
@@ -537,10 +582,41 @@ class _ActiveRows:
             self.rowmax[cols] = row_absmax(R[cols]) if col_max is None else col_max
         rows = np.flatnonzero(self.live | (self.rowmax > self.half_lam))
         pen = get_penalty(penalty, param="topic_penalty")
-        Ur, _ = pen.solve(R[rows], pen.prepare(stats.S, self.lam), U[rows], self.lam, max_iter=max_iter,
-                          tol=tol, overwrite_init=True)
-        U[rows] = Ur
-        self.live[rows] = steps.nonzero_row_mask(Ur)
+        # the rows' R and U gathered by one parallel kernel (numpy's fancy indexing costs ~100 ns a row)
+        Rr = np.empty((len(rows), R.shape[1]), dtype=R.dtype)
+        U0 = np.empty((len(rows), R.shape[1]), dtype=R.dtype)
+        _gather_rows(R, U, rows, Rr, U0)
+        if self._saved is not None:
+            new = ~self._saved[rows]
+            if new.any():  # U0[new] is a copy: the solve below may overwrite U0
+                self._before.append((rows[new], U0[new].astype(U.dtype)))
+                self._saved[rows[new]] = True
+        Ur, _ = pen.solve(Rr, pen.prepare(stats.S, self.lam), U0, self.lam, max_iter=max_iter, tol=tol,
+                          overwrite_init=True)
+        _scatter_rows(Ur, rows, U, self.live)
+        self.G = steps.gram(Ur)
+
+
+@njit(cache=True, parallel=True)
+def _gather_rows(R, U, rows, Rr, Ur):
+    """``Rr[i] = R[rows[i]]``, ``Ur[i] = U[rows[i]]`` (in Ur's dtype)."""
+    for i in prange(rows.shape[0]):
+        m = rows[i]
+        for k in range(R.shape[1]):
+            Rr[i, k] = R[m, k]
+            Ur[i, k] = U[m, k]
+
+
+@njit(cache=True, parallel=True)
+def _scatter_rows(Ur, rows, U, live):
+    """``U[rows[i]] = Ur[i]`` and ``live[rows[i]]``: whether that row has a non-zero weight."""
+    for i in prange(rows.shape[0]):
+        m = rows[i]
+        hit = False
+        for k in range(Ur.shape[1]):
+            U[m, k] = Ur[i, k]
+            hit |= Ur[i, k] != 0.0
+        live[m] = hit
 
 
 #: Rows per chunk of :func:`_frobenius_distance` (a few MB at K = 500).
