@@ -12,8 +12,17 @@ For each mini-batch ``X_t`` of η documents (rows), with topics ``U_{t-1}`` (ter
 The ξ repetitions *replace* the mini-batch's contribution to S and R (they do not add the batch ξ
 times): after the step S and R hold each document once, with the vectors of the last repetition. The
 lasso is the shared coordinate-descent kernel (:func:`rlsi.models.steps.update_topics`), warm-started
-from the previous U; memory is U (sparse), S (K x K), R (M x K dense) and one mini-batch — never the
-stream (:class:`rlsi.models.stats.TopicStatistics`).
+from the previous U; memory is U (sparse), S (K x K), R (M x K dense, float32 for float32 input unless
+``stats_dtype`` says otherwise) and one mini-batch — never the stream
+(:class:`rlsi.models.stats.TopicStatistics`).
+
+Cost of an embedded iteration. The projection (``Φ = X_t U``), the batch's rows of R (one fused kernel,
+:meth:`rlsi.models.stats.PendingBatch.assign`) and the U-step on the rows that can be non-zero
+(:class:`_ActiveRows`) are the three kernels; their bookkeeping — which rows are live, each row's
+``max_k |r_mk|``, ``UᵀU``, the topic change — is carried from one iteration and one mini-batch to the
+next instead of being recomputed from the M x K arrays. Warm-started U-steps take at most
+``topic_sweeps`` coordinate-descent sweeps per row (BatchRLSI's inexact U-step, see
+:func:`rlsi.models.batch.topic_max_iter`); ``topic_sweeps=None`` solves each to ``inner_tol``.
 
 Time and re-scaling. The paper's t counts documents (η = 1). With mini-batches t still counts
 documents: a batch of n documents takes t from t₀ to t₁ = t₀ + n and the old statistics are multiplied
