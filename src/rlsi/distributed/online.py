@@ -33,7 +33,6 @@ from .._params import Anything, Integer, Real
 from ..io import register
 from ..models import steps
 from ..kernels.products import dense_to_csr
-from ..models.batch import TOPIC_SWEEPS
 from ..models.online import OnlineRLSI, _ActiveRows
 from ..models.penalties import penalty as get_penalty
 from ..models.stats import TopicStatistics
@@ -67,7 +66,7 @@ class DaskOnlineRLSI(OnlineRLSI):
     def __init__(self, n_components=20, *, lambda1=0.05, lambda2=1.0, topic_penalty="l1", doc_penalty="l2",
                  lambda1_scale="per_doc", rho=0.0, batch_size=256, n_inner=1, n_passes=1, shuffle=False,
                  init="docs", topic_init=None, reseed_dead=False, inner_max_iter=100, inner_tol=1e-4,
-                 topic_sweeps=TOPIC_SWEEPS, stats_dtype=None, random_state=None, n_jobs=None, client=None, scheduler=None, n_workers=2,
+                 topic_sweeps=None, stats_dtype=None, random_state=None, n_jobs=None, client=None, scheduler=None, n_workers=2,
                  threads_per_worker=1, partitions=None, timeout=10.0, verbose=0):
         super().__init__(n_components, lambda1=lambda1, lambda2=lambda2, topic_penalty=topic_penalty,
                          doc_penalty=doc_penalty, lambda1_scale=lambda1_scale, rho=rho, batch_size=batch_size,
