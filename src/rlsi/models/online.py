@@ -599,8 +599,8 @@ class _ActiveRows:
         _gather_rows(R, U, rows, Rr, U0)
         if self._saved is not None:
             new = ~self._saved[rows]
-            if new.any():  # U0[new] is a copy: the solve below may overwrite U0
-                self._before.append((rows[new], U0[new].astype(U.dtype)))
+            if new.any():  # from U itself: U0 is in R's dtype, and the solve below overwrites it
+                self._before.append((rows[new], U[rows[new]]))
                 self._saved[rows[new]] = True
         Ur, _ = pen.solve(Rr, pen.prepare(stats.S, self.lam), U0, self.lam, max_iter=max_iter, tol=tol,
                           overwrite_init=True)
