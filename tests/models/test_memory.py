@@ -112,6 +112,22 @@ def test_online_estimate_follows_the_sizes():
     assert big.components["U"] < 7_000_000 * 500 * 8 / 10 and big.components["rows solved"] == 0
 
 
+def test_online_estimate_counts_float32_statistics():
+    """OnlineRLSI keeps R in X's dtype by default (stats_dtype=None): float32 X halves R, and sparse topics
+    (from the U-step on R) take R's dtype too."""
+    import numpy as np
+    from rlsi.models.memory import estimate_online_fit
+
+    shape = (1_600_000, 7_000_000, 326_000_000, 500)
+    f64 = estimate_online_fit(*shape, topic_density=0.0035)
+    f32 = estimate_online_fit(*shape, dtype=np.float32, topic_density=0.0035)
+    forced = estimate_online_fit(*shape, dtype=np.float32, stats_dtype=np.float64, topic_density=0.0035)
+    M, K = shape[1], shape[3]
+    assert f64.components["statistics R, S"] - f32.components["statistics R, S"] == M * K * 4
+    assert forced.components["statistics R, S"] == f64.components["statistics R, S"]
+    assert f32.components["U"] < f64.components["U"]
+
+
 def test_batch_terms_counts_the_distinct_terms_of_the_widest_sampled_batch():
     from rlsi.models.memory import batch_terms
 

@@ -19,6 +19,7 @@ from rlsi.text.stream import StreamingTfidf
 from conftest import planted_corpus
 
 TIGHT = dict(inner_max_iter=2000, inner_tol=1e-12)
+EXACT = dict(TIGHT, topic_sweeps=None)  # every U-step solved to inner_tol: Algorithm 4 as published
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +39,7 @@ def test_one_step_on_the_whole_corpus_is_one_batch_u_update(corpus, initial):
     X, N = corpus, corpus.shape[0]
     W0, _ = _steps.update_doc_vectors(X, initial.topics_, penalty="l2", lam=1.0)
     online = OnlineRLSI(4, lambda1=2.0, rho=0.0, batch_size=N, n_inner=1, topic_init=initial.components_,
-                        **TIGHT).fit(X)
+                        **EXACT).fit(X)
     U, _ = _steps.update_topics(batch_r_rows(X.T.tocsr(), W0), _steps.gram(W0), None,
                                 n_terms=X.shape[1], penalty="l1", lam=2.0 * N / 1000, **_tight_steps())
     np.testing.assert_allclose(online.components_.toarray(), U.T.toarray(), atol=1e-9)
@@ -50,11 +51,28 @@ def test_embedded_iterations_are_batch_iterations(corpus, initial):
     """ξ embedded iterations on a single batch of everything = ξ outer iterations of BatchRLSI."""
     X, N = corpus, corpus.shape[0]
     W0, _ = _steps.update_doc_vectors(X, initial.topics_, penalty="l2", lam=1.0)
-    online = OnlineRLSI(4, lambda1=2.0, batch_size=N, n_inner=4, topic_init=initial.components_, **TIGHT).fit(X)
+    online = OnlineRLSI(4, lambda1=2.0, batch_size=N, n_inner=4, topic_init=initial.components_, **EXACT).fit(X)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         batch = BatchRLSI(4, lambda1=2.0, max_iter=4, tol=0, topic_sweeps=None, **TIGHT).fit(X, V_init=W0)
     np.testing.assert_allclose(online.components_.toarray(), batch.components_.toarray(), atol=1e-9)
+
+
+@pytest.mark.parametrize("sweeps", [1, 2])
+def test_capped_embedded_iterations_are_capped_batch_iterations(corpus, initial, sweeps):
+    """With ``topic_sweeps`` the first U-step of the stream is exact and the later embedded ones take that
+    many sweeps: ξ of them on one batch of everything = ξ BatchRLSI iterations with the same cap (whose
+    first U-step is exact too); and the cap is a different path from the exact U-steps."""
+    X, N = corpus, corpus.shape[0]
+    W0, _ = _steps.update_doc_vectors(X, initial.topics_, penalty="l2", lam=1.0)
+    params = dict(lambda1=2.0, batch_size=N, n_inner=4, topic_init=initial.components_, **TIGHT)
+    online = OnlineRLSI(4, topic_sweeps=sweeps, **params).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        batch = BatchRLSI(4, lambda1=2.0, max_iter=4, tol=0, topic_sweeps=sweeps, **TIGHT).fit(X, V_init=W0)
+    np.testing.assert_allclose(online.components_.toarray(), batch.components_.toarray(), atol=1e-8)
+    exact = OnlineRLSI(4, topic_sweeps=None, **params).fit(X)
+    assert np.abs(online.components_ - exact.components_).max() > 1e-6
 
 
 def _tight_steps():
@@ -235,10 +253,69 @@ def test_reseeding_dead_topics():
     assert model.components_[3, 120:].nnz > 0
 
 
+@pytest.mark.parametrize("dense_topics", [True, False])
+def test_float32_statistics_drift_little_from_float64(monkeypatch, dense_topics):
+    """R in float32 (the default for float32 X): each mini-batch's rows are summed in float64 and rounded
+    once when stored, and the re-scaling rounds once more, so after B mini-batches R is within about
+    2 B float32 roundings of float64 statistics — not the rounding of every document's addition — and the
+    topics follow. Both topic representations (dense working topics, and sparse ones for a vocabulary too
+    large for a dense M x K, whose U-step gives topics of R's dtype)."""
+    import rlsi.models.online as online_mod
+
+    if not dense_topics:
+        monkeypatch.setattr(online_mod, "DENSE_MAX_BYTES", 0)
+    X = planted_corpus(n_docs=3000, seed=21).astype(np.float32)
+    params = dict(lambda1=2.0, rho=1.0, batch_size=100, n_inner=3, random_state=0)
+    ref = OnlineRLSI(4, stats_dtype="float64", **params).fit(X)
+    low = OnlineRLSI(4, **params).fit(X)
+    assert ref.stats_.R.dtype == np.float64 and low.stats_.R.dtype == np.float32
+    assert low.stats_.R.nbytes * 2 == ref.stats_.R.nbytes
+    n_batches = low.n_batches_
+    eps = np.finfo(np.float32).eps
+    R64, R32 = ref.stats_.R, low.stats_.R.astype(np.float64)
+    assert np.abs(R32 - R64).max() <= 2 * n_batches * eps * np.abs(R64).max()
+    assert np.abs(R32 - R64).max() > 0  # it did round
+    U64, U32 = ref.components_.toarray(), low.components_.toarray()
+    assert np.linalg.norm(U32 - U64) <= 1e-4 * np.linalg.norm(U64)
+    np.testing.assert_allclose(low.stats_.S, ref.stats_.S, rtol=1e-4, atol=1e-4 * np.abs(ref.stats_.S).max())
+
+
+def test_float32_statistics_resume_from_saved_state(tmp_path):
+    X = planted_corpus(n_docs=300, seed=22).astype(np.float32)
+    params = dict(lambda1=2.0, rho=1.0, n_inner=2, batch_size=50, random_state=1)
+    straight = OnlineRLSI(4, **params).fit(X)
+    first = OnlineRLSI(4, **params)
+    for a in range(0, 150, 50):
+        first.partial_fit(X[a:a + 50])
+    rlsi.io.save(tmp_path / "m", model=first)
+    resumed = rlsi.io.load(tmp_path / "m")["model"]
+    assert resumed.stats_.R.dtype == np.float32
+    for a in range(150, 300, 50):
+        resumed.partial_fit(X[a:a + 50])
+    _assert_same_state(straight, resumed)
+
+
+@pytest.mark.parametrize("stats_dtype", ["float64", "float32"])
+def test_row_screening_state_carried_between_batches_is_exact(stats_dtype):
+    """The row maxima of R and the live rows of U kept from one mini-batch to the next (re-scaled with ρ)
+    are those a fresh scan of R and U gives, bit for bit."""
+    from rlsi.kernels.products import row_absmax
+
+    X = planted_corpus(n_docs=600, seed=23)
+    model = OnlineRLSI(4, lambda1=2.0, rho=1.0, n_inner=2, stats_dtype=stats_dtype, random_state=0)
+    for a in range(0, 600, 60):
+        model.partial_fit(X[a:a + 60])
+        U, rowmax, live = model._row_cache
+        assert U is model._U
+        np.testing.assert_array_equal(rowmax, row_absmax(model.stats_.R))
+        np.testing.assert_array_equal(live, _steps.nonzero_row_mask(U))
+
+
 def test_parameter_validation():
     X = planted_corpus(n_docs=20, seed=15)
     for bad in (dict(rho=-1), dict(batch_size=0), dict(n_inner=0), dict(lambda1_scale="x"),
-                dict(init="x"), dict(shuffle="yes"), dict(n_passes=0)):
+                dict(init="x"), dict(shuffle="yes"), dict(n_passes=0), dict(topic_sweeps=0),
+                dict(stats_dtype="float16")):
         with pytest.raises(RLSIError):
             OnlineRLSI(2, **bad).fit(X)
 

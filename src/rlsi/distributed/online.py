@@ -66,12 +66,13 @@ class DaskOnlineRLSI(OnlineRLSI):
     def __init__(self, n_components=20, *, lambda1=0.05, lambda2=1.0, topic_penalty="l1", doc_penalty="l2",
                  lambda1_scale="per_doc", rho=0.0, batch_size=256, n_inner=1, n_passes=1, shuffle=False,
                  init="docs", topic_init=None, reseed_dead=False, inner_max_iter=100, inner_tol=1e-4,
-                 random_state=None, n_jobs=None, client=None, scheduler=None, n_workers=2,
+                 topic_sweeps=None, stats_dtype=None, random_state=None, n_jobs=None, client=None, scheduler=None, n_workers=2,
                  threads_per_worker=1, partitions=None, timeout=10.0, verbose=0):
         super().__init__(n_components, lambda1=lambda1, lambda2=lambda2, topic_penalty=topic_penalty,
                          doc_penalty=doc_penalty, lambda1_scale=lambda1_scale, rho=rho, batch_size=batch_size,
                          n_inner=n_inner, n_passes=n_passes, shuffle=shuffle, init=init, topic_init=topic_init,
                          reseed_dead=reseed_dead, inner_max_iter=inner_max_iter, inner_tol=inner_tol,
+                         topic_sweeps=topic_sweeps, stats_dtype=stats_dtype,
                          random_state=random_state, n_jobs=n_jobs, verbose=verbose)
         self.client = client
         self.scheduler = scheduler
@@ -106,13 +107,14 @@ class DaskOnlineRLSI(OnlineRLSI):
             self._gather_w = True
             self.close()
 
-    def _reset(self):
-        super()._reset()
+    def _reset(self, dtype=np.float64):
+        super()._reset(dtype)
         self.bytes_moved_ = []
 
     # ------------------------------------------------------------------ one mini-batch
     def _step(self, X):
         """One mini-batch of Algorithm 4 (as OnlineRLSI._step) with the projections on the workers."""
+        warm = self.topics_initialized_  # as OnlineRLSI._step: the U-steps' sweeps cap (topic_sweeps)
         X, n, M, t0 = self._open_batch(X)
         stats = self.stats_
         stats.rescale(self.decay_at(t0, n))
@@ -141,8 +143,8 @@ class DaskOnlineRLSI(OnlineRLSI):
             pen = get_penalty(self.doc_penalty, param="doc_penalty")
             base = stats
             W_parts = [None] * len(spans)
-            for _ in range(self.n_inner):
-                G = steps.gram(U[np.flatnonzero(rows.live)]) if in_place else steps.topic_gram(U)
+            for it in range(self.n_inner):
+                G = rows.gram(U) if in_place else steps.topic_gram(U)
                 prepared = pen.prepare(G, self.lambda2)
                 U_sent = dense_to_csr(U) if isinstance(U, np.ndarray) else U  # sparse over the network
                 U_fut = ex.client.submit(_tasks.identity, U_sent, pure=False)
@@ -156,13 +158,14 @@ class DaskOnlineRLSI(OnlineRLSI):
                 moved += sizeof(U_sent) + len(parts) * sizeof(prepared) + sizeof(contribs)
                 stats = base.copy() if self.n_inner > 1 else base
                 stats.merge(self._batch_stats(M, [(c, b - a) for c, (a, b) in zip(contribs, spans)]))
+                sweeps_cap = self._topic_sweeps(warm or it > 0)
                 if in_place:
-                    rows.solve(U, touched, self.topic_penalty, max_iter=self.inner_max_iter,
-                               tol=self.inner_tol, stats=stats)
+                    rows.solve(U, touched, self.topic_penalty, max_iter=sweeps_cap, tol=self.inner_tol,
+                               stats=stats)
                 else:
                     U, sweeps = steps.update_topics(
                         stats.r_rows, stats.S, U, n_terms=M, penalty=self.topic_penalty, lam=lam1,
-                        max_iter=self.inner_max_iter, tol=self.inner_tol, dense=isinstance(U, np.ndarray))
+                        max_iter=sweeps_cap, tol=self.inner_tol, dense=isinstance(U, np.ndarray))
             self.stats_ = stats
             self._U = U
             diff = U - U_before

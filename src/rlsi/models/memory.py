@@ -200,15 +200,17 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
 
 
 def estimate_online_fit(n_docs, n_terms, nnz, n_components, *, batch_size=256, dtype=np.float64,
-                        index_dtype=None, topic_density=0.05, batch_terms=None, baseline=0) -> MemoryEstimate:
+                        index_dtype=None, topic_density=0.05, batch_terms=None, stats_dtype=None,
+                        baseline=0) -> MemoryEstimate:
     """Estimate the peak memory of ``OnlineRLSI(n_components, batch_size=...).fit(X)`` (one or more passes
     over X, N x M with nnz entries; ℓ1 topics). An upper-bound model, read from ``online.py`` and
     ``stats.py`` (keep in step with them):
 
-    * X: as for the batch fit (memory-mapped pages count once read); the statistics ``R``: M x K float64
-      (``TopicStatistics``) and ``S``;
+    * X: as for the batch fit (memory-mapped pages count once read); the statistics ``R``: M x K of
+      ``stats_dtype`` (``OnlineRLSI(stats_dtype=None)`` follows X: float32 for float32 X) and ``S``;
     * topics: dense (M K 8 <= ``DENSE_MAX_BYTES``): U and its copy of before the mini-batch (2 M K 8);
-      else sparse ``3 nnz(U) 12 + 4 M`` with nnz(U) <= ``topic_density`` M K;
+      else sparse ``3 nnz(U) (s + 4) + 4 M`` with nnz(U) <= ``topic_density`` M K and s the itemsize of R
+      (the U-step's CSR topics take R's dtype);
     * one mini-batch: its c terms (``batch_terms``; default the bound min(M, batch_size · nnz / N), far
       above the distinct terms of a Zipfian batch: :func:`estimate_for` counts them on X) make three c x K
       float64 arrays (the batch's rows of R before it, its contribution and their sum); with dense topics
@@ -221,10 +223,13 @@ def estimate_online_fit(n_docs, n_terms, nnz, n_components, *, batch_size=256, d
     b = np.dtype(dtype).itemsize
     i = np.dtype(index_dtype).itemsize if index_dtype is not None else (4 if max(nnz, M) < 2**31 else 8)
     X = nnz * (b + i) + (N + 1) * i
-    R = M * K * 8 + 8 * K * K
+    if stats_dtype is None:
+        stats_dtype = np.float32 if np.dtype(dtype) == np.float32 else np.float64
+    s = np.dtype(stats_dtype).itemsize
+    R = M * K * s + 8 * K * K
     nnz_u = int(float(topic_density) * M * K)
     dense = M * K * 8 <= DENSE_MAX_BYTES
-    topics = 2 * M * K * 8 if dense else 3 * nnz_u * 12 + 4 * (M + 1)
+    topics = 2 * M * K * 8 if dense else 3 * nnz_u * (s + 4) + 4 * (M + 1)
     c = min(M, -(-eta * nnz // max(N, 1)) if batch_terms is None else int(batch_terms))
     batch = 3 * c * K * 8 + 2 * min(eta, N) * K * 8 + 9 * M  # + the batch's term mask and remap (M each)
     rows = 2 * min(M, c + nnz_u) * K * 8 if dense else 0
@@ -256,7 +261,8 @@ def estimate_for(model, X, *, baseline=0, topic_density=0.05) -> MemoryEstimate:
         N, M = X.shape
         return estimate_online_fit(N, M, X.nnz, model.n_components, batch_size=model.batch_size, dtype=X.dtype,
                                    index_dtype=X.indices.dtype, topic_density=topic_density,
-                                   batch_terms=batch_terms(X, model.batch_size), baseline=baseline)
+                                   batch_terms=batch_terms(X, model.batch_size),
+                                   stats_dtype=model._stats_dtype(X.dtype), baseline=baseline)
 
     executor = getattr(model, "executor", None)
     workers = 1

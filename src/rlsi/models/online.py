@@ -12,8 +12,17 @@ For each mini-batch ``X_t`` of η documents (rows), with topics ``U_{t-1}`` (ter
 The ξ repetitions *replace* the mini-batch's contribution to S and R (they do not add the batch ξ
 times): after the step S and R hold each document once, with the vectors of the last repetition. The
 lasso is the shared coordinate-descent kernel (:func:`rlsi.models.steps.update_topics`), warm-started
-from the previous U; memory is U (sparse), S (K x K), R (M x K dense) and one mini-batch — never the
-stream (:class:`rlsi.models.stats.TopicStatistics`).
+from the previous U; memory is U (sparse), S (K x K), R (M x K dense, float32 for float32 input unless
+``stats_dtype`` says otherwise) and one mini-batch — never the stream
+(:class:`rlsi.models.stats.TopicStatistics`).
+
+Cost of an embedded iteration. The projection (``Φ = X_t U``), the batch's rows of R (one fused kernel,
+:meth:`rlsi.models.stats.PendingBatch.assign`) and the U-step on the rows that can be non-zero
+(:class:`_ActiveRows`) are the three kernels; their bookkeeping — which rows are live, each row's
+``max_k |r_mk|``, ``UᵀU``, the topic change — is carried from one iteration and one mini-batch to the
+next instead of being recomputed from the M x K arrays. Warm-started U-steps take at most
+``topic_sweeps`` coordinate-descent sweeps per row (BatchRLSI's inexact U-step, see
+:func:`rlsi.models.batch.topic_max_iter`); ``topic_sweeps=None`` solves each to ``inner_tol``.
 
 Time and re-scaling. The paper's t counts documents (η = 1). With mini-batches t still counts
 documents: a batch of n documents takes t from t₀ to t₁ = t₀ + n and the old statistics are multiplied
@@ -83,6 +92,7 @@ import logging
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit, prange
 from threadpoolctl import ThreadpoolController
 
 from .._params import Anything, Boolean, Choice, Integer, Real
@@ -95,7 +105,7 @@ from ..kernels.products import csr_csr_dense, csr_rows_to_dense, dense_to_csr, r
 from . import steps
 from .regularization import INITS, LAMBDA1_SCALES, effective_lambda1
 from .base import check_fitted
-from .batch import DENSE_MAX_BYTES
+from .batch import DENSE_MAX_BYTES, topic_max_iter
 from .penalties import penalty as get_penalty
 from .squared import SquaredLossModel
 from .stats import TopicStatistics
@@ -146,6 +156,20 @@ class OnlineRLSI(SquaredLossModel):
     reseed_dead : bool, default False — re-seed all-zero topics from unexplained documents (see the
         module docstring; off by default: Algorithm 4 as published).
     inner_max_iter, inner_tol : coordinate-descent sweeps per row and stopping rule.
+    topic_sweeps : None or int, default None — coordinate-descent sweeps per term row in every warm-started
+        U-step (all but the first U-step of the stream, which is solved to ``inner_tol``), as
+        :class:`rlsi.models.BatchRLSI`'s parameter of that name (:func:`rlsi.models.batch.topic_max_iter`);
+        None solves every U-step to ``inner_tol`` (at most ``inner_max_iter`` sweeps): Algorithm 4's exact
+        U-steps. Unlike BatchRLSI's, the default is None: warm-started online U-steps already converge in
+        about 2 sweeps per row on average (20 Newsgroups, ρ = 1, ξ = 10: 1.78 exact vs 1.69 with 3), and
+        the cap's speed-up was within the noise of benchmarks/results/online_tracking.md at ξ = 10 and
+        ξ = 1 with the same reconstruction error; it is there for streams where the U-step dominates.
+    stats_dtype : None, "float64" or "float32", default None — dtype of the statistics R (M x K); None: that
+        of the first X of the stream (``fit``'s X). float32 halves the largest array of an online fit with a
+        large vocabulary (7M terms x K = 500: 14 GB instead of 28 GB); each mini-batch's rows of R are then
+        summed in float64 and rounded once when stored, so the rounding is one float32 rounding per row
+        touched per mini-batch, relative 6e-8 each (measured drift against float64: tests/models/
+        test_online.py and notes/README_online.md). S (K x K) stays float64.
     random_state : None, int or Generator.
     n_jobs : None or int — numba threads.
     verbose : int — 1 shows a progress bar in ``fit`` (documents per second).
@@ -173,6 +197,8 @@ class OnlineRLSI(SquaredLossModel):
         "shuffle": Boolean(),
         "reseed_dead": Boolean(),
         "topic_init": Anything(),  # checked by _topics_from when the stream starts
+        "topic_sweeps": Integer(low=1, none=True),
+        "stats_dtype": Choice((None, "float64", "float32")),
         "random_state": Anything(),
     }
     _state_scalars = ("n_iter_", "n_features_in_", "lambda1_effective_", "n_batches_", "n_docs_seen_",
@@ -182,8 +208,8 @@ class OnlineRLSI(SquaredLossModel):
     def __init__(self, n_components=20, *, lambda1=0.05, lambda2=1.0, topic_penalty="l1",
                  doc_penalty="l2", lambda1_scale="per_doc", rho=0.0, batch_size=256, n_inner=1,
                  n_passes=1, shuffle=False, init="docs", topic_init=None, reseed_dead=False,
-                 inner_max_iter=100,
-                 inner_tol=1e-4, random_state=None, n_jobs=None, verbose=0):
+                 inner_max_iter=100, inner_tol=1e-4, topic_sweeps=None, stats_dtype=None,
+                 random_state=None, n_jobs=None, verbose=0):
         self.n_components = n_components
         self.lambda1 = lambda1
         self.lambda2 = lambda2
@@ -200,6 +226,8 @@ class OnlineRLSI(SquaredLossModel):
         self.reseed_dead = reseed_dead
         self.inner_max_iter = inner_max_iter
         self.inner_tol = inner_tol
+        self.topic_sweeps = topic_sweeps
+        self.stats_dtype = stats_dtype
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -221,7 +249,7 @@ class OnlineRLSI(SquaredLossModel):
         times (in X's order unless ``shuffle``). Returns self."""
         self._validate_params()
         X = self._check_X(X, reset=True)
-        self._reset()
+        self._reset(X.dtype)
         N = X.shape[0]
         bar = progress_bar(N * self.n_passes, "OnlineRLSI", verbose=self.verbose, unit="doc", unit_scale=True,
                            smoothing=0.1)
@@ -253,7 +281,7 @@ class OnlineRLSI(SquaredLossModel):
         if not hasattr(self, "stats_"):
             self._validate_params()
             X = check_matrix(X)
-            self._reset()
+            self._reset(X.dtype)
             self.n_features_in_ = X.shape[1]
         else:
             X = check_matrix(X)
@@ -267,15 +295,18 @@ class OnlineRLSI(SquaredLossModel):
         return W.astype(X.dtype, copy=False)
 
     # ------------------------------------------------------------------ internals
-    def _reset(self):
+    def _reset(self, dtype=np.float64):
+        """Start a new stream; ``dtype``: that of its first X (the statistics' dtype when ``stats_dtype`` is
+        None)."""
         for key in ("stats_", "components_", "n_iter_", "lambda1_effective_", "u_change_"):
             if hasattr(self, key):
                 delattr(self, key)
         self._rng = check_random_state(self.random_state)
         self._U = None
+        self._row_cache = None  # (U, row maxima of R, live rows of U) after the last mini-batch (_ActiveRows)
         self.n_features_in_ = 0
         K = self.n_components
-        self.stats_ = TopicStatistics(K, 0)
+        self.stats_ = TopicStatistics(K, 0, self._stats_dtype(dtype))
         self.n_batches_ = 0
         self.n_docs_seen_ = 0
         self.topics_initialized_ = False
@@ -286,12 +317,23 @@ class OnlineRLSI(SquaredLossModel):
         if self._init_comp is not None and self._init_comp.shape[0] != K:
             raise RLSIError(f"topic_init has {self._init_comp.shape[0]} topics but n_components={K}")
 
+    def _stats_dtype(self, dtype):
+        """The dtype of R: ``stats_dtype``, or float32 for float32 input and float64 otherwise."""
+        if self.stats_dtype is not None:
+            return np.dtype(self.stats_dtype)
+        return np.dtype(np.float32) if np.dtype(dtype) == np.float32 else np.dtype(np.float64)
+
+    def _topic_sweeps(self, warm):
+        """``max_iter`` of a U-step: capped at ``topic_sweeps`` when warm-started (see the parameter)."""
+        return topic_max_iter(self.inner_max_iter, self.topic_sweeps, warm=warm)
+
     def _grow(self, M):
         """Make U and R span M terms (new terms get zero rows)."""
         old = self.stats_.n_terms
         if M <= old:
             return
         self.stats_.grow(M - old)
+        self._row_cache = None
         if isinstance(self._U, np.ndarray):
             self._U = np.concatenate([self._U, np.zeros((M - old, self.n_components))])
         elif self._U is not None:
@@ -350,9 +392,11 @@ class OnlineRLSI(SquaredLossModel):
 
     def _step(self, X):
         """One mini-batch of Algorithm 4; returns W (float64). X: CSR with >= n_features_in_ columns."""
+        warm = self.topics_initialized_  # U-steps done before: every U-step of this batch is warm-started
         X, n, M, t0 = self._open_batch(X)
         stats = self.stats_
-        pending = stats.begin_batch(X, self.decay_at(t0, n))
+        decay = self.decay_at(t0, n)
+        pending = stats.begin_batch(X, decay)
         lam1 = self.lambda1_at(stats.weight + n)
         W = np.zeros((n, self.n_components))
         if self._U is None:  # nothing to learn from yet: only count the documents
@@ -360,25 +404,35 @@ class OnlineRLSI(SquaredLossModel):
         else:
             U = self._working_topics()
             in_place = isinstance(U, np.ndarray) and get_penalty(self.topic_penalty).norm == "l1"
-            U_before = U.copy() if in_place else U
-            rows = _ActiveRows(stats, U, lam1) if in_place else None
+            U_before = None if in_place else U  # in place: the rows' values before the batch are kept by rows
+            rows = None
+            if in_place:  # the row maxima and live rows of the previous mini-batch, when U and R are the same
+                cache = self._row_cache if self._row_cache is not None and self._row_cache[0] is U else None
+                rows = _ActiveRows(stats, U, lam1, cache=None if cache is None else cache[1:], decay=decay,
+                                   track_change=True)
+            self._row_cache = None
             W = None
-            for _ in range(self.n_inner):
+            for it in range(self.n_inner):
                 # with tracked live rows, G = UᵀU needs no scan of the whole M x K array
-                G = steps.gram(U[np.flatnonzero(rows.live)]) if in_place else None
+                G = rows.gram(U) if in_place else None
                 W, _ = steps.update_doc_vectors(
                     X, U, penalty=self.doc_penalty, lam=self.lambda2, W_prev=W,
                     max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=np.float64, G=G)
                 pending.assign(W)
+                sweeps_cap = self._topic_sweeps(warm or it > 0)
                 if in_place:
-                    rows.solve(U, pending.cols, self.topic_penalty, max_iter=self.inner_max_iter,
-                               tol=self.inner_tol)
+                    rows.solve(U, pending.cols, self.topic_penalty, max_iter=sweeps_cap, tol=self.inner_tol,
+                               col_max=pending.rowmax)
                 else:
                     U, sweeps = steps.update_topics(
                         stats.r_rows, stats.S, U, n_terms=M, penalty=self.topic_penalty, lam=lam1,
-                        max_iter=self.inner_max_iter, tol=self.inner_tol, dense=isinstance(U, np.ndarray))
+                        max_iter=sweeps_cap, tol=self.inner_tol, dense=isinstance(U, np.ndarray))
             self._U = U
-            self.u_change_ = _frobenius_distance(U, U_before)
+            if in_place:
+                self.u_change_ = rows.change(U)
+                self._row_cache = (U, rows.rowmax, rows.live)
+            else:
+                self.u_change_ = _frobenius_distance(U, U_before)
         self.lambda1_effective_ = lam1
         self.n_batches_ += 1
         self.n_docs_seen_ = stats.n_docs
@@ -423,6 +477,7 @@ class OnlineRLSI(SquaredLossModel):
         U = (U + (place @ seeds).T).tocsr()
         U.eliminate_zeros()
         self.stats_.reset_topics(ks)
+        self._row_cache = None
         self.n_reseeded_ += len(ks)
         log.debug("re-seeded dead topics %s from documents %s of the batch", ks.tolist(), cand.tolist())
         return U
@@ -467,6 +522,7 @@ class OnlineRLSI(SquaredLossModel):
                              f"not match the model ({est.n_features_in_} x {est.n_components})")
         est._set_components(sp.csr_matrix(est.components_, dtype=np.float64, copy=True))
         est._U = est.components_.T.tocsr() if est.topics_initialized_ else None
+        est._row_cache = None
         try:
             state = json.loads(est.rng_state_)
             name = state["bit_generator"]
@@ -492,24 +548,86 @@ class _ActiveRows:
     place — the same numbers as solving every row, at a cost that follows the live rows instead of M x K.
     """
 
-    def __init__(self, stats, U, lam):
+    def __init__(self, stats, U, lam, *, cache=None, decay=1.0, track_change=False):
+        """``cache``: ``(rowmax, live)`` at the end of the previous mini-batch, when R and U have changed only
+        by the re-scaling ``decay`` since (saves two passes over M x K per mini-batch); ``track_change``:
+        keep the solved rows' values of before the batch for :meth:`change` (instead of a copy of U)."""
         self.stats, self.half_lam, self.lam = stats, 0.5 * lam, lam
-        self.rowmax = row_absmax(stats.R)
-        self.live = steps.nonzero_row_mask(U)
+        if cache is None:
+            self.rowmax = row_absmax(stats.R)
+            self.live = steps.nonzero_row_mask(U)
+        else:
+            rowmax, self.live = cache
+            if decay != 1.0:
+                # the re-scaling R *= decay in R's dtype rounds monotonically, so each row's maximum is the
+                # rounded product of the old maximum: the same numbers as row_absmax of the re-scaled R
+                dt = stats.dtype
+                rowmax = (rowmax.astype(dt) * dt.type(decay)).astype(np.float64)
+            self.rowmax = rowmax
+        self.G = None
+        self._saved = np.zeros(len(self.live), dtype=bool) if track_change else None
+        self._before = []
 
-    def solve(self, U, cols, penalty, *, max_iter, tol, stats=None):
+    def gram(self, U):
+        """``G = UᵀU`` (K x K): from the rows solved last (all non-zero rows are among them), else from the
+        live rows — no scan of the whole M x K array either way."""
+        if self.G is None:
+            self.G = steps.gram(U[np.flatnonzero(self.live)])
+        return self.G
+
+    def change(self, U):
+        """``‖U − U_before‖_F`` over the rows solved since construction (the others did not change)."""
+        total = 0.0
+        for idx, old in self._before:
+            d = U[idx] - old
+            total += float(np.einsum("ij,ij->", d, d))
+        return float(np.sqrt(total))
+
+    def solve(self, U, cols, penalty, *, max_iter, tol, stats=None, col_max=None):
         """One U-step in place on U; ``cols``: the terms whose rows of R changed since the last call;
-        ``stats``: the statistics to solve with, when they are a new object (the distributed learner)."""
+        ``stats``: the statistics to solve with, when they are a new object (the distributed learner);
+        ``col_max``: ``max_k |r_mk|`` of the rows ``cols`` when known (:meth:`PendingBatch.assign`)."""
         stats = self.stats if stats is None else stats
         R = stats.R
         if len(cols):
-            self.rowmax[cols] = row_absmax(R[cols])
+            self.rowmax[cols] = row_absmax(R[cols]) if col_max is None else col_max
         rows = np.flatnonzero(self.live | (self.rowmax > self.half_lam))
         pen = get_penalty(penalty, param="topic_penalty")
-        Ur, _ = pen.solve(R[rows], pen.prepare(stats.S, self.lam), U[rows], self.lam, max_iter=max_iter,
-                          tol=tol, overwrite_init=True)
-        U[rows] = Ur
-        self.live[rows] = steps.nonzero_row_mask(Ur)
+        # the rows' R and U gathered by one parallel kernel (numpy's fancy indexing costs ~100 ns a row)
+        Rr = np.empty((len(rows), R.shape[1]), dtype=R.dtype)
+        U0 = np.empty((len(rows), R.shape[1]), dtype=R.dtype)
+        _gather_rows(R, U, rows, Rr, U0)
+        if self._saved is not None:
+            new = ~self._saved[rows]
+            if new.any():  # from U itself: U0 is in R's dtype, and the solve below overwrites it
+                self._before.append((rows[new], U[rows[new]]))
+                self._saved[rows[new]] = True
+        Ur, _ = pen.solve(Rr, pen.prepare(stats.S, self.lam), U0, self.lam, max_iter=max_iter, tol=tol,
+                          overwrite_init=True)
+        _scatter_rows(Ur, rows, U, self.live)
+        self.G = steps.gram(Ur)
+
+
+@njit(cache=True, parallel=True)
+def _gather_rows(R, U, rows, Rr, Ur):
+    """``Rr[i] = R[rows[i]]``, ``Ur[i] = U[rows[i]]`` (in Ur's dtype)."""
+    for i in prange(rows.shape[0]):
+        m = rows[i]
+        for k in range(R.shape[1]):
+            Rr[i, k] = R[m, k]
+            Ur[i, k] = U[m, k]
+
+
+@njit(cache=True, parallel=True)
+def _scatter_rows(Ur, rows, U, live):
+    """``U[rows[i]] = Ur[i]`` and ``live[rows[i]]``: whether that row has a non-zero weight."""
+    for i in prange(rows.shape[0]):
+        m = rows[i]
+        hit = False
+        for k in range(Ur.shape[1]):
+            U[m, k] = Ur[i, k]
+            hit |= Ur[i, k] != 0.0
+        live[m] = hit
 
 
 #: Rows per chunk of :func:`_frobenius_distance` (a few MB at K = 500).

@@ -36,11 +36,11 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit, prange
 
 from .._validation import check_matrix, check_number
 from ..errors import RLSIError
 from ..io import register
-from ..kernels.products import csr_dense
 
 _GROWTH = 1.25
 _STATE_VERSION = 1
@@ -247,21 +247,59 @@ class PendingBatch:
             self.XcT = Xc.T.tocsr()
         else:
             self.XcT = None
-        self.R_base = stats._R[cols].copy()
+        # the base rows in float64: the batch's sum is formed in float64 and rounded once when stored
+        self.R_base = stats._R[cols].astype(np.float64)
+        self.rowmax = np.zeros(len(cols))
         self.S_base = stats.S.copy()
         self.weight_base = stats.weight
         self.n_docs_base = stats.n_docs
 
     def assign(self, W):
-        """Set the batch's contribution to that of the document vectors ``W`` (n x K)."""
+        """Set the batch's contribution to that of the document vectors ``W`` (n x K).
+
+        Also sets ``rowmax`` (|cols|,): ``max_k |r_mk|`` of the rows written, as stored (the online U-step's
+        screening needs it and would otherwise read the rows again)."""
         st = self.stats
         W = np.ascontiguousarray(W, dtype=np.float64)
         if W.shape != (self.n, st.n_components):
             raise RLSIError(f"W_batch has shape {W.shape}, expected {(self.n, st.n_components)}")
         st.S = self.S_base + W.T @ W
         if self.XcT is not None:
-            contrib = csr_dense(self.XcT, W, dtype=np.float64)
-            st._R[self.cols] = self.R_base + contrib.astype(st.dtype, copy=False)
+            # R[cols] = R_base + XcT W in one pass: no contribution array, no sum array, no scatter copy
+            _assign_rows(self.XcT.indptr, self.XcT.indices, self.XcT.data, W, self.cols, self.R_base, st._R,
+                         self.rowmax)
         st.weight = self.weight_base + float(self.n)
         st.n_docs = self.n_docs_base + self.n
         return st
+
+
+#: Rows per task of :func:`_assign_rows` (one K-vector of scratch per task, not per row).
+_ASSIGN_CHUNK = 64
+
+
+@njit(cache=True, parallel=True)
+def _assign_rows(indptr, indices, data, W, cols, R_base, R, rowmax):
+    """``R[cols[i]] = R_base[i] + Σ_p data[p] W[indices[p]]`` over row i of a CSR (|cols| x n): the sum over
+    p in float64 from zero, then added to the base (the order of ``R_base + XcT W``, so the distributed
+    learner's merged sums are the same numbers), stored in R's dtype; ``rowmax[i]`` = max_k |R[cols[i], k]|
+    as stored."""
+    K = W.shape[1]
+    n = cols.shape[0]
+    for chunk in prange((n + _ASSIGN_CHUNK - 1) // _ASSIGN_CHUNK):
+        acc = np.empty(K)
+        for i in range(chunk * _ASSIGN_CHUNK, min(n, (chunk + 1) * _ASSIGN_CHUNK)):
+            for k in range(K):
+                acc[k] = 0.0
+            for p in range(indptr[i], indptr[i + 1]):
+                j = indices[p]
+                a = data[p]
+                for k in range(K):
+                    acc[k] += a * W[j, k]
+            c = cols[i]
+            m = 0.0
+            for k in range(K):
+                R[c, k] = R_base[i, k] + acc[k]
+                v = abs(np.float64(R[c, k]))
+                if v > m:
+                    m = v
+            rowmax[i] = m
