@@ -160,6 +160,11 @@ def load_searcher(model_dir, *, corpus=None, text_fields=("title", "text"), alph
         searcher.index(docs.texts, docs.ids)
         if save_index:
             searcher.save(model_dir)
+    return _with_alpha(searcher, alpha, model_dir)
+
+
+def _with_alpha(searcher, alpha, model_dir):
+    """``--alpha`` over the index's own weight; a topic weight needs a topic model."""
     if alpha is not None:
         searcher.alpha = alpha
     if searcher.model is None and searcher.alpha > 0:
@@ -184,11 +189,7 @@ def _matrix_searcher(model_dir, bundle, matrix, *, alpha, term_model, folding, s
         show_progress=show_progress)
     if save_index:
         searcher.save(model_dir)
-    if alpha is not None:
-        searcher.alpha = alpha
-    if searcher.model is None and searcher.alpha > 0:
-        raise RLSIError(f"{model_dir} has no topic model: only term matching is possible (use --alpha 0)")
-    return searcher
+    return _with_alpha(searcher, alpha, model_dir)
 
 
 def read_documents(path, text_fields=("title", "text")):
