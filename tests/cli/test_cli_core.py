@@ -117,3 +117,23 @@ def test_fit_terms_per_topic_reports_the_lambda1_it_found(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         run(capsys, "fit", str(demo_corpus_path()), "--terms-per-topic", "0", "-o", tmp_path / "x")
     assert exit_info.value.code == 2 and "--terms-per-topic: 0 must be >= 1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value,expected", [("exact", None), ("2", 2), (None, 3)])
+def test_fit_topic_sweeps_option(tmp_path, corpus, capsys, value, expected):
+    from rlsi.io import load
+    from rlsi.models.batch import TOPIC_SWEEPS
+
+    extra = [] if value is None else ["--topic-sweeps", value]
+    status, _, err = run(capsys, "fit", corpus, "-k", 3, "--lambda1", 10, "--max-iter", 3, *extra,
+                         "-o", tmp_path / "m")
+    assert status == 0, err
+    saved = load(tmp_path / "m")["model"].topic_sweeps
+    assert saved == (TOPIC_SWEEPS if value is None else expected)
+
+
+def test_fit_topic_sweeps_rejects_other_words(tmp_path, corpus, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        run(capsys, "fit", corpus, "--topic-sweeps", "all", "-o", tmp_path / "x")
+    assert exit_info.value.code == 2 and "neither a positive integer nor 'exact'" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()

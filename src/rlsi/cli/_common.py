@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import io
 from ..errors import RLSIError
-from ..models.batch import REPRESENTATIONS
+from ..models.batch import REPRESENTATIONS, TOPIC_SWEEPS
 from ..models.regularization import INITS, LAMBDA1_SCALES
 from ..models.penalties import PENALTIES
 
@@ -118,6 +118,20 @@ def add_batch_arguments(parser):
     g.add_argument("--topic-representation", choices=list(REPRESENTATIONS), default="auto",
                    help="how the fit holds the topics: auto (sparse, dense above 5%% non-zero; default), "
                         "sparse or dense; the result is the same")
+    g.add_argument("--topic-sweeps", type=topic_sweeps, default=TOPIC_SWEEPS, metavar="N|exact",
+                   help=f"coordinate-descent sweeps per term row in each U-step after the first (default: "
+                        f"{TOPIC_SWEEPS}, an inexact U-step that still lowers the objective); 'exact' solves "
+                        "every U-step to tolerance, as the paper's Algorithm 1")
+
+
+def topic_sweeps(text):
+    """``--topic-sweeps``: a positive number of sweeps, or ``exact`` (None: every U-step solved)."""
+    if text.strip().lower() == "exact":
+        return None
+    try:
+        return positive_int(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"{text!r} is neither a positive integer nor 'exact'") from None
 
 
 def batch_model_from_args(args, quiet):
@@ -128,6 +142,7 @@ def batch_model_from_args(args, quiet):
                   tol=args.tol, init=args.init, random_state=args.seed, n_jobs=args.jobs,
                   target_terms_per_topic=getattr(args, "terms_per_topic", None),
                   topic_representation=getattr(args, "topic_representation", "auto"),
+                  topic_sweeps=getattr(args, "topic_sweeps", TOPIC_SWEEPS),
                   verbose=0 if quiet else 1)
     if args.lambda1 is not None:
         params["lambda1"] = args.lambda1
