@@ -23,15 +23,10 @@ for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 sys.path.insert(0, sys.argv[1])
 sys.path.insert(1, str(Path(__file__).parent))
 
-import scipy.sparse as sp  # noqa: E402
-
 warnings.simplefilter("ignore")
-cache = Path(os.environ.get("AB_CACHE", "/tmp/rlsi_ab_X.npz"))
-if not cache.exists():
-    from synthetic import make_corpus
+from synthetic import ab_matrix  # noqa: E402
 
-    sp.save_npz(cache, make_corpus(20000, 60000, 150, n_topics=100, seed=0).X.tocsr())
-X = sp.load_npz(cache).tocsr()
+X = ab_matrix()
 what = sys.argv[2]
 if what == "nmf":
     from sklearn.decomposition import NMF

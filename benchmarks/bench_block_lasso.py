@@ -248,18 +248,13 @@ def objective(R, S, U, lam):
 
 
 def capture(lam, iters, out):
-    import scipy.sparse as sp
-
     from rlsi.models import penalties
     from rlsi.models.batch import BatchRLSI
 
     warnings.simplefilter("ignore")
-    cache = Path(os.environ.get("AB_CACHE", "/tmp/rlsi_ab_X.npz"))
-    if not cache.exists():
-        from synthetic import make_corpus
+    from synthetic import ab_matrix
 
-        sp.save_npz(cache, make_corpus(20000, 60000, 150, n_topics=100, seed=0).X.tocsr())
-    X = sp.load_npz(cache).tocsr()
+    X = ab_matrix()
     calls = []
     original = penalties.lasso_rows
 

@@ -27,18 +27,13 @@ sys.path.insert(1, str(HERE))
 
 
 def run(lam, caps, iters):
-    import scipy.sparse as sp
-
     from rlsi.models import batch
     from rlsi.models.batch import BatchRLSI
 
     warnings.simplefilter("ignore")
-    cache = Path(os.environ.get("AB_CACHE", "/tmp/rlsi_ab_X.npz"))
-    if not cache.exists():
-        from synthetic import make_corpus
+    from synthetic import ab_matrix
 
-        sp.save_npz(cache, make_corpus(20000, 60000, 150, n_topics=100, seed=0).X.tocsr())
-    X = sp.load_npz(cache).tocsr()
+    X = ab_matrix()
     for kw in (dict(lambda1=0.01), dict(lambda1=1e-5)):  # compile / load every kernel outside the timing
         BatchRLSI(10, max_iter=3, random_state=0, **kw).fit(X[:400])
     original = batch.alternate

@@ -11,10 +11,24 @@ generation time.
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 
 from rlsi.datasets.synthetic import SyntheticCorpus, describe, make_corpus
 
-__all__ = ["SyntheticCorpus", "make_corpus", "describe"]
+__all__ = ["SyntheticCorpus", "make_corpus", "describe", "ab_matrix"]
+
+
+def ab_matrix():
+    """The A/B corpus of ``ab_batch.py``, ``bench_topic_sweeps.py`` and ``bench_block_lasso.py``
+    (``make_corpus(20000, 60000, 150, n_topics=100, seed=0)``, CSR), cached as an npz in ``$AB_CACHE``
+    (default ``/tmp/rlsi_ab_X.npz``) so that interleaved runs read the same matrix."""
+    import scipy.sparse as sp
+
+    cache = Path(os.environ.get("AB_CACHE", "/tmp/rlsi_ab_X.npz"))
+    if not cache.exists():
+        sp.save_npz(cache, make_corpus(20000, 60000, 150, n_topics=100, seed=0).X.tocsr())
+    return sp.load_npz(cache).tocsr()
 
 
 def main(argv=None):

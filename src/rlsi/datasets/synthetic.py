@@ -237,6 +237,12 @@ def _checked(n_docs, n_terms, tokens_per_doc, n_topics, topic_vocab, background_
     return dtype
 
 
+def _planned(n_docs, n_terms, tokens_per_doc, dtype, norm, seed, chunk_tokens, model):
+    """The checked fit dtype and the token plan shared by :func:`make_corpus` and :func:`write_corpus`."""
+    dtype = _checked(n_docs, n_terms, tokens_per_doc, dtype=dtype, norm=norm, seed=seed, **model)
+    return dtype, _Plan(n_docs, n_terms, tokens_per_doc, seed=seed, chunk_tokens=chunk_tokens, **model)
+
+
 def make_corpus(n_docs=50_000, n_terms=200_000, tokens_per_doc=150, *, n_topics=200, topic_vocab=4_000,
                 background_share=0.4, max_doc_topics=3, background_exponent=1.0, topic_exponent=1.1,
                 topic_popularity_exponent=0.5, min_tokens=5, dtype=np.float64, norm=None, seed=0,
@@ -249,8 +255,7 @@ def make_corpus(n_docs=50_000, n_terms=200_000, tokens_per_doc=150, *, n_topics=
                  max_doc_topics=max_doc_topics, background_exponent=background_exponent,
                  topic_exponent=topic_exponent, topic_popularity_exponent=topic_popularity_exponent,
                  min_tokens=min_tokens)
-    dtype = _checked(n_docs, n_terms, tokens_per_doc, dtype=dtype, norm=norm, seed=seed, **model)
-    plan = _Plan(n_docs, n_terms, tokens_per_doc, seed=seed, chunk_tokens=chunk_tokens, **model)
+    dtype, plan = _planned(n_docs, n_terms, tokens_per_doc, dtype, norm, seed, chunk_tokens, model)
     counts = sp.vstack([plan.chunk_counts(c) for c in range(plan.n_chunks)], format="csr") if plan.n_chunks \
         else sp.csr_matrix((plan.N, plan.M), dtype=np.int32)
     counts.has_sorted_indices = True
@@ -278,8 +283,7 @@ def write_corpus(path, n_docs, n_terms, tokens_per_doc, *, n_topics=200, topic_v
                  max_doc_topics=max_doc_topics, background_exponent=background_exponent,
                  topic_exponent=topic_exponent, topic_popularity_exponent=topic_popularity_exponent,
                  min_tokens=min_tokens)
-    dtype = _checked(n_docs, n_terms, tokens_per_doc, dtype=dtype, norm=norm, seed=seed, **model)
-    plan = _Plan(n_docs, n_terms, tokens_per_doc, seed=seed, chunk_tokens=chunk_tokens, **model)
+    dtype, plan = _planned(n_docs, n_terms, tokens_per_doc, dtype, norm, seed, chunk_tokens, model)
     N, M = plan.N, plan.M
     source = {"generator": "rlsi.datasets.synthetic", "n_docs": N, "n_terms": M,
               "tokens_per_doc": float(tokens_per_doc), "seed": int(seed), **model}
