@@ -33,7 +33,8 @@ from .._params import Anything, Integer, Real
 from ..io import register
 from ..models import steps
 from ..kernels.products import dense_to_csr
-from ..models.online import OnlineRLSI, _ActiveRows
+from ..models.active_rows import ActiveRows
+from ..models.online import OnlineRLSI
 from ..models.penalties import penalty as get_penalty
 from ..models.stats import TopicStatistics
 from . import _tasks
@@ -127,7 +128,7 @@ class DaskOnlineRLSI(OnlineRLSI):
             U = self._working_topics()
             in_place = isinstance(U, np.ndarray) and get_penalty(self.topic_penalty).norm == "l1"
             U_before = U.copy() if in_place else U
-            rows = _ActiveRows(stats, U, lam1) if in_place else None
+            rows = ActiveRows(stats, U, lam1) if in_place else None
             touched = np.unique(X.indices)
             ex = self._executor()
             nparts = self.partitions or len(ex.workers())
