@@ -74,7 +74,7 @@ SEP = " › "  # joins a phase path into one JSON key
 PARALLEL = ("numba: _csr_dense_rows", "numba: _csr_csr_dense", "numba: _count_row_nonzeros", "numba: _fill_csr",
             "numba: _scatter_rows", "numba: lasso_cd_rows", "BLAS: dsyrk", "BLAS: ridge GEMM Φ·Σ",
             "LAPACK: cho_factor", "LAPACK: cho_solve", "numba: _row_sums",
-            "numba: _nonzero_row_mask", "numba: _csr_dense_take", "numba: _take_rows", "numba: _drift_and_store",
+            "numba: _nonzero_row_mask", "numba: _csr_dense_take", "numba: _take_rows", "numba: _column_drift", "numba: _csr_row_norms",
             "numba: _row_dots")
 # Numba kernels that are not parallel (no prange): counted as serial, shown apart (none at present).
 SERIAL_KERNELS = ()
@@ -118,7 +118,8 @@ def instrument(prof, state):
         P(products, name, "numba: " + name)
     P(steps, "_nonzero_row_mask", "numba: _nonzero_row_mask")
     P(klasso, "lasso_cd_rows", "numba: lasso_cd_rows")
-    P(screening, "_drift_and_store", "numba: _drift_and_store")
+    P(screening, "_column_drift", "numba: _column_drift")
+    P(screening, "_csr_row_norms", "numba: _csr_row_norms")
     # the kernels' python wrappers, as tasks, providers, problems and penalties call them
     for name in ("csr_csr_dense", "csr_dense_rows", "csr_rows_to_dense", "dense_to_csr", "csr_take_dense",
                  "dense_rows_to_csr"):
