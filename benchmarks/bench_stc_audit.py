@@ -12,8 +12,9 @@ Four small experiments, each printing markdown lines (about 3 minutes in all at 
 * ``dictionary``: one majorise–minimise step per coding pass (ours) against ten (problem (10) solved
   further with the word codes fixed, as the released code's L-BFGS loop does): objective and accuracy.
 * ``accuracy``: batch STC (3 iterations) + the bench's SVM for ε = 1e-4 and 1e-3.
-* ``reading``: Eq. (19) with the held-out terms' word codes fitted to their held-out counts (θ fixed)
-  instead of ``s_n = θ`` — another reading of "sample word codes for the other half", as a bound.
+* ``reading``: Eq. (19) with the held-out terms' word codes fitted to their held-out counts (θ fixed), or
+  sampled from ``p(s | θ)`` (Eq. 3), instead of ``s_n = θ`` — other readings of "sample word codes for the
+  other half".
 
     NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=src \\
         python benchmarks/bench_stc_audit.py perplexity coding dictionary accuracy reading
@@ -33,13 +34,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from numba import njit  # noqa: E402
-from scipy.special import gammaln  # noqa: E402
+from scipy.special import gammaln, logsumexp, ndtr, ndtri  # noqa: E402
 from sklearn.decomposition import LatentDirichletAllocation  # noqa: E402
 
 from bench_stc import DATA, load, svm_on_codes  # noqa: E402
 from bench_stc_calibrate import subset  # noqa: E402
 from rlsi.models.stc import OnlineSTC, SparseTopicalCoding, kernels, lda_perplexity, split_counts, stc_perplexity  # noqa: E402,E501
 
+RHO = 0.1  # the paper's ρ; ``--rho`` changes it for every experiment
 SETTINGS = [("paper (γ = λ = 0.01), ε = 1e-4", dict(eps=1e-4)),
             ("paper (γ = λ = 0.01), ε = 1e-3", dict(eps=1e-3)),
             ("released scales (our γ = λ = 0.02), ε = 1e-3", dict(eps=1e-3, gamma=0.02, lam=0.02))]
@@ -69,7 +71,7 @@ def perplexity(Xtr, Xte, out):
     lda_beta = lda.components_ / lda.components_.sum(axis=1, keepdims=True)
     for name, kw in SETTINGS:
         t = time.process_time()
-        m = OnlineSTC(60, max_sweeps=10, batch_size=64, random_state=0, **kw).fit(Xtr)
+        m = OnlineSTC(60, rho=RHO, max_sweeps=10, batch_size=64, random_state=0, **kw).fit(Xtr)
         cpu = time.process_time() - t
         p_tok, info = stc_perplexity(m, *splits["tokens"], details=True)
         p_term = stc_perplexity(m, *splits["terms"])
@@ -88,7 +90,7 @@ def perplexity(Xtr, Xte, out):
 
 
 def coding(Xtr, Xte, out):
-    m = OnlineSTC(60, max_sweeps=10, batch_size=64, random_state=0).fit(Xtr)
+    m = OnlineSTC(60, rho=RHO, max_sweeps=10, batch_size=64, random_state=0).fit(Xtr)
     beta = np.asarray(m.components_)
     out.append("| coding of the test documents | objective Σ_d f_d | mean sweeps | word-code sparsity |")
     out.append("|---|---|---|---|")
@@ -130,21 +132,46 @@ def _codes_given_theta(indptr, indices, data, betaT, theta, eps, gamma, rho, swe
     return out
 
 
+def sampled_codes_perplexity(model, X1, X2, n_samples=20, seed=0):
+    """Eq. (19) with the held-out word codes *sampled* from ``p(s | θ)`` of Eq. (3) — per topic the normal
+    N(θ_k, 1/γ) times the Laplace factor exp(−ρ s) on s ≥ 0, i.e. a normal with mean θ_k − ρ/γ truncated at
+    0 — and ``p(w₂n)`` the Monte Carlo mean of Poisson(w₂n; sᵀβ_n + ε) over ``n_samples`` draws."""
+    rng = np.random.default_rng(seed)
+    theta = model.transform(X1)
+    beta = np.asarray(model.components_)
+    rows = np.repeat(np.arange(X2.shape[0]), np.diff(X2.indptr))
+    sd = 1.0 / np.sqrt(model.gamma)
+    total = 0.0
+    for lo in range(0, X2.nnz, 5000):
+        hi = min(lo + 5000, X2.nnz)
+        mu = theta[rows[lo:hi]] - model.rho / model.gamma
+        below = ndtr(-mu / sd)  # P(s < 0) under the untruncated normal
+        u = below[None] + (1.0 - below[None]) * rng.random((n_samples,) + mu.shape)
+        s = np.maximum(mu[None] + sd * ndtri(np.clip(u, 1e-300, 1.0 - 1e-16)), 0.0)
+        mean = np.einsum("snk,kn->sn", s, beta[:, X2.indices[lo:hi]]) + model.eps
+        w = X2.data[lo:hi]
+        loglik = w * np.log(mean) - mean - gammaln(w + 1.0)
+        total += float(np.sum(logsumexp(loglik, axis=0) - np.log(n_samples)))
+    return float(np.exp(-total / X2.nnz))
+
+
 def reading(Xtr, Xte, out):
     """Eq. (19) when the held-out terms' word codes are *fitted to their held-out counts* with θ fixed
     (a reading that uses w₂ — the paper says w₂ is not used for inference — kept as a bound)."""
     X1, X2 = split_counts(Xte, seed=0)
-    out.append("| online STC (batch 64, one pass) | Eq. 19, s_n = θ (ours) | Eq. 19, s_n fitted to w₂ given θ |")
-    out.append("|---|---|---|")
+    out.append("| online STC (batch 64, one pass) | Eq. 19, s_n = θ (ours) | Eq. 19, s_n fitted to w₂ given θ "
+               "| Eq. 19, s_n sampled from p(s \\| θ) (20 draws) |")
+    out.append("|---|---|---|---|")
     for name, kw in SETTINGS:
-        m = OnlineSTC(60, max_sweeps=10, batch_size=64, random_state=0, **kw).fit(Xtr)
+        m = OnlineSTC(60, rho=RHO, max_sweeps=10, batch_size=64, random_state=0, **kw).fit(Xtr)
         theta = m.transform(X1)
         mean = _codes_given_theta(X2.indptr.astype(np.int64), X2.indices.astype(np.int64), X2.data,
                                   np.ascontiguousarray(np.asarray(m.components_).T), theta, float(m.eps),
                                   float(m.gamma), float(m.rho), 5)
         w = X2.data
         fitted = float(np.exp(-np.sum(w * np.log(mean) - mean - gammaln(w + 1.0)) / X2.nnz))
-        out.append(f"| {name} | {stc_perplexity(m, X1, X2):.0f} | {fitted:.0f} |")
+        out.append(f"| {name} | {stc_perplexity(m, X1, X2):.0f} | {fitted:.0f} | "
+                   f"{sampled_codes_perplexity(m, X1, X2):.0f} |")
         print(out[-1], flush=True)
     T1, T2 = split_counts(Xte, seed=0, unit="terms")
     for eps in (1e-4, 1e-3):
@@ -180,7 +207,7 @@ def dictionary(Xtr, ytr, Xte, yte, out):
     out.append("|---|---|---|---|---|---|")
     for n_mm in (1, 10):
         t = time.process_time()
-        m = _MultiMM(60, max_sweeps=10, max_iter=3, keep_word_codes=True, random_state=0)
+        m = _MultiMM(60, rho=RHO, max_sweeps=10, max_iter=3, keep_word_codes=True, random_state=0)
         m.n_mm, m.loss_ = n_mm, []
         m.fit(Xtr)
         acc, c = svm_on_codes(m.transform(Xtr), ytr, m.transform(Xte), yte)
@@ -195,7 +222,7 @@ def accuracy(Xtr, ytr, Xte, yte, out):
     out.append("|---|---|---|---|")
     for eps in (1e-4, 1e-3):
         t = time.process_time()
-        m = SparseTopicalCoding(60, max_sweeps=10, max_iter=3, eps=eps, random_state=0).fit(Xtr)
+        m = SparseTopicalCoding(60, rho=RHO, max_sweeps=10, max_iter=3, eps=eps, random_state=0).fit(Xtr)
         acc, c = svm_on_codes(m.transform(Xtr), ytr, m.transform(Xte), yte)
         out.append(f"| ε = {eps:g} | {100 * acc:.1f} (C = {c:g}) | {m.word_code_sparsity(Xte):.3f} | "
                    f"{time.process_time() - t:.0f} |")
@@ -203,15 +230,18 @@ def accuracy(Xtr, ytr, Xte, yte, out):
 
 
 def main(argv=None):
+    global RHO
     ap = argparse.ArgumentParser()
     ap.add_argument("experiments", nargs="+", choices=["perplexity", "coding", "dictionary", "accuracy", "reading"])
     ap.add_argument("--subset", default="3000,2000")
+    ap.add_argument("--rho", type=float, default=RHO, help="ρ for every model (paper: 0.1)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
+    RHO = args.rho
     Xtr, ytr, Xte, yte = subset(*load(DATA), args.subset)
     out = [f"Command: `benchmarks/bench_stc_audit.py {' '.join(argv if argv is not None else sys.argv[1:])}`",
            "", f"Subset: {Xtr.shape[0]} training / {Xte.shape[0]} test documents, {Xtr.shape[1]} terms, "
-           "K = 60, ρ = 0.1, max sweeps 10, one seed (0).", ""]
+           f"K = 60, ρ = {RHO:g}, max sweeps 10, one seed (0).", ""]
     for name in args.experiments:
         out.append(f"### {name}")
         out.append("")
