@@ -85,6 +85,8 @@ def main(argv=None):
     ap.add_argument("--tau0", type=float, default=None,
                     help="online rate numerator; default 1.0 with --dictionary-step mm, 0.3 with projected")
     ap.add_argument("--dictionary-step", choices=["mm", "projected"], default="mm")
+    ap.add_argument("--raw-gradient", action="store_true",
+                    help="projected step: Eq. (12) as printed (normalize_gradient=False; τ0 ~ 1e-5)")
     ap.add_argument("--rho", type=float, default=PARAMS["rho"],
                     help="ℓ1 weight on word codes (paper: 0.1; see the result file for its scale)")
     ap.add_argument("--lda-svm", action="store_true",
@@ -127,7 +129,7 @@ def main(argv=None):
     print(lines[0], flush=True)
     rows = []
     common = dict(PARAMS, max_sweeps=args.max_sweeps, dictionary_step=args.dictionary_step, rho=args.rho,
-                  gamma=args.gamma, lam=args.lam, eps=args.eps)
+                  gamma=args.gamma, lam=args.lam, eps=args.eps, normalize_gradient=not args.raw_gradient)
     med = dict(common, dictionary_init=args.med_init)
     models = set(args.models.split(","))
     if args.tau0 is None:
@@ -136,7 +138,8 @@ def main(argv=None):
     def render(final):
         out = [f"Command: `{' '.join(shlex.quote(a) for a in [sys.argv[0]] + list(argv if argv is not None else sys.argv[1:]))}`",
                "", f"Setting: K = {PARAMS['n_components']}, ρ = {args.rho:g}, γ = {args.gamma:g}, λ = {args.lam:g}, "
-               f"ε = {args.eps:g}, ℓ = {args.delta:g}, MedSTC C = {args.C:g} and β⁰ {args.med_init}, dictionary step {args.dictionary_step}, "
+               f"ε = {args.eps:g}, ℓ = {args.delta:g}, MedSTC C = {args.C:g} and β⁰ {args.med_init}, dictionary step {args.dictionary_step}"
+               f"{' (raw gradient, Eq. 12 as printed)' if args.raw_gradient else ''}, "
                f"max sweeps {args.max_sweeps}, online {args.epochs} epoch(s) τ0 = {args.tau0:g}"
                f"{' x batch/64' if args.tau0_scale else ''}, τ = 10, batch {args.batch_iters} iteration(s). "
                f"Numba threads {os.environ.get('NUMBA_NUM_THREADS', 'default')}. Load average (1/5/15 min) at the "
