@@ -4,6 +4,7 @@ separable data, persistence, bad input."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from scipy.special import gammaln
 
 import rlsi.io
 from rlsi.errors import RLSIError
@@ -182,3 +183,33 @@ def test_class_seeded_dictionary_starts_from_each_class_words():
             assert beta0[k, 8 * t:8 * t + 8].sum() > 0.6, (K, k, beta0[k])
     # the default start does not look at the labels
     assert MedSTC(3)._init_labels(y) is None and MedSTC(3, dictionary_init="class")._init_labels(y) is y
+
+
+@pytest.mark.parametrize("unit", ["tokens", "terms"])
+def test_document_completion_split_units(unit):
+    X, _ = planted_counts(n_docs=40, seed=9)
+    X1, X2 = split_counts(X, seed=3, unit=unit)
+    np.testing.assert_array_equal((X1 + X2).toarray(), X.toarray())
+    assert X1.data.min() > 0 and X2.data.min() > 0
+    both = X1.multiply(X2).nnz  # terms of a document present in both halves
+    if unit == "terms":
+        assert both == 0
+        assert 0.3 < X1.nnz / X.nnz < 0.7  # about half of the distinct terms (binomial over > 100 entries)
+    else:
+        assert both > 0  # a term counted several times is split between the halves
+    with pytest.raises(RLSIError, match="unit"):
+        split_counts(X, unit="documents")
+
+
+def test_perplexity_details_floor_and_share():
+    X, _ = planted_counts(n_docs=40, seed=10)
+    m = OnlineSTC(3, batch_size=10, n_epochs=2).fit(X)
+    X1, X2 = split_counts(X, seed=2)
+    value, info = stc_perplexity(m, X1, X2, details=True)
+    assert value == stc_perplexity(m, X1, X2)
+    # the floor is Eq. 19 of a model whose codes explain nothing: the learned topics must beat it
+    assert info["floor"] > value
+    w = X2.data
+    expected = np.exp(-np.sum(w * np.log(m.eps) - m.eps - gammaln(w + 1)) / X2.nnz)
+    assert info["floor"] == pytest.approx(expected)
+    assert 0.0 <= info["share_below_eps"] <= 1.0

@@ -46,7 +46,7 @@ class SparseTopicalCoding(STCBase):
     _parameter_constraints = {"max_iter": Integer(low=1), "step_size": Real(low=0.0, low_open=True, none=True),
                               "keep_word_codes": Boolean(), "fit_tol": Real(low=0.0)}
 
-    def __init__(self, n_components=60, *, lam=0.01, gamma=0.01, rho=0.1, eps=1e-4, prior="normal",
+    def __init__(self, n_components=60, *, lam=0.01, gamma=0.01, rho=0.1, eps=1e-3, prior="normal",
                  collapsed=False, max_sweeps=30, tol=1e-3, dictionary_step="mm", normalize_gradient=True,
                  max_iter=20, step_size=None, keep_word_codes=False, fit_tol=1e-4, random_state=0, verbose=0):
         self.n_components = n_components

@@ -172,7 +172,7 @@ class MedSTC(_MaxMarginMixin, SparseTopicalCoding):
                               "refit_classifier": Boolean(), "hinge": Choice(HINGES),
                               "dictionary_init": Choice(INITS)}
 
-    def __init__(self, n_components=60, *, lam=0.01, gamma=0.01, rho=0.1, eps=1e-4, prior="normal",
+    def __init__(self, n_components=60, *, lam=0.01, gamma=0.01, rho=0.1, eps=1e-3, prior="normal",
                  collapsed=False, max_sweeps=30, tol=1e-3, dictionary_step="mm", normalize_gradient=True,
                  max_iter=20, step_size=None, keep_word_codes=False, fit_tol=1e-4, C=1.0, delta=3600.0,
                  refit_classifier=True, hinge="exact", dictionary_init="documents", random_state=0, verbose=0):
@@ -223,7 +223,7 @@ class OnlineMedSTC(_MaxMarginMixin, OnlineSTC):
                               "dictionary_init": Choice(INITS)}
     _state_scalars = OnlineSTC._state_scalars + ("n_train_",)
 
-    def __init__(self, n_components=60, *, lam=0.01, gamma=0.01, rho=0.1, eps=1e-4, prior="normal",
+    def __init__(self, n_components=60, *, lam=0.01, gamma=0.01, rho=0.1, eps=1e-3, prior="normal",
                  collapsed=False, max_sweeps=30, tol=1e-3, dictionary_step="mm", normalize_gradient=True,
                  batch_size=64, n_epochs=1, tau0=1.0, tau=10.0, C=1.0, delta=3600.0, refit_classifier=True,
                  hinge="exact", dictionary_init="documents", random_state=0, verbose=0):

@@ -38,7 +38,7 @@ class OnlineSTC(STCBase):
                               "tau0": Real(low=0.0, low_open=True), "tau": Real(low=0.0)}
     _state_scalars = ("n_features_in_", "n_iter_", "n_batches_", "n_docs_seen_")
 
-    def __init__(self, n_components=60, *, lam=0.01, gamma=0.01, rho=0.1, eps=1e-4, prior="normal",
+    def __init__(self, n_components=60, *, lam=0.01, gamma=0.01, rho=0.1, eps=1e-3, prior="normal",
                  collapsed=False, max_sweeps=30, tol=1e-3, dictionary_step="mm", normalize_gradient=True,
                  batch_size=64, n_epochs=1, tau0=1.0, tau=10.0, random_state=0, verbose=0):
         self.n_components = n_components
