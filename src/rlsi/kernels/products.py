@@ -214,25 +214,40 @@ def csr_rows_to_dense(A, a, b, dtype=None):
 @njit(cache=True, parallel=True)
 def _csr_dense_tiled(indptr, indices, data, rows, dest, B, out, rowmax, chunk, tile):
     """``out[dest[i]] = A[rows[i]] @ B`` for every i, with ``rowmax[i] = max_k |out[dest[i], k]|`` when
-    rowmax is not empty. Tiles of ``tile`` rows in parallel; inside a tile, chunks of ``chunk`` rows of B
-    (column ranges of A) in ascending order, each row resuming where the last chunk stopped: every output
-    row adds its terms in storage order, as the plain product does."""
+    rowmax is not empty. Tiles of ``tile`` rows in parallel. Inside a tile, the rows with at least one entry
+    per chunk on average run over chunks of ``chunk`` rows of B (column ranges of A) in ascending order,
+    each resuming where the last chunk stopped; the other rows, whose entries would each fall in a chunk of
+    their own (their output row fetched again for every entry, for no reuse of B), run through at once.
+    Either way every output row adds its terms in storage order, as the plain product does."""
     n = rows.shape[0]
     K = out.shape[1]
     n_b = B.shape[0]
+    n_chunks = (n_b + chunk - 1) // chunk
     want_max = rowmax.shape[0] > 0
     n_tiles = (n + tile - 1) // tile
     for t in prange(n_tiles):
         r0 = t * tile
         r1 = min(n, r0 + tile)
         pos = np.empty(r1 - r0, dtype=np.int64)
+        n_heavy = 0
         for i in range(r0, r1):
-            pos[i - r0] = indptr[rows[i]]
             o = dest[i]
             for k in range(K):
                 out[o, k] = 0.0
+            start = indptr[rows[i]]
+            end = indptr[rows[i] + 1]
+            if n_chunks > 1 and end - start >= n_chunks:
+                pos[i - r0] = start  # chunked below
+                n_heavy += 1
+            else:
+                pos[i - r0] = end  # done here
+                for p in range(start, end):
+                    j = indices[p]
+                    a = data[p]
+                    for k in range(K):
+                        out[o, k] += a * B[j, k]
         c1 = 0
-        while c1 < n_b:
+        while n_heavy > 0 and c1 < n_b:
             c1 = min(n_b, c1 + chunk)
             for i in range(r0, r1):
                 p = pos[i - r0]
