@@ -18,7 +18,8 @@ Phases (names as in the report):
 Usage::
 
     PYTHONPATH=src python benchmarks/bench_iteration_phases.py --matrix /work/runs/ladder/w100k/matrix \\
-        --k 500 --lambda1 0.000261292 --iters 2 --threads 1 --md benchmarks/results/iteration_phases_100k.md
+        --k 500 --lambda1 0.000261292 --iters 2 --threads 1 --label after --json phases_100k.json
+    PYTHONPATH=src python benchmarks/bench_iteration_phases.py --report --json phases_100k.json
 """
 
 from __future__ import annotations
@@ -35,9 +36,9 @@ from pathlib import Path
 
 def _parse(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--matrix", type=Path, required=True, help="matrix directory (rlsi synth / rlsi ingest)")
+    p.add_argument("--matrix", type=Path, help="matrix directory (rlsi synth / rlsi ingest)")
     p.add_argument("--k", type=int, default=500)
-    p.add_argument("--lambda1", type=float, required=True, help="λ₁ per 1000 documents")
+    p.add_argument("--lambda1", type=float, help="λ₁ per 1000 documents")
     p.add_argument("--iters", type=int, default=2)
     p.add_argument("--threads", type=int, default=1, help="numba and BLAS threads (set before import)")
     p.add_argument("--seed", type=int, default=0)
@@ -45,7 +46,13 @@ def _parse(argv=None):
     p.add_argument("--json", type=Path, default=None, help="append the phase records to this JSON file")
     p.add_argument("--save", type=Path, default=None,
                    help="save the fitted topics (U.npz, M x K CSR) and W (W.npy) here, for kernel benchmarks")
-    return p.parse_args(argv)
+    p.add_argument("--partial", type=Path, default=None,
+                   help="rewrite the iterations measured so far to this JSON file after every V-step")
+    p.add_argument("--report", action="store_true", help="only print the tables of the runs in --json")
+    a = p.parse_args(argv)
+    if not a.report and (a.matrix is None or a.lambda1 is None):
+        p.error("--matrix and --lambda1 are required to run (or --report with --json)")
+    return a
 
 
 ARGS = _parse() if __name__ == "__main__" else None
@@ -151,6 +158,16 @@ def run(args):
         clock.record = defaultdict(lambda: [0.0, 0.0, 0])
         return u_step(self, executor)
     batch.RLSIProblem.u_step = per_iteration
+    v_step = batch.RLSIProblem.v_step
+
+    def dump_after(self, executor):  # what a run cut short by a time limit still leaves
+        out = v_step(self, executor)
+        if args.partial:
+            done = iters[1:] + [clock.record]
+            args.partial.write_text(json.dumps({"label": args.label, "N": N, "M": M, "K": args.k, "iterations": [
+                {"/".join(p): v for p, v in r.items()} for r in done]}, indent=1))
+        return out
+    batch.RLSIProblem.v_step = dump_after
     model = BatchRLSI(args.k, lambda1=args.lambda1, max_iter=args.iters, tol=0.0, random_state=args.seed)
     c, w = time.process_time(), time.perf_counter()
     with warnings.catch_warnings():
@@ -184,27 +201,35 @@ def report(rec):
              f"objective {rec['objective']}; fit total {rec['total_cpu_s']:.1f} s CPU, "
              f"{rec['total_wall_s']:.1f} s wall", ""]
     for i, it in enumerate(rec["iterations"], 1):
-        paths = list(it)
         top = sum(v[0] for p, v in it.items() if "/" not in p)
         lines += [f"Iteration {i} (CPU {top:.2f} s):", "", "| phase | CPU s | wall s | calls | share |",
                   "|---|---:|---:|---:|---:|"]
-        kids = defaultdict(float)
-        for p in paths:
-            if "/" in p:
-                kids[p.rsplit("/", 1)[0]] += it[p][0]
-        for p in paths:
+        kids = defaultdict(list)  # a parent's children in first-finished order; parents before children
+        for p in it:
+            kids[p.rsplit("/", 1)[0] if "/" in p else ""].append(p)
+
+        def visit(p):
+            nonlocal lines
             cpu, wall, n = it[p]
             depth = p.count("/")
             name = "&nbsp;&nbsp;" * depth + p.rsplit("/", 1)[-1]
             lines.append(f"| {name} | {cpu:.2f} | {wall:.2f} | {n} | {cpu / top:.1%} |")
+            for c in kids.get(p, []):
+                visit(c)
             if p in kids:
-                rest = cpu - kids[p]
+                rest = cpu - sum(it[c][0] for c in kids[p])
                 lines.append(f"| {'&nbsp;&nbsp;' * (depth + 1)}(rest) | {rest:.2f} |  |  | {rest / top:.1%} |")
+        for p in kids[""]:
+            visit(p)
         lines.append("")
     return "\n".join(lines)
 
 
 def main():
+    if ARGS.report:  # re-render saved runs
+        for rec in json.loads(ARGS.json.read_text()):
+            print(report(rec))
+        return
     rec = run(ARGS)
     text = report(rec)
     print(text)

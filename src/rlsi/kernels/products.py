@@ -212,22 +212,20 @@ def csr_rows_to_dense(A, a, b, dtype=None):
 
 
 @njit(cache=True, parallel=True)
-def _csr_dense_tiled(indptr, indices, data, rows, dest, B, out, rowmax, chunk, tile):
+def _csr_dense_tiled(indptr, indices, data, rows, dest, B, out, rowmax, chunk, starts):
     """``out[dest[i]] = A[rows[i]] @ B`` for every i, with ``rowmax[i] = max_k |out[dest[i], k]|`` when
-    rowmax is not empty. Tiles of ``tile`` rows in parallel. Inside a tile, the rows with at least one entry
-    per chunk on average run over chunks of ``chunk`` rows of B (column ranges of A) in ascending order,
-    each resuming where the last chunk stopped; the other rows, whose entries would each fall in a chunk of
-    their own (their output row fetched again for every entry, for no reuse of B), run through at once.
-    Either way every output row adds its terms in storage order, as the plain product does."""
-    n = rows.shape[0]
+    rowmax is not empty. Tiles ``starts[t]..starts[t+1]`` in parallel. Inside a tile, the rows with at least
+    one entry per chunk on average run over chunks of ``chunk`` rows of B (column ranges of A) in ascending
+    order, each resuming where the last chunk stopped; the other rows, whose entries would each fall in a
+    chunk of their own (their output row fetched again for every entry, for no reuse of B), run through at
+    once. Either way every output row adds its terms in storage order, as the plain product does."""
     K = out.shape[1]
     n_b = B.shape[0]
     n_chunks = (n_b + chunk - 1) // chunk
     want_max = rowmax.shape[0] > 0
-    n_tiles = (n + tile - 1) // tile
-    for t in prange(n_tiles):
-        r0 = t * tile
-        r1 = min(n, r0 + tile)
+    for t in prange(starts.shape[0] - 1):
+        r0 = starts[t]
+        r1 = starts[t + 1]
         pos = np.empty(r1 - r0, dtype=np.int64)
         n_heavy = 0
         for i in range(r0, r1):
@@ -271,11 +269,40 @@ def _csr_dense_tiled(indptr, indices, data, rows, dest, B, out, rowmax, chunk, t
                 rowmax[i] = m
 
 
+def _interleaved_tiles(heavy, tile):
+    """Order and tile boundaries for the rows of a blocked product: the heavy rows (at least one entry per
+    chunk) grouped into tiles of their own — a chunk of B is reused only by the heavy rows of its tile — and
+    heavy and light tiles alternated, so that the threads' contiguous shares of tiles get a similar mix.
+    Returns ``(order, starts)``: positions of the rows in processing order and tile boundaries in it."""
+    h = np.flatnonzero(heavy)
+    l = np.flatnonzero(~heavy)
+    parts = []
+    for i in range(max(-(-len(h) // tile), -(-len(l) // tile))):
+        for idx in (h, l):
+            part = idx[i * tile:(i + 1) * tile]
+            if len(part):
+                parts.append(part)
+    if not parts:
+        return np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    order = np.concatenate(parts).astype(np.int64)
+    starts = np.concatenate([[0], np.cumsum([len(p) for p in parts])]).astype(np.int64)
+    return order, starts
+
+
 def _csr_dense_into(A, rows, dest, B, out, rowmax, dtype):
-    """Run the blocked kernel of rows ``rows`` of ``A @ B`` into ``out[dest]`` (B already of ``dtype``)."""
+    """Run the blocked kernel of rows ``rows`` of ``A @ B`` into ``out[dest]`` (B already of ``dtype``);
+    ``rowmax[i]`` (if not empty) receives the max |entry| of the row of ``rows[i]``. The order in which rows
+    are processed does not change any row's sums."""
     chunk = _chunk_rows(B, _sorted(A))
-    _csr_dense_tiled(A.indptr, A.indices, A.data.astype(dtype, copy=False), rows, dest, B, out, rowmax, chunk,
-                     _tile(len(rows), out.shape[1] * out.dtype.itemsize))
+    n_chunks = -(-B.shape[0] // chunk)
+    tile = _tile(len(rows), out.shape[1] * out.dtype.itemsize)
+    heavy = (A.indptr[rows + 1] - A.indptr[rows]) >= n_chunks if n_chunks > 1 else np.zeros(len(rows), bool)
+    order, starts = _interleaved_tiles(heavy, tile)
+    got = np.empty(len(rows)) if rowmax.shape[0] else rowmax
+    _csr_dense_tiled(A.indptr, A.indices, A.data.astype(dtype, copy=False), rows[order], dest[order], B, out, got,
+                     chunk, starts)
+    if rowmax.shape[0]:
+        rowmax[order] = got
 
 
 def csr_dense_rows(A, a, b, B, mask=None, dtype=None):
