@@ -324,3 +324,91 @@ def test_dot_sum_is_the_float64_sum_of_products(dtype):
     assert dot_sum(A, B) == pytest.approx(expected, rel=1e-12)
     assert dot_sum(A[:0], B[:0]) == 0.0
     assert dot_sum(np.asfortranarray(A), B) == dot_sum(A, B)
+
+
+# ------------------------------------------------------------------ cache blocking (tiles x chunks) and dense rows
+def ordered_product(A, B, rows=None):
+    """Oracle: rows of ``A @ B`` (dense B) summed term by term in storage order, in B's dtype (what the
+    plain row-by-row kernel computes)."""
+    rows = range(A.shape[0]) if rows is None else rows
+    out = np.zeros((len(rows), B.shape[1]), dtype=B.dtype)
+    for o, i in enumerate(rows):
+        for p in range(A.indptr[i], A.indptr[i + 1]):
+            out[o] += B.dtype.type(A.data[p]) * B[A.indices[p]]
+    return out
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Chunks of a few rows of B and tiles of 8 rows: many chunks and tiles on a small problem."""
+    from rlsi.kernels import products
+
+    monkeypatch.setattr(products, "CHUNK_BYTES", 64)
+    monkeypatch.setattr(products, "TILE_BYTES", 64)
+    return products
+
+
+@pytest.mark.parametrize("dtype, index_dtype", DTYPE_INDEX)
+def test_blocked_dense_products_sum_in_storage_order(small_blocks, dtype, index_dtype):
+    A = random_csr(90, 70, density=0.2, dtype=dtype, seed=41, index_dtype=index_dtype)
+    B = np.random.default_rng(42).standard_normal((70, 5)).astype(dtype)
+    assert small_blocks._chunk_rows(B, True) < 10  # many chunks
+    np.testing.assert_array_equal(csr_dense(A, B), ordered_product(A, B))
+    rows = np.array([3, 1, 50, 89, 7, 7, 60], dtype=np.int64)  # any order, repeats
+    got, rowmax = csr_dense_take(A, rows, B)
+    np.testing.assert_array_equal(got, ordered_product(A, B, rows))
+    np.testing.assert_array_equal(rowmax, np.abs(got).max(axis=1))
+    mask = np.random.default_rng(43).random(60) < 0.5
+    got = csr_dense_rows(A, 20, 80, B, mask=mask)
+    np.testing.assert_array_equal(got[mask], ordered_product(A, B, np.flatnonzero(mask) + 20))
+    assert not got[~mask].any()
+    got, rowmax = csr_dense_rows_max(A, 20, 80, B, mask)
+    np.testing.assert_array_equal(rowmax[mask], np.abs(got[mask]).max(axis=1))
+    assert not rowmax[~mask].any()
+
+
+def test_blocked_dense_product_of_unsorted_indices_uses_one_chunk(small_blocks):
+    A = random_csr(40, 50, density=0.3, seed=44)
+    Au = A.copy()
+    for i in range(Au.shape[0]):  # reverse every row: unsorted, same matrix
+        lo, hi = Au.indptr[i], Au.indptr[i + 1]
+        Au.indices[lo:hi], Au.data[lo:hi] = Au.indices[lo:hi][::-1].copy(), Au.data[lo:hi][::-1].copy()
+    Au.has_sorted_indices = False
+    B = np.random.default_rng(45).standard_normal((50, 4))
+    np.testing.assert_array_equal(csr_dense(Au, B), ordered_product(Au, B))
+    Bs = random_csr(50, 6, density=0.5, seed=46)
+    np.testing.assert_allclose(csr_csr_dense(Au, Bs), (A @ Bs).toarray(), **tolerance(np.float64))
+
+
+@pytest.mark.parametrize("dtype, index_dtype", DTYPE_INDEX)
+@pytest.mark.parametrize("share", [0.0, 0.3, np.inf])
+def test_blocked_sparse_product_with_dense_rows_is_the_plain_product(small_blocks, monkeypatch, dtype,
+                                                                      index_dtype, share):
+    # share 0: every row of B held densely; inf: none; 0.3: the rows with more than 30 % of K entries
+    monkeypatch.setattr(small_blocks, "DENSE_ROW_SHARE", share)
+    A = random_csr(70, 60, density=0.2, dtype=dtype, seed=47, index_dtype=index_dtype)
+    B = random_csr(60, 10, density=0.3, dtype=dtype, seed=48, index_dtype=index_dtype)
+    plan = small_blocks.sparse_plan(B)
+    assert len(plan.bounds) > 5
+    nonempty = np.count_nonzero(np.diff(B.indptr))
+    expected = {0.0: nonempty, np.inf: 0}.get(share)  # share 0: every non-empty row of B
+    if expected is not None:
+        assert len(plan.dense) == expected
+    else:
+        assert 0 < len(plan.dense) < nonempty
+    # the zeros of a dense row add nothing: the same numbers as summing the stored terms in order
+    Bd = B.toarray()
+    np.testing.assert_array_equal(csr_csr_dense(A, B, plan=plan), ordered_product(A, Bd))
+    np.testing.assert_array_equal(csr_csr_dense(A, B, a=9, b=55, plan=plan), ordered_product(A, Bd, range(9, 55)))
+    np.testing.assert_array_equal(csr_csr_dense(A, B, a=9, b=55), ordered_product(A, Bd, range(9, 55)))
+
+
+def test_sparse_plan_of_another_dtype_is_remade():
+    from rlsi.kernels.products import sparse_plan
+
+    A = random_csr(30, 20, seed=49)
+    B = random_csr(20, 6, density=0.5, seed=50)
+    plan32 = sparse_plan(B, np.float32)
+    got = csr_csr_dense(A, B, dtype=np.float64, plan=plan32)
+    assert got.dtype == np.float64
+    np.testing.assert_array_equal(got, ordered_product(A, B.toarray()))

@@ -11,6 +11,16 @@
 
 scipy's CSR x dense product is single-threaded and, for float32, upcasts; these kernels keep the dtype of
 the output chosen by the caller and run on every numba thread.
+
+Cache blocking. At web scale the right-hand side does not fit in the cache: ``R = D W`` reads a row of W
+(K floats, 2 KB at K = 500 in float32) for every entry of D, at a random place of an N x K array of GBs,
+and ``Φ = X U`` a row of U for every entry of X. Both products therefore run over *tiles* of output rows
+(in parallel) and, inside a tile, over *chunks* of the right-hand side's rows (ascending column ranges of
+A, about :data:`CHUNK_BYTES` of B each): the chunk of B is read from memory once per tile and then from
+the cache by every row of the tile that has entries in it. With sorted column indices (every CSR matrix
+here: scipy's transpose and our builders sort them) each output row still adds its terms in storage
+order, so the results are bit-identical to the plain row-by-row product; with unsorted indices one chunk
+covers all of B (the plain product).
 """
 
 from __future__ import annotations
@@ -20,18 +30,35 @@ import scipy.sparse as sp
 from numba import njit, prange
 
 
-@njit(cache=True, parallel=True)
-def _csr_csr_dense(a_indptr, a_indices, a_data, b_indptr, b_indices, b_data, out, row0=0):
-    n = out.shape[0]
-    K = out.shape[1]
-    for i in prange(n):
-        for k in range(K):
-            out[i, k] = 0.0
-        for p in range(a_indptr[row0 + i], a_indptr[row0 + i + 1]):
-            j = a_indices[p]
-            a = a_data[p]
-            for q in range(b_indptr[j], b_indptr[j + 1]):
-                out[i, b_indices[q]] += a * b_data[q]
+#: Bytes of the right-hand side per chunk of the blocked products, and of the output per tile: a chunk is
+#: re-read from the cache by every row of a tile that has entries in it, so the larger the tile the fewer
+#: times B travels from memory; both stay in L2/L3. Measured at 1 thread on R = D W of the 100k x 500k
+#: corpus (K = 500, float32; AMD EPYC, 512 KB L2 per core, 32 MB L3): 2 MB chunks and tiles of 1024 to
+#: 2048 rows took 2.5-2.8 s against 5.6-9.0 s for the plain product, tiles of 16 rows 5.2-5.6 s.
+CHUNK_BYTES = 2 << 20
+TILE_BYTES = 2 << 20
+
+
+def _tile(n_rows, row_bytes):
+    """Output rows per tile (the unit of parallel work): :data:`TILE_BYTES` of output, fewer when that
+    would leave a thread with fewer than two tiles, at least 8."""
+    import numba
+
+    per_thread = -(-n_rows // (2 * numba.get_num_threads()))
+    return int(max(8, min(TILE_BYTES // max(1, row_bytes), per_thread)))
+
+
+def _chunk_rows(B, sorted_indices):
+    """Rows of dense ``B`` per chunk: :data:`CHUNK_BYTES` of it, or all of B where blocking cannot apply."""
+    n = B.shape[0]
+    if not sorted_indices:
+        return max(1, n)
+    return max(1, min(n, CHUNK_BYTES // max(1, B.shape[1] * B.dtype.itemsize)))
+
+
+def _sorted(A):
+    """Whether CSR ``A`` has sorted column indices in every row (scipy checks once, O(nnz), and keeps it)."""
+    return bool(A.has_sorted_indices)
 
 
 def csr_dense(A, B, dtype=None):
@@ -39,14 +66,98 @@ def csr_dense(A, B, dtype=None):
     return csr_dense_rows(A, 0, A.shape[0], B, dtype=dtype)
 
 
-def csr_csr_dense(A, B, dtype=None, a=0, b=None):
+#: Rows of a CSR right-hand side with more than this share of K non-zero entries are added densely by
+#: :func:`csr_csr_dense` (a contiguous, vectorised row update instead of an indirect scatter per entry; an
+#: entry of the scatter cost about 5 of the dense update at 1 thread, benchmarks/results/iteration_phases.md).
+DENSE_ROW_SHARE = 0.2
+
+
+class SparsePlan:
+    """How :func:`csr_csr_dense` runs ``A @ B`` for a CSR ``B`` (m x K), made once per B and reused for
+    every block of rows of A (:func:`sparse_plan`).
+
+    dense_of : int32 (m,) — row of ``dense`` holding row j of B, or −1 (B's rows with more than
+        :data:`DENSE_ROW_SHARE` · K entries are held densely).
+    dense : (n_dense, K) — those rows, dense, in the dtype of the product.
+    bounds : int64 — chunk boundaries over B's rows (ascending column ranges of A), about
+        :data:`CHUNK_BYTES` of B per chunk (one chunk when A's indices are not sorted).
+    """
+
+    def __init__(self, dense_of, dense, bounds, data, dtype):
+        self.dense_of, self.dense, self.bounds, self.data, self.dtype = dense_of, dense, bounds, data, dtype
+
+
+def sparse_plan(B, dtype=None, sorted_indices=True):
+    """A :class:`SparsePlan` of CSR ``B`` (m x K) for products of ``dtype`` (default B's)."""
+    dtype = np.dtype(dtype or B.dtype)
+    m, K = B.shape
+    counts = np.diff(B.indptr)
+    heavy = np.flatnonzero(counts > DENSE_ROW_SHARE * K)
+    dense_of = np.full(m, -1, dtype=np.int32)
+    dense_of[heavy] = np.arange(len(heavy), dtype=np.int32)
+    dense = np.zeros((len(heavy), K), dtype=dtype)
+    data = B.data.astype(dtype, copy=False)
+    _take_rows(B.indptr, B.indices, data, heavy.astype(np.int64), dense)
+    if sorted_indices and m:
+        row_bytes = counts * (dtype.itemsize + B.indices.dtype.itemsize) + 8
+        row_bytes[heavy] = K * dtype.itemsize + 8
+        ends = np.cumsum(row_bytes)
+        cuts = np.searchsorted(ends, np.arange(CHUNK_BYTES, ends[-1], CHUNK_BYTES), side="right")
+        bounds = np.unique(np.concatenate([[0], cuts, [m]])).astype(np.int64)
+    else:
+        bounds = np.array([0, m], dtype=np.int64)
+    return SparsePlan(dense_of, dense, bounds, data, dtype)
+
+
+@njit(cache=True, parallel=True)
+def _csr_csr_dense_tiled(a_indptr, a_indices, a_data, b_indptr, b_indices, b_data, dense_of, dense, bounds,
+                         out, row0, tile):
+    """``out = A[row0:row0+n] @ B``: tiles of output rows in parallel, chunks of B's rows (``bounds``) in
+    ascending order inside a tile; rows of B with a dense copy are added densely (the zeros add nothing),
+    the others scattered. Every output entry adds its terms in the order of the plain product."""
+    n = out.shape[0]
+    K = out.shape[1]
+    n_tiles = (n + tile - 1) // tile
+    for t in prange(n_tiles):
+        r0 = t * tile
+        r1 = min(n, r0 + tile)
+        pos = np.empty(r1 - r0, dtype=np.int64)
+        for i in range(r0, r1):
+            pos[i - r0] = a_indptr[row0 + i]
+            for k in range(K):
+                out[i, k] = 0.0
+        for c in range(bounds.shape[0] - 1):
+            c1 = bounds[c + 1]
+            for i in range(r0, r1):
+                p = pos[i - r0]
+                end = a_indptr[row0 + i + 1]
+                while p < end and a_indices[p] < c1:
+                    j = a_indices[p]
+                    a = a_data[p]
+                    d = dense_of[j]
+                    if d >= 0:
+                        for k in range(K):
+                            out[i, k] += a * dense[d, k]
+                    else:
+                        for q in range(b_indptr[j], b_indptr[j + 1]):
+                            out[i, b_indices[q]] += a * b_data[q]
+                    p += 1
+                pos[i - r0] = p
+
+
+def csr_csr_dense(A, B, dtype=None, a=0, b=None, plan=None):
     """Dense ``A[a:b] @ B`` for scipy CSR ``A`` (n x m) and CSR ``B`` (m x K), without slicing A (scipy's
-    row slice copies the rows, single-threaded)."""
+    row slice copies the rows, single-threaded). ``plan``: :func:`sparse_plan` of B for this dtype, when
+    the caller multiplies several row blocks by the same B (made here otherwise)."""
     dtype = np.dtype(dtype or np.result_type(A.dtype, B.dtype))
     b = A.shape[0] if b is None else b
+    if plan is None or plan.dtype != dtype:
+        plan = sparse_plan(B, dtype, _sorted(A))
+    elif len(plan.bounds) > 2 and not _sorted(A):
+        plan = SparsePlan(plan.dense_of, plan.dense, np.array([0, B.shape[0]], dtype=np.int64), plan.data, dtype)
     out = np.empty((b - a, B.shape[1]), dtype=dtype)
-    _csr_csr_dense(A.indptr, A.indices, A.data.astype(dtype, copy=False),
-                   B.indptr, B.indices, B.data.astype(dtype, copy=False), out, a)
+    _csr_csr_dense_tiled(A.indptr, A.indices, A.data.astype(dtype, copy=False), B.indptr, B.indices, plan.data,
+                         plan.dense_of, plan.dense, plan.bounds, out, a, _tile(b - a, out.shape[1] * dtype.itemsize))
     return out
 
 
@@ -101,27 +212,97 @@ def csr_rows_to_dense(A, a, b, dtype=None):
 
 
 @njit(cache=True, parallel=True)
-def _csr_dense_rows(indptr, indices, data, row0, mask, B, out, rowmax):
-    n = out.shape[0]
+def _csr_dense_tiled(indptr, indices, data, rows, dest, B, out, rowmax, chunk, starts):
+    """``out[dest[i]] = A[rows[i]] @ B`` for every i, with ``rowmax[i] = max_k |out[dest[i], k]|`` when
+    rowmax is not empty. Tiles ``starts[t]..starts[t+1]`` in parallel. Inside a tile, the rows with at least
+    one entry per chunk on average run over chunks of ``chunk`` rows of B (column ranges of A) in ascending
+    order, each resuming where the last chunk stopped; the other rows, whose entries would each fall in a
+    chunk of their own (their output row fetched again for every entry, for no reuse of B), run through at
+    once. Either way every output row adds its terms in storage order, as the plain product does."""
     K = out.shape[1]
+    n_b = B.shape[0]
+    n_chunks = (n_b + chunk - 1) // chunk
     want_max = rowmax.shape[0] > 0
-    for i in prange(n):
-        for k in range(K):
-            out[i, k] = 0.0
-        if not mask[i]:
-            continue
-        for p in range(indptr[row0 + i], indptr[row0 + i + 1]):
-            j = indices[p]
-            a = data[p]
+    for t in prange(starts.shape[0] - 1):
+        r0 = starts[t]
+        r1 = starts[t + 1]
+        pos = np.empty(r1 - r0, dtype=np.int64)
+        n_heavy = 0
+        for i in range(r0, r1):
+            o = dest[i]
             for k in range(K):
-                out[i, k] += a * B[j, k]
-        if want_max:  # the row's max |entry| from the same pass (the batch U-step's screening needs it)
-            m = 0.0
-            for k in range(K):
-                v = abs(out[i, k])
-                if v > m:
-                    m = v
-            rowmax[i] = m
+                out[o, k] = 0.0
+            start = indptr[rows[i]]
+            end = indptr[rows[i] + 1]
+            if n_chunks > 1 and end - start >= n_chunks:
+                pos[i - r0] = start  # chunked below
+                n_heavy += 1
+            else:
+                pos[i - r0] = end  # done here
+                for p in range(start, end):
+                    j = indices[p]
+                    a = data[p]
+                    for k in range(K):
+                        out[o, k] += a * B[j, k]
+        c1 = 0
+        while n_heavy > 0 and c1 < n_b:
+            c1 = min(n_b, c1 + chunk)
+            for i in range(r0, r1):
+                p = pos[i - r0]
+                end = indptr[rows[i] + 1]
+                o = dest[i]
+                while p < end and indices[p] < c1:
+                    j = indices[p]
+                    a = data[p]
+                    for k in range(K):
+                        out[o, k] += a * B[j, k]
+                    p += 1
+                pos[i - r0] = p
+        if want_max:  # the row's max |entry| (the batch U-step's screening needs it)
+            for i in range(r0, r1):
+                o = dest[i]
+                m = 0.0
+                for k in range(K):
+                    v = abs(out[o, k])
+                    if v > m:
+                        m = v
+                rowmax[i] = m
+
+
+def _interleaved_tiles(heavy, tile):
+    """Order and tile boundaries for the rows of a blocked product: the heavy rows (at least one entry per
+    chunk) grouped into tiles of their own — a chunk of B is reused only by the heavy rows of its tile — and
+    heavy and light tiles alternated, so that the threads' contiguous shares of tiles get a similar mix.
+    Returns ``(order, starts)``: positions of the rows in processing order and tile boundaries in it."""
+    h = np.flatnonzero(heavy)
+    l = np.flatnonzero(~heavy)
+    parts = []
+    for i in range(max(-(-len(h) // tile), -(-len(l) // tile))):
+        for idx in (h, l):
+            part = idx[i * tile:(i + 1) * tile]
+            if len(part):
+                parts.append(part)
+    if not parts:
+        return np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    order = np.concatenate(parts).astype(np.int64)
+    starts = np.concatenate([[0], np.cumsum([len(p) for p in parts])]).astype(np.int64)
+    return order, starts
+
+
+def _csr_dense_into(A, rows, dest, B, out, rowmax, dtype):
+    """Run the blocked kernel of rows ``rows`` of ``A @ B`` into ``out[dest]`` (B already of ``dtype``);
+    ``rowmax[i]`` (if not empty) receives the max |entry| of the row of ``rows[i]``. The order in which rows
+    are processed does not change any row's sums."""
+    chunk = _chunk_rows(B, _sorted(A))
+    n_chunks = -(-B.shape[0] // chunk)
+    tile = _tile(len(rows), out.shape[1] * out.dtype.itemsize)
+    heavy = (A.indptr[rows + 1] - A.indptr[rows]) >= n_chunks if n_chunks > 1 else np.zeros(len(rows), bool)
+    order, starts = _interleaved_tiles(heavy, tile)
+    got = np.empty(len(rows)) if rowmax.shape[0] else rowmax
+    _csr_dense_tiled(A.indptr, A.indices, A.data.astype(dtype, copy=False), rows[order], dest[order], B, out, got,
+                     chunk, starts)
+    if rowmax.shape[0]:
+        rowmax[order] = got
 
 
 def csr_dense_rows(A, a, b, B, mask=None, dtype=None):
@@ -129,33 +310,17 @@ def csr_dense_rows(A, a, b, B, mask=None, dtype=None):
     are left zero (not computed)."""
     dtype = np.dtype(dtype or np.result_type(A.dtype, B.dtype))
     B = np.ascontiguousarray(B, dtype=dtype)
-    mask = np.ones(b - a, dtype=np.bool_) if mask is None else np.ascontiguousarray(mask, dtype=np.bool_)
-    out = np.empty((b - a, B.shape[1]), dtype=dtype)
-    _csr_dense_rows(A.indptr, A.indices, A.data.astype(dtype, copy=False), a, mask, B, out, _NO_ROWMAX)
+    if mask is None:
+        dest = np.arange(b - a, dtype=np.int64)
+        out = np.empty((b - a, B.shape[1]), dtype=dtype)
+    else:
+        dest = np.flatnonzero(np.asarray(mask, dtype=np.bool_)).astype(np.int64)
+        out = np.zeros((b - a, B.shape[1]), dtype=dtype)
+    _csr_dense_into(A, dest + a, dest, B, out, _NO_ROWMAX, dtype)
     return out
 
 
 _NO_ROWMAX = np.zeros(0)
-
-
-@njit(cache=True, parallel=True)
-def _csr_dense_take(indptr, indices, data, rows, B, out, rowmax):
-    K = out.shape[1]
-    for i in prange(rows.shape[0]):
-        row = rows[i]
-        for k in range(K):
-            out[i, k] = 0.0
-        for p in range(indptr[row], indptr[row + 1]):  # the sums of _csr_dense_rows, in the same order
-            j = indices[p]
-            a = data[p]
-            for k in range(K):
-                out[i, k] += a * B[j, k]
-        m = 0.0
-        for k in range(K):
-            v = abs(out[i, k])
-            if v > m:
-                m = v
-        rowmax[i] = m
 
 
 def csr_dense_take(A, rows, B, dtype=None):
@@ -167,7 +332,7 @@ def csr_dense_take(A, rows, B, dtype=None):
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     out = np.empty((len(rows), B.shape[1]), dtype=dtype)
     rowmax = np.empty(len(rows))
-    _csr_dense_take(A.indptr, A.indices, A.data.astype(dtype, copy=False), rows, B, out, rowmax)
+    _csr_dense_into(A, rows, np.arange(len(rows), dtype=np.int64), B, out, rowmax, dtype)
     return out, rowmax
 
 
@@ -254,10 +419,12 @@ def csr_dense_rows_max(A, a, b, B, mask, dtype=None):
     (float64; 0 for rows not computed) from the same pass (the screening of the batch U-step needs it)."""
     dtype = np.dtype(dtype or np.result_type(A.dtype, B.dtype))
     B = np.ascontiguousarray(B, dtype=dtype)
-    mask = np.ascontiguousarray(mask, dtype=np.bool_)
-    out = np.empty((b - a, B.shape[1]), dtype=dtype)
+    dest = np.flatnonzero(np.asarray(mask, dtype=np.bool_)).astype(np.int64)
+    out = np.zeros((b - a, B.shape[1]), dtype=dtype)
     rowmax = np.zeros(b - a)
-    _csr_dense_rows(A.indptr, A.indices, A.data.astype(dtype, copy=False), a, mask, B, out, rowmax)
+    got = np.empty(len(dest))
+    _csr_dense_into(A, dest + a, dest, B, out, got, dtype)
+    rowmax[dest] = got
     return out, rowmax
 
 

@@ -26,6 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
+from ..kernels.products import sparse_plan
 from . import tasks
 from .executor import get_executor
 from .penalties import penalty as get_penalty
@@ -131,12 +132,14 @@ def update_doc_vectors(X, U, *, penalty, lam, W_prev=None, max_iter=100, tol=1e-
     if not sp.issparse(U):
         U = np.ascontiguousarray(U, dtype=dtype)  # once, not per block
     prepared = pen.prepare(topic_gram(U) if G is None else G, lam)
+    # how Φ = X U runs for sparse U (its dense rows, its chunks), once for all blocks
+    plan = sparse_plan(U, dtype, X.has_sorted_indices) if sp.issparse(U) else None
     W = np.empty((N, K), dtype=dtype)
 
     def task(ab):
         a, b = ab
         _, stats = tasks.doc_block(X, a, b, U, prepared, W_prev, penalty=pen, lam=lam, max_iter=max_iter,
-                                   tol=tol, dtype=dtype, want_gram=return_gram, out=W[a:b])
+                                   tol=tol, dtype=dtype, want_gram=return_gram, out=W[a:b], plan=plan)
         return stats  # the rows go straight into W (disjoint slices): no second N x K copy
 
     results = get_executor(executor).map(task, blocks(N, block_rows(K, block_entries)))

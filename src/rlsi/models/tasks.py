@@ -125,16 +125,18 @@ class DocStats:
         return self
 
 
-def doc_block(X, a, b, U, prepared, W_prev, *, penalty, lam, max_iter, tol, dtype, want_gram, out=None):
+def doc_block(X, a, b, U, prepared, W_prev, *, penalty, lam, max_iter, tol, dtype, want_gram, out=None, plan=None):
     """V-step / folding-in of documents a..b of X. Returns ``(W_b (b − a) x K of ``dtype``, DocStats)``.
 
     X : CSR (N x M); U : CSR or dense (M x K); prepared : ``penalty.prepare(UᵀU, λ₂)``;
     W_prev : (N x K) warm start for iterative solvers, or None (not the memory of ``out``).
     out : optional (b − a) x K array of ``dtype`` (rows of the caller's W) that receives W_b, which is then
         returned: solved straight into it where the solver can, copied otherwise.
+    plan : optional :func:`rlsi.kernels.products.sparse_plan` of a CSR U (made once for all the blocks of a
+        step; made here otherwise).
     """
     if sp.issparse(U):
-        Phi = csr_csr_dense(X, U, dtype=dtype, a=a, b=b)
+        Phi = csr_csr_dense(X, U, dtype=dtype, a=a, b=b, plan=plan)
     else:
         Phi = csr_dense_rows(X, a, b, U, dtype=dtype)
     W0 = None if (W_prev is None or not penalty.warm_start) else W_prev[a:b]
