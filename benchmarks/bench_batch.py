@@ -75,7 +75,7 @@ PARALLEL = ("numba: _csr_dense_rows", "numba: _csr_csr_dense", "numba: _count_ro
             "numba: _scatter_rows", "numba: lasso_cd_rows", "BLAS: dsyrk", "BLAS: ridge GEMM Φ·Σ",
             "LAPACK: cho_factor", "LAPACK: cho_solve", "numba: _row_sums",
             "numba: _nonzero_row_mask", "numba: _csr_dense_take", "numba: _take_rows", "numba: _drift_and_store",
-            "numba: _row_dots")
+            "numba: _row_dots", "numba: _column_drift")
 # Numba kernels that are not parallel (no prange): counted as serial, shown apart (none at present).
 SERIAL_KERNELS = ()
 # the top-level phases of an iteration: the driver calls these three methods of the problem
@@ -118,7 +118,9 @@ def instrument(prof, state):
         P(products, name, "numba: " + name)
     P(steps, "_nonzero_row_mask", "numba: _nonzero_row_mask")
     P(klasso, "lasso_cd_rows", "numba: lasso_cd_rows")
-    P(screening, "_drift_and_store", "numba: _drift_and_store")
+    for name in ("_drift_and_store", "_column_drift"):  # the drift kernel of either version of screening.py
+        if hasattr(screening, name):
+            P(screening, name, "numba: " + name)
     # the kernels' python wrappers, as tasks, providers, problems and penalties call them
     for name in ("csr_csr_dense", "csr_dense_rows", "csr_rows_to_dense", "dense_to_csr", "csr_take_dense",
                  "dense_rows_to_csr"):
