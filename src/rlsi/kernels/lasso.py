@@ -15,8 +15,10 @@ lasso (``u ≥ 0``; the coordinate update clips at zero): NMF-like models and sp
 Speed: the paper recomputes ``Σ_{l≠k} s_kl u_l`` for every coordinate (K² per sweep). We keep
 ``g = S u`` and touch column ``S[:, k]`` only when ``u_k`` changes, so a sweep costs ``K·(1 + changes)``
 — with sparse topics tens of times less — and reaches the same minimiser (the problem is strictly
-convex whenever ``S`` is positive definite). Rows are independent and solved in parallel; each row's
-result does not depend on the number of threads.
+convex whenever ``S`` is positive definite). Uncapped solves (``max_iter >= NEWTON_MIN_SWEEPS``, e.g.
+the cold first U-step) add exact solves on the current support once it stops changing (see
+:func:`lasso_cd_row`), where plain sweeps crawl on correlated topics. Rows are independent and solved in
+parallel; each row's result does not depend on the number of threads.
 
 Dead topics: ``s_kk = 0`` means topic k explains nothing; the coordinate is set to 0 and never divided
 by. Arithmetic is in float64 whatever the storage dtype, so float32 storage loses no solver accuracy.
