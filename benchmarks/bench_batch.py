@@ -71,11 +71,11 @@ METHODS = ("rlsi", "paper", "nmf-mu", "nmf-cd", "lda")
 SEP = " › "  # joins a phase path into one JSON key
 # Leaf phases whose time is spent inside numba parallel kernels or BLAS/LAPACK: the rest of an iteration is
 # its serial part (issue 9). The python wrappers of the kernels (allocations, casts, cumsum) are outside.
-PARALLEL = ("numba: _csr_dense_rows", "numba: _csr_csr_dense", "numba: _count_row_nonzeros", "numba: _fill_csr",
+PARALLEL = ("numba: _csr_dense_tiled", "numba: _csr_csr_dense_tiled", "numba: _count_row_nonzeros", "numba: _fill_csr",
             "numba: _scatter_rows", "numba: lasso_cd_rows", "BLAS: dsyrk", "BLAS: ridge GEMM Φ·Σ",
             "LAPACK: cho_factor", "LAPACK: cho_solve", "numba: _row_sums",
-            "numba: _nonzero_row_mask", "numba: _csr_dense_take", "numba: _take_rows", "numba: _column_drift", "numba: _csr_row_norms",
-            "numba: _row_dots")
+            "numba: _nonzero_row_mask", "numba: _take_rows", "numba: _column_drift", "numba: _csr_row_norms",
+            "numba: _row_dots", "numba: _row_absmax")
 # Numba kernels that are not parallel (no prange): counted as serial, shown apart (none at present).
 SERIAL_KERNELS = ()
 # the top-level phases of an iteration: the driver calls these three methods of the problem
@@ -113,8 +113,8 @@ def instrument(prof, state):
 
     P = prof.patch
     # numba kernels: the jitted functions, looked up as module globals by their python wrappers
-    for name in ("_csr_dense_rows", "_csr_csr_dense", "_count_row_nonzeros", "_fill_csr", "_scatter_rows",
-                 "_row_sums", "_csr_dense_take", "_take_rows", "_row_dots"):
+    for name in ("_csr_dense_tiled", "_csr_csr_dense_tiled", "_count_row_nonzeros", "_fill_csr", "_scatter_rows",
+                 "_row_sums", "_take_rows", "_row_dots", "_row_absmax"):
         P(products, name, "numba: " + name)
     P(steps, "_nonzero_row_mask", "numba: _nonzero_row_mask")
     P(klasso, "lasso_cd_rows", "numba: lasso_cd_rows")
