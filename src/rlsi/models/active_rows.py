@@ -66,6 +66,7 @@ class ActiveRows:
         else:
             self.rowmax, self.live = cache[0], cache[1]
         self.G = None
+        self.rows_solved = self.sweeps = 0  # over the solves of this object (diagnostics)
         self._before = self._touched = None
         if track_change and not self.sparse:
             self._before = _csr_of_rows(U, np.flatnonzero(self.live))
@@ -111,8 +112,12 @@ class ActiveRows:
         M, K = R.shape
         if not self.sparse:
             parts = _gram_parts(len(rows), K)
-            _solve_dense_rows(R, S, U, rows, 0.5 * lam, int(max_iter), float(tol), positive, self.live, parts)
+            sweeps = np.zeros(len(parts), dtype=np.int64)
+            _solve_dense_rows(R, S, U, rows, 0.5 * lam, int(max_iter), float(tol), positive, self.live, parts,
+                              sweeps)
             self.G = parts.sum(axis=0)
+            self.rows_solved += len(rows)
+            self.sweeps += int(sweeps.sum())
             if self._touched is not None:
                 self._touched[rows] = True
             return U
@@ -124,13 +129,16 @@ class ActiveRows:
             blk = rows[a:a + step]
             out = np.empty((len(blk), K), dtype=R.dtype)
             parts = _gram_parts(len(blk), K)
+            sweeps = np.zeros(len(parts), dtype=np.int64)
             _solve_csr_rows(R, S, U.indptr, U.indices, U.data, blk, 0.5 * lam, int(max_iter), float(tol), positive,
-                            out, parts)
+                            out, parts, sweeps)
             G += parts.sum(axis=0)
+            self.sweeps += int(sweeps.sum())
             piece = dense_to_csr(out)
             self.live[blk] = np.diff(piece.indptr) > 0
             pieces.append(piece)
         self.G = G
+        self.rows_solved += len(rows)
         return _assemble(pieces, rows, M, K, R.dtype)
 
 
@@ -168,7 +176,7 @@ def _assemble(pieces, rows, M, K, dtype):
 def _solve_row(r, u, g, S, half_lam, max_iter, tol, positive):
     """:func:`rlsi.kernels.lasso.lasso_cd_rows`'s treatment of one row (u: warm start, solved in place): a
     zero row with ``max|r| <= λ/2`` (one-sided when ``positive``) is optimal as it is; else ``g = S u`` over
-    the non-zero weights and the coordinate descent of the shared row solver."""
+    the non-zero weights and the coordinate descent of the shared row solver. Returns the sweeps done."""
     K = r.shape[0]
     nonzero = False
     big = False
@@ -178,7 +186,7 @@ def _solve_row(r, u, g, S, half_lam, max_iter, tol, positive):
         if r[k] > half_lam or (r[k] < -half_lam and not positive):
             big = True
     if not nonzero and not big:
-        return
+        return 0
     for k in range(K):
         g[k] = 0.0
     if nonzero:
@@ -187,7 +195,7 @@ def _solve_row(r, u, g, S, half_lam, max_iter, tol, positive):
                 Sk = S[k]
                 for l in range(K):
                     g[l] += Sk[l] * u[k]
-    lasso_cd_row(r, S, u, g, half_lam, max_iter, tol, positive)
+    return lasso_cd_row(r, S, u, g, half_lam, max_iter, tol, positive)
 
 
 @njit(cache=True, nogil=True)
@@ -216,9 +224,9 @@ def _add_outer(u, idx, Gp):
 
 
 @njit(cache=True, parallel=True)
-def _solve_dense_rows(R, S, U, rows, half_lam, max_iter, tol, positive, live, parts):
+def _solve_dense_rows(R, S, U, rows, half_lam, max_iter, tol, positive, live, parts, sweeps):
     """Solve the rows ``rows`` of the dense U in place from R's rows; ``live[m]``: row m non-zero after;
-    ``parts[p]`` accumulates the outer products of the stored rows (G = Σ parts)."""
+    ``parts[p]`` accumulates the outer products of the stored rows (G = Σ parts), ``sweeps[p]`` the sweeps."""
     n = rows.shape[0]
     K = S.shape[0]
     P = parts.shape[0]
@@ -234,7 +242,7 @@ def _solve_dense_rows(R, S, U, rows, half_lam, max_iter, tol, positive, live, pa
                 for k in range(K):
                     u[k] = U[m, k]
                     r[k] = R[m, k]
-                _solve_row(r, u, g, S, half_lam, max_iter, tol, positive)
+                sweeps[p] += _solve_row(r, u, g, S, half_lam, max_iter, tol, positive)
                 for k in range(K):
                     U[m, k] = u[k]
                     u[k] = U[m, k]  # as stored
@@ -242,7 +250,7 @@ def _solve_dense_rows(R, S, U, rows, half_lam, max_iter, tol, positive, live, pa
 
 
 @njit(cache=True, parallel=True)
-def _solve_csr_rows(R, S, indptr, indices, data, rows, half_lam, max_iter, tol, positive, out, parts):
+def _solve_csr_rows(R, S, indptr, indices, data, rows, half_lam, max_iter, tol, positive, out, parts, sweeps):
     """Solve the rows ``rows`` of the CSR topics (warm start) from R's rows into ``out`` (len(rows) x K);
     ``parts[p]`` accumulates the outer products of the stored rows."""
     n = rows.shape[0]
@@ -262,7 +270,7 @@ def _solve_csr_rows(R, S, indptr, indices, data, rows, half_lam, max_iter, tol, 
                     r[k] = R[m, k]
                 for q in range(indptr[m], indptr[m + 1]):
                     u[indices[q]] += data[q]  # adds duplicates of a non-canonical CSR, as scipy does
-                _solve_row(r, u, g, S, half_lam, max_iter, tol, positive)
+                sweeps[p] += _solve_row(r, u, g, S, half_lam, max_iter, tol, positive)
                 for k in range(K):
                     out[i, k] = u[k]
                     u[k] = out[i, k]  # as stored (R's dtype)
