@@ -347,6 +347,26 @@ def test_lazy_rescaling_and_live_rows_equal_the_eager_oracle(monkeypatch, dense_
     assert model.stats_.weight == pytest.approx(weight, rel=1e-12)
 
 
+@pytest.mark.parametrize("n_inner", [1, 3])
+@pytest.mark.parametrize("dense_topics", [True, False])
+def test_u_change_is_the_distance_between_consecutive_topics(monkeypatch, n_inner, dense_topics):
+    """``u_change_`` (tracked over the solved rows: summed in the row kernel with ξ = 1, from the CSR of the
+    live rows before the batch with ξ > 1, or a sparse difference for CSR topics) is ‖U_t − U_{t−1}‖_F."""
+    import rlsi.models.online as online_mod
+
+    if not dense_topics:
+        monkeypatch.setattr(online_mod, "DENSE_MAX_BYTES", 0)
+    X = planted_corpus(n_docs=300, seed=41)
+    model = OnlineRLSI(4, lambda1=2.0, rho=1.0, n_inner=n_inner, random_state=0)
+    model.partial_fit(X[:60])
+    for a in range(60, 300, 60):
+        before = model.components_.toarray()
+        model.partial_fit(X[a:a + 60])
+        expected = np.linalg.norm(model.components_.toarray() - before)
+        assert expected > 0
+        assert model.u_change_ == pytest.approx(expected, rel=1e-9)
+
+
 def test_parameter_validation():
     X = planted_corpus(n_docs=20, seed=15)
     for bad in (dict(rho=-1), dict(batch_size=0), dict(n_inner=0), dict(lambda1_scale="x"),

@@ -53,11 +53,12 @@ class ActiveRows:
     are (they are stale only when the scale was folded into R: ``stats.n_folds`` is part of the cache).
     """
 
-    def __init__(self, stats, U, lam, *, cache=None, track_change=False):
+    def __init__(self, stats, U, lam, *, cache=None, track_change=False, single_solve=False):
         """``U``: dense (M x K, solved in place) or CSR (each :meth:`solve` returns a new CSR); ``cache``:
         ``(rowmax, live, n_folds)`` at the end of the previous mini-batch, when R's stored rows and U have
         not changed since (saves two passes over M x K per mini-batch); ``track_change``: keep the live rows'
-        values of before the batch, as CSR, for :meth:`change` (dense U; instead of a copy of U)."""
+        values of before the batch, as CSR, for :meth:`change` (dense U; instead of a copy of U), or, with
+        ``single_solve`` (one :meth:`solve` only: ξ = 1), sum the rows' squared changes as they are solved."""
         self.stats, self.lam = stats, lam
         self.sparse = sp.issparse(U)
         if cache is None or cache[2] != stats.n_folds:
@@ -68,7 +69,10 @@ class ActiveRows:
         self.G = None
         self.rows_solved = self.sweeps = 0  # over the solves of this object (diagnostics)
         self._before = self._touched = None
-        if track_change and not self.sparse:
+        self._single = bool(track_change and single_solve and not self.sparse)
+        self._change_sq = 0.0
+        self._solved = False
+        if track_change and not self.sparse and not self._single:
             self._before = _csr_of_rows(U, np.flatnonzero(self.live))
             self._touched = np.zeros(len(self.live), dtype=bool)
 
@@ -93,6 +97,8 @@ class ActiveRows:
     def change(self, U):
         """``‖U − U_before‖_F`` over the rows solved since construction (the others did not change); dense U
         with ``track_change`` only."""
+        if self._single:
+            return float(np.sqrt(self._change_sq))
         b = self._before
         return float(np.sqrt(_change_sq(U, np.flatnonzero(self._touched), b.indptr, b.indices, b.data)))
 
@@ -101,6 +107,9 @@ class ActiveRows:
         whose rows of R changed since the last call; ``stats``: the statistics to solve with, when they are
         a new object (the distributed learner); ``col_max``: ``max_k |r_mk|`` of the stored rows ``cols``
         when known (:meth:`PendingBatch.assign`)."""
+        if self._single and self._solved:
+            raise RuntimeError("ActiveRows(single_solve=True) solves once")
+        self._solved = True
         stats = self.stats if stats is None else stats
         R = stats.stored_R
         if len(cols):
@@ -113,8 +122,10 @@ class ActiveRows:
         if not self.sparse:
             parts = _gram_parts(len(rows), K)
             sweeps = np.zeros(len(parts), dtype=np.int64)
+            dsq = np.zeros(len(parts))
             _solve_dense_rows(R, S, U, rows, 0.5 * lam, int(max_iter), float(tol), positive, self.live, parts,
-                              sweeps)
+                              sweeps, self._single, dsq)
+            self._change_sq += float(dsq.sum())
             self.G = parts.sum(axis=0)
             self.rows_solved += len(rows)
             self.sweeps += int(sweeps.sum())
@@ -224,9 +235,10 @@ def _add_outer(u, idx, Gp):
 
 
 @njit(cache=True, parallel=True)
-def _solve_dense_rows(R, S, U, rows, half_lam, max_iter, tol, positive, live, parts, sweeps):
+def _solve_dense_rows(R, S, U, rows, half_lam, max_iter, tol, positive, live, parts, sweeps, measure, dsq):
     """Solve the rows ``rows`` of the dense U in place from R's rows; ``live[m]``: row m non-zero after;
-    ``parts[p]`` accumulates the outer products of the stored rows (G = Σ parts), ``sweeps[p]`` the sweeps."""
+    ``parts[p]`` accumulates the outer products of the stored rows (G = Σ parts), ``sweeps[p]`` the sweeps,
+    and with ``measure`` ``dsq[p]`` the squared changes of the rows (stored value minus warm start)."""
     n = rows.shape[0]
     K = S.shape[0]
     P = parts.shape[0]
@@ -235,17 +247,23 @@ def _solve_dense_rows(R, S, U, rows, half_lam, max_iter, tol, positive, live, pa
         u = np.empty(K)
         r = np.empty(K)
         g = np.empty(K)
+        u0 = np.empty(K)
         idx = np.empty(K, dtype=np.int64)
         for c in range(p, n_chunks, P):
             for i in range(c * _CHUNK, min(n, (c + 1) * _CHUNK)):
                 m = rows[i]
                 for k in range(K):
                     u[k] = U[m, k]
+                    u0[k] = u[k]
                     r[k] = R[m, k]
                 sweeps[p] += _solve_row(r, u, g, S, half_lam, max_iter, tol, positive)
                 for k in range(K):
                     U[m, k] = u[k]
                     u[k] = U[m, k]  # as stored
+                if measure:
+                    for k in range(K):
+                        d = u[k] - u0[k]
+                        dsq[p] += d * d
                 live[m] = _add_outer(u, idx, parts[p]) > 0
 
 

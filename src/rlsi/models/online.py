@@ -11,18 +11,26 @@ For each mini-batch ``X_t`` of η documents (rows), with topics ``U_{t-1}`` (ter
 
 The ξ repetitions *replace* the mini-batch's contribution to S and R (they do not add the batch ξ
 times): after the step S and R hold each document once, with the vectors of the last repetition. The
-lasso is the shared coordinate-descent kernel (:func:`rlsi.models.steps.update_topics`), warm-started
-from the previous U; memory is U (sparse), S (K x K), R (M x K dense, float32 for float32 input unless
-``stats_dtype`` says otherwise) and one mini-batch — never the stream
-(:class:`rlsi.models.stats.TopicStatistics`).
+lasso is the shared coordinate-descent row solver, warm-started from the previous U; memory is U, S
+(K x K), R (M x K dense, float32 for float32 input unless ``stats_dtype`` says otherwise) and one
+mini-batch — never the stream (:class:`rlsi.models.stats.TopicStatistics`).
 
 Cost of an embedded iteration. The projection (``Φ = X_t U``), the batch's rows of R (one fused kernel,
 :meth:`rlsi.models.stats.PendingBatch.assign`) and the U-step on the rows that can be non-zero
-(:class:`rlsi.models.active_rows.ActiveRows`) are the three kernels; their bookkeeping — which rows are
-live, each row's ``max_k |r_mk|``, ``UᵀU``, the topic change — is carried from one iteration and one
-mini-batch to the next instead of being recomputed from the M x K arrays. Warm-started U-steps take at most
-``topic_sweeps`` coordinate-descent sweeps per row (BatchRLSI's inexact U-step, see
-:func:`rlsi.models.batch.topic_max_iter`); ``topic_sweeps=None`` solves each to ``inner_tol``.
+(:class:`rlsi.models.active_rows.ActiveRows`: each row solved where it lies, ``UᵀU`` accumulated over the
+non-zero weights) are the three kernels; their bookkeeping — which rows are live, each row's
+``max_k |r_mk|``, ``UᵀU``, the topic change — is carried from one iteration and one mini-batch to the next
+instead of being recomputed from the M x K arrays. Nothing of a mini-batch costs M x K: the re-scaling is
+lazy (R is kept as ``scale · R_stored`` and the U-step solved on the stored rows with ``(S/scale,
+λ₁/scale)``, the same minimiser exactly; see :mod:`rlsi.models.stats`), and with ξ = 1 the batch's rows
+of R are added to in place (no copy of them). Topics are a dense M x K array when that fits
+(``DENSE_MAX_BYTES``), else CSR (7M terms x K = 500 would be 28 GB dense); both go through ActiveRows —
+with CSR topics the rows solved are the new topics, since every other row is zero and stays zero. A term
+absent from the mini-batch has no cheaper exact update: its row of R is only re-scaled, but S gains the
+batch's ``WᵀW`` and λ₁ follows the weight, so its solution changes; only zero rows with
+``max|r| <= λ₁/2`` are skipped (exactly optimal). Warm-started U-steps take at most ``topic_sweeps``
+coordinate-descent sweeps per row (BatchRLSI's inexact U-step, see :func:`rlsi.models.batch.topic_max_iter`);
+``topic_sweeps=None`` solves each to ``inner_tol``.
 
 Time and re-scaling. The paper's t counts documents (η = 1). With mini-batches t still counts
 documents: a batch of n documents takes t from t₀ to t₁ = t₀ + n and the old statistics are multiplied
@@ -410,7 +418,7 @@ class OnlineRLSI(SquaredLossModel):
             rows = None
             if active:  # the row maxima and live rows of the previous mini-batch, when U is the same
                 cache = self._row_cache[1] if self._row_cache is not None and self._row_cache[0] is U else None
-                rows = ActiveRows(stats, U, lam1, cache=cache, track_change=dense)
+                rows = ActiveRows(stats, U, lam1, cache=cache, track_change=dense, single_solve=self.n_inner == 1)
             self._row_cache = None
             W = None
             for it in range(self.n_inner):
