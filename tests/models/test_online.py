@@ -295,20 +295,76 @@ def test_float32_statistics_resume_from_saved_state(tmp_path):
     _assert_same_state(straight, resumed)
 
 
+@pytest.mark.parametrize("dense_topics", [True, False])
 @pytest.mark.parametrize("stats_dtype", ["float64", "float32"])
-def test_row_screening_state_carried_between_batches_is_exact(stats_dtype):
-    """The row maxima of R and the live rows of U kept from one mini-batch to the next (re-scaled with ρ)
-    are those a fresh scan of R and U gives, bit for bit."""
+def test_row_screening_state_carried_between_batches_is_exact(monkeypatch, stats_dtype, dense_topics):
+    """The row maxima of the stored R and the live rows of U kept from one mini-batch to the next (the lazy
+    re-scaling with ρ changes only the scale) are those a fresh scan of R and U gives, bit for bit."""
+    import rlsi.models.online as online_mod
     from rlsi.kernels.products import row_absmax
 
+    if not dense_topics:
+        monkeypatch.setattr(online_mod, "DENSE_MAX_BYTES", 0)
     X = planted_corpus(n_docs=600, seed=23)
     model = OnlineRLSI(4, lambda1=2.0, rho=1.0, n_inner=2, stats_dtype=stats_dtype, random_state=0)
     for a in range(0, 600, 60):
         model.partial_fit(X[a:a + 60])
-        U, rowmax, live = model._row_cache
-        assert U is model._U
-        np.testing.assert_array_equal(rowmax, row_absmax(model.stats_.R))
-        np.testing.assert_array_equal(live, _steps.nonzero_row_mask(U))
+        U, (rowmax, live, n_folds) = model._row_cache
+        assert U is model._U and sp.issparse(U) != dense_topics
+        assert model.stats_.scale < 1.0 or a == 0  # re-scaled lazily
+        np.testing.assert_array_equal(rowmax, row_absmax(model.stats_.stored_R))
+        live_now = np.diff(U.tocsr().indptr) > 0 if sp.issparse(U) else _steps.nonzero_row_mask(U)
+        np.testing.assert_array_equal(live, live_now)
+
+
+@pytest.mark.parametrize("small_blocks", [False, True])
+@pytest.mark.parametrize("dense_topics", [True, False])
+def test_lazy_rescaling_and_live_rows_equal_the_eager_oracle(monkeypatch, dense_topics, small_blocks):
+    """Lazy re-scaling (a stored scale, R never multiplied) and the U-step on the live rows only (dense or
+    CSR topics, one or several blocks of rows) give the topics and statistics of Algorithm 4 done eagerly
+    — all of S and R multiplied every mini-batch, every term row solved from zero (the numpy oracle) —
+    over several mini-batches with ρ = 1 and ξ = 3, to rounding and solver tolerance."""
+    import rlsi.models.active_rows as active_mod
+    import rlsi.models.online as online_mod
+    from rlsi.oracle import online_rlsi
+
+    if not dense_topics:
+        monkeypatch.setattr(online_mod, "DENSE_MAX_BYTES", 0)
+    if small_blocks:
+        monkeypatch.setattr(active_mod, "SOLVE_ENTRIES", 4 * 7)  # 7 rows per block
+    X = planted_corpus(n_docs=240, seed=31)
+    docs = X[[0, 60, 120, 180]].toarray()
+    U0 = (docs / np.linalg.norm(docs, axis=1, keepdims=True)).T  # M x K: four documents as U₀
+    params = dict(lambda1=2.0, lambda2=1.0, rho=1.0, batch_size=40, n_inner=3)
+    model = OnlineRLSI(4, topic_init=U0.T, stats_dtype="float64", random_state=0, **params, **EXACT).fit(X)
+    U, S, R, weight = online_rlsi(X, U0, **params)
+    assert model.stats_.scale < 0.2  # R was never multiplied: (40/240) of the first batch's weight
+    assert sp.issparse(model._U) != dense_topics
+    assert np.count_nonzero(U) > 0 and (U == 0).any()
+    np.testing.assert_allclose(model.components_.toarray().T, U, atol=1e-8)
+    np.testing.assert_allclose(model.stats_.S, S, rtol=1e-9, atol=1e-12 * np.abs(S).max())
+    np.testing.assert_allclose(model.stats_.R, R, rtol=1e-9, atol=1e-12 * np.abs(R).max())
+    assert model.stats_.weight == pytest.approx(weight, rel=1e-12)
+
+
+@pytest.mark.parametrize("n_inner", [1, 3])
+@pytest.mark.parametrize("dense_topics", [True, False])
+def test_u_change_is_the_distance_between_consecutive_topics(monkeypatch, n_inner, dense_topics):
+    """``u_change_`` (tracked over the solved rows: summed in the row kernel with ξ = 1, from the CSR of the
+    live rows before the batch with ξ > 1, or a sparse difference for CSR topics) is ‖U_t − U_{t−1}‖_F."""
+    import rlsi.models.online as online_mod
+
+    if not dense_topics:
+        monkeypatch.setattr(online_mod, "DENSE_MAX_BYTES", 0)
+    X = planted_corpus(n_docs=300, seed=41)
+    model = OnlineRLSI(4, lambda1=2.0, rho=1.0, n_inner=n_inner, random_state=0)
+    model.partial_fit(X[:60])
+    for a in range(60, 300, 60):
+        before = model.components_.toarray()
+        model.partial_fit(X[a:a + 60])
+        expected = np.linalg.norm(model.components_.toarray() - before)
+        assert expected > 0
+        assert model.u_change_ == pytest.approx(expected, rel=1e-9)
 
 
 def test_parameter_validation():

@@ -81,6 +81,54 @@ def test_rescale_multiplies_all_weights():
         st.rescale(-1.0)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_lazy_rescaling_equals_multiplying_R(dtype):
+    """``rescale`` only changes the scale (the stored rows stay as they are), and R = scale · stored equals
+    the eager ``R ← c R + XᵀW`` of every mini-batch to rounding; the U-step on the stored rows with
+    ``scaled_problem`` has the same solution as on the re-scaled R."""
+    K, M = 4, 120
+    st = TopicStatistics(K, M, dtype)
+    R = np.zeros((M, K))
+    for i, c in enumerate((1.0, 0.5, 0.8, 0.25, 0.9)):
+        X, W = _data(n_docs=30, seed=10 + i)
+        stored = st.stored_R.copy()
+        st.rescale(c)
+        np.testing.assert_array_equal(st.stored_R, stored)  # no pass over R
+        st.update(X, W)
+        R = c * R + X.T @ W
+    assert st.scale == pytest.approx(0.5 * 0.8 * 0.25 * 0.9, rel=1e-15)
+    assert st.R.dtype == dtype
+    rtol = 1e-13 if dtype == np.float64 else 8 * np.finfo(np.float32).eps
+    np.testing.assert_allclose(st.R, R, rtol=0, atol=rtol * np.abs(R).max())
+    np.testing.assert_allclose(st.r_rows(3, 9), st.R[3:9], rtol=1e-15)
+    S_eff, lam_eff = st.scaled_problem(0.3)
+    U_lazy, _ = _steps.update_topics(st.stored_rows, S_eff, None, n_terms=M, penalty="l1", lam=lam_eff, tol=1e-12,
+                                     max_iter=1000)
+    U_eager, _ = _steps.update_topics(st.r_rows, st.S, None, n_terms=M, penalty="l1", lam=0.3, tol=1e-12,
+                                      max_iter=1000)
+    tol = 1e-10 if dtype == np.float64 else 1e-4
+    np.testing.assert_allclose(U_lazy.toarray(), U_eager.toarray(), atol=tol * abs(U_eager).max())
+    assert U_eager.nnz > 0
+
+
+def test_scale_is_folded_into_R_when_tiny_and_merge_handles_scales():
+    X, W = _data()
+    st = TopicStatistics(4, X.shape[1]).update(X, W)
+    R = st.R.copy()
+    st.rescale(2.0 ** -20)
+    assert st.n_folds == 0 and st.scale == 2.0 ** -20
+    st.rescale(2.0 ** -21)  # below 2^-40: folded (stored values multiplied once, scale back to 1)
+    assert st.n_folds == 1 and st.scale == 1.0
+    np.testing.assert_array_equal(st.stored_R, R * 2.0 ** -41)
+    a = TopicStatistics(4, X.shape[1]).update(X[:60], W[:60]).rescale(0.3)
+    b = TopicStatistics(4, X.shape[1]).update(X[60:], W[60:]).rescale(0.7)
+    expected = a.R + b.R
+    np.testing.assert_allclose(a.merge(b).R, expected, rtol=1e-13, atol=1e-15)
+    assert a.scale == 0.3
+    folded = a.copy().fold_scale()
+    np.testing.assert_allclose(folded.R, a.R, rtol=1e-15)
+
+
 def test_grow_appends_zero_rows_and_accepts_narrower_batches():
     X, W = _data()
     st = TopicStatistics(4, 10)
@@ -120,9 +168,23 @@ def test_save_load_round_trip(tmp_path, mmap):
     np.testing.assert_array_equal(back.S, st.S)
     np.testing.assert_array_equal(back.R, st.R)
     assert (back.n_docs, back.weight, back.n_terms) == (st.n_docs, st.weight, st.n_terms)
+    assert back.scale == st.scale == 0.5  # stored rows and scale: a resumed stream is bit-identical
     back.update(X, W)  # a read-only memory map is copied on the first write
     st.update(X, W)
     np.testing.assert_array_equal(back.R, st.R)
+    np.testing.assert_array_equal(back.stored_R, st.stored_R)
+
+
+def test_version_1_state_loads_with_scale_1():
+    X, W = _data()
+    st = TopicStatistics(4, X.shape[1]).update(X, W)
+    meta, arrays = st._to_state()
+    meta = {k: v for k, v in meta.items() if k != "scale"}
+    back = TopicStatistics._from_state(dict(meta, state_version=1), arrays)
+    assert back.scale == 1.0
+    np.testing.assert_array_equal(back.R, st.R)
+    with pytest.raises(RLSIError, match="scale"):
+        TopicStatistics._from_state(dict(meta, scale=0.0), arrays)
 
 
 def test_bad_inputs():

@@ -126,7 +126,7 @@ class DaskOnlineRLSI(OnlineRLSI):
         else:
             # the topic update is the local learner's, on the client: dense working topics, live rows only
             U = self._working_topics()
-            in_place = isinstance(U, np.ndarray) and get_penalty(self.topic_penalty).norm == "l1"
+            in_place = get_penalty(self.topic_penalty).norm == "l1"  # ActiveRows: dense or CSR topics
             U_before = U.copy() if in_place else U
             rows = ActiveRows(stats, U, lam1) if in_place else None
             touched = np.unique(X.indices)
@@ -161,11 +161,12 @@ class DaskOnlineRLSI(OnlineRLSI):
                 stats.merge(self._batch_stats(M, [(c, b - a) for c, (a, b) in zip(contribs, spans)]))
                 sweeps_cap = self._topic_sweeps(warm or it > 0)
                 if in_place:
-                    rows.solve(U, touched, self.topic_penalty, max_iter=sweeps_cap, tol=self.inner_tol,
-                               stats=stats)
+                    U = rows.solve(U, touched, self.topic_penalty, max_iter=sweeps_cap, tol=self.inner_tol,
+                                   stats=stats)
                 else:
+                    S, lam = stats.scaled_problem(lam1)  # stored rows of R (lazy re-scaling, models/stats.py)
                     U, sweeps = steps.update_topics(
-                        stats.r_rows, stats.S, U, n_terms=M, penalty=self.topic_penalty, lam=lam1,
+                        stats.stored_rows, S, U, n_terms=M, penalty=self.topic_penalty, lam=lam,
                         max_iter=sweeps_cap, tol=self.inner_tol, dense=isinstance(U, np.ndarray))
             self.stats_ = stats
             self._U = U

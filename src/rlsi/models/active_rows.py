@@ -4,18 +4,33 @@
 Its own module because it is one concept with its own kernels (the parallel gather and scatter of the
 solved rows) and its own invariant (row maxima of R and live rows carried across embedded iterations and
 mini-batches), next to the estimator's bookkeeping in :mod:`rlsi.models.online`.
+
+Both topic representations of the online learner go through it: dense working topics (M x K ndarray,
+solved in place) and CSR topics (a vocabulary too large for a dense M x K: 7M terms x K = 500 would be
+28 GB), for which the solved rows *are* the new topics — every row outside them is a zero row that stays
+zero — so the new CSR is assembled from the solved blocks alone, with no pass over the M rows of R.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from numba import njit, prange
 
-from ..kernels.products import row_absmax
+import numba
+
+from ..kernels.lasso import lasso_cd_row
+from ..kernels.products import dense_to_csr, row_absmax
 from . import steps
 from .penalties import penalty as get_penalty
 
 __all__ = ["ActiveRows"]
+
+#: Entries (rows x K) of one block of rows solved for CSR topics (the block's solutions before they become
+#: CSR: 64 MB in float32 at 16M entries), and of the blocks in which live rows are copied.
+SOLVE_ENTRIES = 1 << 24
+#: Rows per task of the row kernels (tasks are dealt round-robin to the parts: term rows differ in cost).
+_CHUNK = 64
 
 
 class ActiveRows:
@@ -23,89 +38,298 @@ class ActiveRows:
 
     A term row whose topic weights are zero and whose ``max_k |r_mk| <= λ₁/2`` keeps the zero solution (the
     KKT conditions at 0): the lasso kernel skips it after reading it. Here such rows are not even read:
-    ``max_k |r_mk|`` is computed once per mini-batch (the re-scaling multiplies a row's maximum exactly) and
-    refreshed for the rows the batch touches after every ``assign``; rows with a non-zero weight are tracked
-    from the solutions. The remaining rows are gathered, solved with the same kernel, and written back in
-    place — the same numbers as solving every row, at a cost that follows the live rows instead of M x K.
+    ``max_k |r_mk|`` is kept per row and refreshed for the rows the batch touches after every ``assign``;
+    rows with a non-zero weight are tracked from the solutions. The remaining rows are solved by one fused
+    kernel — each row read from R and U where it lies, solved by the lasso kernel's row solver
+    (:func:`rlsi.kernels.lasso.lasso_cd_row`), written back, and its outer product added to ``G = UᵀU`` over
+    its non-zero weights only (a dense rank-k update of the solved rows would cost rows x K² — with sparse
+    topics most of an online U-step). The same minimiser as solving every row, at a cost that follows the
+    live rows instead of M x K, and no copy of the rows.
+
+    Units. The row maxima are those of the *stored* rows (``stats.stored_R``) and the problem solved is
+    :meth:`rlsi.models.stats.TopicStatistics.scaled_problem`'s ``(S/scale, λ/scale)`` on them — the same
+    minimiser as on the re-scaled statistics, exactly. The lazy re-scaling of a new mini-batch changes
+    ``scale`` only, not the stored rows, so the maxima carry over from one mini-batch to the next as they
+    are (they are stale only when the scale was folded into R: ``stats.n_folds`` is part of the cache).
     """
 
-    def __init__(self, stats, U, lam, *, cache=None, decay=1.0, track_change=False):
-        """``cache``: ``(rowmax, live)`` at the end of the previous mini-batch, when R and U have changed only
-        by the re-scaling ``decay`` since (saves two passes over M x K per mini-batch); ``track_change``:
-        keep the solved rows' values of before the batch for :meth:`change` (instead of a copy of U)."""
-        self.stats, self.half_lam, self.lam = stats, 0.5 * lam, lam
-        if cache is None:
-            self.rowmax = row_absmax(stats.R)
-            self.live = steps.nonzero_row_mask(U)
+    def __init__(self, stats, U, lam, *, cache=None, track_change=False, single_solve=False):
+        """``U``: dense (M x K, solved in place) or CSR (each :meth:`solve` returns a new CSR); ``cache``:
+        ``(rowmax, live, n_folds)`` at the end of the previous mini-batch, when R's stored rows and U have
+        not changed since (saves two passes over M x K per mini-batch); ``track_change``: keep the live rows'
+        values of before the batch, as CSR, for :meth:`change` (dense U; instead of a copy of U), or, with
+        ``single_solve`` (one :meth:`solve` only: ξ = 1), sum the rows' squared changes as they are solved."""
+        self.stats, self.lam = stats, lam
+        self.sparse = sp.issparse(U)
+        if cache is None or cache[2] != stats.n_folds:
+            self.rowmax = row_absmax(stats.stored_R)
+            self.live = (np.diff(U.indptr) > 0) if self.sparse else steps.nonzero_row_mask(U)
         else:
-            rowmax, self.live = cache
-            if decay != 1.0:
-                # the re-scaling R *= decay in R's dtype rounds monotonically, so each row's maximum is the
-                # rounded product of the old maximum: the same numbers as row_absmax of the re-scaled R
-                dt = stats.dtype
-                rowmax = (rowmax.astype(dt) * dt.type(decay)).astype(np.float64)
-            self.rowmax = rowmax
+            self.rowmax, self.live = cache[0], cache[1]
         self.G = None
-        self._saved = np.zeros(len(self.live), dtype=bool) if track_change else None
-        self._before = []
+        self.rows_solved = self.sweeps = 0  # over the solves of this object (diagnostics)
+        self._before = self._touched = None
+        self._single = bool(track_change and single_solve and not self.sparse)
+        self._change_sq = 0.0
+        self._solved = False
+        if track_change and not self.sparse and not self._single:
+            self._before = _csr_of_rows(U, np.flatnonzero(self.live))
+            self._touched = np.zeros(len(self.live), dtype=bool)
+
+    @property
+    def cache(self):
+        """What the next mini-batch's :class:`ActiveRows` can start from (see ``cache``)."""
+        return self.rowmax, self.live, self.stats.n_folds
 
     def gram(self, U):
         """``G = UᵀU`` (K x K): from the rows solved last (all non-zero rows are among them), else from the
         live rows — no scan of the whole M x K array either way."""
         if self.G is None:
-            self.G = steps.gram(U[np.flatnonzero(self.live)])
+            live = np.flatnonzero(self.live)
+            if self.sparse:
+                self.G = steps.topic_gram(U[live])
+            else:
+                parts = _gram_parts(len(live), U.shape[1])
+                _gram_rows(U, live, parts)
+                self.G = parts.sum(axis=0)
         return self.G
 
     def change(self, U):
-        """``‖U − U_before‖_F`` over the rows solved since construction (the others did not change)."""
-        total = 0.0
-        for idx, old in self._before:
-            d = U[idx] - old
-            total += float(np.einsum("ij,ij->", d, d))
-        return float(np.sqrt(total))
+        """``‖U − U_before‖_F`` over the rows solved since construction (the others did not change); dense U
+        with ``track_change`` only."""
+        if self._single:
+            return float(np.sqrt(self._change_sq))
+        b = self._before
+        return float(np.sqrt(_change_sq(U, np.flatnonzero(self._touched), b.indptr, b.indices, b.data)))
 
     def solve(self, U, cols, penalty, *, max_iter, tol, stats=None, col_max=None):
-        """One U-step in place on U; ``cols``: the terms whose rows of R changed since the last call;
-        ``stats``: the statistics to solve with, when they are a new object (the distributed learner);
-        ``col_max``: ``max_k |r_mk|`` of the rows ``cols`` when known (:meth:`PendingBatch.assign`)."""
+        """One U-step; returns the topics: U itself (dense, solved in place) or a new CSR. ``cols``: the terms
+        whose rows of R changed since the last call; ``stats``: the statistics to solve with, when they are
+        a new object (the distributed learner); ``col_max``: ``max_k |r_mk|`` of the stored rows ``cols``
+        when known (:meth:`PendingBatch.assign`)."""
+        if self._single and self._solved:
+            raise RuntimeError("ActiveRows(single_solve=True) solves once")
+        self._solved = True
         stats = self.stats if stats is None else stats
-        R = stats.R
+        R = stats.stored_R
         if len(cols):
             self.rowmax[cols] = row_absmax(R[cols]) if col_max is None else col_max
-        rows = np.flatnonzero(self.live | (self.rowmax > self.half_lam))
-        pen = get_penalty(penalty, param="topic_penalty")
-        # the rows' R and U gathered by one parallel kernel (numpy's fancy indexing costs ~100 ns a row)
-        Rr = np.empty((len(rows), R.shape[1]), dtype=R.dtype)
-        U0 = np.empty((len(rows), R.shape[1]), dtype=R.dtype)
-        _gather_rows(R, U, rows, Rr, U0)
-        if self._saved is not None:
-            new = ~self._saved[rows]
-            if new.any():  # from U itself: U0 is in R's dtype, and the solve below overwrites it
-                self._before.append((rows[new], U[rows[new]]))
-                self._saved[rows[new]] = True
-        Ur, _ = pen.solve(Rr, pen.prepare(stats.S, self.lam), U0, self.lam, max_iter=max_iter, tol=tol,
-                          overwrite_init=True)
-        _scatter_rows(Ur, rows, U, self.live)
-        self.G = steps.gram(Ur)
+        S, lam = stats.scaled_problem(self.lam)
+        S = np.ascontiguousarray(S, dtype=np.float64)
+        rows = np.flatnonzero(self.live | (self.rowmax > 0.5 * lam))
+        positive = get_penalty(penalty, param="topic_penalty").nonneg
+        M, K = R.shape
+        if not self.sparse:
+            parts = _gram_parts(len(rows), K)
+            sweeps = np.zeros(len(parts), dtype=np.int64)
+            dsq = np.zeros(len(parts))
+            _solve_dense_rows(R, S, U, rows, 0.5 * lam, int(max_iter), float(tol), positive, self.live, parts,
+                              sweeps, self._single, dsq)
+            self._change_sq += float(dsq.sum())
+            self.G = parts.sum(axis=0)
+            self.rows_solved += len(rows)
+            self.sweeps += int(sweeps.sum())
+            if self._touched is not None:
+                self._touched[rows] = True
+            return U
+        # CSR topics: the solved rows, block by block, are the new topics (the other rows are zero)
+        step = max(1, SOLVE_ENTRIES // K)
+        G = np.zeros((K, K))
+        pieces = []
+        for a in range(0, len(rows), step):
+            blk = rows[a:a + step]
+            out = np.empty((len(blk), K), dtype=R.dtype)
+            parts = _gram_parts(len(blk), K)
+            sweeps = np.zeros(len(parts), dtype=np.int64)
+            _solve_csr_rows(R, S, U.indptr, U.indices, U.data, blk, 0.5 * lam, int(max_iter), float(tol), positive,
+                            out, parts, sweeps)
+            G += parts.sum(axis=0)
+            self.sweeps += int(sweeps.sum())
+            piece = dense_to_csr(out)
+            self.live[blk] = np.diff(piece.indptr) > 0
+            pieces.append(piece)
+        self.G = G
+        self.rows_solved += len(rows)
+        return _assemble(pieces, rows, M, K, R.dtype)
+
+
+def _gram_parts(n_rows, K):
+    """Zeroed per-part G accumulators (parts, K, K): up to 4 per thread, at most 256 MB, no more than rows/64."""
+    parts = min(4 * numba.get_num_threads(), max(1, (n_rows + _CHUNK - 1) // _CHUNK),
+                max(1, (256 << 20) // (8 * K * K)))
+    return np.zeros((parts, K, K))
+
+
+def _csr_of_rows(U, rows):
+    """The M x K CSR holding the rows ``rows`` of the dense U (the others empty), copied block by block."""
+    M, K = U.shape
+    step = max(1, SOLVE_ENTRIES // K)
+    pieces = [dense_to_csr(U[rows[a:a + step]]) for a in range(0, len(rows), step)]
+    return _assemble(pieces, rows, M, K, U.dtype)
+
+
+def _assemble(pieces, rows, M, K, dtype):
+    """The M x K CSR whose rows ``rows`` (ascending) are the rows of the CSR ``pieces`` (stacked), the others
+    empty."""
+    counts = np.zeros(M, dtype=np.int64)
+    if pieces:
+        counts[rows] = np.concatenate([np.diff(p.indptr) for p in pieces])
+    nnz = int(counts.sum())
+    idx = np.int32 if max(nnz, K) < 2**31 else np.int64
+    indptr = np.zeros(M + 1, dtype=idx)
+    np.cumsum(counts, out=indptr[1:])
+    indices = np.concatenate([p.indices for p in pieces]).astype(idx, copy=False) if pieces else np.zeros(0, idx)
+    data = np.concatenate([p.data for p in pieces]) if pieces else np.zeros(0, dtype)
+    return sp.csr_matrix((data, indices, indptr), shape=(M, K))
+
+
+@njit(cache=True, nogil=True)
+def _solve_row(r, u, g, S, half_lam, max_iter, tol, positive):
+    """:func:`rlsi.kernels.lasso.lasso_cd_rows`'s treatment of one row (u: warm start, solved in place): a
+    zero row with ``max|r| <= λ/2`` (one-sided when ``positive``) is optimal as it is; else ``g = S u`` over
+    the non-zero weights and the coordinate descent of the shared row solver. Returns the sweeps done."""
+    K = r.shape[0]
+    nonzero = False
+    big = False
+    for k in range(K):
+        if u[k] != 0.0:
+            nonzero = True
+        if r[k] > half_lam or (r[k] < -half_lam and not positive):
+            big = True
+    if not nonzero and not big:
+        return 0
+    for k in range(K):
+        g[k] = 0.0
+    if nonzero:
+        for k in range(K):
+            if u[k] != 0.0:
+                Sk = S[k]
+                for l in range(K):
+                    g[l] += Sk[l] * u[k]
+    return lasso_cd_row(r, S, u, g, half_lam, max_iter, tol, positive)
+
+
+@njit(cache=True, nogil=True)
+def _add_outer(u, idx, Gp):
+    """``Gp += u uᵀ`` over the non-zero entries of u (idx: scratch); returns how many there are."""
+    K = u.shape[0]
+    c = 0
+    for k in range(K):
+        if u[k] != 0.0:
+            idx[c] = k
+            c += 1
+    if 2 * c > K:  # a dense row: contiguous inner loop
+        for a in range(c):
+            ka = idx[a]
+            ua = u[ka]
+            for l in range(K):
+                Gp[ka, l] += ua * u[l]
+    else:
+        for a in range(c):
+            ka = idx[a]
+            ua = u[ka]
+            for b in range(c):
+                kb = idx[b]
+                Gp[ka, kb] += ua * u[kb]
+    return c
 
 
 @njit(cache=True, parallel=True)
-def _gather_rows(R, U, rows, Rr, Ur):
-    """``Rr[i] = R[rows[i]]``, ``Ur[i] = U[rows[i]]`` (in Ur's dtype)."""
-    for i in prange(rows.shape[0]):
-        m = rows[i]
-        for k in range(R.shape[1]):
-            Rr[i, k] = R[m, k]
-            Ur[i, k] = U[m, k]
+def _solve_dense_rows(R, S, U, rows, half_lam, max_iter, tol, positive, live, parts, sweeps, measure, dsq):
+    """Solve the rows ``rows`` of the dense U in place from R's rows; ``live[m]``: row m non-zero after;
+    ``parts[p]`` accumulates the outer products of the stored rows (G = Σ parts), ``sweeps[p]`` the sweeps,
+    and with ``measure`` ``dsq[p]`` the squared changes of the rows (stored value minus warm start)."""
+    n = rows.shape[0]
+    K = S.shape[0]
+    P = parts.shape[0]
+    n_chunks = (n + _CHUNK - 1) // _CHUNK
+    for p in prange(P):
+        u = np.empty(K)
+        r = np.empty(K)
+        g = np.empty(K)
+        u0 = np.empty(K)
+        idx = np.empty(K, dtype=np.int64)
+        for c in range(p, n_chunks, P):
+            for i in range(c * _CHUNK, min(n, (c + 1) * _CHUNK)):
+                m = rows[i]
+                for k in range(K):
+                    u[k] = U[m, k]
+                    u0[k] = u[k]
+                    r[k] = R[m, k]
+                sweeps[p] += _solve_row(r, u, g, S, half_lam, max_iter, tol, positive)
+                for k in range(K):
+                    U[m, k] = u[k]
+                    u[k] = U[m, k]  # as stored
+                if measure:
+                    for k in range(K):
+                        d = u[k] - u0[k]
+                        dsq[p] += d * d
+                live[m] = _add_outer(u, idx, parts[p]) > 0
 
 
 @njit(cache=True, parallel=True)
-def _scatter_rows(Ur, rows, U, live):
-    """``U[rows[i]] = Ur[i]`` and ``live[rows[i]]``: whether that row has a non-zero weight."""
-    for i in prange(rows.shape[0]):
-        m = rows[i]
-        hit = False
-        for k in range(Ur.shape[1]):
-            U[m, k] = Ur[i, k]
-            hit |= Ur[i, k] != 0.0
-        live[m] = hit
+def _solve_csr_rows(R, S, indptr, indices, data, rows, half_lam, max_iter, tol, positive, out, parts, sweeps):
+    """Solve the rows ``rows`` of the CSR topics (warm start) from R's rows into ``out`` (len(rows) x K);
+    ``parts[p]`` accumulates the outer products of the stored rows."""
+    n = rows.shape[0]
+    K = S.shape[0]
+    P = parts.shape[0]
+    n_chunks = (n + _CHUNK - 1) // _CHUNK
+    for p in prange(P):
+        u = np.empty(K)
+        r = np.empty(K)
+        g = np.empty(K)
+        idx = np.empty(K, dtype=np.int64)
+        for c in range(p, n_chunks, P):
+            for i in range(c * _CHUNK, min(n, (c + 1) * _CHUNK)):
+                m = rows[i]
+                for k in range(K):
+                    u[k] = 0.0
+                    r[k] = R[m, k]
+                for q in range(indptr[m], indptr[m + 1]):
+                    u[indices[q]] += data[q]  # adds duplicates of a non-canonical CSR, as scipy does
+                sweeps[p] += _solve_row(r, u, g, S, half_lam, max_iter, tol, positive)
+                for k in range(K):
+                    out[i, k] = u[k]
+                    u[k] = out[i, k]  # as stored (R's dtype)
+                _add_outer(u, idx, parts[p])
+
+
+@njit(cache=True, parallel=True)
+def _gram_rows(U, rows, parts):
+    """``Σ_m U[m] U[m]ᵀ`` over ``rows`` of the dense U into the per-part accumulators."""
+    n = rows.shape[0]
+    K = U.shape[1]
+    P = parts.shape[0]
+    n_chunks = (n + _CHUNK - 1) // _CHUNK
+    for p in prange(P):
+        u = np.empty(K)
+        idx = np.empty(K, dtype=np.int64)
+        for c in range(p, n_chunks, P):
+            for i in range(c * _CHUNK, min(n, (c + 1) * _CHUNK)):
+                m = rows[i]
+                for k in range(K):
+                    u[k] = U[m, k]
+                _add_outer(u, idx, parts[p])
+
+
+@njit(cache=True, parallel=True)
+def _change_sq(U, rows, indptr, indices, data):
+    """``Σ_{m in rows} ‖U[m] − B[m]‖²`` with B the CSR (indptr, indices, data)."""
+    n = rows.shape[0]
+    K = U.shape[1]
+    n_chunks = (n + _CHUNK - 1) // _CHUNK
+    sums = np.zeros(n_chunks)
+    for c in prange(n_chunks):
+        d = np.empty(K)
+        total = 0.0
+        for i in range(c * _CHUNK, min(n, (c + 1) * _CHUNK)):
+            m = rows[i]
+            for k in range(K):
+                d[k] = U[m, k]
+            for q in range(indptr[m], indptr[m + 1]):
+                d[indices[q]] -= data[q]
+            for k in range(K):
+                total += d[k] * d[k]
+        sums[c] = total
+    return sums.sum()

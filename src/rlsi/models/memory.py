@@ -200,23 +200,27 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
 
 
 def estimate_online_fit(n_docs, n_terms, nnz, n_components, *, batch_size=256, dtype=np.float64,
-                        index_dtype=None, topic_density=0.05, batch_terms=None, stats_dtype=None,
+                        index_dtype=None, topic_density=0.05, batch_terms=None, stats_dtype=None, n_inner=1,
                         baseline=0) -> MemoryEstimate:
-    """Estimate the peak memory of ``OnlineRLSI(n_components, batch_size=...).fit(X)`` (one or more passes
-    over X, N x M with nnz entries; ℓ1 topics). An upper-bound model, read from ``online.py`` and
-    ``stats.py`` (keep in step with them):
+    """Estimate the peak memory of ``OnlineRLSI(n_components, batch_size=..., n_inner=...).fit(X)`` (one or more
+    passes over X, N x M with nnz entries; ℓ1 topics). An upper-bound model, read from ``online.py``,
+    ``active_rows.py`` and ``stats.py`` (keep in step with them):
 
     * X: as for the batch fit (memory-mapped pages count once read); the statistics ``R``: M x K of
-      ``stats_dtype`` (``OnlineRLSI(stats_dtype=None)`` follows X: float32 for float32 X) and ``S``;
-    * topics: dense (M K 8 <= ``DENSE_MAX_BYTES``): U and its copy of before the mini-batch (2 M K 8);
-      else sparse ``3 nnz(U) (s + 4) + 4 M`` with nnz(U) <= ``topic_density`` M K and s the itemsize of R
-      (the U-step's CSR topics take R's dtype);
+      ``stats_dtype`` (``OnlineRLSI(stats_dtype=None)`` follows X: float32 for float32 X) and ``S`` (the
+      re-scaling is lazy: no second R);
+    * topics, with nnz(U) <= ``topic_density`` M K and s the itemsize of R: dense (M K 8 <=
+      ``DENSE_MAX_BYTES``): U, solved in place, and the live rows of before the mini-batch as CSR
+      (``nnz(U) (8 + 4) + 8 M``); else CSR: the old and the new topics and the solved blocks' pieces
+      ``3 nnz(U) (s + 4) + 4 M`` plus one block of solved rows (``SOLVE_ENTRIES`` s); the row maxima and
+      live rows carried between mini-batches (9 M);
     * one mini-batch: its c terms (``batch_terms``; default the bound min(M, batch_size · nnz / N), far
-      above the distinct terms of a Zipfian batch: :func:`estimate_for` counts them on X) make three c x K
-      float64 arrays (the batch's rows of R before it, its contribution and their sum); with dense topics
-      the rows solved (at most c + nnz(U)) make two more of that height (their R and U rows); W, Φ: 2 η K 8.
+      above the distinct terms of a Zipfian batch: :func:`estimate_for` counts them on X): with ξ =
+      ``n_inner`` > 1 the batch's rows of R before it (c x K float64; ξ = 1 adds to R in place); X_bᵀ
+      (nnz of the batch, 12 bytes each); W, Φ: 2 η K 8; the term mask and remap (9 M).
 
     Returns a :class:`MemoryEstimate` with the single phase ``"mini-batch"``."""
+    from .active_rows import SOLVE_ENTRIES
     from .batch import DENSE_MAX_BYTES
 
     N, M, nnz, K, eta = int(n_docs), int(n_terms), int(nnz), int(n_components), int(batch_size)
@@ -229,12 +233,12 @@ def estimate_online_fit(n_docs, n_terms, nnz, n_components, *, batch_size=256, d
     R = M * K * s + 8 * K * K
     nnz_u = int(float(topic_density) * M * K)
     dense = M * K * 8 <= DENSE_MAX_BYTES
-    topics = 2 * M * K * 8 if dense else 3 * nnz_u * (s + 4) + 4 * (M + 1)
+    topics = (M * K * 8 + nnz_u * 12 + 8 * M if dense else
+              3 * nnz_u * (s + 4) + 4 * (M + 1) + min(M * K, SOLVE_ENTRIES) * s) + 9 * M
     c = min(M, -(-eta * nnz // max(N, 1)) if batch_terms is None else int(batch_terms))
-    batch = 3 * c * K * 8 + 2 * min(eta, N) * K * 8 + 9 * M  # + the batch's term mask and remap (M each)
-    rows = 2 * min(M, c + nnz_u) * K * 8 if dense else 0
-    comps = {"X": X, "statistics R, S": R, "U": topics, "mini-batch": batch, "rows solved": rows,
-             "process before the fit": int(baseline)}
+    batch_nnz = -(-min(eta, N) * nnz // max(N, 1))
+    batch = (c * K * 8 if int(n_inner) > 1 else 0) + 12 * batch_nnz + 2 * min(eta, N) * K * 8 + 9 * M
+    comps = {"X": X, "statistics R, S": R, "U": topics, "mini-batch": batch, "process before the fit": int(baseline)}
     total = sum(comps.values())
     return MemoryEstimate(peak=total, phase="mini-batch", components=comps, phases={"mini-batch": total})
 
@@ -262,7 +266,8 @@ def estimate_for(model, X, *, baseline=0, topic_density=0.05) -> MemoryEstimate:
         return estimate_online_fit(N, M, X.nnz, model.n_components, batch_size=model.batch_size, dtype=X.dtype,
                                    index_dtype=X.indices.dtype, topic_density=topic_density,
                                    batch_terms=batch_terms(X, model.batch_size),
-                                   stats_dtype=model._stats_dtype(X.dtype), baseline=baseline)
+                                   stats_dtype=model._stats_dtype(X.dtype), n_inner=model.n_inner,
+                                   baseline=baseline)
 
     executor = getattr(model, "executor", None)
     workers = 1

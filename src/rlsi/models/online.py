@@ -11,18 +11,26 @@ For each mini-batch ``X_t`` of η documents (rows), with topics ``U_{t-1}`` (ter
 
 The ξ repetitions *replace* the mini-batch's contribution to S and R (they do not add the batch ξ
 times): after the step S and R hold each document once, with the vectors of the last repetition. The
-lasso is the shared coordinate-descent kernel (:func:`rlsi.models.steps.update_topics`), warm-started
-from the previous U; memory is U (sparse), S (K x K), R (M x K dense, float32 for float32 input unless
-``stats_dtype`` says otherwise) and one mini-batch — never the stream
-(:class:`rlsi.models.stats.TopicStatistics`).
+lasso is the shared coordinate-descent row solver, warm-started from the previous U; memory is U, S
+(K x K), R (M x K dense, float32 for float32 input unless ``stats_dtype`` says otherwise) and one
+mini-batch — never the stream (:class:`rlsi.models.stats.TopicStatistics`).
 
 Cost of an embedded iteration. The projection (``Φ = X_t U``), the batch's rows of R (one fused kernel,
 :meth:`rlsi.models.stats.PendingBatch.assign`) and the U-step on the rows that can be non-zero
-(:class:`rlsi.models.active_rows.ActiveRows`) are the three kernels; their bookkeeping — which rows are
-live, each row's ``max_k |r_mk|``, ``UᵀU``, the topic change — is carried from one iteration and one
-mini-batch to the next instead of being recomputed from the M x K arrays. Warm-started U-steps take at most
-``topic_sweeps`` coordinate-descent sweeps per row (BatchRLSI's inexact U-step, see
-:func:`rlsi.models.batch.topic_max_iter`); ``topic_sweeps=None`` solves each to ``inner_tol``.
+(:class:`rlsi.models.active_rows.ActiveRows`: each row solved where it lies, ``UᵀU`` accumulated over the
+non-zero weights) are the three kernels; their bookkeeping — which rows are live, each row's
+``max_k |r_mk|``, ``UᵀU``, the topic change — is carried from one iteration and one mini-batch to the next
+instead of being recomputed from the M x K arrays. Nothing of a mini-batch costs M x K: the re-scaling is
+lazy (R is kept as ``scale · R_stored`` and the U-step solved on the stored rows with ``(S/scale,
+λ₁/scale)``, the same minimiser exactly; see :mod:`rlsi.models.stats`), and with ξ = 1 the batch's rows
+of R are added to in place (no copy of them). Topics are a dense M x K array when that fits
+(``DENSE_MAX_BYTES``), else CSR (7M terms x K = 500 would be 28 GB dense); both go through ActiveRows —
+with CSR topics the rows solved are the new topics, since every other row is zero and stays zero. A term
+absent from the mini-batch has no cheaper exact update: its row of R is only re-scaled, but S gains the
+batch's ``WᵀW`` and λ₁ follows the weight, so its solution changes; only zero rows with
+``max|r| <= λ₁/2`` are skipped (exactly optimal). Warm-started U-steps take at most ``topic_sweeps``
+coordinate-descent sweeps per row (BatchRLSI's inexact U-step, see :func:`rlsi.models.batch.topic_max_iter`);
+``topic_sweeps=None`` solves each to ``inner_tol``.
 
 Time and re-scaling. The paper's t counts documents (η = 1). With mini-batches t still counts
 documents: a batch of n documents takes t from t₀ to t₁ = t₀ + n and the old statistics are multiplied
@@ -303,7 +311,7 @@ class OnlineRLSI(SquaredLossModel):
                 delattr(self, key)
         self._rng = check_random_state(self.random_state)
         self._U = None
-        self._row_cache = None  # (U, row maxima of R, live rows of U) after the last mini-batch (ActiveRows)
+        self._row_cache = None  # (U, ActiveRows.cache) after the last mini-batch: row maxima of R, live rows
         self.n_features_in_ = 0
         K = self.n_components
         self.stats_ = TopicStatistics(K, 0, self._stats_dtype(dtype))
@@ -395,44 +403,47 @@ class OnlineRLSI(SquaredLossModel):
         warm = self.topics_initialized_  # U-steps done before: every U-step of this batch is warm-started
         X, n, M, t0 = self._open_batch(X)
         stats = self.stats_
-        decay = self.decay_at(t0, n)
-        pending = stats.begin_batch(X, decay)
+        # re-scales lazily (O(K²), not M x K); with ξ = 1 the batch's rows of R are added to in place
+        pending = stats.begin_batch(X, self.decay_at(t0, n), repeat=self.n_inner > 1 and self._U is not None)
         lam1 = self.lambda1_at(stats.weight + n)
         W = np.zeros((n, self.n_components))
         if self._U is None:  # nothing to learn from yet: only count the documents
             pending.assign(W)
         else:
             U = self._working_topics()
-            in_place = isinstance(U, np.ndarray) and get_penalty(self.topic_penalty).norm == "l1"
-            U_before = None if in_place else U  # in place: the rows' values before the batch are kept by rows
+            dense = isinstance(U, np.ndarray)
+            # ℓ1 topics (dense or CSR): only the rows that can be non-zero are solved (ActiveRows)
+            active = get_penalty(self.topic_penalty).norm == "l1"
+            U_before = None if active and dense else U  # dense: the solved rows' old values are kept by rows
             rows = None
-            if in_place:  # the row maxima and live rows of the previous mini-batch, when U and R are the same
-                cache = self._row_cache if self._row_cache is not None and self._row_cache[0] is U else None
-                rows = ActiveRows(stats, U, lam1, cache=None if cache is None else cache[1:], decay=decay,
-                                   track_change=True)
+            if active:  # the row maxima and live rows of the previous mini-batch, when U is the same
+                cache = self._row_cache[1] if self._row_cache is not None and self._row_cache[0] is U else None
+                rows = ActiveRows(stats, U, lam1, cache=cache, track_change=dense, single_solve=self.n_inner == 1)
             self._row_cache = None
             W = None
             for it in range(self.n_inner):
                 # with tracked live rows, G = UᵀU needs no scan of the whole M x K array
-                G = rows.gram(U) if in_place else None
+                G = rows.gram(U) if active else None
                 W, _ = steps.update_doc_vectors(
                     X, U, penalty=self.doc_penalty, lam=self.lambda2, W_prev=W,
                     max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=np.float64, G=G)
                 pending.assign(W)
                 sweeps_cap = self._topic_sweeps(warm or it > 0)
-                if in_place:
-                    rows.solve(U, pending.cols, self.topic_penalty, max_iter=sweeps_cap, tol=self.inner_tol,
-                               col_max=pending.rowmax)
-                else:
+                if active:
+                    U = rows.solve(U, pending.cols, self.topic_penalty, max_iter=sweeps_cap, tol=self.inner_tol,
+                                   col_max=pending.rowmax)
+                else:  # the stored rows of R with (S/scale, λ/scale): the same minimiser (stats.py)
+                    S, lam = stats.scaled_problem(lam1)
                     U, sweeps = steps.update_topics(
-                        stats.r_rows, stats.S, U, n_terms=M, penalty=self.topic_penalty, lam=lam1,
-                        max_iter=sweeps_cap, tol=self.inner_tol, dense=isinstance(U, np.ndarray))
+                        stats.stored_rows, S, U, n_terms=M, penalty=self.topic_penalty, lam=lam,
+                        max_iter=sweeps_cap, tol=self.inner_tol, dense=dense)
             self._U = U
-            if in_place:
+            if active and dense:
                 self.u_change_ = rows.change(U)
-                self._row_cache = (U, rows.rowmax, rows.live)
             else:
                 self.u_change_ = _frobenius_distance(U, U_before)
+            if active:
+                self._row_cache = (U, rows.cache)
         self.lambda1_effective_ = lam1
         self.n_batches_ += 1
         self.n_docs_seen_ = stats.n_docs

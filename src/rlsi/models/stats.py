@@ -26,10 +26,23 @@ the re-scaling once and returns a :class:`PendingBatch` whose :meth:`PendingBatc
 adds) the batch's contribution, so calling it ξ times leaves exactly the statistics of one ``update``
 with the last document vectors.
 
+Lazy re-scaling. ``R`` is stored as ``scale · R_stored``: ``rescale(f)`` multiplies S, the weight and the
+scalar ``scale`` (O(K²), not M x K: at 7M terms x K = 500 in float32 a multiplication of every entry is a
+14 GB pass per mini-batch), and a mini-batch writes its rows as ``R_stored[m] = R_stored[m] + (X_mᵀW)/scale``.
+Readers either fold the scale in (the :attr:`TopicStatistics.R` property: a view when ``scale == 1``, else a
+re-scaled copy) or work on the stored rows: the U-step of every penalty family here minimises
+``uᵀSu − 2 rᵀu + λ P(u)``, and dividing that objective by ``scale > 0`` gives
+``uᵀ(S/scale)u − 2 r_storedᵀu + (λ/scale) P(u)`` — the *same minimiser*, exactly (not an approximation):
+:meth:`TopicStatistics.scaled_problem` returns ``(S/scale, λ/scale)`` for the stored rows. The zero-row
+screening ``max|r| <= λ/2`` is the same test in stored units (``max|r_stored| <= (λ/scale)/2``). Against
+multiplying R every mini-batch this only changes rounding: a row untouched by B mini-batches is rounded
+once instead of B times. When ``scale`` falls below ``2^-40`` (ρ > 0 over a very long stream) it is
+folded into R once (one M x K pass), so that the stored values stay far inside the float32 range.
+
 Cost and memory: ``R`` is dense M x K (it is a sum over all documents and has no reason to be sparse);
-a mini-batch touches only the rows of its own terms, ``nnz(X)·K`` work. ``rescale`` costs M x K.
+a mini-batch touches only the rows of its own terms, ``nnz(X)·K`` work; ``rescale`` is O(K²) (above).
 The buffer of ``R`` grows geometrically so that appending a few terms per mini-batch does not copy
-``R`` every time; only the first ``n_terms`` rows are meaningful and persisted.
+``R`` every time; only the first ``n_terms`` rows are meaningful and persisted (stored rows and scale).
 """
 
 from __future__ import annotations
@@ -43,7 +56,9 @@ from ..errors import RLSIError
 from ..io import register
 
 _GROWTH = 1.25
-_STATE_VERSION = 1
+_STATE_VERSION = 2  # 2: the lazy ``scale`` (version 1 files: scale 1)
+#: Below this ``scale`` the lazy re-scaling is folded into R (stored values at most 2^40 times the true ones).
+_MIN_SCALE = 2.0 ** -40
 
 
 @register("TopicStatistics")
@@ -59,7 +74,10 @@ class TopicStatistics:
     Attributes
     ----------
     S : ndarray (K, K) float64.
-    R : ndarray (n_terms, K) — a view of the used rows of the internal buffer.
+    R : ndarray (n_terms, K) — the statistics: a view of the used rows of the internal buffer when
+        ``scale == 1``, else a re-scaled copy (see the module docstring; hot paths use ``stored_R``).
+    stored_R : ndarray (n_terms, K) — the stored rows, ``R = scale · stored_R`` (a view).
+    scale : float — the lazy re-scaling factor of R.
     n_docs : int — number of documents accumulated (the paper's t, counted in documents).
     weight : float — Σ of the current document weights (``n_docs`` without re-scaling).
     """
@@ -74,6 +92,8 @@ class TopicStatistics:
         self.S = np.zeros((self.n_components, self.n_components), dtype=np.float64)
         self._R = np.zeros((int(n_terms), self.n_components), dtype=dtype)
         self._n_terms = int(n_terms)
+        self._scale = 1.0
+        self.n_folds = 0  # times the scale was folded into R (stored values changed: caches of them are stale)
         self.n_docs = 0
         self.weight = 0.0
 
@@ -84,24 +104,58 @@ class TopicStatistics:
 
     @property
     def R(self):
+        if self._scale == 1.0:
+            return self._R[: self._n_terms]
+        return _scaled(self._R[: self._n_terms], self._scale)
+
+    @property
+    def stored_R(self):
         return self._R[: self._n_terms]
+
+    @property
+    def scale(self):
+        return self._scale
 
     @property
     def dtype(self):
         return self._R.dtype
 
     def r_rows(self, a, b):
-        """Rows ``a..b`` of R: the ``r_rows`` callable of :func:`rlsi.models.steps.update_topics`."""
+        """Rows ``a..b`` of R (re-scaled): an ``r_rows`` callable of :func:`rlsi.models.steps.update_topics`
+        with ``S``. The U-step's hot path uses :meth:`stored_rows` with :meth:`scaled_problem` instead."""
+        if self._scale == 1.0:
+            return self._R[a:b]
+        return _scaled(self._R[a:b], self._scale)
+
+    def stored_rows(self, a, b):
+        """Rows ``a..b`` of ``stored_R`` (a view): the ``r_rows`` of a U-step on :meth:`scaled_problem`."""
         return self._R[a:b]
 
+    def scaled_problem(self, lam):
+        """``(S / scale, λ / scale)``: with the rows of ``stored_R`` these define a U-step whose objective is
+        that on ``(S, R, λ)`` divided by ``scale`` — the same minimiser for every penalty (module docstring)."""
+        if self._scale == 1.0:
+            return self.S, float(lam)
+        return self.S / self._scale, float(lam) / self._scale
+
     def copy(self):
-        """An independent copy (S, the used rows of R, the counts)."""
+        """An independent copy (S, the used rows of R, the scale, the counts)."""
         other = TopicStatistics(self.n_components, 0, self.dtype)
         other.S = self.S.copy()
-        other._R = self.R.copy()
+        other._R = self.stored_R.copy()
         other._n_terms = self._n_terms
+        other._scale = self._scale
         other.n_docs, other.weight = self.n_docs, self.weight
         return other
+
+    def fold_scale(self):
+        """Multiply the stored rows by ``scale`` (one M x K pass) and set it to 1. Returns self."""
+        if self._scale != 1.0:
+            self._writable()
+            _scale_in_place(self._R[: self._n_terms], self._scale)
+            self._scale = 1.0
+            self.n_folds += 1
+        return self
 
     # ------------------------------------------------------------------ algebra
     def _writable(self):
@@ -125,13 +179,22 @@ class TopicStatistics:
         return self
 
     def rescale(self, factor):
-        """Multiply every accumulated weight by ``factor`` (S, R and ``weight``). Returns self."""
+        """Multiply every accumulated weight by ``factor`` (S, R and ``weight``; R lazily, through ``scale``).
+        Returns self."""
         check_number("factor", factor, low=0.0)
-        if factor != 1.0:
+        if factor == 0.0:  # everything forgotten: no scale to divide by later
             self._writable()
+            self._R[: self._n_terms] = 0.0
+            self.S[...] = 0.0
+            self.weight = 0.0
+            self._scale = 1.0
+            self.n_folds += 1
+        elif factor != 1.0:
             self.S *= factor
-            self._R[: self._n_terms] *= factor
             self.weight *= factor
+            self._scale *= float(factor)
+            if self._scale < _MIN_SCALE:
+                self.fold_scale()
         return self
 
     def reset_topics(self, topics):
@@ -158,12 +221,14 @@ class TopicStatistics:
                 raise RLSIError(f"W_batch has shape {W.shape}, expected {(X.shape[0], self.n_components)}")
         return X, W
 
-    def begin_batch(self, X_batch, decay=1.0):
-        """Re-scale by ``decay`` and open a mini-batch whose contribution :meth:`PendingBatch.assign` sets."""
+    def begin_batch(self, X_batch, decay=1.0, *, repeat=True):
+        """Re-scale by ``decay`` and open a mini-batch whose contribution :meth:`PendingBatch.assign` sets;
+        ``repeat=False``: ``assign`` will be called once (ξ = 1), so the batch's rows of R before it need no
+        copy (|terms of the batch| x K float64: 1.2 GB for 300k terms at K = 500) and are added to in place."""
         X, _ = self._check_batch(X_batch, None)
         self.rescale(decay)
         self._writable()
-        return PendingBatch(self, X)
+        return PendingBatch(self, X, repeat=repeat)
 
     def update(self, X_batch, W_batch, decay=1.0):
         """``S ← decay·S + WᵀW``, ``R ← decay·R + XᵀW``, ``weight ← decay·weight + n``. Returns self.
@@ -173,7 +238,7 @@ class TopicStatistics:
         X, W = self._check_batch(X_batch, W_batch)
         self.rescale(decay)
         self._writable()
-        PendingBatch(self, X).assign(W)
+        PendingBatch(self, X, repeat=False).assign(W)
         return self
 
     def merge(self, other):
@@ -190,7 +255,10 @@ class TopicStatistics:
             self.grow(other.n_terms - self.n_terms)
         self._writable()
         self.S += other.S
-        self._R[: other.n_terms] += other.R
+        if self._scale == other._scale:  # (both 1 without forgetting): the sums of before, bit for bit
+            self._R[: other.n_terms] += other.stored_R
+        else:  # stored units: R_stored += R_other / scale
+            self._R[: other.n_terms] += other.stored_R * (other._scale / self._scale)
         self.n_docs += other.n_docs
         self.weight += other.weight
         return self
@@ -199,12 +267,12 @@ class TopicStatistics:
     def _to_state(self):
         meta = {"state_version": _STATE_VERSION, "n_components": self.n_components,
                 "n_terms": self._n_terms, "n_docs": int(self.n_docs), "weight": float(self.weight),
-                "dtype": self.dtype.name}
-        return meta, {"S": self.S, "R": self.R}
+                "dtype": self.dtype.name, "scale": float(self._scale)}
+        return meta, {"S": self.S, "R": self.stored_R}  # stored rows + scale: a resumed stream is bit-identical
 
     @classmethod
     def _from_state(cls, meta, arrays):
-        if meta.get("state_version") != _STATE_VERSION:
+        if meta.get("state_version") not in (1, _STATE_VERSION):
             raise RLSIError(f"unsupported TopicStatistics state version {meta.get('state_version')!r}")
         K, M = int(meta["n_components"]), int(meta["n_terms"])
         S, R = arrays["S"], arrays["R"]
@@ -217,21 +285,25 @@ class TopicStatistics:
         stats._n_terms = M
         stats.n_docs = int(meta["n_docs"])
         stats.weight = float(meta["weight"])
+        stats._scale = float(meta.get("scale", 1.0))
+        if not (np.isfinite(stats._scale) and stats._scale > 0):
+            raise RLSIError(f"the saved statistics' scale {stats._scale!r} is not a positive number")
         return stats
 
     def __repr__(self):
         return (f"TopicStatistics(n_components={self.n_components}, n_terms={self.n_terms}, "
-                f"n_docs={self.n_docs}, weight={self.weight:.6g})")
+                f"n_docs={self.n_docs}, weight={self.weight:.6g}, scale={self._scale:.6g})")
 
 
 class PendingBatch:
     """The open contribution of one mini-batch to a :class:`TopicStatistics` (see ``begin_batch``).
 
     ``assign(W)`` makes the statistics equal to ``base + (WᵀW, XᵀW, n)`` where ``base`` is the state at
-    ``begin_batch`` (after re-scaling); it only keeps the rows of R that the batch touches.
+    ``begin_batch`` (after re-scaling); it only keeps the rows of R that the batch touches, and writes them
+    in stored units (``R_stored[m] = base_stored[m] + (X_mᵀW) / scale``; module docstring).
     """
 
-    def __init__(self, stats, X):
+    def __init__(self, stats, X, *, repeat=True):
         self.stats = stats
         self.n = X.shape[0]
         # the terms the batch touches, and X restricted to them, transposed (|cols| x n, CSR)
@@ -247,8 +319,11 @@ class PendingBatch:
             self.XcT = Xc.T.tocsr()
         else:
             self.XcT = None
-        # the base rows in float64: the batch's sum is formed in float64 and rounded once when stored
-        self.R_base = stats._R[cols].astype(np.float64)
+        # the base rows in float64: the batch's sum is formed in float64 and rounded once when stored; a single
+        # assign reads them from R itself (the same numbers: the kernel reads each entry before writing it)
+        self.R_base = stats._R[cols].astype(np.float64) if repeat else None
+        self._assigned = False
+        self.inv_scale = 1.0 / stats.scale
         self.rowmax = np.zeros(len(cols))
         self.S_base = stats.S.copy()
         self.weight_base = stats.weight
@@ -257,17 +332,21 @@ class PendingBatch:
     def assign(self, W):
         """Set the batch's contribution to that of the document vectors ``W`` (n x K).
 
-        Also sets ``rowmax`` (|cols|,): ``max_k |r_mk|`` of the rows written, as stored (the online U-step's
-        screening needs it and would otherwise read the rows again)."""
+        Also sets ``rowmax`` (|cols|,): ``max_k |r_mk|`` of the rows written, as stored (in stored units: the
+        online U-step's screening needs it and would otherwise read the rows again)."""
         st = self.stats
+        if self.R_base is None and self._assigned:
+            raise RLSIError("this mini-batch was opened with begin_batch(repeat=False): assign it once only")
+        self._assigned = True
         W = np.ascontiguousarray(W, dtype=np.float64)
         if W.shape != (self.n, st.n_components):
             raise RLSIError(f"W_batch has shape {W.shape}, expected {(self.n, st.n_components)}")
         st.S = self.S_base + W.T @ W
         if self.XcT is not None:
             # R[cols] = R_base + XcT W in one pass: no contribution array, no sum array, no scatter copy
-            _assign_rows(self.XcT.indptr, self.XcT.indices, self.XcT.data, W, self.cols, self.R_base, st._R,
-                         self.rowmax)
+            in_place = self.R_base is None
+            _assign_rows(self.XcT.indptr, self.XcT.indices, self.XcT.data, W, self.cols,
+                         _NO_BASE if in_place else self.R_base, st._R, self.rowmax, self.inv_scale, in_place)
         st.weight = self.weight_base + float(self.n)
         st.n_docs = self.n_docs_base + self.n
         return st
@@ -277,12 +356,15 @@ class PendingBatch:
 _ASSIGN_CHUNK = 64
 
 
+_NO_BASE = np.zeros((0, 0))
+
+
 @njit(cache=True, parallel=True)
-def _assign_rows(indptr, indices, data, W, cols, R_base, R, rowmax):
-    """``R[cols[i]] = R_base[i] + Σ_p data[p] W[indices[p]]`` over row i of a CSR (|cols| x n): the sum over
-    p in float64 from zero, then added to the base (the order of ``R_base + XcT W``, so the distributed
-    learner's merged sums are the same numbers), stored in R's dtype; ``rowmax[i]`` = max_k |R[cols[i], k]|
-    as stored."""
+def _assign_rows(indptr, indices, data, W, cols, R_base, R, rowmax, inv_scale, in_place):
+    """``R[cols[i]] = R_base[i] + inv_scale · Σ_p data[p] W[indices[p]]`` over row i of a CSR (|cols| x n):
+    the sum over p in float64 from zero, then added to the base (the order of ``R_base + XcT W``, so the
+    distributed learner's merged sums are the same numbers; ``inv_scale`` = 1 multiplies exactly), stored in
+    R's dtype; ``rowmax[i]`` = max_k |R[cols[i], k]| as stored. ``in_place``: the base is R's row itself."""
     K = W.shape[1]
     n = cols.shape[0]
     for chunk in prange((n + _ASSIGN_CHUNK - 1) // _ASSIGN_CHUNK):
@@ -298,8 +380,31 @@ def _assign_rows(indptr, indices, data, W, cols, R_base, R, rowmax):
             c = cols[i]
             m = 0.0
             for k in range(K):
-                R[c, k] = R_base[i, k] + acc[k]
+                base = np.float64(R[c, k]) if in_place else R_base[i, k]
+                R[c, k] = base + inv_scale * acc[k]
                 v = abs(np.float64(R[c, k]))
                 if v > m:
                     m = v
             rowmax[i] = m
+
+
+@njit(cache=True, parallel=True)
+def _scale_in_place(A, f):
+    """``A *= f`` with the product in float64 and one rounding to A's dtype (rows in parallel)."""
+    for i in prange(A.shape[0]):
+        for k in range(A.shape[1]):
+            A[i, k] = np.float64(A[i, k]) * f
+
+
+@njit(cache=True, parallel=True)
+def _scaled_into(A, f, out):
+    for i in prange(A.shape[0]):
+        for k in range(A.shape[1]):
+            out[i, k] = np.float64(A[i, k]) * f
+
+
+def _scaled(A, f):
+    """``f · A`` as a new array of A's dtype (product in float64, rounded once)."""
+    out = np.empty(A.shape, dtype=A.dtype)
+    _scaled_into(np.ascontiguousarray(A), float(f), out)
+    return out

@@ -6,3 +6,4 @@ fast code is (benchmarks). Never use them on real data: they are O(M K²) per sw
 
 from .paper import batch_rlsi, update_u, update_v, rlsi_objective  # noqa: F401
 from . import stc  # noqa: F401,E402  (STC oracle: rlsi.oracle.stc)
+from .online import online_rlsi  # noqa: F401,E402  (Algorithm 4, eager re-scaling)
