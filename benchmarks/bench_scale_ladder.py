@@ -17,8 +17,15 @@ function in a child, timed):
    :func:`rlsi.models.memory.estimate_online_fit`).
 4. Peers (``--peers``): scikit-learn ``NMF(solver="mu", init="random")`` (per iteration: fits with
    max_iter=1 and 2, the difference), ``MiniBatchNMF(init="random", max_iter=1)`` (one pass),
-   ``TruncatedSVD(algorithm="randomized", n_iter=--svd-iters)``, gensim ``LsiModel`` (one pass,
-   ``chunksize=--lsi-chunk``), all with K topics.
+   ``TruncatedSVD(algorithm="randomized", n_iter=--svd-iters)`` (the whole fit timed, n_iter stated),
+   gensim ``LsiModel`` (one pass, ``chunksize=--lsi-chunk``), all with K topics, each under a time cap
+   (``--peer-timeout``): a peer still running is stopped and reported as "did not finish in T s" with the
+   CPU-seconds it used and how far it got (power iterations done, documents handed to LsiModel, where
+   the fit was: :func:`_progress`).
+
+``peers`` runs only the peers on an existing matrix directory (default ``svd,lsi``, cap ``--timeout``
+600 s) into its own JSON and report, with the largest size of each peer within ``--fit-in`` (24 GB) by
+its memory model (:func:`largest_size`).
 
 Memory guard: a step whose estimated peak exceeds ``--budget`` (default: 90 % of the memory available at
 the start) is reported as "would need X GB" and not run; a running child is watched (RSS every 0.2 s) and
@@ -31,6 +38,9 @@ Usage (one size per command; then ``plot``)::
         --iters 3 --json benchmarks/results/scale_ladder.json
     PYTHONPATH=src python benchmarks/bench_scale_ladder.py run --docs 400000 --terms 2000000 --k 500 \\
         --lambda1 reuse --peers none --json benchmarks/results/scale_ladder.json
+    PYTHONPATH=src python benchmarks/bench_scale_ladder.py peers --matrix /work/runs/ladder/w100k/matrix \\
+        --k 500 --peers svd,lsi --timeout 600 --json benchmarks/results/scale_peers.json \\
+        --md benchmarks/results/scale_peers.md
     PYTHONPATH=src python benchmarks/bench_scale_ladder.py plot --json benchmarks/results/scale_ladder.json \\
         --png benchmarks/results/scale_ladder.png --md benchmarks/results/scale_ladder.md
 """
