@@ -6,7 +6,7 @@ of the column): about 1 GB at the 7M terms of the TOIS web corpus. :class:`TermS
 
 * its UTF-8 bytes in one growing byte buffer (``ends``: int64 end offsets) — about the term's length;
 * a 64-bit key (Python's ``hash`` of the ``str``: SipHash, which the batch's dict has computed already)
-  in a sorted array with the term's id beside it (16 bytes), through which a batch's distinct terms find
+  in a sorted array with the term's int32 id beside it (12 bytes), through which a batch's distinct terms find
   their ids (``searchsorted``: no per-term Python object outlives its batch);
 * a second, independent fingerprint by id (32 bits of a polynomial hash of the UTF-8 bytes, computed in
   numpy): two terms with the same key but different fingerprints are a **collision**, detected and
@@ -16,13 +16,13 @@ of the column): about 1 GB at the 7M terms of the TOIS web corpus. :class:`TermS
 * the document frequency and the total count (int64 each, by id).
 
 About 50 bytes a term in all for a 10-byte term (40 plus its length, up to 25 % more while a buffer has
-just grown),
-plus one batch's distinct terms as Python objects. No numba here: importing and loading a compiled kernel
-costs about 150 MB of resident memory, more than the arrays of a million terms.
+just grown; every array in its own anonymous memory map, given back when replaced), plus the distinct
+terms of a few thousand documents as Python objects. No numba here: importing and loading a compiled
+kernel costs about 150 MB of resident memory, more than the arrays of a million terms.
 Ids are given in the order the terms are first seen (what a ``dict`` of first appearance gives), so
 the pruning and the column order downstream are those of the in-memory vectorizer.
 
-Byte order of UTF-8 is code-point order (surrogates, written with ``surrogatepass``, included), so
+UTF-8 with ``surrogatepass`` round-trips every ``str`` (lone surrogates included), so
 :meth:`TermStore.term` decodes exactly the ``str`` that was added.
 """
 
@@ -36,7 +36,6 @@ from ..errors import CorpusError
 
 __all__ = ["TermStore", "TermSequence", "HashCollision", "hash_terms"]
 
-_MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
 #: Odd 64-bit multipliers of the polynomial hash, one per seed (any odd constant will do; these are
 #: well-mixed ones: golden ratio, splitmix64's and MurmurHash3's).
 _BASES = (0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB, 0xFF51AFD7ED558CCD)
@@ -239,6 +238,7 @@ class TermStore:
             self._ids = _merge(self._ids, at, ids[new[order]].astype(np.int32))
             del new_keys, order, at
             self._check.extend(check[new])
+            self._has_nul = None  # new bytes: looked at again by terms()
             for a in range(0, len(new), CHUNK):  # the new terms' bytes, in id order
                 blob, ends = _encode([terms[i] for i in new[a: a + CHUNK].tolist()])
                 base = self._ends.array[-1] if len(self) else 0
