@@ -17,8 +17,15 @@ function in a child, timed):
    :func:`rlsi.models.memory.estimate_online_fit`).
 4. Peers (``--peers``): scikit-learn ``NMF(solver="mu", init="random")`` (per iteration: fits with
    max_iter=1 and 2, the difference), ``MiniBatchNMF(init="random", max_iter=1)`` (one pass),
-   ``TruncatedSVD(algorithm="randomized", n_iter=--svd-iters)``, gensim ``LsiModel`` (one pass,
-   ``chunksize=--lsi-chunk``), all with K topics.
+   ``TruncatedSVD(algorithm="randomized", n_iter=--svd-iters)`` (the whole fit timed, n_iter stated),
+   gensim ``LsiModel`` (one pass, ``chunksize=--lsi-chunk``), all with K topics, each under a time cap
+   (``--peer-timeout``): a peer still running is stopped and reported as "did not finish in T s" with the
+   CPU-seconds it used and how far it got (power iterations done, documents handed to LsiModel, where
+   the fit was: :func:`_progress`).
+
+``peers`` runs only the peers on an existing matrix directory (default ``svd,lsi``, cap ``--timeout``
+600 s) into its own JSON and report, with the largest size of each peer within ``--fit-in`` (24 GB) by
+its memory model (:func:`largest_size`).
 
 Memory guard: a step whose estimated peak exceeds ``--budget`` (default: 90 % of the memory available at
 the start) is reported as "would need X GB" and not run; a running child is watched (RSS every 0.2 s) and
@@ -31,6 +38,9 @@ Usage (one size per command; then ``plot``)::
         --iters 3 --json benchmarks/results/scale_ladder.json
     PYTHONPATH=src python benchmarks/bench_scale_ladder.py run --docs 400000 --terms 2000000 --k 500 \\
         --lambda1 reuse --peers none --json benchmarks/results/scale_ladder.json
+    PYTHONPATH=src python benchmarks/bench_scale_ladder.py peers --matrix /work/runs/ladder/w100k/matrix \\
+        --k 500 --peers svd,lsi --timeout 600 --json benchmarks/results/scale_peers.json \\
+        --md benchmarks/results/scale_peers.md
     PYTHONPATH=src python benchmarks/bench_scale_ladder.py plot --json benchmarks/results/scale_ladder.json \\
         --png benchmarks/results/scale_ladder.png --md benchmarks/results/scale_ladder.md
 """
@@ -225,6 +235,61 @@ def child_online(s):
                     "dead": len(model.dead_topics()), "estimate": est.peak, "estimate_components": est.components})
 
 
+_DONE = {}
+
+
+def _progress(s, **fields):
+    """Record what a peer has done so far in ``s["progress"]`` (read by the driver when it stops the child
+    at the time cap, so that "did not finish in T" says how far it got)."""
+    _DONE.update(fields)
+    path = s.get("progress")
+    if path:
+        tmp = path + ".tmp"
+        Path(tmp).write_text(json.dumps(_DONE, default=float))
+        os.replace(tmp, path)
+
+
+def _watch(s, start, period=2.0):
+    """A daemon thread noting every ``period`` s where the main thread is (the innermost frames)."""
+    import threading
+
+    main = threading.main_thread().ident
+
+    def run():
+        while True:
+            time.sleep(period)
+            frame, names = sys._current_frames().get(main), []
+            while frame is not None:
+                names.append(f"{Path(frame.f_code.co_filename).stem}.{frame.f_code.co_name}")
+                frame = frame.f_back
+            _progress(s, seconds=time.perf_counter() - start, **{"in": " < ".join(names[:4])})
+
+    threading.Thread(target=run, daemon=True).start()
+
+
+class _CountedCorpus:
+    """gensim's ``Sparse2Corpus`` of X, counting the documents handed out (progress every chunk)."""
+
+    def __init__(self, X, s, start):
+        from gensim.matutils import Sparse2Corpus
+
+        self.corpus, self.s, self.start, self.n = Sparse2Corpus(X, documents_columns=False), s, start, 0
+
+    def __len__(self):
+        return len(self.corpus)
+
+    def __iter__(self):
+        chunk = self.s["lsi_chunk"]
+        for doc in self.corpus:
+            self.n += 1
+            if self.n % chunk == 0:
+                _progress(self.s, docs_seen=self.n, of=len(self.corpus),
+                          docs_seen_at_s=time.perf_counter() - self.start,
+                          what=f"documents handed to LsiModel (chunks of {chunk}; a chunk is processed after "
+                               f"it is handed out)")
+            yield doc
+
+
 def child_peer(s):
     import warnings
 
@@ -233,6 +298,7 @@ def child_peer(s):
     X = _load(s)
     K, name = s["k"], s["peer"]
     out = {}
+    _watch(s, time.perf_counter())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if name == "nmf_mu":
@@ -243,6 +309,7 @@ def child_peer(s):
                 t = time.perf_counter()
                 NMF(K, solver="mu", init="random", max_iter=it, tol=0.0, random_state=s["seed"]).fit(X)
                 times.append(time.perf_counter() - t)
+                _progress(s, **{f"fit_max_iter_{it}_s": times[-1]})
             out = {"seconds": times[1], "per_iteration_s": times[1] - times[0], "fit_1_iteration_s": times[0],
                    "what": "NMF(solver='mu', init='random'): fit(max_iter=2) − fit(max_iter=1)"}
         elif name == "minibatch_nmf":
@@ -256,25 +323,40 @@ def child_peer(s):
         elif name == "svd":
             from sklearn.decomposition import TruncatedSVD
 
-            t = time.perf_counter()
-            TruncatedSVD(K, algorithm="randomized", n_iter=s["svd_iters"], random_state=s["seed"]).fit(X)
+            import scipy.linalg
+
+            n_iter, lu, t = s["svd_iters"], scipy.linalg.lu, time.perf_counter()
+            calls = []
+
+            def counted_lu(*args, **kwargs):  # the power iterations' normalizer (n_iter > 2): 2 per iteration
+                out = lu(*args, **kwargs)
+                calls.append(time.perf_counter() - t)
+                _progress(s, power_iterations_done=len(calls) // 2, power_iteration_times=calls[1::2])
+                return out
+
+            scipy.linalg.lu = counted_lu  # read at call time by sklearn.utils.extmath (linalg.lu)
+            TruncatedSVD(K, algorithm="randomized", n_iter=n_iter, random_state=s["seed"]).fit(X)
             sec = time.perf_counter() - t
-            out = {"seconds": sec, "per_iteration_s": sec / max(1, s["svd_iters"]),
-                   "what": f"TruncatedSVD(randomized, n_iter={s['svd_iters']}): whole fit (per iteration = "
-                           f"÷ n_iter)"}
+            # randomized_svd: n_iter power iterations (X Q and Xᵀ Q each, LU-normalized), then one more X Q,
+            # its QR, B = Qᵀ X and the SVD of B (K+10 x M): the whole fit is timed, not the iterations alone
+            out = {"seconds": sec, "per_iteration_s": sec / max(1, n_iter), "n_iter": n_iter,
+                   "power_iteration_times": calls[1::2],
+                   "what": f"TruncatedSVD(randomized, n_iter={n_iter}, n_oversamples=10): whole fit; per "
+                           f"iteration = whole fit ÷ n_iter (an upper bound: the fit also projects and "
+                           f"factors once more)"}
         elif name == "lsi":
-            from gensim.matutils import Sparse2Corpus
             from gensim.models import LsiModel
             from gensim.utils import FakeDict
 
-            corpus = Sparse2Corpus(X, documents_columns=False)
             t = time.perf_counter()
+            corpus = _CountedCorpus(X, s, t)
             # FakeDict: M term ids without a dict of M entries (and without a pass to build one)
             LsiModel(corpus, num_topics=K, id2word=FakeDict(X.shape[1]), chunksize=s["lsi_chunk"], onepass=True,
                      power_iters=2, dtype=np.float64)
             sec = time.perf_counter() - t
-            out = {"seconds": sec, "per_iteration_s": sec,
-                   "what": f"gensim LsiModel(onepass, chunksize={s['lsi_chunk']}, power_iters=2): one pass"}
+            out = {"seconds": sec, "per_iteration_s": sec, "chunksize": s["lsi_chunk"],
+                   "what": f"gensim LsiModel(onepass, chunksize={s['lsi_chunk']}, power_iters=2, "
+                           f"extra_samples=100, float64): one pass"}
     return _finish(out)
 
 
@@ -294,13 +376,24 @@ def _rss(pid):
     return 0
 
 
+def _cpu_seconds(pid):
+    """User + system CPU seconds of a running process (and its waited-for children), from /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def run_child(step, spec, *, env, budget, timeout):
     """Run a child step with the memory watchdog; returns its JSON, or ``{"error": ..., "status": ...}``
-    with status "killed over budget", "killed by the system" (SIGKILL not ours: the OOM killer), "timed
-    out" or "failed"."""
+    with status "killed over budget", "killed by the system" (SIGKILL not ours: the OOM killer), "did not
+    finish in T s" (the time cap ``timeout``; with ``"progress"``: what the child reported it had done by
+    then, see :func:`_progress`) or "failed"."""
     harness.log(f"{step} ...")
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump(spec, f)
+        progress = f.name + ".progress"
+        json.dump({**spec, "progress": progress}, f)
     result = f.name + ".out"
     cmd = [sys.executable, __file__, "child", step, f.name, result]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -313,12 +406,17 @@ def run_child(step, spec, *, env, budget, timeout):
                 proc.kill()
                 status = f"killed over budget at {rss / GB:.1f} GB (budget {budget / GB:.1f} GB)"
             elif timeout and time.perf_counter() - start > timeout:
+                cpu = _cpu_seconds(proc.pid)
                 proc.kill()
-                status = f"timed out after {timeout:.0f} s"
+                status = f"did not finish in {timeout:g} s" + (f" ({cpu:.0f} CPU-seconds used)" if cpu else "")
             time.sleep(0.2)
         err = proc.stderr.read()[-2000:]
     finally:
         os.unlink(f.name)
+        done = json.loads(Path(progress).read_text()) if os.path.exists(progress) else None
+        for leftover in (progress, progress + ".tmp"):
+            if os.path.exists(leftover):
+                os.unlink(leftover)
         if proc.poll() is None:  # the driver was interrupted (Ctrl-C, SIGTERM): no orphaned child
             proc.kill()
             proc.wait()
@@ -332,7 +430,10 @@ def run_child(step, spec, *, env, budget, timeout):
         status = "killed by the system (out of memory?)" if proc.returncode == -9 else \
             f"failed (exit code {proc.returncode})"
     harness.log(f"{step}: {status}: {err[-500:]}")
-    return {"error": err[-1500:], "status": status, "rss_sampled_max": seen}
+    out = {"error": err[-1500:], "status": status, "rss_sampled_max": seen, "seconds_run": time.perf_counter() - start}
+    if done is not None:
+        out["progress"] = done
+    return out
 
 
 def _load_json(path):
@@ -455,12 +556,136 @@ def cmd_run(a, argv):
         if need > budget:
             record(f"peer:{name}", {"skipped": f"would need about {need / GB:.1f} GB"}, estimate=need)
             continue
-        res = run_child("peer", {**spec, "peer": name}, env=env, budget=budget, timeout=a.timeout)
-        record(f"peer:{name}", res, estimate=need)
+        res = run_child("peer", {**spec, "peer": name}, env=env, budget=budget, timeout=a.peer_timeout)
+        record(f"peer:{name}", res, estimate=need, time_cap_s=a.peer_timeout)
     if not a.workdir and not a.keep:
         shutil.rmtree(work, ignore_errors=True)
     harness.log(f"appended to {a.json}")
     return 0
+
+
+def largest_size(name, K, budget, *, docs, terms, nnz, b=4, lsi_chunk=20000, batch=1024):
+    """The largest corpus of the shape of ``docs`` x ``terms`` with ``nnz`` (M/N and nnz/N kept, as on the
+    ladder) whose :func:`peer_memory` fits in ``budget`` bytes: ``(N, M, nnz, estimate)`` (indices int64
+    beyond 2^31 entries, as scipy stores them)."""
+    def need(n):
+        m, z = round(n * terms / docs), round(n * nnz / docs)
+        return peer_memory(name, n, m, z, K, b=b, i=4 if max(z, m) < 2**31 else 8, batch=batch,
+                           lsi_chunk=lsi_chunk)
+
+    lo, hi = 0, 1
+    while need(hi) <= budget:
+        lo, hi = hi, 2 * hi
+        if hi > 2**40:  # pragma: no cover - a model that does not grow
+            break
+    while hi - lo > max(1, lo // 1000):
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if need(mid) <= budget else (lo, mid)
+    return lo, round(lo * terms / docs), round(lo * nnz / docs), need(lo)
+
+
+def cmd_peers(a, argv):
+    """Only the peers, each under a time cap, on an existing matrix directory; records to ``--json`` and a
+    report (with each peer's largest size in ``--fit-in`` from its memory model) to ``--md``."""
+    import signal
+
+    from rlsi.io.matrix import load_matrix
+    from rlsi.models.memory import parse_bytes
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    budget = parse_bytes(a.budget) if a.budget else int(0.9 * (_available() or 16 * GB))
+    env = harness.child_env(harness.thread_env(a.threads))
+    X = load_matrix(a.matrix).X
+    N, M = X.shape
+    nnz, b, i = int(X.nnz), X.dtype.itemsize, X.indices.dtype.itemsize
+    del X
+    size = {"docs": N, "terms": M, "nnz": nnz, "matrix": str(a.matrix)}
+    spec = {"matrix": str(a.matrix), "k": a.k, "seed": a.seed, "nmf_batch": a.nmf_batch, "svd_iters": a.svd_iters,
+            "lsi_chunk": a.lsi_chunk}
+    common = {"command": harness.command_line(__file__, argv), "machine": harness.machine_facts(),
+              "threads": a.threads, "budget": budget, "k": a.k, "time_cap_s": a.timeout,
+              "note": "the cores were shared with other work; wall-clock seconds"}
+    harness.log(f"size {N} x {M}, nnz {nnz}, K={a.k}, budget {budget / GB:.1f} GB, cap {a.timeout:.0f} s")
+    for name in (list(PEERS) if a.peers == "all" else a.peers.split(",")):
+        need = peer_memory(name, N, M, nnz, a.k, b=b, i=i, batch=a.nmf_batch, lsi_chunk=a.lsi_chunk)
+        rec = {**common, "step": f"peer:{name}", "size": size, "estimate": need, "time": time.time(),
+               **({"n_iter": a.svd_iters} if name == "svd" else {"chunksize": a.lsi_chunk} if name == "lsi" else {}),
+               "loadavg_before": " ".join(f"{x:.2f}" for x in os.getloadavg())}
+        if need > budget:
+            rec["skipped"] = f"would need about {need / GB:.1f} GB"
+        else:
+            rec.update(run_child("peer", {**spec, "peer": name}, env=env, budget=budget, timeout=a.timeout))
+        rec["loadavg_after"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
+        _append(a.json, rec)
+    if a.md:
+        harness.write_report(a.md, peers_report(_load_json(a.json), a), marker=True)
+        harness.log(f"wrote {a.md}")
+    return 0
+
+
+def peers_report(records, a):
+    """Markdown: the commands, each peer record (time, cap, peak RSS against the model, load), and the largest
+    size of each peer within ``a.fit_in`` bytes by its memory model."""
+    recs = [r for r in records if str(r.get("step", "")).startswith("peer:")]
+    cmds = []
+    for r in recs:
+        if r.get("command") and r["command"] not in cmds:
+            cmds.append(r["command"])
+    L = ["# Peers on the scale ladder (#13): time caps, per iteration / per pass, memory models", "",
+         "Commands (each appended its records to the JSON; the report is rewritten from all of them):", ""]
+    L += [f"    {c}" for c in cmds] + [""]
+    facts = next((r["machine"] for r in recs if "machine" in r), None)
+    if facts:
+        L += [harness.machine_line(facts), ""]
+    rows = []
+    for r in recs:
+        s = r["size"]
+        where = f"{s['docs']} x {s['terms']} (nnz {s['nnz']})"
+        load = f"{r.get('loadavg_before', '?')} → {r.get('loadavg_after', '?')}"
+        if "skipped" in r:
+            rows.append([r["step"][5:], where, r["k"], "—", "—", "—", _gb(r.get("estimate")), r["skipped"], load])
+        elif "error" in r:
+            got = r.get("progress")
+            how = r["status"]
+            if got and "docs_seen" in got:
+                how += (f"; {got['docs_seen']} of {got['of']} documents handed to the model by "
+                        f"{got.get('docs_seen_at_s', got.get('seconds', 0)):.0f} s")
+            if got and "power_iterations_done" in got:
+                ends = ", ".join(f"{x:.0f}" for x in got["power_iteration_times"])
+                how += (f"; {got['power_iterations_done']} of {r.get('n_iter', '?')} power iterations done"
+                        + (f" (ended at {ends} s)" if ends else ""))
+            if got and "in" in got and "seconds" in got:
+                how += f"; last seen in `{got['in']}` at {got['seconds']:.0f} s"
+            rows.append([r["step"][5:], where, r["k"], f"> {r.get('time_cap_s', 0):.0f} (cap)", "—",
+                         f"≥ {_gb(r.get('rss_sampled_max'))} (sampled)", _gb(r.get("estimate")), how, load])
+        else:
+            rows.append([r["step"][5:], where, r["k"], f"{r['seconds']:.1f}", f"{r['per_iteration_s']:.1f}",
+                         _gb(r["peak_rss"]), _gb(r.get("estimate")), r.get("what", ""), load])
+    L += ["## Runs", "", *harness.md_table(
+        ["peer", "N x M", "K", "seconds", "per iteration / pass s", "peak RSS", "memory model", "what",
+         "load average (1, 5, 15 min) before → after"], rows, align="lllrrrrll"), ""]
+    shapes = {}
+    for r in recs:
+        s = r["size"]
+        shapes.setdefault((s["docs"], s["terms"], s["nnz"], r["k"]), r)
+    fit_in = a.fit_in
+    rows = []
+    for (docs, terms, nnz, K), r in shapes.items():
+        for name in PEERS:
+            n, m, z, need = largest_size(name, K, fit_in, docs=docs, terms=terms, nnz=nnz,
+                                         lsi_chunk=a.lsi_chunk, batch=a.nmf_batch)
+            rows.append([name, K, f"{docs} x {terms}, nnz/doc {nnz / docs:.0f}", f"{n} x {m}", z, _gb(need)])
+    L += [f"## Largest size within {fit_in / GB:.0f} GB by the memory models", "",
+          "The shape of each measured corpus kept (M/N and nnz per document), float32 values, int32 indices "
+          "(int64 beyond 2³¹ entries); the model is `peer_memory` of this script (the input, the method's "
+          "largest arrays, 0.3 GB for the process), compared with the measured peaks above.", "",
+          *harness.md_table(["peer", "K", "shape of", "largest N x M", "nnz", "model there"], rows,
+                            align="lrlrrr"), ""]
+    L += ["Peak RSS is each child's `VmHWM`; a child stopped at the cap reports the largest RSS sampled "
+          "(every 0.2 s) instead. The cores were shared with other work (several agents on this machine): "
+          f"wall-clock times; the children ran with {', '.join(sorted({str(r.get('threads')) for r in recs}))} "
+          "numba/BLAS/OpenMP threads."]
+    return "\n".join(L)
 
 
 # -------------------------------------------------------------------------------------------- plot
@@ -627,6 +852,12 @@ def report(records, a):
 
 
 # -------------------------------------------------------------------------------------------- main
+def _bytes(text):
+    from rlsi.models.memory import parse_bytes
+
+    return parse_bytes(text)
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["child"]:
@@ -658,11 +889,28 @@ def main(argv=None):
     r.add_argument("--lsi-chunk", type=int, default=20000)
     r.add_argument("--budget", default=None, help="memory budget (default: 90%% of the memory available)")
     r.add_argument("--timeout", type=float, default=3600, help="seconds per child (default 3600)")
+    r.add_argument("--peer-timeout", type=float, default=900,
+                   help="time cap per peer: a peer still running is stopped and reported as 'did not finish "
+                        "in T s' (default 900)")
     r.add_argument("--threads", type=int, default=2, help="numba/BLAS threads of the children")
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--workdir", type=Path, default=None, help="where the generated matrix goes (kept)")
     r.add_argument("--keep", action="store_true", help="keep the generated matrix of a temporary workdir")
     r.add_argument("--json", type=Path, required=True)
+    e = sub.add_parser("peers", help="only the peers, each under a time cap, on an existing matrix directory")
+    e.add_argument("--matrix", type=Path, required=True, help="matrix directory (rlsi synth / rlsi ingest)")
+    e.add_argument("--k", type=int, default=500)
+    e.add_argument("--peers", default="svd,lsi", help=f"all | comma list of {','.join(PEERS)} (default svd,lsi)")
+    e.add_argument("--nmf-batch", type=int, default=1024)
+    e.add_argument("--svd-iters", type=int, default=5)
+    e.add_argument("--lsi-chunk", type=int, default=20000)
+    e.add_argument("--budget", default=None, help="memory budget (default: 90%% of the memory available)")
+    e.add_argument("--timeout", type=float, default=600, help="time cap per peer in seconds (default 600)")
+    e.add_argument("--fit-in", type=_bytes, default="24G", help="memory for the largest-size table (default 24G)")
+    e.add_argument("--threads", type=int, default=2, help="numba/BLAS/OpenMP threads of the children")
+    e.add_argument("--seed", type=int, default=0)
+    e.add_argument("--json", type=Path, required=True)
+    e.add_argument("--md", type=Path, default=None)
     q = sub.add_parser("plot", help="draw the PNG (and a markdown report) from the JSON")
     q.add_argument("--json", type=Path, required=True)
     q.add_argument("--png", type=Path, default=Path("benchmarks/results/scale_ladder.png"))
@@ -672,6 +920,8 @@ def main(argv=None):
         if a.docs and not a.terms:
             p.error("--docs needs --terms")
         return cmd_run(a, argv)
+    if a.cmd == "peers":
+        return cmd_peers(a, argv)
     return cmd_plot(a)
 
 

@@ -79,3 +79,22 @@ def test_a_child_over_the_memory_budget_is_killed_and_reported(ladder, tmp_path)
     res = ladder.run_child("synth", spec, env=harness.child_env(), budget=20 * 2**20, timeout=120)
     assert res["status"].startswith("killed over budget") and "error" in res
     assert not (tmp_path / "m").exists()
+
+
+def test_largest_size_fits_the_budget_and_the_next_does_not(ladder):
+    budget = 24 * 2**30
+    for name in ladder.PEERS:
+        n, m, z, need = ladder.largest_size(name, 500, budget, docs=100_000, terms=500_000, nnz=19_904_836)
+        assert need <= budget and m == round(n * 5) and z == round(n * 199.04836)
+        bigger = int(n * 1.01) + 1
+        assert ladder.peer_memory(name, bigger, round(bigger * 5), round(bigger * 199.04836), 500) > budget
+
+
+def test_a_peer_over_its_time_cap_is_reported_as_not_finished(ladder, tmp_path):
+    import harness
+
+    spec = {"matrix": str(tmp_path / "m"), "docs": 2000, "terms": 5000, "tokens": 50, "planted": 5, "seed": 0,
+            "dtype": "float32", "norm": "l2"}
+    res = ladder.run_child("synth", spec, env=harness.child_env(), budget=None, timeout=0.5)
+    assert res["status"].startswith("did not finish in 0.5 s")
+    assert "error" in res and res["seconds_run"] >= 0.5

@@ -97,3 +97,18 @@ def test_not_a_file(tmp_path):
         ingest(tmp_path / "nothing.jsonl", tmp_path / "m")
     with pytest.raises(CorpusError, match="not a regular file"):
         ingest(tmp_path, tmp_path / "m")
+
+
+@pytest.mark.parametrize("settings", [dict(min_df=1), dict(min_df=2, max_features=500, norm=None)])
+def test_a_large_unicode_vocabulary_equals_the_in_memory_vectorizer(tmp_path, settings):
+    # thousands of distinct terms, most seen once, non-ASCII letters (column order = code-point order)
+    rng = np.random.default_rng(11)
+    letters = list("abcdeéèßøπжяω")
+    vocab = ["".join(rng.choice(letters, size=rng.integers(2, 7))) for _ in range(6000)]
+    texts = [" ".join(rng.choice(vocab[: rng.integers(50, 6000)], size=rng.integers(0, 40))) for _ in range(300)]
+    path = tmp_path / "c.jsonl"
+    path.write_text("".join(json.dumps({"id": f"d{i}", "text": t}) + "\n" for i, t in enumerate(texts)))
+    reference = TfidfVectorizer(**settings)
+    X_ref = reference.fit_transform(texts)
+    ingest(path, tmp_path / "m", vectorizer=TfidfVectorizer(**settings), batch_docs=7)
+    _check_equal(tmp_path / "m", reference, X_ref, [f"d{i}" for i in range(len(texts))])

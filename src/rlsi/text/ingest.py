@@ -4,7 +4,11 @@
 
 1. **vocabulary** — each document is tokenized, its distinct terms counted once (document frequency), and
    the provisional column of every token appended to a scratch file (4 bytes a token, next to the output,
-   removed at the end); only the term -> column table, the df, the document ids and lengths stay in memory;
+   removed at the end). The terms live in numpy arrays (:class:`rlsi.text.vocab.TermStore`: UTF-8 bytes,
+   64-bit keys sorted for lookup, a second 64-bit fingerprint that detects key collisions, df and counts;
+   about 50 bytes a term against about 150 in a Python ``dict``); only a batch's distinct terms are Python
+   objects, for the time of the batch. A detected collision (about 10⁻⁶ at 7M terms) starts the pass again
+   with another hash seed. Provisional columns are in order of first appearance, as a ``dict`` gives them;
 2. **matrix** — the terms kept (``min_df``/``max_df``/``max_features``, as in
    :class:`rlsi.text.TfidfVectorizer`; columns in alphabetical order) are weighted with the idf of the
    whole corpus: the rows are rebuilt batch by batch from the scratch file (no second tokenization) and
@@ -21,9 +25,11 @@ Documents: as :func:`rlsi.text.read_jsonl` reads them (``text_fields`` joined; t
 line number; ids unique across all files). With several files a document without an ``"id"`` gets
 ``FILE_NAME:LINE``.
 
-Memory: the vocabulary table of the first pass (every distinct term before pruning: about 100-150 bytes a
-term in Python), the ids (N strings), one batch of documents, and O(N) integers; the matrix itself goes to
-disk. Disk: the matrix plus 4 bytes a token of scratch. Progress bars show documents per second.
+Memory: the term arrays of the first pass (every distinct term before pruning: about 40 bytes plus its
+UTF-8 length), then the fitted vectorizer (a ``dict`` and a list of the *kept* terms: what
+:class:`TfidfVectorizer` holds, about 150 bytes a kept term), the ids (N strings), one batch of documents,
+and O(N) integers; the matrix itself goes to disk. Disk: the matrix plus 4 bytes a token of scratch.
+Progress bars show documents per second.
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ from ..errors import CorpusError, RLSIError
 from ..io.jsonl import iter_json_lines
 from .corpus import _record_id, _record_text, _text_fields
 from .vectorize import TfidfVectorizer, _doc_count_threshold, kept_columns
+from .vocab import HashCollision, TermSequence, TermStore, check_term_count
 
 __all__ = ["ingest", "iter_documents"]
 
@@ -52,6 +59,13 @@ log = logging.getLogger(__name__)
 
 #: Documents per batch (tokenized together; a batch's tokens are held as one int64 array).
 BATCH_DOCS = 10_000
+
+#: Documents whose distinct terms are gathered in a dict before they go to the term store together (each
+#: time one merge of the store's sorted keys: O(terms seen)).
+VOCAB_DOCS = 2_000
+
+#: Vocabulary passes tried (hash seeds 0, 1, ...) when two terms share a 64-bit key (:mod:`rlsi.text.vocab`).
+HASH_ATTEMPTS = 3
 
 
 def iter_documents(paths, text_fields=("title", "text")):
@@ -79,8 +93,8 @@ def _batches(paths, text_fields, batch_docs):
 
 
 def _distinct_terms(texts, tokenizer, lookup):
-    """Provisional columns of the tokens of each document (``lookup`` grows: a defaultdict whose default is
-    its own length, shared by every batch so that it is never copied).
+    """Local columns of the tokens of each document (``lookup`` grows: a defaultdict whose default is its
+    own length; one per batch, its terms then go to the :class:`TermStore`).
 
     Returns ``(tokens, lengths, distinct)``: the provisional column of every token in order (int64), |d|
     of each document, and the CSR (n_docs x len(lookup)) of each document's distinct terms with their counts."""
@@ -117,6 +131,69 @@ def _counts(tokens, lengths, remap, n_terms):
                            shape=(len(lengths), n_terms))
     counts.sum_duplicates()
     return counts
+
+
+def _release_free_memory():
+    """Hand the heap's free pages back to the system (glibc's ``malloc_trim``; nothing elsewhere): a batch's
+    temporaries (its distinct terms as Python objects, the token arrays) are freed, but without this the
+    freed heap is kept and fragments batch after batch (measured, while the batch dicts still waited for
+    the cyclic GC: 637 -> 599 MB peak on a 1.1M-term corpus; not measured alone since)."""
+    global _MALLOC_TRIM
+    if _MALLOC_TRIM is None:
+        try:
+            import ctypes
+
+            _MALLOC_TRIM = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            _MALLOC_TRIM = False
+    if _MALLOC_TRIM:
+        _MALLOC_TRIM(0)
+
+
+_MALLOC_TRIM = None
+
+
+def _vocabulary_pass(paths, text_fields, batch_docs, tokenizer, token_file, *, seed, verbose):
+    """Pass 1: every document tokenized once; a batch's distinct terms go to a :class:`TermStore` (no
+    Python object per term outlives its batch), each token's provisional column (the store's id: the order
+    of first appearance) to ``token_file`` as int32.
+
+    Returns ``(store, ids, lengths)``: the vocabulary with df and counts, the document ids (list of str) and
+    |d| of each document (list of int64 arrays, one per batch). Raises :class:`HashCollision` (start again
+    with another ``seed``) and :class:`CorpusError` (duplicate ids, damaged input)."""
+    store = TermStore(seed=seed)
+    ids, seen, lengths = [], set(), []
+    bar = progress_bar(None, "vocabulary", verbose=verbose, unit="doc")
+    try:
+        with open(token_file, "wb") as cache:
+            for batch_ids, texts in _batches(paths, text_fields, batch_docs):
+                for doc_id in batch_ids:
+                    if doc_id in seen:
+                        raise CorpusError(f"duplicate document id {doc_id!r} (document {len(ids) + 1})")
+                    seen.add(doc_id)
+                    ids.append(doc_id)
+                # the distinct terms of VOCAB_DOCS documents at a time are Python objects (a dict), then
+                # go to the store: fewer documents, fewer such objects alive at once
+                for d0 in range(0, len(texts), VOCAB_DOCS):
+                    local = defaultdict(None)  # these documents' terms -> local column
+                    local.default_factory = local.__len__
+                    tokens, sub_lengths, distinct = _distinct_terms(texts[d0: d0 + VOCAB_DOCS], tokenizer, local)
+                    n_local = len(local)
+                    column = store.add_batch(list(local), np.bincount(distinct.indices, minlength=n_local),
+                                             np.bincount(tokens, minlength=n_local))
+                    local.default_factory = None  # its own __len__: a reference cycle, left to the
+                    del local                     # cyclic GC (gen 2) otherwise, with all its terms
+                    check_term_count(len(store), len(ids))
+                    cache.write(memoryview(column[tokens].astype(np.int32)).cast("B"))
+                    lengths.append(sub_lengths.copy())
+                    del tokens, distinct, column
+                _release_free_memory()
+                if bar is not None:
+                    bar.update(len(texts))
+    finally:
+        if bar is not None:
+            bar.close()
+    return store, ids, lengths
 
 
 def ingest(paths, output, *, vectorizer=None, text_fields=("title", "text"), batch_docs=BATCH_DOCS, verbose=0):
@@ -156,49 +233,41 @@ def ingest(paths, output, *, vectorizer=None, text_fields=("title", "text"), bat
                                     else None))
     try:
         token_file = scratch / "tokens.bin"
-        lookup = defaultdict(None)
-        lookup.default_factory = lookup.__len__
-        df = np.zeros(0, dtype=np.int64)
-        total = np.zeros(0, dtype=np.int64)  # occurrences (for max_features)
-        want_total = vec.max_features is not None
-        ids, seen, lengths = [], set(), []
-        bar = progress_bar(None, "vocabulary", verbose=verbose, unit="doc")
-        with open(token_file, "wb") as cache:
-            for batch_ids, texts in _batches(paths, text_fields, batch_docs):
-                for doc_id in batch_ids:
-                    if doc_id in seen:
-                        raise CorpusError(f"duplicate document id {doc_id!r} (document {len(ids) + 1})")
-                    seen.add(doc_id)
-                    ids.append(doc_id)
-                tokens, batch_lengths, distinct = _distinct_terms(texts, tokenizer, lookup)
-                n_terms = len(lookup)
-                if n_terms >= 2**31:  # pragma: no cover - 2 billion distinct terms
-                    raise CorpusError(f"more than 2^31 distinct terms after {len(ids)} documents")
-                cache.write(memoryview(tokens.astype(np.int32)).cast("B"))
-                lengths.append(batch_lengths.copy())
-                df = np.concatenate([df, np.zeros(n_terms - len(df), dtype=np.int64)])
-                df += np.bincount(distinct.indices, minlength=n_terms)
-                if want_total:
-                    total = np.concatenate([total, np.zeros(n_terms - len(total), dtype=np.int64)])
-                    total += np.bincount(distinct.indices, weights=distinct.data, minlength=n_terms).astype(np.int64)
-                if bar is not None:
-                    bar.update(len(texts))
-        if bar is not None:
-            bar.close()
-        del seen
+        for attempt in range(HASH_ATTEMPTS):
+            try:
+                store, ids, lengths = _vocabulary_pass(paths, text_fields, batch_docs, tokenizer, token_file,
+                                                       seed=attempt, verbose=verbose)
+                break
+            except HashCollision as exc:
+                if attempt + 1 == HASH_ATTEMPTS:
+                    raise CorpusError(f"{exc} in each of {HASH_ATTEMPTS} vocabulary passes with different seeds: "
+                                      "report this corpus (the chance is about 10^-6 a pass at 7M terms)") from None
+                log.warning("%s: vocabulary pass started again with hash seed %d", exc, attempt + 1)
         n_docs = len(ids)
         if n_docs == 0:
             raise CorpusError("empty corpus: no documents to fit the vectorizer on")
-        if not lookup:
+        if not len(store):
             raise CorpusError(f"empty corpus: none of the {n_docs} documents has a token left after "
                               "tokenization and stop-word removal")
-        terms = list(lookup)  # provisional column j is terms[j]
-        del lookup
-        order = kept_columns(vec, terms, df, n_docs, total=lambda: total)
-        vec._set_vocabulary(terms, df, order, n_docs)
-        remap = np.full(len(terms), -1, dtype=np.int64)  # provisional column -> fitted column (-1: pruned)
+        n_seen, store_bytes = len(store), store.nbytes
+        # only the terms min_df/max_df keep are decoded (kept_columns applies the same rule again, and
+        # max_features and the alphabetical order, on them)
+        df = store.df
+        cand = np.flatnonzero((df >= _doc_count_threshold("min_df", vec.min_df, n_docs))
+                              & (df <= _doc_count_threshold("max_df", vec.max_df, n_docs)))
+        if len(cand) == 0:  # kept_columns says so, with the number of terms seen
+            kept_columns(vec, TermSequence(store), df, n_docs, total=lambda s=store: s.total)
+        terms, cand_df, cand_total = store.terms(cand), df[cand], store.total[cand]
+        del store, df  # before the vectorizer's dict of the kept terms is built
+        pos = kept_columns(vec, terms, cand_df, n_docs, total=lambda t=cand_total: t)
+        order = cand[pos]
+        vec._set_vocabulary(terms, cand_df, pos, n_docs)
+        del terms, cand_df, cand_total, cand
+        _release_free_memory()  # the term arrays and the sort's temporaries, before the matrix pass
+        log.info("vocabulary: %d distinct terms in %.0f MB of arrays, %d kept", n_seen, store_bytes / 2**20,
+                 len(order))
+        remap = np.full(n_seen, -1, dtype=np.int64)  # provisional column -> fitted column (-1: pruned)
         remap[order] = np.arange(len(order))
-        del terms
         lengths = np.concatenate(lengths)
         starts = np.zeros(n_docs + 1, dtype=np.int64)
         np.cumsum(lengths, out=starts[1:])
