@@ -41,6 +41,9 @@ def register(sub):
     p.add_argument("--rho", type=float, default=0.1,
                    help="ℓ1 weight on word codes (paper: 0.1; on a ~50k vocabulary 0.001 classifies better, see "
                         "benchmarks/results/stc.md)")
+    p.add_argument("--eps", type=float, default=1e-3,
+                   help="ε of Eq. (1), the Poisson mean's floor (default 1e-3, the released STC code's value; "
+                        "quote perplexities with it, see benchmarks/results/stc_audit.md)")
     p.add_argument("--dictionary-step", choices=["mm", "projected"], default="mm",
                    help="mm: multiplicative majorise-minimise step (default); projected: Eq. (12)")
     p.add_argument("--max-iter", type=_common.positive_int, default=20, help="batch iterations")
@@ -104,7 +107,7 @@ def run_fit(args):
     name, extra = MODELS[args.model]
     cls = getattr(stc, name)
     kw = dict(n_components=args.n_components, lam=args.lam, gamma=args.gamma, rho=args.rho,
-              dictionary_step=args.dictionary_step, verbose=0 if args.quiet else 1, **extra)
+              eps=args.eps, dictionary_step=args.dictionary_step, verbose=0 if args.quiet else 1, **extra)
     if name in ("SparseTopicalCoding", "MedSTC"):
         kw["max_iter"] = args.max_iter
     else:

@@ -46,9 +46,18 @@ def test_fit_stc_dictionary_step_option_reaches_the_model(tmp_path):
     for step in ("projected", "mm"):
         out = tmp_path / step
         assert main(["-q", "fit-stc", str(tmp_path / "c.jsonl"), "-o", str(out), "-k", "2", "--max-iter", "1",
-                     "--dictionary-step", step, "--rho", "0.01"]) == 0
+                     "--dictionary-step", step, "--rho", "0.01", "--eps", "0.002"]) == 0
         model = io.load(out)["model"]
-        assert (model.dictionary_step, model.rho) == (step, 0.01)
+        assert (model.dictionary_step, model.rho, model.eps) == (step, 0.01, 0.002)
+
+
+def test_fit_stc_rejects_a_non_positive_eps_in_one_line(tmp_path, capsys):
+    _corpus(tmp_path / "c.jsonl")
+    assert main(["-q", "fit-stc", str(tmp_path / "c.jsonl"), "-o", str(tmp_path / "m"), "-k", "2",
+                 "--max-iter", "1", "--eps", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "eps" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "m").exists()
 
 
 def test_fit_stc_medstc_options_reach_the_model(tmp_path):
