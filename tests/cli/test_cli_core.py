@@ -132,6 +132,18 @@ def test_fit_topic_sweeps_option(tmp_path, corpus, capsys, value, expected):
     assert saved == (TOPIC_SWEEPS if value is None else expected)
 
 
+@pytest.mark.parametrize("value,expected", [("3", 3), ("exact", None), (None, None)])
+def test_fit_online_topic_sweeps_option(tmp_path, corpus, capsys, value, expected):
+    from rlsi.io import load
+
+    extra = [] if value is None else ["--topic-sweeps", value]
+    status, _, err = run(capsys, "fit", corpus, "--online", "--batch-size", 4, "-k", 3, "--lambda1", 10, *extra,
+                         "-o", tmp_path / "m")
+    assert status == 0, err
+    model = load(tmp_path / "m")["model"]
+    assert type(model).__name__ == "OnlineRLSI" and model.topic_sweeps == expected
+
+
 def test_fit_topic_sweeps_rejects_other_words(tmp_path, corpus, capsys):
     with pytest.raises(SystemExit) as exit_info:
         run(capsys, "fit", corpus, "--topic-sweeps", "all", "-o", tmp_path / "x")

@@ -57,6 +57,8 @@ def online_model_from_args(args, *, quiet=None, topic_init=None):
                   n_passes=getattr(args, "n_passes", 1), shuffle=bool(getattr(args, "shuffle", False)),
                   reseed_dead=bool(getattr(args, "reseed_dead", False)), topic_init=topic_init,
                   random_state=args.seed, n_jobs=args.jobs, verbose=0 if quiet else 1)
+    if hasattr(args, "topic_sweeps"):  # given on the command line (``rlsi fit --online --topic-sweeps 3``)
+        params["topic_sweeps"] = args.topic_sweeps
     if getattr(args, "lambda1", None) is not None:
         params["lambda1"] = args.lambda1
     from ._common import checked
