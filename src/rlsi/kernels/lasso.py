@@ -244,6 +244,33 @@ def lasso_cd_rows(R, S, U, half_lam, max_iter, tol, positive=False, U0=None):
     return _lasso_cd_rows(R, S, U, U if U0 is None else U0, half_lam, max_iter, tol, positive)
 
 
+@njit(cache=True, nogil=True)
+def start_row(r, S, u, g, half_lam, positive):
+    """Prepare one row for :func:`lasso_cd_row`: False when the warm start ``u`` is zero and
+    ``max|r_k| <= λ/2`` (only ``r_k > λ/2`` with ``positive``) — the KKT conditions hold at zero, the row is
+    optimal and nothing needs computing (what makes rare terms cheap); else ``g = S u`` over the non-zero
+    weights of u, and True."""
+    K = r.shape[0]
+    nonzero = False
+    big = False
+    for k in range(K):
+        if u[k] != 0.0:
+            nonzero = True
+        if r[k] > half_lam or (r[k] < -half_lam and not positive):
+            big = True
+    if not nonzero and not big:
+        return False
+    for k in range(K):
+        g[k] = 0.0
+    if nonzero:
+        for k in range(K):
+            if u[k] != 0.0:
+                Sk = S[k]
+                for l in range(K):
+                    g[l] += Sk[l] * u[k]
+    return True
+
+
 @njit(cache=True, parallel=True)
 def _lasso_cd_rows(R, S, U, Uin, half_lam, max_iter, tol, positive):
     n, K = R.shape
@@ -259,27 +286,13 @@ def _lasso_cd_rows(R, S, U, Uin, half_lam, max_iter, tol, positive):
         M = np.empty((K, K), dtype=np.float64)
         work = np.empty((3, K), dtype=np.float64)
         for i in range(c * chunk, min(n, (c + 1) * chunk)):
-            nonzero = False
-            big = False
             for k in range(K):
                 u[k] = 0.0 if zero_start else Uin[i, k]
                 r[k] = R[i, k]
-                if u[k] != 0.0:
-                    nonzero = True
-                if r[k] > half_lam or (r[k] < -half_lam and not positive):
-                    big = True
-            if not nonzero and not big:
+            if not start_row(r, S, u, g, half_lam, positive):
                 for k in range(K):
                     U[i, k] = 0.0
                 continue
-            for k in range(K):
-                g[k] = 0.0
-            if nonzero:
-                for k in range(K):
-                    if u[k] != 0.0:
-                        Sk = S[k]
-                        for l in range(K):
-                            g[l] += Sk[l] * u[k]
             sweeps[i] = _cd_row(r, S, u, g, half_lam, max_iter, tol, positive, idx, M, work)
             for k in range(K):
                 U[i, k] = u[k]

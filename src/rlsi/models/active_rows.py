@@ -19,7 +19,7 @@ from numba import njit, prange
 
 import numba
 
-from ..kernels.lasso import lasso_cd_row
+from ..kernels.lasso import lasso_cd_row, start_row
 from ..kernels.products import dense_to_csr, row_absmax
 from . import steps
 from .penalties import penalty as get_penalty
@@ -188,24 +188,8 @@ def _solve_row(r, u, g, S, half_lam, max_iter, tol, positive):
     """:func:`rlsi.kernels.lasso.lasso_cd_rows`'s treatment of one row (u: warm start, solved in place): a
     zero row with ``max|r| <= λ/2`` (one-sided when ``positive``) is optimal as it is; else ``g = S u`` over
     the non-zero weights and the coordinate descent of the shared row solver. Returns the sweeps done."""
-    K = r.shape[0]
-    nonzero = False
-    big = False
-    for k in range(K):
-        if u[k] != 0.0:
-            nonzero = True
-        if r[k] > half_lam or (r[k] < -half_lam and not positive):
-            big = True
-    if not nonzero and not big:
+    if not start_row(r, S, u, g, half_lam, positive):
         return 0
-    for k in range(K):
-        g[k] = 0.0
-    if nonzero:
-        for k in range(K):
-            if u[k] != 0.0:
-                Sk = S[k]
-                for l in range(K):
-                    g[l] += Sk[l] * u[k]
     return lasso_cd_row(r, S, u, g, half_lam, max_iter, tol, positive)
 
 
