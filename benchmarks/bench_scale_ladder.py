@@ -623,14 +623,16 @@ def cmd_peers(a, argv):
     return 0
 
 
+def _commands(records):
+    """The distinct commands that wrote ``records``, in first-seen order."""
+    return list(dict.fromkeys(r["command"] for r in records if r.get("command")))
+
+
 def peers_report(records, a):
     """Markdown: the commands, each peer record (time, cap, peak RSS against the model, load), and the largest
     size of each peer within ``a.fit_in`` bytes by its memory model."""
     recs = [r for r in records if str(r.get("step", "")).startswith("peer:")]
-    cmds = []
-    for r in recs:
-        if r.get("command") and r["command"] not in cmds:
-            cmds.append(r["command"])
+    cmds = _commands(recs)
     L = ["# Peers on the scale ladder (#13): time caps, per iteration / per pass, memory models", "",
          "Commands (each appended its records to the JSON; the report is rewritten from all of them):", ""]
     L += [f"    {c}" for c in cmds] + [""]
@@ -775,10 +777,7 @@ def _gb(x):
 
 def report(records, a):
     """A markdown summary of every record in the JSON (the commands first)."""
-    cmds = []
-    for r in records:
-        if r.get("command") and r["command"] not in cmds:
-            cmds.append(r["command"])
+    cmds = _commands(records)
     L = ["# Scale ladder (#13): BatchRLSI per iteration, online RLSI, peers", "",
          "Commands (each appended its records to the JSON; this file and the PNG come from `plot`):", ""]
     L += [f"    {c}" for c in cmds]
