@@ -424,8 +424,10 @@ class OnlineRLSI(SquaredLossModel):
             for it in range(self.n_inner):
                 # with tracked live rows, G = UᵀU needs no scan of the whole M x K array
                 G = rows.gram(U) if active else None
+                # Φ = X U from the live rows as CSR where a dense U would be read K-wide for every entry of X
+                U_proj = rows.projection_topics(U, X.nnz) if active else U
                 W, _ = steps.update_doc_vectors(
-                    X, U, penalty=self.doc_penalty, lam=self.lambda2, W_prev=W,
+                    X, U_proj, penalty=self.doc_penalty, lam=self.lambda2, W_prev=W,
                     max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=np.float64, G=G)
                 pending.assign(W)
                 sweeps_cap = self._topic_sweeps(warm or it > 0)
