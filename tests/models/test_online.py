@@ -311,7 +311,7 @@ def test_row_screening_state_carried_between_batches_is_exact(monkeypatch, stats
         model.partial_fit(X[a:a + 60])
         U, (rowmax, live, n_folds, G) = model._row_cache
         assert U is model._U and sp.issparse(U) != dense_topics
-        Ud = U.toarray() if sp.issparse(U) else U  # G = UᵀU carried to the next mini-batch's first V-step
+        Ud = (U.toarray() if sp.issparse(U) else U).astype(np.float64)  # G = UᵀU carried to the next mini-batch's first V-step
         np.testing.assert_allclose(G, Ud.T @ Ud, rtol=1e-12, atol=1e-14 * max(1.0, np.abs(G).max()))
         assert model.stats_.scale < 1.0 or a == 0  # re-scaled lazily
         np.testing.assert_array_equal(rowmax, row_absmax(model.stats_.stored_R))
@@ -326,11 +326,9 @@ def test_lazy_rescaling_and_live_rows_equal_the_eager_oracle(monkeypatch, dense_
     CSR topics, one or several blocks of rows) give the topics and statistics of Algorithm 4 done eagerly
     — all of S and R multiplied every mini-batch, every term row solved from zero (the numpy oracle) —
     over several mini-batches with ρ = 1 and ξ = 3, to rounding and solver tolerance. ``small_blocks`` also
-    takes the paths of large batches: the statistics by the cache-blocked product in blocks of 5 rows, and
-    the V-step's projection from the live rows as CSR."""
+    takes the V-step's projection from the live rows as CSR (the path of large batches)."""
     import rlsi.models.active_rows as active_mod
     import rlsi.models.online as online_mod
-    import rlsi.models.stats as stats_mod
     from rlsi.oracle import online_rlsi
 
     if not dense_topics:
@@ -338,8 +336,6 @@ def test_lazy_rescaling_and_live_rows_equal_the_eager_oracle(monkeypatch, dense_
     if small_blocks:
         monkeypatch.setattr(active_mod, "SOLVE_ENTRIES", 4 * 7)  # 7 rows per block
         monkeypatch.setattr(active_mod, "CSR_PROJECTION_FACTOR", 0)
-        monkeypatch.setattr(stats_mod, "_FUSED_MAX_BYTES", 0)
-        monkeypatch.setattr(stats_mod, "_ASSIGN_BLOCK_ENTRIES", 4 * 5)
     X = planted_corpus(n_docs=240, seed=31)
     docs = X[[0, 60, 120, 180]].toarray()
     U0 = (docs / np.linalg.norm(docs, axis=1, keepdims=True)).T  # M x K: four documents as U₀

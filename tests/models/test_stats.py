@@ -197,39 +197,6 @@ def test_bad_inputs():
         st.reset_topics([2])
 
 
-@pytest.mark.parametrize("repeat", [False, True])
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_blocked_batch_rows_equal_the_fused_kernel_bit_for_bit(monkeypatch, repeat, dtype):
-    """A mini-batch's rows of R from the cache-blocked product (large W: blocks of rows, then base +
-    contribution) are the fused kernel's numbers exactly, with a lazy scale, for the in-place (ξ = 1) and the
-    repeated (ξ > 1) assignment; the row maxima too."""
-    import rlsi.models.stats as stats_mod
-
-    X = planted_corpus(n_docs=90, seed=51)
-    rng = np.random.default_rng(5)
-    W1, W2 = rng.standard_normal((90, 6)), rng.standard_normal((90, 6))
-
-    def run(blocked):
-        if blocked:  # every W counts as large; 4 rows per block (several blocks, a short last one)
-            monkeypatch.setattr(stats_mod, "_FUSED_MAX_BYTES", 0)
-            monkeypatch.setattr(stats_mod, "_ASSIGN_BLOCK_ENTRIES", 4 * 6)
-        st = TopicStatistics(6, X.shape[1], dtype).update(X[:40], rng_W[:40])
-        pending = st.begin_batch(X[40:], 0.7, repeat=repeat)
-        pending.assign(W1[40:])
-        if repeat:
-            pending.assign(W2[40:])
-        monkeypatch.undo()
-        return st, pending.rowmax.copy()
-
-    rng_W = np.abs(rng.standard_normal((90, 6)))
-    (fused, max_f), (blocked, max_b) = run(False), run(True)
-    assert fused.scale == pytest.approx(0.7) and blocked.stored_R.dtype == dtype
-    np.testing.assert_array_equal(blocked.stored_R, fused.stored_R)
-    np.testing.assert_array_equal(max_b, max_f)
-    np.testing.assert_array_equal(blocked.S, fused.S)
-    assert np.abs(fused.stored_R).max() > 0
-
-
 def test_csr_of_the_live_rows_of_dense_topics():
     """The CSR the online V-step projects with (the listed rows of a dense U, others empty) holds exactly
     those rows' non-zero entries."""

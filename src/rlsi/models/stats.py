@@ -54,7 +54,6 @@ from numba import njit, prange
 from .._validation import check_matrix, check_number
 from ..errors import RLSIError
 from ..io import register
-from ..kernels.products import csr_dense_rows
 
 _GROWTH = 1.25
 _STATE_VERSION = 2  # 2: the lazy ``scale`` (version 1 files: scale 1)
@@ -344,24 +343,13 @@ class PendingBatch:
             raise RLSIError(f"W_batch has shape {W.shape}, expected {(self.n, st.n_components)}")
         st.S = self.S_base + W.T @ W
         if self.XcT is not None:
+            # R[cols] = R_base + XcT W in one pass: no contribution array, no sum array, no scatter copy. (The
+            # cache-blocked product of kernels.products, then base + contribution, was measured no faster for
+            # 25,000 documents x K = 500: most of X's entries are in terms too rare for a chunk of W to be
+            # reused; benchmarks/results/online_pass_25k.md.)
             in_place = self.R_base is None
-            base = _NO_BASE if in_place else self.R_base
-            A = self.XcT
-            if W.nbytes <= _FUSED_MAX_BYTES:
-                # W in cache: R[cols] = R_base + XcT W in one pass, no contribution array, no scatter copy
-                _assign_rows(A.indptr, A.indices, A.data, W, self.cols, base, st._R, self.rowmax, self.inv_scale,
-                             in_place)
-            else:
-                # W larger than the cache (25,000 documents x K = 500: 100 MB): the fused kernel would fetch a
-                # K-wide row of W from memory for every entry of X; the cache-blocked product (chunks of W,
-                # tiles of rows) forms the contribution of a block of rows, then one pass adds it to the base.
-                # The same sums in the same order (from zero, storage order, then base + contribution).
-                step = max(1, _ASSIGN_BLOCK_ENTRIES // W.shape[1])
-                for a in range(0, len(self.cols), step):
-                    b = min(len(self.cols), a + step)
-                    contrib = csr_dense_rows(A, a, b, W, dtype=np.float64)
-                    _add_rows(contrib, self.cols[a:b], base if in_place else base[a:b], st._R, self.rowmax[a:b],
-                              self.inv_scale, in_place)
+            _assign_rows(self.XcT.indptr, self.XcT.indices, self.XcT.data, W, self.cols,
+                         _NO_BASE if in_place else self.R_base, st._R, self.rowmax, self.inv_scale, in_place)
         st.weight = self.weight_base + float(self.n)
         st.n_docs = self.n_docs_base + self.n
         return st
@@ -369,10 +357,6 @@ class PendingBatch:
 
 #: Rows per task of :func:`_assign_rows` (one K-vector of scratch per task, not per row).
 _ASSIGN_CHUNK = 64
-#: Up to this size of W (n x K float64) the fused :func:`_assign_rows` runs (W stays in the cache); above it
-#: the cache-blocked product of :mod:`rlsi.kernels.products` by blocks of this many entries (32 MB).
-_FUSED_MAX_BYTES = 1 << 21
-_ASSIGN_BLOCK_ENTRIES = 1 << 22
 
 
 _NO_BASE = np.zeros((0, 0))
@@ -405,23 +389,6 @@ def _assign_rows(indptr, indices, data, W, cols, R_base, R, rowmax, inv_scale, i
                 if v > m:
                     m = v
             rowmax[i] = m
-
-
-@njit(cache=True, parallel=True)
-def _add_rows(contrib, cols, R_base, R, rowmax, inv_scale, in_place):
-    """``R[cols[i]] = R_base[i] + inv_scale · contrib[i]`` in R's dtype, ``rowmax[i]`` = max_k |R[cols[i], k]|
-    as stored; ``in_place``: the base is R's row itself (:func:`_assign_rows` with the sums given)."""
-    K = contrib.shape[1]
-    for i in prange(cols.shape[0]):
-        c = cols[i]
-        m = 0.0
-        for k in range(K):
-            base = np.float64(R[c, k]) if in_place else R_base[i, k]
-            R[c, k] = base + inv_scale * contrib[i, k]
-            v = abs(np.float64(R[c, k]))
-            if v > m:
-                m = v
-        rowmax[i] = m
 
 
 @njit(cache=True, parallel=True)
