@@ -58,9 +58,9 @@ class ActiveRows:
 
     def __init__(self, stats, U, lam, *, cache=None, track_change=False, single_solve=False):
         """``U``: dense (M x K, solved in place) or CSR (each :meth:`solve` returns a new CSR); ``cache``:
-        ``(rowmax, live, n_folds[, G])`` at the end of the previous mini-batch, when R's stored rows and U have
-        not changed since (saves two passes over M x K per mini-batch, and G a pass over the live rows); ``track_change``: keep the live rows'
-        values of before the batch, as CSR, for :meth:`change` (dense U; instead of a copy of U), or, with
+        ``(rowmax, live, n_folds[, G])`` at the end of the previous mini-batch, when R's stored rows and U
+        have not changed since (saves two passes over M x K per mini-batch, and G a pass over the live rows);
+        ``track_change``: keep the live rows' values of before the batch, as CSR, for :meth:`change` (dense U; instead of a copy of U), or, with
         ``single_solve`` (one :meth:`solve` only: ξ = 1), sum the rows' squared changes as they are solved."""
         self.stats, self.lam = stats, lam
         self.sparse = sp.issparse(U)
