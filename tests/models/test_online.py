@@ -309,8 +309,10 @@ def test_row_screening_state_carried_between_batches_is_exact(monkeypatch, stats
     model = OnlineRLSI(4, lambda1=2.0, rho=1.0, n_inner=2, stats_dtype=stats_dtype, random_state=0)
     for a in range(0, 600, 60):
         model.partial_fit(X[a:a + 60])
-        U, (rowmax, live, n_folds) = model._row_cache
+        U, (rowmax, live, n_folds, G) = model._row_cache
         assert U is model._U and sp.issparse(U) != dense_topics
+        Ud = (U.toarray() if sp.issparse(U) else U).astype(np.float64)  # G = UᵀU carried to the next mini-batch's first V-step
+        np.testing.assert_allclose(G, Ud.T @ Ud, rtol=1e-12, atol=1e-14 * max(1.0, np.abs(G).max()))
         assert model.stats_.scale < 1.0 or a == 0  # re-scaled lazily
         np.testing.assert_array_equal(rowmax, row_absmax(model.stats_.stored_R))
         live_now = np.diff(U.tocsr().indptr) > 0 if sp.issparse(U) else _steps.nonzero_row_mask(U)
@@ -323,7 +325,8 @@ def test_lazy_rescaling_and_live_rows_equal_the_eager_oracle(monkeypatch, dense_
     """Lazy re-scaling (a stored scale, R never multiplied) and the U-step on the live rows only (dense or
     CSR topics, one or several blocks of rows) give the topics and statistics of Algorithm 4 done eagerly
     — all of S and R multiplied every mini-batch, every term row solved from zero (the numpy oracle) —
-    over several mini-batches with ρ = 1 and ξ = 3, to rounding and solver tolerance."""
+    over several mini-batches with ρ = 1 and ξ = 3, to rounding and solver tolerance. ``small_blocks`` also
+    takes the V-step's projection from the live rows as CSR (the path of large batches)."""
     import rlsi.models.active_rows as active_mod
     import rlsi.models.online as online_mod
     from rlsi.oracle import online_rlsi
@@ -332,6 +335,7 @@ def test_lazy_rescaling_and_live_rows_equal_the_eager_oracle(monkeypatch, dense_
         monkeypatch.setattr(online_mod, "DENSE_MAX_BYTES", 0)
     if small_blocks:
         monkeypatch.setattr(active_mod, "SOLVE_ENTRIES", 4 * 7)  # 7 rows per block
+        monkeypatch.setattr(active_mod, "CSR_PROJECTION_FACTOR", 0)
     X = planted_corpus(n_docs=240, seed=31)
     docs = X[[0, 60, 120, 180]].toarray()
     U0 = (docs / np.linalg.norm(docs, axis=1, keepdims=True)).T  # M x K: four documents as U₀

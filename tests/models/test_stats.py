@@ -195,3 +195,19 @@ def test_bad_inputs():
         st.update(sp.csr_matrix((3, 5)), np.zeros((3, 3)))
     with pytest.raises(RLSIError, match="out of range"):
         st.reset_topics([2])
+
+
+def test_csr_of_the_live_rows_of_dense_topics():
+    """The CSR the online V-step projects with (the listed rows of a dense U, others empty) holds exactly
+    those rows' non-zero entries."""
+    from rlsi.models.active_rows import _csr_of_rows
+
+    rng = np.random.default_rng(3)
+    U = rng.standard_normal((50, 7)) * (rng.random((50, 7)) < 0.3)
+    rows = np.flatnonzero(rng.random(50) < 0.5)
+    expected = np.zeros_like(U)
+    expected[rows] = U[rows]
+    got = _csr_of_rows(U, rows)
+    assert got.shape == U.shape and got.has_sorted_indices
+    np.testing.assert_array_equal(got.toarray(), expected)
+    assert got.nnz == np.count_nonzero(expected)

@@ -19,7 +19,7 @@ from numba import njit, prange
 
 import numba
 
-from ..kernels.lasso import lasso_cd_row, start_row
+from ..kernels.lasso import _cd_row, start_row
 from ..kernels.products import dense_to_csr, row_absmax
 from . import steps
 from .penalties import penalty as get_penalty
@@ -29,6 +29,9 @@ __all__ = ["ActiveRows"]
 #: Entries (rows x K) of one block of rows solved for CSR topics (the block's solutions before they become
 #: CSR: 64 MB in float32 at 16M entries), and of the blocks in which live rows are copied.
 SOLVE_ENTRIES = 1 << 24
+#: The V-step's projection reads the live rows as CSR (:meth:`ActiveRows.projection_topics`) when the dense
+#: product's entries (nnz(X) x K) exceed this many times the cost of building the CSR (0: always CSR).
+CSR_PROJECTION_FACTOR = 2
 #: Rows per task of the row kernels (tasks are dealt round-robin to the parts: term rows differ in cost).
 _CHUNK = 64
 
@@ -55,9 +58,9 @@ class ActiveRows:
 
     def __init__(self, stats, U, lam, *, cache=None, track_change=False, single_solve=False):
         """``U``: dense (M x K, solved in place) or CSR (each :meth:`solve` returns a new CSR); ``cache``:
-        ``(rowmax, live, n_folds)`` at the end of the previous mini-batch, when R's stored rows and U have
-        not changed since (saves two passes over M x K per mini-batch); ``track_change``: keep the live rows'
-        values of before the batch, as CSR, for :meth:`change` (dense U; instead of a copy of U), or, with
+        ``(rowmax, live, n_folds[, G])`` at the end of the previous mini-batch, when R's stored rows and U
+        have not changed since (saves two passes over M x K per mini-batch, and G a pass over the live rows);
+        ``track_change``: keep the live rows' values of before the batch, as CSR, for :meth:`change` (dense U; instead of a copy of U), or, with
         ``single_solve`` (one :meth:`solve` only: ξ = 1), sum the rows' squared changes as they are solved."""
         self.stats, self.lam = stats, lam
         self.sparse = sp.issparse(U)
@@ -66,7 +69,8 @@ class ActiveRows:
             self.live = (np.diff(U.indptr) > 0) if self.sparse else steps.nonzero_row_mask(U)
         else:
             self.rowmax, self.live = cache[0], cache[1]
-        self.G = None
+        # G = UᵀU of the last solve depends on U only (not on R's scale): it is valid as long as U is the same
+        self.G = cache[3] if cache is not None and len(cache) > 3 else None
         self.rows_solved = self.sweeps = 0  # over the solves of this object (diagnostics)
         self._before = self._touched = None
         self._single = bool(track_change and single_solve and not self.sparse)
@@ -78,8 +82,9 @@ class ActiveRows:
 
     @property
     def cache(self):
-        """What the next mini-batch's :class:`ActiveRows` can start from (see ``cache``)."""
-        return self.rowmax, self.live, self.stats.n_folds
+        """What the next mini-batch's :class:`ActiveRows` can start from (see ``cache``): the row maxima, the
+        live rows, ``stats.n_folds`` and ``G = UᵀU`` (None before a solve or :meth:`gram`)."""
+        return self.rowmax, self.live, self.stats.n_folds, self.G
 
     def gram(self, U):
         """``G = UᵀU`` (K x K): from the rows solved last (all non-zero rows are among them), else from the
@@ -93,6 +98,21 @@ class ActiveRows:
                 _gram_rows(U, live, parts)
                 self.G = parts.sum(axis=0)
         return self.G
+
+    def projection_topics(self, U, nnz_X):
+        """The topics for the V-step's projection ``Φ = X U`` of a batch with ``nnz_X`` entries: U itself when
+        CSR or when the dense product is cheap, else the live rows of the dense U as CSR (every other row is
+        zero). The dense product reads a K-wide row of the M x K array, at a random place, for every entry of
+        X (25,000 documents x K = 500: 5M rows of 4 KB); the CSR one a term's few non-zero weights, after two
+        passes over the live rows to build it and O(M) for its plan. The same sums either way (the zeros are
+        not added: :func:`steps.update_doc_vectors` with a CSR U)."""
+        if self.sparse:
+            return U
+        n_live = int(np.count_nonzero(self.live))
+        K = U.shape[1]
+        if nnz_X * K <= CSR_PROJECTION_FACTOR * (2 * n_live * K + 8 * U.shape[0]):  # K = 20, 256 docs: dense
+            return U
+        return _csr_of_rows(U, np.flatnonzero(self.live))
 
     def change(self, U):
         """``‖U − U_before‖_F`` over the rows solved since construction (the others did not change); dense U
@@ -161,11 +181,45 @@ def _gram_parts(n_rows, K):
 
 
 def _csr_of_rows(U, rows):
-    """The M x K CSR holding the rows ``rows`` of the dense U (the others empty), copied block by block."""
+    """The M x K CSR holding the rows ``rows`` (ascending int64) of the dense U without their zeros (the other
+    rows empty), read where they lie: two passes over those rows only, no copy of them, no pass over M x K."""
     M, K = U.shape
-    step = max(1, SOLVE_ENTRIES // K)
-    pieces = [dense_to_csr(U[rows[a:a + step]]) for a in range(0, len(rows), step)]
-    return _assemble(pieces, rows, M, K, U.dtype)
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    counts = np.zeros(M + 1, dtype=np.int64)
+    _count_rows(U, rows, counts)
+    indptr = np.cumsum(counts)
+    idx = np.int32 if max(int(indptr[-1]), K) < 2**31 else np.int64
+    indices = np.empty(indptr[-1], dtype=idx)
+    data = np.empty(indptr[-1], dtype=U.dtype)
+    _fill_rows(U, rows, indptr, indices, data)
+    return sp.csr_matrix((data, indices, indptr.astype(idx)), shape=(M, K))
+
+
+@njit(cache=True, parallel=True)
+def _count_rows(U, rows, counts):
+    """``counts[m + 1]`` = non-zero entries of row m of U, for m in ``rows``."""
+    K = U.shape[1]
+    for i in prange(rows.shape[0]):
+        m = rows[i]
+        c = 0
+        for k in range(K):
+            if U[m, k] != 0.0:
+                c += 1
+        counts[m + 1] = c
+
+
+@njit(cache=True, parallel=True)
+def _fill_rows(U, rows, indptr, indices, data):
+    """Write the non-zero entries of the rows ``rows`` of U at ``indptr[m]`` (their CSR positions)."""
+    K = U.shape[1]
+    for i in prange(rows.shape[0]):
+        m = rows[i]
+        q = indptr[m]
+        for k in range(K):
+            if U[m, k] != 0.0:
+                indices[q] = k
+                data[q] = U[m, k]
+                q += 1
 
 
 def _assemble(pieces, rows, M, K, dtype):
@@ -184,13 +238,18 @@ def _assemble(pieces, rows, M, K, dtype):
 
 
 @njit(cache=True, nogil=True)
-def _solve_row(r, u, g, S, half_lam, max_iter, tol, positive):
+def _solve_row(r, u, g, S, half_lam, max_iter, tol, positive, ws_idx, ws_M, ws_work):
     """:func:`rlsi.kernels.lasso.lasso_cd_rows`'s treatment of one row (u: warm start, solved in place): a
     zero row with ``max|r| <= λ/2`` (one-sided when ``positive``) is optimal as it is; else ``g = S u`` over
-    the non-zero weights and the coordinate descent of the shared row solver. Returns the sweeps done."""
+    the non-zero weights and the coordinate descent of the shared row solver. Returns the sweeps done.
+
+    ``ws_*``: the row solver's support-solve workspaces (K int64, K x K, 3 x K), allocated once per part by
+    the caller, as :func:`rlsi.kernels.lasso.lasso_cd_rows` does per chunk: the public
+    :func:`rlsi.kernels.lasso.lasso_cd_row` allocates them for every row (a K x K array, 2 MB at K = 500,
+    for each of the ~400k rows of an online U-step)."""
     if not start_row(r, S, u, g, half_lam, positive):
         return 0
-    return lasso_cd_row(r, S, u, g, half_lam, max_iter, tol, positive)
+    return _cd_row(r, S, u, g, half_lam, max_iter, tol, positive, ws_idx, ws_M, ws_work)
 
 
 @njit(cache=True, nogil=True)
@@ -233,6 +292,9 @@ def _solve_dense_rows(R, S, U, rows, half_lam, max_iter, tol, positive, live, pa
         g = np.empty(K)
         u0 = np.empty(K)
         idx = np.empty(K, dtype=np.int64)
+        ws_idx = np.empty(K, dtype=np.int64)
+        ws_M = np.empty((K, K))
+        ws_work = np.empty((3, K))
         for c in range(p, n_chunks, P):
             for i in range(c * _CHUNK, min(n, (c + 1) * _CHUNK)):
                 m = rows[i]
@@ -240,7 +302,7 @@ def _solve_dense_rows(R, S, U, rows, half_lam, max_iter, tol, positive, live, pa
                     u[k] = U[m, k]
                     u0[k] = u[k]
                     r[k] = R[m, k]
-                sweeps[p] += _solve_row(r, u, g, S, half_lam, max_iter, tol, positive)
+                sweeps[p] += _solve_row(r, u, g, S, half_lam, max_iter, tol, positive, ws_idx, ws_M, ws_work)
                 for k in range(K):
                     U[m, k] = u[k]
                     u[k] = U[m, k]  # as stored
@@ -264,6 +326,9 @@ def _solve_csr_rows(R, S, indptr, indices, data, rows, half_lam, max_iter, tol, 
         r = np.empty(K)
         g = np.empty(K)
         idx = np.empty(K, dtype=np.int64)
+        ws_idx = np.empty(K, dtype=np.int64)
+        ws_M = np.empty((K, K))
+        ws_work = np.empty((3, K))
         for c in range(p, n_chunks, P):
             for i in range(c * _CHUNK, min(n, (c + 1) * _CHUNK)):
                 m = rows[i]
@@ -272,7 +337,7 @@ def _solve_csr_rows(R, S, indptr, indices, data, rows, half_lam, max_iter, tol, 
                     r[k] = R[m, k]
                 for q in range(indptr[m], indptr[m + 1]):
                     u[indices[q]] += data[q]  # adds duplicates of a non-canonical CSR, as scipy does
-                sweeps[p] += _solve_row(r, u, g, S, half_lam, max_iter, tol, positive)
+                sweeps[p] += _solve_row(r, u, g, S, half_lam, max_iter, tol, positive, ws_idx, ws_M, ws_work)
                 for k in range(K):
                     out[i, k] = u[k]
                     u[k] = out[i, k]  # as stored (R's dtype)

@@ -15,9 +15,10 @@ lasso is the shared coordinate-descent row solver, warm-started from the previou
 (K x K), R (M x K dense, float32 for float32 input unless ``stats_dtype`` says otherwise) and one
 mini-batch — never the stream (:class:`rlsi.models.stats.TopicStatistics`).
 
-Cost of an embedded iteration. The projection (``Φ = X_t U``), the batch's rows of R (one fused kernel,
-:meth:`rlsi.models.stats.PendingBatch.assign`) and the U-step on the rows that can be non-zero
-(:class:`rlsi.models.active_rows.ActiveRows`: each row solved where it lies, ``UᵀU`` accumulated over the
+Cost of an embedded iteration. The projection (``Φ = X_t U``: from the live rows of U as CSR when the
+batch is large, :meth:`rlsi.models.active_rows.ActiveRows.projection_topics`), the batch's rows of R
+(one fused kernel, :meth:`rlsi.models.stats.PendingBatch.assign`) and the U-step on the rows that can be
+non-zero (:class:`rlsi.models.active_rows.ActiveRows`: each row solved where it lies, ``UᵀU`` accumulated over the
 non-zero weights) are the three kernels; their bookkeeping — which rows are live, each row's
 ``max_k |r_mk|``, ``UᵀU``, the topic change — is carried from one iteration and one mini-batch to the next
 instead of being recomputed from the M x K arrays. Nothing of a mini-batch costs M x K: the re-scaling is
@@ -424,8 +425,10 @@ class OnlineRLSI(SquaredLossModel):
             for it in range(self.n_inner):
                 # with tracked live rows, G = UᵀU needs no scan of the whole M x K array
                 G = rows.gram(U) if active else None
+                # Φ = X U from the live rows as CSR where a dense U would be read K-wide for every entry of X
+                U_proj = rows.projection_topics(U, X.nnz) if active else U
                 W, _ = steps.update_doc_vectors(
-                    X, U, penalty=self.doc_penalty, lam=self.lambda2, W_prev=W,
+                    X, U_proj, penalty=self.doc_penalty, lam=self.lambda2, W_prev=W,
                     max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=np.float64, G=G)
                 pending.assign(W)
                 sweeps_cap = self._topic_sweeps(warm or it > 0)

@@ -343,7 +343,10 @@ class PendingBatch:
             raise RLSIError(f"W_batch has shape {W.shape}, expected {(self.n, st.n_components)}")
         st.S = self.S_base + W.T @ W
         if self.XcT is not None:
-            # R[cols] = R_base + XcT W in one pass: no contribution array, no sum array, no scatter copy
+            # R[cols] = R_base + XcT W in one pass: no contribution array, no sum array, no scatter copy. (The
+            # cache-blocked product of kernels.products, then base + contribution, was measured no faster for
+            # 25,000 documents x K = 500: most of X's entries are in terms too rare for a chunk of W to be
+            # reused; benchmarks/results/online_pass_25k.md.)
             in_place = self.R_base is None
             _assign_rows(self.XcT.indptr, self.XcT.indices, self.XcT.data, W, self.cols,
                          _NO_BASE if in_place else self.R_base, st._R, self.rowmax, self.inv_scale, in_place)
