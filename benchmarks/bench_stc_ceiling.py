@@ -105,7 +105,7 @@ def medstc(Xtr, ytr, Xte, yte, args, rows):
         Ttr, Tte = m.transform(Xtr), m.transform(Xte)
         if name == "MedSTC":
             # how far the hinge moved the training codes of the last coding pass (doc_codes_) from the
-            # label-free codes, and the scale of the joint η (before the refit, kept in joint_coef_)
+            # label-free codes of the same documents
             shift = np.linalg.norm(m.doc_codes_ - Ttr, axis=1)
             note = (f"hinge shift ‖θ_train − θ_label-free‖: median {np.median(shift):.3g}, 90th pct "
                     f"{np.percentile(shift, 90):.3g}; ‖θ_label-free‖ median {np.median(np.linalg.norm(Ttr, axis=1)):.3g}")
