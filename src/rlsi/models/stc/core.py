@@ -51,6 +51,9 @@ log = logging.getLogger("rlsi.models.stc")
 
 PRIORS = {"normal": kernels.NORMAL, "laplace": kernels.LAPLACE}
 DICTIONARY_STEPS = ("mm", "projected")
+# iterations of MedSTC's per-document θ solver (kernels._theta_hinge), which stops earlier on its duality
+# gap; 50 (before) left θ far from the minimiser at Δ = 3600 (benchmarks/results/stc_medstc.md)
+HINGE_MAX_ITER = 1000
 
 
 def check_counts(X, *, name="X"):
@@ -176,7 +179,7 @@ class STCBase(TopicModel):
             X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data, betaT, theta, S, use_S, warm,
             want_grad, float(self.eps), float(self.lam), float(self.gamma), float(self.rho),
             PRIORS[self.prior], bool(self.collapsed), int(self.max_sweeps), float(self.tol),
-            np.ascontiguousarray(eta, dtype=np.float64), y.astype(np.int64), float(delta), float(c), 50,
+            np.ascontiguousarray(eta, dtype=np.float64), y.astype(np.int64), float(delta), float(c), HINGE_MAX_ITER,
             n_chunks, col_map, len(cols), bool(linear_hinge))
         return G, B, f, sweeps, zeros, cols
 
