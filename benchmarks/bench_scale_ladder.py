@@ -718,6 +718,10 @@ def fit_exponent(x, y):
 
 
 def cmd_plot(a):
+    if a.png is None and a.md is None:
+        raise SystemExit("plot: give --md (the PNG goes next to it) or --png")
+    if a.png is None:  # next to the report, never over the committed scale_ladder.png by default
+        a.png = Path(a.md).with_suffix(".png")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -912,7 +916,8 @@ def main(argv=None):
     e.add_argument("--md", type=Path, default=None)
     q = sub.add_parser("plot", help="draw the PNG (and a markdown report) from the JSON")
     q.add_argument("--json", type=Path, required=True)
-    q.add_argument("--png", type=Path, default=Path("benchmarks/results/scale_ladder.png"))
+    q.add_argument("--png", type=Path, default=None,
+                   help="where the PNG goes (default: next to --md, with its name; none without --md)")
     q.add_argument("--md", type=Path, default=None)
     a = p.parse_args(argv)
     if a.cmd == "run":
