@@ -180,11 +180,12 @@ def child_batch(s):
     from rlsi.models.memory import current_rss, estimate_for, peak_rss
 
     _warm_up(s["dtype"])
+    base = current_rss()  # before X: load_matrix reads X through (its checks), and X is a component
     X = _load(s)
     N, M = X.shape
     K = s["k"]
     model = BatchRLSI(K, lambda1=s["lambda1"], max_iter=s["iters"], tol=0.0, random_state=s["seed"])
-    est = estimate_for(model, X, baseline=current_rss(), topic_density=s["avgcomp"])
+    est = estimate_for(model, X, baseline=base)  # the topics predicted, as `rlsi fit --matrix` prints it
     iters, clock = [], {}
     u_step, v_step = batch.RLSIProblem.u_step, batch.RLSIProblem.v_step
 
@@ -223,9 +224,10 @@ def child_online(s):
     from rlsi.quality import avg_compactness
 
     _warm_up(s["dtype"])
+    base = current_rss()  # before X (see child_batch)
     X = _load(s)
     model = OnlineRLSI(s["k"], lambda1=s["lambda1"], batch_size=s["online_batch"], random_state=s["seed"])
-    est = estimate_for(model, X, baseline=current_rss(), topic_density=s["avgcomp"])
+    est = estimate_for(model, X, baseline=base, topic_density=s["avgcomp"])
     t = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -233,7 +233,9 @@ class BatchRLSI(SquaredLossModel):
         M x K array once more than 5 % of the weights are non-zero (see :class:`RLSIProblem`).
     target_terms_per_topic : None or int — ask for sparsity instead of λ₁: λ₁ is searched so that topics
         keep about this many non-zero terms (ℓ1 topics only; :mod:`rlsi.models.sparsity`), ``lambda1`` is
-        then ignored and the λ₁ found is reported as ``lambda1_`` (in ``lambda1_scale`` units).
+        then ignored and the λ₁ found is reported as ``lambda1_`` (in ``lambda1_scale`` units). The fit
+        continues from the search's last iterate (its W and U; the search's six iterations are not
+        repeated): ``max_iter``, ``objective_`` and ``n_iter_`` count the iterations after the search.
     init : {"docs", "random"}, default "docs" — see the module docstring.
     max_iter : int, default 100 — outer iterations (the paper runs 100).
     tol : float, default 1e-4 — stop when the objective decreases by less than ``tol`` (relative).

@@ -12,6 +12,9 @@ X                             nnz (b + i) + (N + 1) i                      the i
 transposed copy D = Xᵀ        nnz (b + i) + (M + 1) i                      ``RLSIProblem.D`` (R = D W)
 setup temporaries             8 nnz                                        the squares of X's entries for
                                                                            ‖X‖² (float64), freed at once
+float64 copy of W₀            8 N K where W is float32                     ``tasks.gram(W)`` for S = WᵀW
+                                                                           (phase "S of the initial W": the
+                                                                           peak of mid-size float32 fits)
 per-term arrays               8 M + 16 M with ℓ1 topics                    document frequencies; the
                                                                            screening's row norms and bounds
 W (document vectors)          N K b, twice during the V-step               old and new W side by side (the
@@ -236,19 +239,24 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
     v_blocks = 2 * min(rows, N) * K * 8 * min(workers, -(-N // rows))
     gram = 6 * 8 * K * K
     init_tmp = 2 * 8 * N * K if init == "random" else 0
+    w64 = N * K * 8 if b != 8 else 0  # a float64 copy of W, where W is not float64 already
     base = int(baseline)
 
     phases = {
         "start": {"X": X, "W": W, "initial W temporaries": init_tmp, "document blocks": v_blocks},
         # ‖X‖² squares X's entries into float64 while D and the document frequencies exist
         "setup": {"X": X, "transposed copy": D, "W": W, "setup temporaries": 8 * nnz, "per-term arrays": 8 * M},
+        # S = WᵀW of the initial W (tasks.gram: W converted to float64 whole, for one BLAS syrk)
+        "S of the initial W": {"X": X, "transposed copy": D, "W": W + w64, "per-term arrays": per_term,
+                               "Gram": gram},
         "U-step": {"X": X, "transposed copy": D, "W": W, "per-term arrays": per_term, "U": U_step,
                    "R blocks": r_blocks, "Gram": gram},
         "V-step": {"X": X, "transposed copy": D, "W": 2 * W, "per-term arrays": per_term, "U": U_kept,
                    "dense copy of U": v_copy, "plan of sparse U": plan, "document blocks": v_blocks, "Gram": gram},
     }
     if search:
-        phases["λ1 search"] = {"X": X, "transposed copy": D, "W": 3 * W, "per-term arrays": 2 * per_term,
+        # the bisection's R rows and S read W in float64 too (w64) next to the fit's W₀ and a round's W
+        phases["λ1 search"] = {"X": X, "transposed copy": D, "W": 3 * W + w64, "per-term arrays": 2 * per_term,
                                "U": U_step, "R blocks": r_blocks, "Gram": gram}
     for comps in phases.values():
         comps["process before the fit"] = base
