@@ -92,7 +92,7 @@ def cmd_report(a):
     rows = [[r["label"], r["spec"]["k"], r["spec"]["target"], f"{r['spec']['tol']:g}", r["spec"]["max_iter"],
              f"{r['cpu_s']:.1f}", r["u_steps"], r["n_iter"], f"{r['objective']:.6g}", f"{r['terms_per_topic']:.0f}",
              f"{r['median_terms']:.0f}", f"{r['lambda1']:.4g}", r["dead"]] for r in records]
-    L += [harness.md_table(["code", "K", "target terms/topic", "tol", "max_iter", "CPU s (search + fit)",
+    L += [*harness.md_table(["code", "K", "target terms/topic", "tol", "max_iter", "CPU s (search + fit)",
                             "U-steps (search + fit)", "n_iter_", "final objective", "terms/topic", "median",
                             "λ₁ (per 1000 docs)", "dead"], rows), ""]
     L += ["CPU time of the child process (1 numba/BLAS thread, `time.process_time`), compilation excluded; the "

@@ -129,7 +129,7 @@ def cmd_report(a):
                      f"{r['estimate_bound'] / gb:.2f} ({pct(r['estimate_bound'])})",
                      f"{r['estimate_avgcomp'] / gb:.2f} ({pct(r['estimate_avgcomp'])})", f"{r['predict_cpu_s']:.1f}",
                      f"{r['baseline'] / gb:.2f}"])
-    L += [harness.md_table(["N x M", "nnz(X)", "dtype", "K", "asked", "AvgComp", "iters", "peak RSS GB",
+    L += [*harness.md_table(["N x M", "nnz(X)", "dtype", "K", "asked", "AvgComp", "iters", "peak RSS GB",
                             "estimate GB (predicted)", "estimate GB (0.05 bound)", "estimate GB (AvgComp as bound)",
                             "prediction CPU s", "baseline GB"], rows), ""]
     L += ["Peak RSS: the child's `VmHWM` (the baseline, the process after compiling the kernels, included in "

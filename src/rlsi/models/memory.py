@@ -44,11 +44,16 @@ fit. Two ways to count them:
   fit does not take (it made the estimate 35–66 % high at 100k x 500k);
 * bounded: ``topic_density`` (0.05, the share beyond which ``topic_representation="auto"`` switches to
   dense topics when they fit in ``DENSE_MAX_BYTES``) bounds nnz(U), and the copy is counted whenever it
-  is possible. The peak is the largest of the
-phases (setup, U-step, V-step); ``baseline`` adds what the process holds already (the interpreter, the
-libraries, the compiled kernels: measure it with :func:`current_rss`). The search for λ₁ of
-``target_terms_per_topic`` is the phase "λ1 search" (``search=True``: the fit's one copy of D, shared by
-the search's problems, and up to three copies of W at once). Not counted: the allocator's fragmentation.
+  is possible.
+
+The peak is the largest of the phases (setup, S of the initial W, U-step, V-step); ``baseline`` adds what
+the process holds already (the interpreter, the libraries, the compiled kernels: measure it with
+:func:`current_rss` *before* X is loaded, or subtract X — it is a component: ``rlsi fit``'s preflight does
+the latter). The search for λ₁ of ``target_terms_per_topic`` is the phase "λ1 search" (``search=True``: the
+fit's one copy of D, shared by the search's problems, which the fit then continues, and up to three copies
+of W at once). Not counted: the allocator's fragmentation, and what freed temporaries (the prediction's,
+the initialisation's) leave resident: 5–10 % of the measured peaks at 50k–200k documents
+(benchmarks/results/memory_estimate.md), which is why the estimate there is a few % low.
 
 Why a memory limit does not size the blocks. The blocks are the one part of the peak that a block size
 could bound, and they are small: ``E`` = 4M entries make 3 E b = 96 MB of R blocks in float64 (48 MB in
@@ -347,8 +352,8 @@ def predict_topics(X, n_components, *, lambda1=None, target=None, lambda2=1.0, d
     N, M = X.shape
     K = int(n_components)
     nonempty = np.flatnonzero(np.diff(X.indptr) > 0)
-    if len(nonempty) < K or (lambda1 is None) == (target is None):
-        raise ValueError("predict_topics needs K non-empty documents and one of lambda1, target")
+    if len(nonempty) < K or K > M or (lambda1 is None) == (target is None):
+        raise ValueError("predict_topics needs K <= M, K non-empty documents and one of lambda1, target")
     seeds = np.sort(rng.choice(nonempty, size=K, replace=False))
     U0 = X[seeds].T.tocsr().astype(np.float64)
     norms = np.sqrt(np.asarray(U0.multiply(U0).sum(axis=0)).ravel())
@@ -420,14 +425,17 @@ def estimate_for(model, X, *, baseline=0, topic_density=None) -> MemoryEstimate:
 
     topics = None
     target = getattr(model, "target_terms_per_topic", None)
-    if topic_density is None and model.init == "docs" and penalty(model.topic_penalty).norm == "l1":
-        topics = predict_topics(X, model.n_components, lambda1=None if target else model.effective_lambda1(N),
-                                target=target, lambda2=model.lambda2, doc_penalty=model.doc_penalty,
+    K = model.n_components
+    # sizes the fit itself refuses (K above the vocabulary or the non-empty documents) are left to its checks
+    predictable = (topic_density is None and model.init == "docs" and penalty(model.topic_penalty).norm == "l1"
+                   and K <= M and np.count_nonzero(np.diff(X.indptr)) >= K)
+    if predictable:
+        topics = predict_topics(X, K, lambda1=None if target else model.effective_lambda1(N), target=target,
+                                lambda2=model.lambda2, doc_penalty=model.doc_penalty,
                                 positive=penalty(model.topic_penalty).nonneg,
-                                # an int seed as the fit's; never the model's Generator (it would move the fit's draws)
+                                # an int seed as the fit's; never the model's Generator (it would move its draws)
                                 random_state=model.random_state if isinstance(model.random_state, (int, np.integer))
-                                else 0,
-                                max_iter=model.inner_max_iter, tol=model.inner_tol)
+                                else 0, max_iter=model.inner_max_iter, tol=model.inner_tol)
     return estimate_batch_fit(N, M, X.nnz, model.n_components, dtype=X.dtype, index_dtype=X.indices.dtype,
                               topic_penalty=model.topic_penalty, topic_representation=model.topic_representation,
                               topic_density=0.05 if topic_density is None else topic_density, topics=topics,
