@@ -214,8 +214,11 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
     per_term = 8 * M + (16 * M if l1 else 0)  # df; the screening's row norms and bounds
     dense_ok = M * K * b <= DENSE_MAX_BYTES
     density = float(topic_density)
+    # the representation follows the density itself (the switch of batch.RLSIProblem), so a predicted
+    # density decides it without the margin (dense topics cost 2 M K b in the U-step, sparse ones 3 nnz(U))
+    switch_density = float(topics.density) if topics is not None else density
     dense = topic_representation == "dense" or (topic_representation == "auto" and dense_ok and (
-        not l1 or density > DENSE_ABOVE))
+        not l1 or switch_density > DENSE_ABOVE))
     if dense:
         U_step, U_kept = 2 * M * K * b, M * K * b
     else:
