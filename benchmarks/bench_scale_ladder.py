@@ -180,11 +180,12 @@ def child_batch(s):
     from rlsi.models.memory import current_rss, estimate_for, peak_rss
 
     _warm_up(s["dtype"])
+    base = current_rss()  # before X: load_matrix reads X through (its checks), and X is a component
     X = _load(s)
     N, M = X.shape
     K = s["k"]
     model = BatchRLSI(K, lambda1=s["lambda1"], max_iter=s["iters"], tol=0.0, random_state=s["seed"])
-    est = estimate_for(model, X, baseline=current_rss(), topic_density=s["avgcomp"])
+    est = estimate_for(model, X, baseline=base)  # the topics predicted, as `rlsi fit --matrix` prints it
     iters, clock = [], {}
     u_step, v_step = batch.RLSIProblem.u_step, batch.RLSIProblem.v_step
 
@@ -223,9 +224,10 @@ def child_online(s):
     from rlsi.quality import avg_compactness
 
     _warm_up(s["dtype"])
+    base = current_rss()  # before X (see child_batch)
     X = _load(s)
     model = OnlineRLSI(s["k"], lambda1=s["lambda1"], batch_size=s["online_batch"], random_state=s["seed"])
-    est = estimate_for(model, X, baseline=current_rss(), topic_density=s["avgcomp"])
+    est = estimate_for(model, X, baseline=base, topic_density=s["avgcomp"])
     t = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -718,6 +720,10 @@ def fit_exponent(x, y):
 
 
 def cmd_plot(a):
+    if a.png is None and a.md is None:
+        raise SystemExit("plot: give --md (the PNG goes next to it) or --png")
+    if a.png is None:  # next to the report, never over the committed scale_ladder.png by default
+        a.png = Path(a.md).with_suffix(".png")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -912,7 +918,8 @@ def main(argv=None):
     e.add_argument("--md", type=Path, default=None)
     q = sub.add_parser("plot", help="draw the PNG (and a markdown report) from the JSON")
     q.add_argument("--json", type=Path, required=True)
-    q.add_argument("--png", type=Path, default=Path("benchmarks/results/scale_ladder.png"))
+    q.add_argument("--png", type=Path, default=None,
+                   help="where the PNG goes (default: next to --md, with its name; none without --md)")
     q.add_argument("--md", type=Path, default=None)
     a = p.parse_args(argv)
     if a.cmd == "run":

@@ -69,6 +69,14 @@ def test_plot_and_report_from_a_results_json(ladder, tmp_path):
     assert f"nnz(D)^{p_nnz:.2f} (3 sizes)" in text
     assert f"K^{p_k:.2f} (3 values of K)" in text
     assert "would need about 40.0 GB" in text and "TruncatedSVD" in text
+    # without --png the PNG goes next to the report (never over the committed results/scale_ladder.png)
+    md2 = tmp_path / "other" / "report.md"
+    md2.parent.mkdir()
+    assert ladder.main(["plot", "--json", str(path), "--md", str(md2)]) == 0
+    assert (tmp_path / "other" / "report.png").read_bytes()[:4] == b"\x89PNG"
+    assert "![time per iteration](report.png)" in md2.read_text()
+    with pytest.raises(SystemExit, match="--md"):
+        ladder.main(["plot", "--json", str(path)])
 
 
 def test_a_child_over_the_memory_budget_is_killed_and_reported(ladder, tmp_path):

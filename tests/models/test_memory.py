@@ -46,7 +46,21 @@ def test_components_follow_the_sizes():
     assert wide.components["X"] == 3_000_000_000 * (8 + 8) + 10_001 * 8  # int64 indices beyond 2^31 entries
     base = estimate_batch_fit(10_000, 50_000, 1_000_000, 100, baseline=123_456_789)
     assert base.peak - a.peak == 123_456_789
-    assert set(a.phases) == {"start", "setup", "U-step", "V-step"} and a.peak == max(a.phases.values())
+    assert set(a.phases) == {"start", "setup", "S of the initial W", "U-step", "V-step"}
+    assert a.peak == max(a.phases.values())
+
+
+def test_a_float32_fit_counts_the_float64_copy_of_w_for_its_gram():
+    """tasks.gram converts W to float64 whole (one BLAS syrk): measured as the peak of the 100k x 500k,
+    K = 500 float32 fit (benchmarks/results/memory_estimate.md); a float64 W is used as it is."""
+    N, K = 100_000, 500
+    f32 = estimate_batch_fit(N, 500_000, 20_000_000, K, dtype=np.float32, topic_density=0.004)
+    f64 = estimate_batch_fit(N, 500_000, 20_000_000, K, dtype=np.float64, topic_density=0.004)
+    s32, s64 = f32.phases["S of the initial W"], f64.phases["S of the initial W"]
+    assert s32 - f32.phases["start"] > N * K * 8
+    # float64: W and its "copy" are one array; the difference to float32 is X, D (4 bytes of value each)
+    # and W itself, not a second W
+    assert s64 - s32 == 2 * 20_000_000 * 4 + N * K * 4 - N * K * 8
 
 
 def test_dense_topics_cost_m_by_k():
@@ -154,3 +168,64 @@ def test_a_lambda1_search_is_a_phase_of_its_own():
     # the search's problems share the fit's one transposed copy; they add copies of W (the starting W,
     # and old and new W of a round's V-step)
     assert comps["λ1 search"] - comps["U-step"] >= 2 * W
+
+
+def test_the_dense_copy_of_u_follows_the_predicted_work_share():
+    """With a TopicProfile the V-step's dense copy of U (M K b) is counted only when the predicted work
+    share of the sparse product is near the switch (batch.SPARSE_WORK_SHARE); otherwise the sparse product's
+    plan is: a row index per term and the heavy rows dense."""
+    from rlsi.models.batch import SPARSE_WORK_SHARE
+    from rlsi.models.memory import PREDICTION_MARGIN, SHARE_MARGIN, TopicProfile
+
+    N, M, nnz, K = 10_000, 50_000, 1_000_000, 100
+    light = TopicProfile(density=0.004, work_share=0.5 * SPARSE_WORK_SHARE / SHARE_MARGIN, heavy_rows=40)
+    heavy = TopicProfile(density=0.004, work_share=1.1 * SPARSE_WORK_SHARE / SHARE_MARGIN, heavy_rows=40)
+    b = estimate_batch_fit(N, M, nnz, K, topics=heavy)
+    va = estimate_batch_fit(N, M, nnz, K, topics=light).phases["V-step"]
+    vb = estimate_batch_fit(N, M, nnz, K, topics=heavy).phases["V-step"]
+    plan = 4 * M + int(PREDICTION_MARGIN * 40) * K * 8
+    assert vb - va == M * K * 8 - plan
+    # nnz(U) is the predicted density with its margin, not the 0.05 bound
+    bound = estimate_batch_fit(N, M, nnz, K)
+    assert bound.phases["U-step"] - b.phases["U-step"] == 3 * (0.05 - PREDICTION_MARGIN * 0.004) * M * K * 12
+
+
+def test_predicted_topics_match_the_first_u_step_of_the_fit():
+    """predict_topics (the first U-step on a sample of half the documents, λ₁ scaled to it) against the
+    fit's own first U-step: nnz(U) and the V-step's work share within a factor 1.5, on a corpus where the
+    two differ by orders of magnitude between the λ₁ values (so the check is not met by a constant)."""
+    from rlsi.datasets.synthetic import make_corpus
+    from rlsi.models import BatchRLSI
+    from rlsi.models.memory import predict_topics
+
+    X = make_corpus(4000, 6000, 80, n_topics=30, seed=2).X
+    df = np.diff(X.tocsc().indptr).astype(float)
+    seen = []
+    for lam in (0.02, 0.2):
+        model = BatchRLSI(30, lambda1=lam, max_iter=1, tol=0.0, random_state=0).fit(X)
+        U = model.components_.T.tocsr()
+        density = U.nnz / (U.shape[0] * U.shape[1])
+        share = float(df @ np.diff(U.indptr)) / (X.nnz * 30)
+        got = predict_topics(X, 30, lambda1=model.lambda1_effective_, sample_docs=2000, head_terms=300,
+                             sample_terms=1500)
+        assert density / 1.5 <= got.density <= 1.5 * density, (lam, got, density)
+        assert share / 1.5 <= got.work_share <= 1.5 * share, (lam, got, share)
+        seen.append(density)
+    assert seen[0] > 3 * seen[1]
+
+
+def test_estimate_for_predicts_unless_given_a_bound():
+    from rlsi.datasets.synthetic import make_corpus
+    from rlsi.models import BatchRLSI
+    from rlsi.models.memory import estimate_for
+
+    X = make_corpus(2000, 5000, 60, n_topics=20, seed=0).X
+    model = BatchRLSI(20, lambda1=0.2, random_state=0)
+    predicted = estimate_for(model, X)
+    bounded = estimate_for(model, X, topic_density=0.05)
+    assert predicted.phases["U-step"] < bounded.phases["U-step"]
+    # the model's seed is used, never its Generator (the estimate must not move the fit's random draws)
+    gen = np.random.default_rng(5)
+    state = gen.bit_generator.state
+    estimate_for(BatchRLSI(20, lambda1=0.2, random_state=gen), X)
+    assert gen.bit_generator.state == state

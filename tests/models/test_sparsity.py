@@ -25,13 +25,15 @@ def test_fit_has_the_requested_terms_per_topic_within_20_percent(med, K, target)
         model = BatchRLSI(K, target_terms_per_topic=target, random_state=0, max_iter=50).fit(med)
     per_topic = model.components_.nnz / K
     assert 0.8 * target <= per_topic <= 1.2 * target
-    # the λ₁ found is reported in the user's units and reproduces the fit when given back
+    # the λ₁ found is reported in the user's units and is the λ₁ of Eq. (1) when given back
     assert model.lambda1_ == pytest.approx(model.lambda1_effective_ * 1000 / med.shape[0])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         again = BatchRLSI(K, lambda1=model.lambda1_, random_state=0, max_iter=50).fit(med)
     assert again.lambda1_effective_ == pytest.approx(model.lambda1_effective_, rel=1e-12)
-    np.testing.assert_allclose(again.objective_, model.objective_, rtol=1e-9)
+    # the fit continued from the search's state: every iteration it reports decreases Eq. (1) with the λ₁
+    # found (a fit whose λ₁ changed after its first iterations would not have to)
+    assert np.all(np.diff(model.objective_) <= 1e-9 * abs(model.objective_[0]))
 
 
 def test_more_terms_asked_means_weaker_lambda1(med):
@@ -69,3 +71,33 @@ def test_the_search_and_the_fit_share_one_transposed_copy(med, monkeypatch):
         BatchRLSI(10, target_terms_per_topic=50, random_state=0, max_iter=2).fit(med)
     assert len(seen) >= 2 and all(D is not None for D in seen)
     assert all(D is seen[0] for D in seen)
+    # no problem of its own for the fit: it continues the search's last one (2 rounds of iterations)
+    assert len(seen) == 2
+
+
+def test_the_fit_continues_the_search_and_is_deterministic(med, monkeypatch):
+    """The fit starts where the search stopped (W and U of its last iterate, the λ₁ found), not from W₀
+    again: its first iteration is the search's 7th, so its first objective is below that of a fit of the
+    same λ₁ from W₀, and its U-steps are all warm. Two fits with one seed are identical."""
+    from rlsi.models import batch
+
+    warm = []
+    original = batch.RLSIProblem.u_step
+
+    def spy(self, executor):
+        warm.append(self.U is not None)
+        return original(self, executor)
+
+    monkeypatch.setattr(batch.RLSIProblem, "u_step", spy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        a = BatchRLSI(10, target_terms_per_topic=60, random_state=3, max_iter=4, tol=0.0).fit(med)
+        n_search = len(warm) - 4
+        b = BatchRLSI(10, target_terms_per_topic=60, random_state=3, max_iter=4, tol=0.0).fit(med)
+        scratch = BatchRLSI(10, lambda1=a.lambda1_, random_state=3, max_iter=4, tol=0.0).fit(med)
+    assert n_search == 6  # two rounds of three iterations, then the fit's four
+    assert warm[:8] == [False, True, True, False, True, True, True, True]  # the fit's first U-step is warm
+    assert a.objective_[0] < scratch.objective_[0]
+    assert (a.components_ != b.components_).nnz == 0
+    np.testing.assert_array_equal(a.objective_, b.objective_)
+    assert a.lambda1_ == b.lambda1_ and a.n_iter_ == 4

@@ -178,3 +178,24 @@ def test_each_distinct_token_is_stemmed_once_per_process(counted_stemmers):
     assert counted_stemmers["english"].calls == len(distinct)
     second("unseen words here")
     assert counted_stemmers["english"].calls == len(distinct) + 2  # "unseen", "words" ("here": stop word)
+
+
+def test_the_stem_cache_is_bounded_and_stems_stay_right(monkeypatch):
+    """The process-wide stem cache never holds more than its bound (a web-scale ingestion meets tens of
+    millions of distinct tokens), and a token stemmed after the cache was emptied gets the same stem."""
+    import snowballstemmer
+
+    from rlsi.text import tokenize
+
+    cache = tokenize._StemCache(snowballstemmer.stemmer("english"), max_size=50)
+    direct = snowballstemmer.stemmer("english")
+    words = [f"running{i}s" for i in range(400)] + ["running", "cats", "running"]
+    sizes = []
+    for w in words:
+        assert cache[w] == direct.stemWord(w)
+        sizes.append(len(cache))
+    assert max(sizes) == 50 and sizes[-1] < 50  # it filled up, and was emptied at least once
+    # the shared cache of a Tokenizer has the module's bound
+    tok = tokenize.Tokenizer(stemmer="english")
+    assert tok._stems.max_size == tokenize.STEM_CACHE_MAX
+    assert tok("Running cats") == [direct.stemWord("running"), direct.stemWord("cats")]

@@ -150,7 +150,9 @@ def preflight(args, model, X):
     available; log the estimate otherwise."""
     from ..models.memory import available_memory, current_rss, estimate_for, format_bytes
 
-    base = current_rss()
+    # X is resident already (built in memory, or memory-mapped and read through by load_matrix's checks) and
+    # is a component of the estimate: not in the baseline too
+    base = max(0, current_rss() - (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes))
     estimate = estimate_for(model, X, baseline=base)
     limit = getattr(args, "memory_limit", None)
     what = "--memory-limit"

@@ -45,7 +45,8 @@ solution is zero); ``n_rows_screened_`` counts the skipped rows.
 Sparsity target. ``target_terms_per_topic`` runs the λ₁ search of :mod:`rlsi.models.sparsity` with the
 same random sample of term rows: the sampled rows of R = D W (at most ``SAMPLE_ROWS`` x K) and S are
 reduced from the partitions, the bisection runs on the client, and the RLSI iterations between rounds
-are distributed problems. So the λ₁ found is the local learner's (to rounding).
+are distributed problems. So the λ₁ found is the local learner's (to rounding), and, as there, the fit
+continues from the search's last problem instead of starting again from W₀.
 
 The patent's MPI arrangement (documents partitioned over ranks, an all-reduce of S and of the R term
 blocks, topic rows solved by the rank that owns the term block) is the same arithmetic with the same
@@ -286,8 +287,14 @@ class DaskRLSI(BatchRLSI):
         objectives, moved, seconds = [], [], []
         if saved is None:
             self._initialize(problem, V_init, bounds, live)
-            if target is not None:
-                problem.lambda1 = lam1 = self._lambda1_for_target(problem, make_problem, target, M)
+            if target is not None:  # continue from the search's last problem, as BatchRLSI does
+                lam1, last = self._lambda1_for_target(problem, make_problem, target, M)
+                if last is not None:
+                    last.client_bytes += problem.client_bytes
+                    last.rows_skipped = last.total_skipped = 0
+                    last.used = []  # the fit's diagnostics count from here
+                    problem = last
+                problem.lambda1 = lam1
         fingerprint = {"n_docs": N, "n_terms": M, "n_components": K, "dtype": dtype.name,
                        "partitions": [list(b) for b in bounds], "lambda1_effective": lam1,
                        "target_terms_per_topic": target, "topic_representation": self.topic_representation,
@@ -393,7 +400,8 @@ class DaskRLSI(BatchRLSI):
     def _lambda1_for_target(self, problem, make_problem, target, M):
         """λ₁ for ``target_terms_per_topic``: :func:`rlsi.models.sparsity.lambda1_for_terms_per_topic` with
         the sampled rows of R = D W and S = WᵀW reduced from the partitions (the bisection itself runs on
-        the client over those rows: at most SAMPLE_ROWS x K numbers cross the network per round)."""
+        the client over those rows: at most SAMPLE_ROWS x K numbers cross the network per round). Returns
+        ``(λ₁, problem)``: the search's last problem (None with one round), which the fit continues."""
         rng = check_random_state(self.random_state)
         sub, K = problem.submit, self.n_components
 
@@ -409,11 +417,10 @@ class DaskRLSI(BatchRLSI):
                                positive=get_penalty(self.topic_penalty).nonneg, max_iter=self.inner_max_iter,
                                tol=self.inner_tol)
 
-        lam = lambda1_for_terms_per_topic(
+        return lambda1_for_terms_per_topic(
             None, list(problem.W), target, problem_factory=lambda W, lam_: make_problem(list(W), gram_of(W), lam_),
             rng=rng, positive=get_penalty(self.topic_penalty).nonneg, max_iter=self.inner_max_iter,
-            tol=self.inner_tol, bisect=bisect)
-        return lam
+            tol=self.inner_tol, bisect=bisect, return_problem=True)
 
     def _checkpoint(self, problem, live, iteration, meta):
         directory = Path(self.checkpoint_dir)

@@ -199,6 +199,20 @@ class RLSIProblem:
         return self.U.T.tocsr().astype(dtype)
 
 
+def _use_lambda1(problem, lam1):
+    """Continue ``problem`` (the λ₁ search's last one) with λ₁ = ``lam1``. Its state stays valid: U and W are
+    any point of the alternation, and the screening's bounds bound ``|r̂_mk|``, which does not depend on λ₁
+    (only the threshold λ₁/2 they are compared with does). The fit's diagnostics count from here."""
+    problem.lambda1 = lam1
+    for r_rows in {id(problem.r_rows): problem.r_rows, id(problem._plain_r_rows): problem._plain_r_rows}.values():
+        if hasattr(r_rows, "half_lam"):
+            r_rows.half_lam = lam1 / 2.0
+        if hasattr(r_rows, "finish"):
+            r_rows.finish()
+        r_rows.total_skipped = 0
+    problem.used = []
+
+
 @register("BatchRLSI")
 class BatchRLSI(SquaredLossModel):
     """Batch Regularized Latent Semantic Indexing.
@@ -219,7 +233,9 @@ class BatchRLSI(SquaredLossModel):
         M x K array once more than 5 % of the weights are non-zero (see :class:`RLSIProblem`).
     target_terms_per_topic : None or int — ask for sparsity instead of λ₁: λ₁ is searched so that topics
         keep about this many non-zero terms (ℓ1 topics only; :mod:`rlsi.models.sparsity`), ``lambda1`` is
-        then ignored and the λ₁ found is reported as ``lambda1_`` (in ``lambda1_scale`` units).
+        then ignored and the λ₁ found is reported as ``lambda1_`` (in ``lambda1_scale`` units). The fit
+        continues from the search's last iterate (its W and U; the search's six iterations are not
+        repeated): ``max_iter``, ``objective_`` and ``n_iter_`` count the iterations after the search.
     init : {"docs", "random"}, default "docs" — see the module docstring.
     max_iter : int, default 100 — outer iterations (the paper runs 100).
     tol : float, default 1e-4 — stop when the objective decreases by less than ``tol`` (relative).
@@ -323,12 +339,16 @@ class BatchRLSI(SquaredLossModel):
         try:
             W = self._initial_doc_vectors(X, V_init)
             D = X.T.tocsr()  # one transposed copy for the λ₁ search and the fit
-            if target is not None:
-                lam1 = self._lambda1_for_target(X, W, target, D)
+            problem = None
+            if target is not None:  # the fit continues from the search's last problem (sparsity module)
+                lam1, problem = self._lambda1_for_target(X, W, target, D)
             self.lambda1_effective_ = lam1
             self.lambda1_ = lam1 if self.lambda1_scale == "paper" else lam1 * DOCS_PER_UNIT / N
-            problem = self._problem(X, W, lam1, D)
-            del D
+            if problem is None:
+                problem = self._problem(X, W, lam1, D)
+            else:
+                _use_lambda1(problem, lam1)
+            del D, W  # W₀ lives on only as the problem's W, freed by the first V-step (no third N x K array)
             trace = alternate(problem, max_iter=self.max_iter, tol=self.tol, executor=executor,
                               name=type(self).__name__, verbose=self.verbose)
         finally:
@@ -364,12 +384,14 @@ class BatchRLSI(SquaredLossModel):
                            representation=self.topic_representation, topic_sweeps=self.topic_sweeps, D=D)
 
     def _lambda1_for_target(self, X, W, target, D=None):
-        lam = lambda1_for_terms_per_topic(
+        """``(λ₁, problem)``: the effective λ₁ for ``target`` terms per topic and the search's last problem
+        (None with one round) to continue from."""
+        lam, problem = lambda1_for_terms_per_topic(
             X, W, target, problem_factory=lambda W_, lam_: self._problem(X, W_, lam_, D),
             rng=check_random_state(self.random_state), positive=get_penalty(self.topic_penalty).nonneg,
-            max_iter=self.inner_max_iter, tol=self.inner_tol, D=D)
+            max_iter=self.inner_max_iter, tol=self.inner_tol, D=D, return_problem=True)
         log.info("target_terms_per_topic=%d: λ₁ = %.6g (effective)", target, lam)
-        return lam
+        return lam, problem
 
     def _initial_doc_vectors(self, X, V_init):
         """W₀ = V₀ᵀ as described in the module docstring."""

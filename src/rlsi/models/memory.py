@@ -12,6 +12,9 @@ X                             nnz (b + i) + (N + 1) i                      the i
 transposed copy D = Xᵀ        nnz (b + i) + (M + 1) i                      ``RLSIProblem.D`` (R = D W)
 setup temporaries             8 nnz                                        the squares of X's entries for
                                                                            ‖X‖² (float64), freed at once
+float64 copy of W₀            8 N K where W is float32                     ``tasks.gram(W)`` for S = WᵀW
+                                                                           (phase "S of the initial W": the
+                                                                           peak of mid-size float32 fits)
 per-term arrays               8 M + 16 M with ℓ1 topics                    document frequencies; the
                                                                            screening's row norms and bounds
 W (document vectors)          N K b, twice during the V-step               old and new W side by side (the
@@ -21,17 +24,36 @@ U (topics)                    sparse: 3 nnz(U) (b + 4) + (M + 1) 4         previ
                               dense: 2 M K b                               previous U and the new one
 R blocks (U-step)             3 E b per worker                             R rows, warm start, solution
 document blocks (V-step)      2 E 8 per worker                             Φ rows, solver temporary
-dense copy of U (V-step)      M K b with "auto" and sparse topics          ``RLSIProblem.v_step_topics``
+dense copy of U (V-step)      M K b with "auto", sparse topics whose       ``RLSIProblem.v_step_topics``
+                              sparse product would cost more
+plan of sparse U (V-step)     4 M + h K b  (h rows > 20 % non-zero)        ``kernels.products.sparse_plan``
 Gram matrices                 8 K² · 6                                     S, G, their prepared forms
 ============================  ===========================================  ==============================
 
-``E`` is the entries of a block (``rlsi.models.tasks.block_rows``: about 4M). nnz(U) is not known
-before the fit: ``topic_density`` (default 0.05, the share beyond which ``topic_representation="auto"``
-switches to dense topics when they fit in ``DENSE_MAX_BYTES``) bounds it. The peak is the largest of the
-phases (setup, U-step, V-step); ``baseline`` adds what the process holds already (the interpreter, the
-libraries, the compiled kernels: measure it with :func:`current_rss`). The search for λ₁ of
-``target_terms_per_topic`` is the phase "λ1 search" (``search=True``: the fit's one copy of D, shared by
-the search's problems, and up to three copies of W at once). Not counted: the allocator's fragmentation.
+``E`` is the entries of a block (``rlsi.models.tasks.block_rows``: about 4M). nnz(U), whether the V-step
+takes its dense copy of U, and the plan's dense rows h depend on the topics, which are not known before the
+fit. Two ways to count them:
+
+* predicted (:func:`predict_topics`, what :func:`estimate_for` does by default): the fit's first U-step
+  solved on a sample of documents and term rows (the λ₁ of Eq. 1 scaled to the sample: ``R`` and ``S``
+  both scale with the documents, so the lasso keeps the same support; the sample's noise only adds
+  non-zeros). It gives nnz(U), the V-step's work share ``Σ df(m) nnz(U_m) / (nnz(X) K)`` that decides
+  the dense copy (``batch.SPARSE_WORK_SHARE``) and h, nnz(U) and h counted with a margin of
+  :data:`PREDICTION_MARGIN`, the copy when the predicted share is within :data:`SHARE_MARGIN` of the
+  switch: a few seconds, and the estimate no longer counts a copy of U that the
+  fit does not take (it made the estimate 35–66 % high at 100k x 500k);
+* bounded: ``topic_density`` (0.05, the share beyond which ``topic_representation="auto"`` switches to
+  dense topics when they fit in ``DENSE_MAX_BYTES``) bounds nnz(U), and the copy is counted whenever it
+  is possible.
+
+The peak is the largest of the phases (setup, S of the initial W, U-step, V-step); ``baseline`` adds what
+the process holds already (the interpreter, the libraries, the compiled kernels: measure it with
+:func:`current_rss` *before* X is loaded, or subtract X — it is a component: ``rlsi fit``'s preflight does
+the latter). The search for λ₁ of ``target_terms_per_topic`` is the phase "λ1 search" (``search=True``: the
+fit's one copy of D, shared by the search's problems, which the fit then continues, and up to three copies
+of W at once). Not counted: the allocator's fragmentation, and what freed temporaries (the prediction's,
+the initialisation's) leave resident: 5–10 % of the measured peaks at 50k–200k documents
+(benchmarks/results/memory_estimate.md), which is why the estimate there is a few % low.
 
 Why a memory limit does not size the blocks. The blocks are the one part of the peak that a block size
 could bound, and they are small: ``E`` = 4M entries make 3 E b = 96 MB of R blocks in float64 (48 MB in
@@ -47,13 +69,28 @@ docstring has its model): the statistics R (M x K, float64) dominate at a large 
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["MemoryEstimate", "estimate_batch_fit", "estimate_for", "estimate_online_fit", "batch_terms", "current_rss", "peak_rss", "available_memory",
-           "format_bytes", "parse_bytes"]
+__all__ = ["MemoryEstimate", "TopicProfile", "estimate_batch_fit", "estimate_for", "estimate_online_fit",
+           "predict_topics", "batch_terms", "current_rss", "peak_rss", "available_memory", "format_bytes",
+           "parse_bytes"]
+
+#: Factor on the predicted nnz(U) and dense plan rows (:func:`predict_topics`): the fit's later iterations
+#: and the sample's noise move them by less than this on the measured corpora (memory_estimate.md) ...
+PREDICTION_MARGIN = 1.5
+#: ... and on the predicted work share of the V-step: the dense copy of U (M K b, the one component that
+#: decides the error at mid sizes) is counted when the prediction is within this factor of the switch
+#: (predicted 0.203 against 0.206 and 0.213 measured in the fit's two V-steps at 50k x 200k, K = 200).
+SHARE_MARGIN = 1.25
+#: Documents and term rows of :func:`predict_topics`: every one of the ``PREDICT_HEAD`` most frequent terms of
+#: the sample (they decide the V-step's work) and a uniform sample of ``PREDICT_TERMS`` of the others.
+PREDICT_DOCS = 20_000
+PREDICT_HEAD = 2_000
+PREDICT_TERMS = 4_000
 
 
 @dataclass
@@ -71,6 +108,18 @@ class MemoryEstimate:
         parts = ", ".join(f"{name} {format_bytes(v)}" for name, v in
                           sorted(self.components.items(), key=lambda kv: -kv[1]) if v > 0)
         return f"about {format_bytes(self.peak)} at its peak ({self.phase}: {parts})"
+
+
+@dataclass
+class TopicProfile:
+    """What the estimate needs to know of the topics U (M x K) of a fit: ``density`` nnz(U) / (M K),
+    ``work_share`` ``Σ_m df(m) nnz(U_m) / (nnz(X) K)`` (the cost of the V-step's sparse ``X U`` against
+    the dense one), ``heavy_rows`` term rows with more than ``kernels.products.DENSE_ROW_SHARE`` K
+    non-zeros (held densely by the sparse product's plan)."""
+
+    density: float
+    work_share: float
+    heavy_rows: int
 
 
 def format_bytes(n) -> str:
@@ -139,18 +188,23 @@ def available_memory():
 
 
 def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, index_dtype=None,
-                       topic_penalty="l1", topic_representation="auto", topic_density=0.05, block_entries=None,
-                       n_workers=1, init="docs", search=False, baseline=0) -> MemoryEstimate:
+                       topic_penalty="l1", topic_representation="auto", topic_density=0.05, topics=None,
+                       block_entries=None, n_workers=1, init="docs", search=False, baseline=0) -> MemoryEstimate:
     """Estimate the peak memory of ``BatchRLSI(n_components, ...).fit(X)`` for X of this size (see the
-    module docstring for the model). ``n_workers``: blocks solved at once (the thread executor's
-    workers; 1 for the default serial executor). ``search``: the fit searches λ₁ for
+    module docstring for the model). ``topics``: a :class:`TopicProfile` (:func:`predict_topics`) counts
+    U, the V-step's dense copy of U and the sparse plan from the predicted topics (with
+    :data:`PREDICTION_MARGIN`); None bounds them by ``topic_density``. ``n_workers``: blocks solved at once
+    (the thread executor's workers; 1 for the default serial executor). ``search``: the fit searches λ₁ for
     ``target_terms_per_topic`` first (:mod:`rlsi.models.sparsity`): its own transposed copy, plus the
     problems of two successive rounds side by side (three copies of D at once; an upper bound read from
     the code, not measured). Returns a :class:`MemoryEstimate`."""
-    from .batch import DENSE_ABOVE, DENSE_MAX_BYTES
+    from .batch import DENSE_ABOVE, DENSE_MAX_BYTES, SPARSE_WORK_SHARE
     from .tasks import block_rows
 
     N, M, nnz, K = int(n_docs), int(n_terms), int(nnz), int(n_components)
+    margin = PREDICTION_MARGIN if topics is not None else 1.0
+    if topics is not None:
+        topic_density = min(1.0, margin * float(topics.density))
     b = np.dtype(dtype).itemsize
     i = np.dtype(index_dtype).itemsize if index_dtype is not None else (4 if max(nnz, M) < 2**31 else 8)
     X = nnz * (b + i) + (N + 1) * i
@@ -160,8 +214,11 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
     per_term = 8 * M + (16 * M if l1 else 0)  # df; the screening's row norms and bounds
     dense_ok = M * K * b <= DENSE_MAX_BYTES
     density = float(topic_density)
+    # the representation follows the density itself (the switch of batch.RLSIProblem), so a predicted
+    # density decides it without the margin (dense topics cost 2 M K b in the U-step, sparse ones 3 nnz(U))
+    switch_density = float(topics.density) if topics is not None else density
     dense = topic_representation == "dense" or (topic_representation == "auto" and dense_ok and (
-        not l1 or density > DENSE_ABOVE))
+        not l1 or switch_density > DENSE_ABOVE))
     if dense:
         U_step, U_kept = 2 * M * K * b, M * K * b
     else:
@@ -169,8 +226,20 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
         U_kept = nnz_u * (b + 4) + (M + 1) * 4
         U_step = 3 * nnz_u * (b + 4) + (M + 1) * 4
     # "auto" with sparse topics: the V-step takes a dense copy of U once the sparse product X U would cost
-    # more (batch.SPARSE_WORK_SHARE: common terms' topics fill first, so this happens at a few % density)
-    v_copy = M * K * b if (topic_representation == "auto" and dense_ok and not dense) else 0
+    # more (batch.SPARSE_WORK_SHARE: common terms' topics fill first, so this happens at a few % density);
+    # without a prediction, whenever it can
+    copy = topic_representation == "auto" and dense_ok and not dense and (
+        topics is None or SHARE_MARGIN * topics.work_share > SPARSE_WORK_SHARE)
+    v_copy = M * K * b if copy else 0
+    # the sparse product's plan (kernels.products.sparse_plan): a row index per term and the heavy rows
+    # dense; a heavy row holds > DENSE_ROW_SHARE K entries, so there are at most nnz(U) / (0.2 K) of them
+    plan = 0
+    if not dense and not copy:
+        from ..kernels.products import DENSE_ROW_SHARE
+
+        heavy = (margin * topics.heavy_rows if topics is not None else
+                 topic_density * M * K / (DENSE_ROW_SHARE * K))
+        plan = 4 * M + int(min(M, heavy)) * K * b
     rows = block_rows(K, block_entries)
     workers = max(1, int(n_workers))
     r_blocks = 3 * min(rows, M) * K * b * min(workers, -(-M // rows))  # R rows, warm start, solution: fit dtype
@@ -178,19 +247,24 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
     v_blocks = 2 * min(rows, N) * K * 8 * min(workers, -(-N // rows))
     gram = 6 * 8 * K * K
     init_tmp = 2 * 8 * N * K if init == "random" else 0
+    w64 = N * K * 8 if b != 8 else 0  # a float64 copy of W, where W is not float64 already
     base = int(baseline)
 
     phases = {
         "start": {"X": X, "W": W, "initial W temporaries": init_tmp, "document blocks": v_blocks},
         # ‖X‖² squares X's entries into float64 while D and the document frequencies exist
         "setup": {"X": X, "transposed copy": D, "W": W, "setup temporaries": 8 * nnz, "per-term arrays": 8 * M},
+        # S = WᵀW of the initial W (tasks.gram: W converted to float64 whole, for one BLAS syrk)
+        "S of the initial W": {"X": X, "transposed copy": D, "W": W + w64, "per-term arrays": per_term,
+                               "Gram": gram},
         "U-step": {"X": X, "transposed copy": D, "W": W, "per-term arrays": per_term, "U": U_step,
                    "R blocks": r_blocks, "Gram": gram},
         "V-step": {"X": X, "transposed copy": D, "W": 2 * W, "per-term arrays": per_term, "U": U_kept,
-                   "dense copy of U": v_copy, "document blocks": v_blocks, "Gram": gram},
+                   "dense copy of U": v_copy, "plan of sparse U": plan, "document blocks": v_blocks, "Gram": gram},
     }
     if search:
-        phases["λ1 search"] = {"X": X, "transposed copy": D, "W": 3 * W, "per-term arrays": 2 * per_term,
+        # the bisection's R rows and S read W in float64 too (w64) next to the fit's W₀ and a round's W
+        phases["λ1 search"] = {"X": X, "transposed copy": D, "W": 3 * W + w64, "per-term arrays": 2 * per_term,
                                "U": U_step, "R blocks": r_blocks, "Gram": gram}
     for comps in phases.values():
         comps["process before the fit"] = base
@@ -255,16 +329,92 @@ def batch_terms(X, batch_size, samples=8):
     return most
 
 
-def estimate_for(model, X, *, baseline=0, topic_density=0.05) -> MemoryEstimate:
+def predict_topics(X, n_components, *, lambda1=None, target=None, lambda2=1.0, doc_penalty="l2", positive=False,
+                   random_state=0, sample_docs=PREDICT_DOCS, head_terms=PREDICT_HEAD, sample_terms=PREDICT_TERMS,
+                   max_iter=100, tol=1e-4) -> TopicProfile:
+    """Predict the topics of the first U-step of ``BatchRLSI(n_components, init="docs")`` on X (N x M CSR,
+    memory-mapped or not: only the sampled rows are read) with the effective λ₁ ``lambda1`` (Eq. 1), or
+    with the λ₁ that gives ``target`` terms per topic.
+
+    How: K random documents as the initial topics (as ``init="docs"``), the ridge projection of
+    ``sample_docs`` random documents on them (``W_s``), and the lasso of the term rows of ``R_s = D_s W_s``
+    with ``S_s = W_sᵀW_s`` and λ₁ · n_s / N (both R and S grow with the documents, λ₁ is scaled to match):
+    the ``head_terms`` most frequent terms of the sample, which carry most of X's entries and so decide the
+    V-step's cost, and a uniform sample of ``sample_terms`` of the others, weighted up to all of them. The
+    first U-step is the one before the V-step where the dense copy of U is decided first; on the ladder's
+    corpora later iterations keep about its density (benchmarks/results/memory_estimate.md).
+    Returns a :class:`TopicProfile`."""
+    import scipy.sparse as sp
+
+    from .._validation import check_random_state
+    from ..kernels.lasso import lasso_rows
+    from ..kernels.products import DENSE_ROW_SHARE, csr_dense_take
+    from . import steps
+
+    rng = check_random_state(random_state)
+    N, M = X.shape
+    K = int(n_components)
+    nonempty = np.flatnonzero(np.diff(X.indptr) > 0)
+    if len(nonempty) < K or K > M or (lambda1 is None) == (target is None):
+        raise ValueError("predict_topics needs K <= M, K non-empty documents and one of lambda1, target")
+    seeds = np.sort(rng.choice(nonempty, size=K, replace=False))
+    U0 = X[seeds].T.tocsr().astype(np.float64)
+    norms = np.sqrt(np.asarray(U0.multiply(U0).sum(axis=0)).ravel())
+    U0 = (U0 @ sp.diags(1.0 / norms)).tocsr()
+    docs = np.sort(rng.choice(N, size=min(N, int(sample_docs)), replace=False))
+    Xs = X[docs].astype(np.float64)
+    Ws, _ = steps.update_doc_vectors(Xs, U0, penalty=doc_penalty, lam=lambda2, max_iter=max_iter, tol=tol,
+                                     dtype=np.float64)
+    del U0
+    Ds = Xs.T.tocsr()
+    df = np.diff(Ds.indptr)
+    live = np.flatnonzero(df > 0)  # a term absent from the sample: R row 0, a zero solution
+    head = live[np.argsort(-df[live], kind="stable")[:int(head_terms)]]
+    rest = np.setdiff1d(live, head)
+    pick = np.sort(rng.choice(rest, size=min(len(rest), int(sample_terms)), replace=False)) if len(rest) else rest
+    rows = np.concatenate([head, pick]).astype(np.int64)
+    weight = np.concatenate([np.ones(len(head)), np.full(len(pick), len(rest) / max(1, len(pick)))])
+    R, _ = csr_dense_take(Ds, rows, Ws, dtype=np.float64)
+    S = steps.gram(Ws)
+    scale = len(docs) / N
+
+    def counts(lam):
+        U, _ = lasso_rows(R, S, None, lam, max_iter=max_iter, tol=tol, positive=positive)
+        return np.count_nonzero(U, axis=1)
+
+    if target is not None:  # the λ₁ whose weighted count of non-zeros gives ``target`` per topic
+        hi = 2.0 * float(np.abs(R).max(initial=0.0)) + 1e-300
+        lo = hi * 1e-9
+        for _ in range(40):
+            mid = math.sqrt(lo * hi)
+            if float(weight @ counts(mid)) > target * K:
+                lo = mid
+            else:
+                hi = mid
+            if hi / lo < 1.02:
+                break
+        lam = math.sqrt(lo * hi)
+    else:
+        lam = float(lambda1) * scale
+    nz = counts(lam)
+    return TopicProfile(density=float(weight @ nz) / (M * K),
+                        work_share=float(weight @ (df[rows] * nz)) / max(1.0, float(Xs.nnz) * K),
+                        heavy_rows=int(round(float(weight @ (nz > DENSE_ROW_SHARE * K)))))
+
+
+def estimate_for(model, X, *, baseline=0, topic_density=None) -> MemoryEstimate:
     """:func:`estimate_batch_fit` for ``model.fit(X)`` (a :class:`BatchRLSI` and a CSR matrix), or
-    :func:`estimate_online_fit` for an :class:`OnlineRLSI`."""
+    :func:`estimate_online_fit` for an :class:`OnlineRLSI`. ``topic_density``: None predicts the batch
+    fit's topics from a sample of X (:func:`predict_topics`; the bound 0.05 where they cannot be predicted:
+    ``init="random"``, ℓ2 topics); a number bounds nnz(U) by it (and 0.05 for the online estimate)."""
     from .executor import ThreadExecutor
     from .online import OnlineRLSI
 
     if isinstance(model, OnlineRLSI):
         N, M = X.shape
         return estimate_online_fit(N, M, X.nnz, model.n_components, batch_size=model.batch_size, dtype=X.dtype,
-                                   index_dtype=X.indices.dtype, topic_density=topic_density,
+                                   index_dtype=X.indices.dtype,
+                                   topic_density=0.05 if topic_density is None else topic_density,
                                    batch_terms=batch_terms(X, model.batch_size),
                                    stats_dtype=model._stats_dtype(X.dtype), n_inner=model.n_inner,
                                    baseline=baseline)
@@ -274,7 +424,23 @@ def estimate_for(model, X, *, baseline=0, topic_density=0.05) -> MemoryEstimate:
     if executor == "threads" or isinstance(executor, ThreadExecutor):
         workers = getattr(executor, "n_workers", None) or os.cpu_count() or 1
     N, M = X.shape
+    from .penalties import penalty
+
+    topics = None
+    target = getattr(model, "target_terms_per_topic", None)
+    K = model.n_components
+    # sizes the fit itself refuses (K above the vocabulary or the non-empty documents) are left to its checks
+    predictable = (topic_density is None and model.init == "docs" and penalty(model.topic_penalty).norm == "l1"
+                   and K <= M and np.count_nonzero(np.diff(X.indptr)) >= K)
+    if predictable:
+        topics = predict_topics(X, K, lambda1=None if target else model.effective_lambda1(N), target=target,
+                                lambda2=model.lambda2, doc_penalty=model.doc_penalty,
+                                positive=penalty(model.topic_penalty).nonneg,
+                                # an int seed as the fit's; never the model's Generator (it would move its draws)
+                                random_state=model.random_state if isinstance(model.random_state, (int, np.integer))
+                                else 0, max_iter=model.inner_max_iter, tol=model.inner_tol)
     return estimate_batch_fit(N, M, X.nnz, model.n_components, dtype=X.dtype, index_dtype=X.indices.dtype,
                               topic_penalty=model.topic_penalty, topic_representation=model.topic_representation,
-                              topic_density=topic_density, n_workers=workers, init=model.init,
+                              topic_density=0.05 if topic_density is None else topic_density, topics=topics,
+                              n_workers=workers, init=model.init,
                               search=getattr(model, "target_terms_per_topic", None) is not None, baseline=baseline)

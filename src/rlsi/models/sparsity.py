@@ -7,6 +7,14 @@ rows, scaled to all M rows. W itself depends on λ₁, so :func:`lambda1_for_ter
 few times: bisect for the current W, run a few RLSI iterations with that λ₁ to move W, and bisect again.
 The result is the effective λ₁ of Eq. (1); the final fit then has about ``target`` terms per topic (the
 tests hold it to within 20 %).
+
+The fit continues from the search (``return_problem=True``): the last bisection ran at the W of the last
+round's problem, so that problem, with its λ₁ set to the one found, is where the fit starts — the
+search's iterations (two rounds of three at the defaults: 17–266 CPU s at 50k x 200k, K = 200, in
+benchmarks/results/density_sweep_50k.md) are no longer thrown away to restart from W₀. Every iteration
+of it minimised Eq. (1) for *some* λ₁; from the switch on the alternation decreases Eq. (1) with the λ₁
+found, to a stationary point of that problem, as a fit started from W₀ would (another start, so another
+point of the non-convex problem, with the same sparsity).
 """
 
 from __future__ import annotations
@@ -71,7 +79,7 @@ def bisect_rows(R, S, target, *, scale, positive=False, max_iter=100, tol=1e-4):
 
 
 def lambda1_for_terms_per_topic(X, W0, target, *, problem_factory, rng, rounds=3, iters_per_round=3,
-                                positive=False, max_iter=100, tol=1e-4, bisect=None, D=None):
+                                positive=False, max_iter=100, tol=1e-4, bisect=None, D=None, return_problem=False):
     """Effective λ₁ giving about ``target`` terms per topic for the corpus X (documents x terms).
 
     W0 : initial document vectors (N x K). problem_factory(W, lam) : an alternating problem (see
@@ -79,6 +87,8 @@ def lambda1_for_terms_per_topic(X, W0, target, *, problem_factory, rng, rounds=3
     D : None, or Xᵀ as CSR (terms x documents) when the caller holds it already.
     bisect : None, or a callable ``W -> λ₁`` that replaces :func:`bisect_lambda1` on X (a learner whose W
     and X live elsewhere, e.g. :mod:`rlsi.distributed`; X is then not read).
+    return_problem : also return the last round's problem, after its iterations (its W is the one the
+    returned λ₁ was bisected at; its λ₁ is the previous round's), or None with ``rounds=1``: ``(λ₁, problem)``.
     """
     if bisect is None:
         D = X.T.tocsr() if D is None else D
@@ -87,15 +97,15 @@ def lambda1_for_terms_per_topic(X, W0, target, *, problem_factory, rng, rounds=3
             return bisect_lambda1(D, W_, target, rng=rng, positive=positive, max_iter=max_iter, tol=tol)
 
     W = W0
-    lam = None
+    lam, problem = None, None
     for r in range(rounds):
         lam = bisect(W)
         log.debug("terms-per-topic search, round %d: λ₁ = %.6g", r + 1, lam)
         if r + 1 < rounds:
+            problem = None  # the previous round's, before this round builds its own (its W, its U)
             problem = problem_factory(W, lam)
             for _ in range(iters_per_round):
                 problem.u_step(None)
                 problem.v_step(None)
             W = problem.W
-            del problem  # before the next round builds its own (its transposed copy of X, its W)
-    return lam
+    return (lam, problem) if return_problem else lam

@@ -7,7 +7,7 @@ A :class:`Tokenizer` turns one document (a ``str``) into its list of terms, in o
    underscore -- on ASCII text exactly the runs of ``[A-Za-z0-9]``; numbers are kept as tokens);
 3. drop tokens shorter than ``min_length`` characters;
 4. drop stop words (``stop_words``; matched case-insensitively);
-5. stem the remaining tokens (``stemmer``), through a process-wide cache of stems.
+5. stem the remaining tokens (``stemmer``), through a process-wide, bounded cache of stems.
 
 Stop words are removed *before* stemming, so the stop list is a list of surface words ("having" is
 removed, while a word whose stem happens to be a stop word is kept).
@@ -126,14 +126,26 @@ def _compile_pattern(token_pattern: str) -> re.Pattern:
     return pattern
 
 
-class _StemCache(dict):
-    """token -> stem, computing (and storing) missing stems on first look-up."""
+#: Most tokens a stem cache keeps (about 125 bytes each: some 30 MB). A web-scale ingestion meets tens of
+#: millions of distinct tokens (typos, numbers, names); an unbounded cache would keep them all and undo the
+#: streaming ingestion's bounded memory.
+STEM_CACHE_MAX = 1 << 18
 
-    def __init__(self, stemmer):
+
+class _StemCache(dict):
+    """token -> stem, computing (and storing) missing stems on first look-up; emptied when it reaches
+    ``max_size`` entries. Why emptied rather than least-recently-used: a plain dict look-up is the fast path
+    (C, no bookkeeping per hit), and after a clear the frequent tokens (most of the text: Zipf) come back
+    within a few documents, so at worst the rare tokens are stemmed twice."""
+
+    def __init__(self, stemmer, max_size=STEM_CACHE_MAX):
         super().__init__()
         self._stem = stemmer.stemWord
+        self.max_size = int(max_size)
 
     def __missing__(self, token):
+        if len(self) >= self.max_size:
+            self.clear()
         stem = self[token] = self._stem(token)
         return stem
 
@@ -164,8 +176,9 @@ class Tokenizer:
 
     Stemming costs about 30 microseconds per *distinct* token with the pure-Python snowballstemmer
     (much less when the optional C extension PyStemmer is installed, which snowballstemmer then uses),
-    so stems are cached in a process-wide dict per algorithm, shared by all tokenizers; it grows with the
-    number of distinct tokens seen (some 20 MB for 160k tokens). Tokenizers pickle by their parameters.
+    so stems are cached in a process-wide dict per algorithm, shared by all tokenizers; it holds at most
+    :data:`STEM_CACHE_MAX` tokens (some 30 MB) and starts afresh when full. Tokenizers pickle by their
+    parameters.
     """
 
     def __init__(self, lowercase=True, stop_words="english", stemmer=None,
