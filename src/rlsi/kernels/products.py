@@ -28,10 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from llvmlite import ir
 from numba import njit, prange
-from numba.core import cgutils, types
-from numba.extending import intrinsic
 
 
 #: Bytes of the right-hand side per chunk of the blocked products, and of the output per tile: a chunk is
@@ -215,36 +212,6 @@ def csr_rows_to_dense(A, a, b, dtype=None):
     return out
 
 
-@intrinsic
-def _prefetch_line(typingctx, arr, row, line):
-    """Hint the CPU to fetch the 64-byte line ``line`` of row ``row`` of a 2-D array into the cache
-    (``llvm.prefetch``, read, high locality): no effect on any result, no fault on any address."""
-    sig = types.void(arr, row, line)
-
-    def codegen(context, builder, signature, args):
-        aryty = signature.args[0]
-        ary = context.make_array(aryty)(context, builder, args[0])
-        i64 = ir.IntType(64)
-        strides = cgutils.unpack_tuple(builder, ary.strides, aryty.ndim)
-        r = context.cast(builder, args[1], signature.args[1], types.int64)
-        col = context.cast(builder, args[2], signature.args[2], types.int64)
-        off = builder.add(builder.mul(r, strides[0]), builder.mul(col, ir.Constant(i64, 64)))
-        ptr = builder.inttoptr(builder.add(builder.ptrtoint(ary.data, i64), off), ir.IntType(8).as_pointer())
-        i32 = ir.IntType(32)
-        fnty = ir.FunctionType(ir.VoidType(), [ir.IntType(8).as_pointer(), i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
-        builder.call(fn, [ptr, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
-        return context.get_dummy_value()
-
-    return sig, codegen
-
-
-#: Entries ahead whose row of B the light rows of :func:`_csr_dense_tiled` ask the cache for: a light row's
-#: entries each read a row of B at a random place (K · 8 bytes, mostly from memory at 50k x 200 float64),
-#: and the hint overlaps that latency with the current entry's multiply-adds.
-PREFETCH_AHEAD = 2
-
-
 @njit(cache=True, parallel=True)
 def _csr_dense_tiled(indptr, indices, data, rows, dest, B, out, rowmax, chunk, starts):
     """``out[dest[i]] = A[rows[i]] @ B`` for every i, with ``rowmax[i] = max_k |out[dest[i], k]|`` when
@@ -257,7 +224,6 @@ def _csr_dense_tiled(indptr, indices, data, rows, dest, B, out, rowmax, chunk, s
     n_b = B.shape[0]
     n_chunks = (n_b + chunk - 1) // chunk
     want_max = rowmax.shape[0] > 0
-    lines = (K * B.itemsize + 63) // 64 + 1  # a row of B may straddle one more line than its size
     for t in prange(starts.shape[0] - 1):
         r0 = starts[t]
         r1 = starts[t + 1]
@@ -274,19 +240,7 @@ def _csr_dense_tiled(indptr, indices, data, rows, dest, B, out, rowmax, chunk, s
                 n_heavy += 1
             else:
                 pos[i - r0] = end  # done here
-                nxt = indptr[rows[i + 1]] if i + 1 < r1 else 0
-                nxt_end = indptr[rows[i + 1] + 1] if i + 1 < r1 else 0
                 for p in range(start, end):
-                    # the row of B PREFETCH_AHEAD entries on (in this row or the next): fetched while
-                    # this entry is added
-                    q = p + PREFETCH_AHEAD
-                    if q >= end:
-                        q = nxt + (q - end)
-                        if q >= nxt_end:
-                            q = -1
-                    if q >= 0:
-                        for line in range(lines):
-                            _prefetch_line(B, indices[q], line)
                     j = indices[p]
                     a = data[p]
                     for k in range(K):
@@ -496,16 +450,18 @@ def _csr_gram_parts(indptr, indices, data, bounds, parts):
                 for q in range(p, p1):
                     kq = indices[q]
                     v = a * np.float64(data[q])
-                    if kp <= kq:
+                    if kp < kq:
                         G[kp, kq] += v
-                    else:  # unsorted indices: the same entry of the upper triangle
+                    elif kp > kq:  # unsorted indices: the same entry of the upper triangle
                         G[kq, kp] += v
+                    else:  # the square, or twice the product of two duplicates of one column
+                        G[kp, kp] += v if q == p else 2.0 * v
 
 
 def csr_gram(U):
     """``UᵀU`` (K x K, float64) of a scipy CSR ``U`` (M x K), in parallel: work ``Σ_rows nnz(row)²/2``.
 
-    The rows are split into at most :data:`GRAM_PARTS` ranges of about equal non-zeros (a split fixed by U,
+    The rows are split into at most :data:`GRAM_PARTS` ranges of about equal work (a split fixed by U,
     not by the threads), each range's outer products are summed in float64 into a K x K part, and the parts
     are added in order: the same numbers on any number of threads. (scipy's ``U.T @ U`` is single-threaded
     and, for float32 U, sums in float32; it was 9 % of an iteration at 50k x 200k, K = 200, AvgComp 0.026.)
