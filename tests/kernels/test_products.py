@@ -11,7 +11,8 @@ import pytest
 import scipy.sparse as sp
 
 from rlsi.kernels.products import (csr_csr_dense, csr_dense, csr_dense_rows, csr_dense_rows_max, csr_dense_take,
-                                   csr_rows_to_dense, csr_take_dense, dense_rows_to_csr, dense_to_csr, dot_sum)
+                                   csr_gram, csr_rows_to_dense, csr_take_dense, dense_rows_to_csr, dense_to_csr,
+                                   dot_sum)
 
 DTYPES = [np.float32, np.float64]
 # (value dtype, index dtype): each pair is a separate numba compilation (about 2 s each on a cold cache),
@@ -412,3 +413,66 @@ def test_sparse_plan_of_another_dtype_is_remade():
     got = csr_csr_dense(A, B, dtype=np.float64, plan=plan32)
     assert got.dtype == np.float64
     np.testing.assert_array_equal(got, ordered_product(A, B.toarray()))
+
+
+def test_light_rows_are_the_ordered_product(small_blocks):
+    """Light rows (fewer entries than chunks, the unchunked path): short rows, empty rows, the last row of A
+    and repeated rows, in any order, give each row's storage-order sum."""
+    A = random_csr(60, 300, density=0.02, seed=47)  # about 6 entries per row, many chunks of 64 bytes
+    B = np.random.default_rng(48).standard_normal((300, 3))
+    assert (np.diff(A.indptr) < -(-300 // small_blocks._chunk_rows(B, True))).all()  # every row light
+    rows = np.array([59, 1, 0, 59, 58, 1, 30, 2, 59], dtype=np.int64)
+    got, rowmax = csr_dense_take(A, rows, B)
+    np.testing.assert_array_equal(got, ordered_product(A, B, rows))
+    np.testing.assert_array_equal(rowmax, np.abs(got).max(axis=1))
+    np.testing.assert_array_equal(csr_dense(A, B), ordered_product(A, B))
+
+
+# ------------------------------------------------------------------ G = UᵀU of CSR topics
+@pytest.mark.parametrize("dtype, index_dtype", DTYPE_INDEX)
+def test_csr_gram_is_the_float64_gram(dtype, index_dtype):
+    U = random_csr(300, 12, density=0.25, dtype=dtype, seed=51, index_dtype=index_dtype)
+    U64 = U.toarray().astype(np.float64)
+    G = csr_gram(U)
+    assert G.dtype == np.float64 and G.shape == (12, 12)
+    np.testing.assert_allclose(G, U64.T @ U64, rtol=1e-12, atol=1e-12)  # float64 sums for float32 U too
+    np.testing.assert_array_equal(G, G.T)
+
+
+def test_csr_gram_unsorted_duplicates_and_degenerate_shapes():
+    U = random_csr(40, 7, density=0.4, seed=52)
+    Uu = U.copy()
+    for i in range(Uu.shape[0]):  # reverse each row's entries: unsorted indices, the same matrix
+        lo, hi = Uu.indptr[i], Uu.indptr[i + 1]
+        Uu.indices[lo:hi] = Uu.indices[lo:hi][::-1].copy()
+        Uu.data[lo:hi] = Uu.data[lo:hi][::-1].copy()
+    Uu.has_sorted_indices = False
+    dense = U.toarray()
+    np.testing.assert_allclose(csr_gram(Uu), dense.T @ dense, rtol=1e-12, atol=1e-12)
+    dup = sp.csr_matrix((np.array([1.0, 2.0, 3.0]), np.array([2, 2, 0]), np.array([0, 3, 3])), shape=(2, 4))
+    d = dup.toarray()  # scipy sums the duplicates: row 0 = (3, 0, 3, 0)
+    np.testing.assert_allclose(csr_gram(dup), d.T @ d, rtol=1e-15)
+    assert not csr_gram(sp.csr_matrix((0, 5))).any() and csr_gram(sp.csr_matrix((0, 5))).shape == (5, 5)
+    assert not csr_gram(sp.csr_matrix((9, 4))).any()
+
+
+@pytest.mark.parametrize("parts", [1, 3, 1000])
+def test_csr_gram_does_not_depend_on_threads_and_sums_its_parts(single_thread, monkeypatch, parts):
+    from rlsi.kernels import products
+
+    monkeypatch.setattr(products, "GRAM_PARTS", parts)
+    U = random_csr(500, 10, density=0.2, seed=54)
+    dense = U.toarray()
+    many = csr_gram(U)
+    with single_thread:
+        one = csr_gram(U)
+    np.testing.assert_array_equal(many, one)
+    np.testing.assert_allclose(many, dense.T @ dense, rtol=1e-12, atol=1e-12)
+
+
+def test_topic_gram_of_csr_and_dense_topics_agree():
+    from rlsi.models.steps import topic_gram
+
+    U = random_csr(200, 9, density=0.1, dtype=np.float32, seed=55)
+    np.testing.assert_allclose(topic_gram(U), topic_gram(U.toarray()), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(topic_gram(U.tocsc()), topic_gram(U))

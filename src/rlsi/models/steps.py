@@ -26,7 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
-from ..kernels.products import sparse_plan
+from ..kernels.products import csr_gram, sparse_plan
 from . import tasks
 from .executor import get_executor
 from .penalties import penalty as get_penalty
@@ -37,9 +37,11 @@ def topic_gram(U):
     """``G = UᵀU`` (K x K, float64) for CSR or dense U (M x K).
 
     Dense U: a BLAS rank-k update over the rows that hold a non-zero weight only (with sparse topics
-    held densely, as online RLSI does, most rows are zero)."""
+    held densely, as online RLSI does, most rows are zero). CSR U: :func:`rlsi.kernels.products.csr_gram`
+    (parallel, float64 sums; scipy's ``U.T @ U`` was single-threaded: the serial share of the sweep's
+    AvgComp 0.026 point)."""
     if sp.issparse(U):
-        return (U.T @ U).toarray().astype(np.float64)
+        return csr_gram(U.tocsr())
     live = nonzero_rows(U)
     return gram(U if len(live) > 0.5 * U.shape[0] else U[live])
 
