@@ -86,7 +86,7 @@ def main(argv=None):
         U, sw = lasso_rows(R, S, None, lam, max_iter=mi, tol=1e-4, max_work=mw)
         dt = time.process_time() - t
         U64 = U.astype(np.float64)
-        obj = float(np.einsum("ij,jk,ik->", U64, S, U64) - 2 * np.sum(R * U64) + lam * np.abs(U64).sum())
+        obj = float(np.sum((U64 @ S) * U64) - 2 * np.sum(R * U64) + lam * np.abs(U64).sum())
         nz = np.count_nonzero(U, axis=1)
         emit(dict(part="lasso", rows=len(rows), label=label, cpu_s=dt, mean_sweeps=float(sw.mean()),
                   p90_sweeps=float(np.percentile(sw, 90)), at_cap=int((sw == mi).sum()), mean_nnz=float(nz.mean()),
