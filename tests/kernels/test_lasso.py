@@ -375,3 +375,53 @@ def test_out_receives_the_solution_from_a_separate_warm_start():
             np.testing.assert_array_equal(out, lasso_rows(R, S, None, lam)[0])
         assert (sweeps == 0).any()
     np.testing.assert_array_equal(U0, keep)
+
+
+# ------------------------------------------------------------------ work budget and the solves' cost rule
+def _row_objective(r, S, u, lam):
+    return u @ S @ u - 2 * r @ u + lam * np.abs(u).sum()
+
+
+def test_work_budget_stops_dense_rows_early_and_never_increases_the_objective():
+    """``max_work`` (the cold first U-step's budget) stops a dense row after about that many multiply-adds —
+    each sweep still an exact coordinate minimisation, so every row ends at or below the zero start's
+    objective and at or above the unbudgeted optimum."""
+    S, R = correlated_problem(seed=24)
+    K = S.shape[0]
+    lam = 1e-3 * np.abs(R).max()  # dense solutions
+    exact, full = lasso_rows(R, S, None, lam, max_iter=100, tol=1e-8)
+    budget = 3.0 * K * K
+    U, sweeps = lasso_rows(R, S, None, lam, max_iter=100, tol=1e-8, max_work=budget)
+    # a sweep costs at most K (1 + K): the row stops within one sweep of the budget
+    assert np.all(sweeps <= budget / K + 1)
+    assert np.all(sweeps < full)  # the budget binds on this problem
+    for r, u, ref in zip(R, U, exact):
+        f = _row_objective(r, S, u, lam)
+        assert f <= 0.0
+        assert f >= _row_objective(r, S, ref, lam) - 1e-9 * abs(f)
+
+
+def test_work_budget_leaves_sparse_rows_to_the_tolerance():
+    """A row with few non-zero weights costs ~K per sweep: a budget of a few dense sweeps (K² each) does not
+    bind and the row is solved as without it, to the KKT conditions."""
+    S, R = correlated_problem(seed=25)
+    K = S.shape[0]
+    lam = 0.9 * np.median(np.abs(R).max(axis=1))  # a large penalty: a few weights per row
+    U, sweeps = lasso_rows(R, S, None, lam, max_iter=100, tol=1e-10, max_work=10.0 * K * K)
+    ref, ref_sweeps = lasso_rows(R, S, None, lam, max_iter=100, tol=1e-10)
+    assert 0 < np.mean(ref != 0) < 0.2 and ref_sweeps.max() > 2
+    np.testing.assert_array_equal(sweeps, ref_sweeps)
+    np.testing.assert_array_equal(U, ref)
+    for r, u in zip(R, U):
+        assert kkt_violation(r, S, u, lam) <= 1e-8 * np.abs(r).max()
+
+
+def test_cost_rule_keeps_the_minimiser():
+    """The cost rule decides only when support solves are taken; the stopping rule and the minimiser are
+    those of coordinate descent (the paper's, run to convergence)."""
+    S, R = correlated_problem(K=30, n=12, seed=26, share=0.8)
+    lam = 1e-2 * np.abs(R).max()
+    U, _ = lasso_rows(R, S, None, lam, max_iter=100, tol=1e-10)
+    for r, u in zip(R[:4], U[:4]):
+        ref = _lasso_cd_paper(S, r, lam, 200000, 1e-13)
+        np.testing.assert_allclose(u, ref, atol=1e-6 * np.abs(ref).max())

@@ -34,6 +34,10 @@ from numba import njit, prange
 #: Support solves (see :func:`lasso_cd_row`) only when a row may take at least this many sweeps: the capped,
 #: warm-started U-steps of a fit (``topic_sweeps``, a few sweeps) stay plain coordinate descent.
 NEWTON_MIN_SWEEPS = 10
+#: Cost of one multiply-add of the support solve's Cholesky loops in units of one multiply-add of a sweep's
+#: gradient update (measured at K = 200, support 136, 1 thread: 360 µs for a³/3 = 0.84M against 6.4 µs per
+#: sweep of 27k): what the cost rule of the support solves (:func:`_cd_row`) compares.
+SOLVE_WEIGHT = 2.0
 
 
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
@@ -152,7 +156,7 @@ def _support_step(r, S, u, g, half_lam, positive, idx, M, z, u_old, g_old):
 
 
 @njit(cache=True, nogil=True)
-def lasso_cd_row(r, S, u, g, half_lam, max_iter, tol, positive=False):
+def lasso_cd_row(r, S, u, g, half_lam, max_iter, tol, positive=False, max_work=np.inf):
     """Solve one lasso row in place by cyclic coordinate descent with covariance updates.
 
     Parameters
@@ -175,24 +179,38 @@ def lasso_cd_row(r, S, u, g, half_lam, max_iter, tol, positive=False):
     sweeps go on from there: the stopping rule and the minimiser are those of plain coordinate descent,
     reached in a few sweeps (there: 14–18 instead of 77, none capped).
 
+    Cost rule. A support solve costs about ``SOLVE_WEIGHT · a³/3`` (a: support size) against ``K·(1 + changes)``
+    per sweep; it is taken only when the sweeps it can save — the fewer of those left under ``max_iter`` (and
+    ``max_work``) and of those the sweeps' own linear rate predicts to reach ``tol`` — would cost more. With
+    dense rows (a ≈ K) a solve is worth tens of sweeps, and a row about to stop does not pay for one.
+
+    max_work : float — a budget of multiply-adds (sweeps count ``K·(1 + changes)``, support solves their
+        cost above): the row stops after the sweep that exceeds it, as if capped (inf: no budget). The cold
+        first U-step of a fit uses it (see :func:`rlsi.models.batch.cold_work`), so that rows with dense
+        solutions stop after about as much work as a few dense sweeps while sparse rows are solved exactly.
+
     Returns the number of sweeps done.
     """
     K = r.shape[0]
     return _cd_row(r, S, u, g, half_lam, max_iter, tol, positive, np.empty(K, dtype=np.int64),
-                   np.empty((K, K)), np.empty((3, K)))
+                   np.empty((K, K)), np.empty((3, K)), max_work)
 
 
 @njit(cache=True, nogil=True)
-def _cd_row(r, S, u, g, half_lam, max_iter, tol, positive, idx, M, work):
+def _cd_row(r, S, u, g, half_lam, max_iter, tol, positive, idx, M, work, max_work=np.inf):
     """:func:`lasso_cd_row` with its support-solve workspaces given (idx (K,) int64, M (K, K), work (3, K))."""
     K = r.shape[0]
     n_sweeps = 0
     newton = max_iter >= NEWTON_MIN_SWEEPS
     pattern = True
+    done = 0.0  # multiply-adds spent (sweeps and support solves), against max_work
+    prev_delta = np.inf
     for it in range(max_iter):
         n_sweeps = it + 1
         max_delta = 0.0
         max_u = 0.0
+        changes = 0
+        support = 0
         stable = not pattern  # the previous sweep kept the zero/sign pattern
         pattern = False  # does this sweep change a coordinate's sign or zero pattern?
         for k in range(K):
@@ -211,6 +229,7 @@ def _cd_row(r, S, u, g, half_lam, max_iter, tol, positive, idx, M, work):
             delta = new - old
             if delta != 0.0:
                 u[k] = new
+                changes += 1
                 Sk = S[k]  # S is symmetric: row k is column k, and contiguous
                 for l in range(K):
                     g[l] += delta * Sk[l]
@@ -219,17 +238,32 @@ def _cd_row(r, S, u, g, half_lam, max_iter, tol, positive, idx, M, work):
                     max_delta = ad
                 if (old > 0.0) != (new > 0.0) or (old < 0.0) != (new < 0.0):
                     pattern = True
+            if new != 0.0:
+                support += 1
             an = abs(new)
             if an > max_u:
                 max_u = an
-        if max_delta <= tol * max_u:
+        sweep_cost = K * (1.0 + changes)
+        done += sweep_cost
+        if max_delta <= tol * max_u or done >= max_work:
             break
         if newton and stable and not pattern and it + 1 < max_iter:
-            _support_step(r, S, u, g, half_lam, positive, idx, M, work[0], work[1], work[2])
+            # the cost rule: sweeps this solve may save (left under the caps, and predicted by the linear
+            # rate of the last two sweeps) against the solve's own cost
+            a = float(support)
+            solve_cost = SOLVE_WEIGHT * a * a * a / 3.0 + a * (a + 1.0) / 2.0 + 2.0 * K * (a + 1.0)
+            left = min(float(max_iter - it - 1), (max_work - done) / sweep_cost)
+            rate = max_delta / prev_delta
+            if 0.0 < rate < 1.0 and tol * max_u > 0.0:
+                left = min(left, np.log(tol * max_u / max_delta) / np.log(rate))
+            if left * sweep_cost > solve_cost:
+                _support_step(r, S, u, g, half_lam, positive, idx, M, work[0], work[1], work[2])
+                done += solve_cost
+        prev_delta = max_delta
     return n_sweeps
 
 
-def lasso_cd_rows(R, S, U, half_lam, max_iter, tol, positive=False, U0=None):
+def lasso_cd_rows(R, S, U, half_lam, max_iter, tol, positive=False, U0=None, max_work=np.inf):
     """Solve ``len(R)`` independent lasso rows in parallel into ``U`` (rows x K).
 
     The warm start is read from ``U0`` (rows x K, any float dtype) when given, else from ``U`` itself;
@@ -239,9 +273,10 @@ def lasso_cd_rows(R, S, U, half_lam, max_iter, tol, positive=False, U0=None):
     zero and whose ``max |r_k| <= λ/2`` is already optimal (the KKT conditions hold at 0) and is skipped
     (written as zeros), which is what makes rare terms cheap (with ``positive`` only ``r_k > λ/2`` can move
     a coordinate). Rows are processed in chunks so that each chunk allocates its scratch vectors once.
+    ``max_work``: each row's budget of multiply-adds (see :func:`lasso_cd_row`).
     Returns the number of sweeps per row (int32; 0 for skipped rows).
     """
-    return _lasso_cd_rows(R, S, U, U if U0 is None else U0, half_lam, max_iter, tol, positive)
+    return _lasso_cd_rows(R, S, U, U if U0 is None else U0, half_lam, max_iter, tol, positive, float(max_work))
 
 
 @njit(cache=True, nogil=True)
@@ -272,7 +307,7 @@ def start_row(r, S, u, g, half_lam, positive):
 
 
 @njit(cache=True, parallel=True)
-def _lasso_cd_rows(R, S, U, Uin, half_lam, max_iter, tol, positive):
+def _lasso_cd_rows(R, S, U, Uin, half_lam, max_iter, tol, positive, max_work):
     n, K = R.shape
     sweeps = np.zeros(n, dtype=np.int32)
     zero_start = Uin.shape[0] == 0
@@ -293,13 +328,14 @@ def _lasso_cd_rows(R, S, U, Uin, half_lam, max_iter, tol, positive):
                 for k in range(K):
                     U[i, k] = 0.0
                 continue
-            sweeps[i] = _cd_row(r, S, u, g, half_lam, max_iter, tol, positive, idx, M, work)
+            sweeps[i] = _cd_row(r, S, u, g, half_lam, max_iter, tol, positive, idx, M, work, max_work)
             for k in range(K):
                 U[i, k] = u[k]
     return sweeps
 
 
-def lasso_rows(R, S, U_init, lam, *, max_iter=100, tol=1e-6, positive=False, out=None, overwrite_init=False):
+def lasso_rows(R, S, U_init, lam, *, max_iter=100, tol=1e-6, positive=False, out=None, overwrite_init=False,
+               max_work=None):
     """Solve ``min_u uᵀSu - 2 rᵀu + lam‖u‖₁`` (subject to ``u ≥ 0`` if ``positive``) for every row r of R.
 
     R : (n, K) float32/float64; S : (K, K); U_init : (n, K) warm start or None (zeros, as Algorithm 2);
@@ -309,6 +345,7 @@ def lasso_rows(R, S, U_init, lam, *, max_iter=100, tol=1e-6, positive=False, out
         own storage.
     overwrite_init : the caller gives up U_init (a fresh C-contiguous array of R's dtype): it is solved in
         place instead of copied.
+    max_work : None, or each row's budget of multiply-adds (see :func:`lasso_cd_row`; None: no budget).
     Returns (U, sweeps) with U of R's dtype, shape (n, K).
     """
     R = np.ascontiguousarray(R)
@@ -327,7 +364,8 @@ def lasso_rows(R, S, U_init, lam, *, max_iter=100, tol=1e-6, positive=False, out
         U = U_init
     else:
         U = np.empty_like(R)
-    sweeps = lasso_cd_rows(R, S, U, half, int(max_iter), float(tol), bool(positive), U0)
+    sweeps = lasso_cd_rows(R, S, U, half, int(max_iter), float(tol), bool(positive), U0,
+                           np.inf if max_work is None else float(max_work))
     return U, sweeps
 
 

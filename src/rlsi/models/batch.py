@@ -69,6 +69,29 @@ SPARSE_WORK_SHARE = 0.3
 TOPIC_SWEEPS = 3
 
 
+#: The cold first U-step's budget per term row (with ``topic_sweeps`` set), in dense sweeps: each row may
+#: spend ``COLD_DENSE_SWEEPS · K²`` multiply-adds (a sweep costs ``K·(1 + changes)``), see :func:`cold_work`.
+COLD_DENSE_SWEEPS = 10
+
+
+def cold_work(n_components, topic_sweeps, warm):
+    """Each term row's budget of multiply-adds in a U-step (None: no budget): ``COLD_DENSE_SWEEPS · K²`` for
+    the cold first U-step of an inexact fit (``topic_sweeps`` set, ``warm=False``), none otherwise.
+
+    Why: from zero, a row whose solution is dense (most of K weights non-zero, the common terms at the dense
+    end) converges slowly under coordinate descent on correlated topics and takes tens of sweeps plus support
+    solves of ~K³/3 — at K = 200 and AvgComp ≈ 0.6 the first U-step cost 10 to 20 warm ones. Solving it
+    exactly buys little: the next V-step replaces W and the warm 3-sweep U-steps that follow go on from
+    there. A budget in work, not in sweeps, leaves sparse rows alone (a sweep of a row with a few non-zero
+    weights costs ~K, so they still reach ``inner_tol``: at the sparse end a rough first U-step was measured to
+    send the alternation to a worse point, benchmarks/results/density_sweep_sweeps.md) and stops a dense
+    row after about ten dense sweeps. Any number of sweeps decreases Eq. (1) (coordinate descent from the
+    zero start), so the alternation stays a descent method."""
+    if topic_sweeps is None or warm:
+        return None
+    return float(COLD_DENSE_SWEEPS) * n_components * n_components
+
+
 def topic_max_iter(inner_max_iter, topic_sweeps, warm=True):
     """Sweeps per term row of one U-step: ``inner_max_iter`` (solved to ``inner_tol``) when
     ``topic_sweeps`` is None or the U-step has no warm start (``warm=False``: the first U-step starts
@@ -80,9 +103,10 @@ def topic_max_iter(inner_max_iter, topic_sweeps, warm=True):
     Eq. (1) monotonically. Its fixed points are those of the exact scheme (a row that one sweep leaves
     unchanged satisfies the lasso's optimality conditions), so both converge to stationary points of the
     same problem; the inexact one spends its work where the objective still moves, instead of solving
-    each U-step for a W that the next V-step replaces. The cold first U-step is solved fully: a few sweeps
-    from zero leave a rough U₁ that sends the alternation along another path (measured: to a worse point
-    at the sparse end), and it is one U-step of the fit."""
+    each U-step for a W that the next V-step replaces. The cold first U-step is not capped in sweeps: a few
+    sweeps from zero leave a rough U₁ that sends the alternation along another path (measured: to a worse
+    point at the sparse end); it is capped in work instead (:func:`cold_work`), which stops only rows with
+    dense solutions."""
     if topic_sweeps is None or not warm:
         return inner_max_iter
     return min(int(topic_sweeps), int(inner_max_iter))
@@ -143,11 +167,13 @@ class RLSIProblem:
             r_rows.invalidate()
             r_rows = self._plain_r_rows
         r_rows.set_state(self.W, self.U)
-        sweeps_cap = topic_max_iter(self.inner_max_iter, self.topic_sweeps, warm=self.U is not None)
+        warm = self.U is not None
+        sweeps_cap = topic_max_iter(self.inner_max_iter, self.topic_sweeps, warm=warm)
+        max_work = cold_work(self.S.shape[0], self.topic_sweeps, warm)
         self.U, sweeps = steps.update_topics(
             r_rows, self.S, self.U, n_terms=self.D.shape[0], penalty=self.topic_penalty,
             lam=self.lambda1, max_iter=sweeps_cap, tol=self.inner_tol, executor=executor,
-            dense=self.dense)
+            dense=self.dense, max_work=max_work)
         nnz = int(np.count_nonzero(self.U)) if self.dense else self.U.nnz
         diag = {"nnz": nnz, "sweeps": sweeps, "screened": r_rows.rows_skipped,
                 "dense": self.dense}
@@ -242,7 +268,8 @@ class BatchRLSI(SquaredLossModel):
     inner_max_iter, inner_tol : coordinate-descent sweeps per row and its stopping rule.
     topic_sweeps : None or int, default 3 — coordinate-descent sweeps per term row in each U-step after the
         first, warm-started from the previous topics (an inexact U-step that still decreases Eq. 1 at every
-        iteration; see :func:`topic_max_iter`); None solves every U-step to ``inner_tol`` (at most
+        iteration; see :func:`topic_max_iter`; the first U-step, from zero, runs to ``inner_tol`` within a work
+        budget of about ten dense sweeps per term row, :func:`cold_work`); None solves every U-step to ``inner_tol`` (at most
         ``inner_max_iter`` sweeps), as Algorithm 2, and reproduces the paper's iterates. Both converge to the
         same solutions on the oracle problems of the tests; the default's iterations are cheaper where topics
         are dense (benchmarks/results/density_sweep_sweeps.md).

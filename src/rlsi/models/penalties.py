@@ -88,7 +88,7 @@ class Penalty:
             return S + lam * np.eye(S.shape[0]) if self.nonneg else ridge_inverse(S, lam)
         return np.ascontiguousarray(S)
 
-    def solve(self, R, prepared, U0, lam, *, max_iter, tol, out=None, overwrite_init=False):
+    def solve(self, R, prepared, U0, lam, *, max_iter, tol, out=None, overwrite_init=False, max_work=None):
         """Solve every row of R (n x K); returns ``(U, sweeps)``: U (n x K) and the number of
         coordinate-descent sweeps (0 for the closed form). ``U0`` is a warm start (or None).
 
@@ -96,7 +96,8 @@ class Penalty:
         float64 inside); callers cast to their storage dtype after using U (the V-step's objective term
         is taken from the unrounded rows). ``out`` (an (n, K) C-contiguous array) receives the coordinate-
         descent solution in place (and the closed form's, when float64); ``overwrite_init`` lets the solver reuse a fresh ``U0`` (see
-        :func:`rlsi.kernels.lasso.lasso_rows`)."""
+        :func:`rlsi.kernels.lasso.lasso_rows`). ``max_work``: each row's budget of multiply-adds for coordinate
+        descent (None: none; see :func:`rlsi.kernels.lasso.lasso_cd_row`)."""
         if self.norm == "l2" and not self.nonneg:
             R64 = np.asarray(R).astype(np.float64, copy=False)
             if out is not None and out.dtype == np.float64:  # straight into the caller's rows
@@ -104,7 +105,7 @@ class Penalty:
             return R64 @ prepared, 0
         l1 = lam if self.norm == "l1" else 0.0
         U, sweeps = lasso_rows(R, prepared, U0, l1, max_iter=max_iter, tol=tol, positive=self.nonneg, out=out,
-                               overwrite_init=overwrite_init)
+                               overwrite_init=overwrite_init, max_work=max_work)
         return U, int(sweeps.sum())
 
 

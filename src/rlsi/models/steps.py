@@ -68,7 +68,7 @@ def nonzero_rows(U):
 
 
 def update_topics(r_rows, S, U_prev, *, n_terms, penalty, lam, max_iter=100, tol=1e-4, executor=None,
-                  block_entries=None, dense=False):
+                  block_entries=None, dense=False, max_work=None):
     """U-step. Returns ``(U, sweeps)``: U (M x K) of the dtype of the R blocks, as CSR, or as a C-ordered
     ndarray with ``dense=True`` (cheaper when most weights are non-zero; same numbers either way).
 
@@ -81,6 +81,7 @@ def update_topics(r_rows, S, U_prev, *, n_terms, penalty, lam, max_iter=100, tol
         same as from Algorithm 2's zero start (strictly convex problem), only reached in fewer sweeps.
     penalty : a name of :data:`rlsi.models.penalties.PENALTIES` or a Penalty.
     sweeps : total number of coordinate-descent sweeps (0 for the ℓ2 closed form), for diagnostics.
+    max_work : None or each term row's budget of multiply-adds (:func:`rlsi.kernels.lasso.lasso_cd_row`).
     """
     pen = get_penalty(penalty, param="topic_penalty")
     prepared = pen.prepare(S, lam)
@@ -96,15 +97,16 @@ def update_topics(r_rows, S, U_prev, *, n_terms, penalty, lam, max_iter=100, tol
                 U_out = np.empty((n_terms, K), dtype=Rb.dtype)
             # solved straight into its rows of U_out (disjoint rows: no second M x K copy)
             _, sweeps = tasks.topic_block(Rb, prepared, U_prev, a, b, penalty=pen, lam=lam, max_iter=max_iter,
-                                          tol=tol, dense=True, out=U_out[a:b])
+                                          tol=tol, dense=True, out=U_out[a:b], max_work=max_work)
             return None, sweeps
-        return tasks.topic_block(Rb, prepared, U_prev, a, b, penalty=pen, lam=lam, max_iter=max_iter, tol=tol)
+        return tasks.topic_block(Rb, prepared, U_prev, a, b, penalty=pen, lam=lam, max_iter=max_iter, tol=tol,
+                                 max_work=max_work)
 
     def compact_task(ab):  # a screening provider and CSR topics: only the rows not certified zero
         a, b = ab
         rows, Rc = r_rows.compact(a, b)
         return tasks.topic_block_rows(Rc, rows, prepared, U_prev, a, b, penalty=pen, lam=lam, max_iter=max_iter,
-                                      tol=tol)
+                                      tol=tol, max_work=max_work)
 
     spans = blocks(n_terms, block_rows(K, block_entries))
     executor = get_executor(executor)

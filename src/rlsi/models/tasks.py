@@ -49,13 +49,14 @@ def gram(W):
     return np.triu(upper) + np.triu(upper, 1).T
 
 
-def topic_block(Rb, prepared, U_prev, a, b, *, penalty, lam, max_iter, tol, dense=False, out=None):
+def topic_block(Rb, prepared, U_prev, a, b, *, penalty, lam, max_iter, tol, dense=False, out=None, max_work=None):
     """U-step on term rows a..b. Returns ``(U_b, sweeps)``: U_b (b − a) x K in Rb's dtype, as CSR (what a
     distributed learner sends back is sparse) or, with ``dense=True``, as an ndarray (written into
     ``out``, rows a..b of the caller's dense U, when given).
 
     Rb : (b − a, K) rows of R. prepared : ``penalty.prepare(S, λ₁)``. U_prev : the previous topics
     (M x K, CSR or ndarray) or None: the warm start of iterative solvers (rows a..b are read).
+    max_work : None or each row's budget of multiply-adds (:func:`rlsi.kernels.lasso.lasso_cd_row`).
     """
     U0, fresh = None, False
     if U_prev is not None and penalty.warm_start:
@@ -66,7 +67,7 @@ def topic_block(Rb, prepared, U_prev, a, b, *, penalty, lam, max_iter, tol, dens
     if out is not None and (out.dtype != Rb.dtype or not out.flags.c_contiguous):
         out = None
     Ub, sweeps = penalty.solve(Rb, prepared, U0, lam, max_iter=max_iter, tol=tol,
-                               out=out if dense else None, overwrite_init=fresh)
+                               out=out if dense else None, overwrite_init=fresh, max_work=max_work)
     Ub = Ub.astype(Rb.dtype, copy=False)
     if dense:
         if out is not None and Ub is not out:
@@ -75,7 +76,7 @@ def topic_block(Rb, prepared, U_prev, a, b, *, penalty, lam, max_iter, tol, dens
     return dense_to_csr(Ub), sweeps
 
 
-def topic_block_rows(Rc, rows, prepared, U_prev, a, b, *, penalty, lam, max_iter, tol):
+def topic_block_rows(Rc, rows, prepared, U_prev, a, b, *, penalty, lam, max_iter, tol, max_work=None):
     """:func:`topic_block` (CSR result) when only the rows ``rows`` (int64, relative to a) of block a..b
     need solving and the others are known to be zero (screened): ``Rc`` (len(rows) x K) holds those rows
     of R. Returns ``(U_b (b − a) x K CSR, sweeps)``, the same as :func:`topic_block` on the full block
@@ -86,7 +87,8 @@ def topic_block_rows(Rc, rows, prepared, U_prev, a, b, *, penalty, lam, max_iter
             U0, fresh = np.ascontiguousarray(U_prev[a + rows], dtype=Rc.dtype), True
         else:
             U0, fresh = csr_take_dense(U_prev, rows + a, dtype=Rc.dtype), True
-    Uc, sweeps = penalty.solve(Rc, prepared, U0, lam, max_iter=max_iter, tol=tol, overwrite_init=fresh)
+    Uc, sweeps = penalty.solve(Rc, prepared, U0, lam, max_iter=max_iter, tol=tol, overwrite_init=fresh,
+                               max_work=max_work)
     return dense_rows_to_csr(Uc.astype(Rc.dtype, copy=False), rows, b - a), sweeps
 
 
