@@ -12,6 +12,7 @@ import rlsi.io
 from rlsi.errors import RLSIError
 from rlsi.models import BatchRLSI
 from rlsi.models import steps as _steps
+from rlsi.models import batch as batch_module
 from rlsi.models.screening import batch_r_rows
 from rlsi.models.online import OnlineRLSI
 from rlsi.text.stream import StreamingTfidf
@@ -59,10 +60,12 @@ def test_embedded_iterations_are_batch_iterations(corpus, initial):
 
 
 @pytest.mark.parametrize("sweeps", [1, 2])
-def test_capped_embedded_iterations_are_capped_batch_iterations(corpus, initial, sweeps):
+def test_capped_embedded_iterations_are_capped_batch_iterations(corpus, initial, sweeps, monkeypatch):
     """With ``topic_sweeps`` the first U-step of the stream is exact and the later embedded ones take that
-    many sweeps: ξ of them on one batch of everything = ξ BatchRLSI iterations with the same cap (whose
-    first U-step is exact too); and the cap is a different path from the exact U-steps."""
+    many sweeps: ξ of them on one batch of everything = ξ BatchRLSI iterations with the same cap and without
+    the batch fit's work budget on its cold first U-step (OnlineRLSI has none); and the cap is a different
+    path from the exact U-steps."""
+    monkeypatch.setattr(batch_module, "COLD_DENSE_SWEEPS", None)
     X, N = corpus, corpus.shape[0]
     W0, _ = _steps.update_doc_vectors(X, initial.topics_, penalty="l2", lam=1.0)
     params = dict(lambda1=2.0, batch_size=N, n_inner=4, topic_init=initial.components_, **TIGHT)

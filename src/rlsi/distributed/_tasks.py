@@ -228,10 +228,11 @@ def prepare_docs(U, penalty, lam):
 
 
 @_threads
-def topic_step(Rb, prepared, U_prev_b, n_rows, K, dtype, *, penalty, lam, max_iter, tol, dense=False):
+def topic_step(Rb, prepared, U_prev_b, n_rows, K, dtype, *, penalty, lam, max_iter, tol, dense=False, max_work=None):
     """U-step of one term block: ``(U_b (n_rows x K), sweeps, rows, max_k |r_mk| of those rows)`` from
     the compact rows ``Rb`` of R (:func:`r_partial`); None means no partition sent rows (R_b = 0).
-    U_b is CSR, or an ndarray with ``dense`` (the dense topic representation).
+    U_b is CSR, or an ndarray with ``dense`` (the dense topic representation). ``max_work``: each row's
+    budget of multiply-adds (the cold first U-step's, :func:`rlsi.models.batch.cold_work`).
 
     Sparse ℓ1 topics: only the rows sent are solved. A row that no partition sent has r = 0 and a zero
     warm start (no document holds the term, or the screening certified it, which it does only for rows
@@ -244,7 +245,7 @@ def topic_step(Rb, prepared, U_prev_b, n_rows, K, dtype, *, penalty, lam, max_it
     if not dense and penalty.norm == "l1" and len(rows) < n_rows:
         U0 = None if U_prev_b is None else U_prev_b[rows]
         Uc, sweeps = tasks.topic_block(R, prepared, U0, 0, len(rows), penalty=penalty, lam=lam,
-                                       max_iter=max_iter, tol=tol)
+                                       max_iter=max_iter, tol=tol, max_work=max_work)
         counts = np.zeros(n_rows + 1, dtype=np.int64)
         counts[rows + 1] = np.diff(Uc.indptr)
         Ub = sp.csr_matrix((Uc.data, Uc.indices, np.cumsum(counts)), shape=(n_rows, K))
@@ -254,7 +255,7 @@ def topic_step(Rb, prepared, U_prev_b, n_rows, K, dtype, *, penalty, lam, max_it
         full[rows] = R
         R = full
     Ub, sweeps = tasks.topic_block(R, prepared, U_prev_b, 0, n_rows, penalty=penalty, lam=lam,
-                                   max_iter=max_iter, tol=tol, dense=dense)
+                                   max_iter=max_iter, tol=tol, dense=dense, max_work=max_work)
     return Ub, sweeps, rows, peak
 
 

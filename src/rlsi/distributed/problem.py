@@ -22,7 +22,7 @@ import scipy.sparse as sp
 from dask.sizeof import sizeof
 
 from ..models import steps
-from ..models.batch import DENSE_ABOVE, DENSE_MAX_BYTES, SPARSE_WORK_SHARE, topic_max_iter
+from ..models.batch import DENSE_ABOVE, DENSE_MAX_BYTES, SPARSE_WORK_SHARE, cold_work, topic_max_iter
 from ..models.penalties import penalty as get_penalty
 from ..models.screening import rounding_factor
 from . import _tasks
@@ -153,8 +153,9 @@ class DistributedProblem:
             self._invalidate_screening()
         else:
             need = self._rows_needed()
-        topic_inner = dict(self.inner, max_iter=topic_max_iter(self.inner["max_iter"], self.topic_sweeps,
-                                                               warm=self.U_blocks is not None))
+        warm = self.U_blocks is not None
+        topic_inner = dict(self.inner, max_iter=topic_max_iter(self.inner["max_iter"], self.topic_sweeps, warm=warm),
+                           max_work=cold_work(self.K, self.topic_sweeps, warm))  # as RLSIProblem.u_step
         results = []
         for j, (a, b) in enumerate(self.term_blocks):
             need_b = None if need is None else need[a:b]

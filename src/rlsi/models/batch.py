@@ -70,7 +70,8 @@ TOPIC_SWEEPS = 3
 
 
 #: The cold first U-step's budget per term row (with ``topic_sweeps`` set), in dense sweeps: each row may
-#: spend ``COLD_DENSE_SWEEPS · K²`` multiply-adds (a sweep costs ``K·(1 + changes)``), see :func:`cold_work`.
+#: spend ``COLD_DENSE_SWEEPS · K²`` multiply-adds (a sweep costs ``K·(1 + changes)``), see :func:`cold_work`;
+#: None: no budget. OnlineRLSI's first U-step has none (it is exact, as before).
 COLD_DENSE_SWEEPS = 10
 
 
@@ -87,7 +88,7 @@ def cold_work(n_components, topic_sweeps, warm):
     send the alternation to a worse point, benchmarks/results/density_sweep_sweeps.md) and stops a dense
     row after about ten dense sweeps. Any number of sweeps decreases Eq. (1) (coordinate descent from the
     zero start), so the alternation stays a descent method."""
-    if topic_sweeps is None or warm:
+    if topic_sweeps is None or warm or COLD_DENSE_SWEEPS is None:
         return None
     return float(COLD_DENSE_SWEEPS) * n_components * n_components
 
