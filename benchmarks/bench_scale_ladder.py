@@ -226,7 +226,8 @@ def child_online(s):
     _warm_up(s["dtype"])
     base = current_rss()  # before X (see child_batch)
     X = _load(s)
-    model = OnlineRLSI(s["k"], lambda1=s["lambda1"], batch_size=s["online_batch"], random_state=s["seed"])
+    model = OnlineRLSI(s["k"], lambda1=s["lambda1"], batch_size=s["online_batch"], random_state=s["seed"],
+                       topic_sweeps=s.get("online_sweeps"))
     est = estimate_for(model, X, baseline=base, topic_density=s["avgcomp"])
     t = time.perf_counter()
     with warnings.catch_warnings():
@@ -234,7 +235,8 @@ def child_online(s):
         model.fit(X)
     return _finish({"seconds": time.perf_counter() - t, "n_batches": int(model.n_batches_),
                     "nnz_U": int(model.components_.nnz), "avgcomp": avg_compactness(model.components_),
-                    "dead": len(model.dead_topics()), "estimate": est.peak, "estimate_components": est.components})
+                    "dead": len(model.dead_topics()), "estimate": est.peak, "estimate_components": est.components,
+                    "topic_sweeps": s.get("online_sweeps")})
 
 
 _DONE = {}
@@ -484,7 +486,7 @@ def cmd_run(a, argv):
     work.mkdir(parents=True, exist_ok=True)
     spec = {"k": a.k, "dtype": a.dtype, "seed": a.seed, "iters": a.iters, "avgcomp": a.avgcomp,
             "online_batch": a.online_batch, "nmf_batch": a.nmf_batch, "svd_iters": a.svd_iters,
-            "lsi_chunk": a.lsi_chunk}
+            "lsi_chunk": a.lsi_chunk, "online_sweeps": None if a.online_sweeps == "none" else int(a.online_sweeps)}
     common = {"command": harness.command_line(__file__, argv), "machine": facts, "threads": a.threads,
               "budget": budget, "k": a.k, "dtype": a.dtype, "time": time.time(),
               "note": "the cores were shared with other work; wall-clock seconds"}
@@ -530,10 +532,12 @@ def cmd_run(a, argv):
     spec["lambda1"] = lam
     harness.log(f"λ1 = {lam:.6g} per 1000 documents ({lam_from})")
 
-    # 2. batch
+    # 2. batch (--iters 0: none)
     est = estimate_batch_fit(N, M, nnz, a.k, dtype=spec["dtype"], index_dtype=f"int{8 * i}",
                              topic_density=a.avgcomp)
-    if est.peak > budget:
+    if not a.iters:
+        pass
+    elif est.peak > budget:
         record("batch", {"skipped": f"would need {est.peak / GB:.1f} GB ({est.describe()})"}, lambda1=lam,
                lambda1_from=lam_from)
     else:
@@ -883,11 +887,13 @@ def main(argv=None):
     r.add_argument("--norm", choices=["l2", "none"], default="l2", help="l2: unit rows, as rlsi fit vectorizes")
     r.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     r.add_argument("--k", type=int, default=500)
-    r.add_argument("--iters", type=int, default=3)
+    r.add_argument("--iters", type=int, default=3, help="BatchRLSI iterations (0: no batch fit)")
     r.add_argument("--avgcomp", type=float, default=0.0035, help="target AvgComp (TOIS Table XXI: 0.0035)")
     r.add_argument("--lambda1", default="search", help="search | reuse | a number (per 1000 documents)")
     r.add_argument("--online-batch", type=int, default=10000, help="online mini-batch size (0: no online pass)")
     r.add_argument("--force-online", action="store_true", help="run the online pass above its estimate")
+    r.add_argument("--online-sweeps", default="none",
+                   help="OnlineRLSI topic_sweeps: none (exact U-steps, its default) or an int")
     r.add_argument("--peers", default="all", help=f"all | none | comma list of {','.join(PEERS)}")
     r.add_argument("--nmf-batch", type=int, default=1024)
     r.add_argument("--svd-iters", type=int, default=5)
