@@ -163,39 +163,61 @@ def csr_csr_dense(A, B, dtype=None, a=0, b=None, plan=None):
 
 
 @njit(cache=True, parallel=True)
-def _count_row_nonzeros(A):
-    n, K = A.shape
-    counts = np.zeros(n + 1, dtype=np.int64)
-    for i in prange(n):
+def _count_row_nonzeros(A, rows):
+    """``counts[i + 1]`` = non-zero entries of row ``rows[i]`` of the dense A (counts[0] = 0)."""
+    K = A.shape[1]
+    counts = np.zeros(rows.shape[0] + 1, dtype=np.int64)
+    for i in prange(rows.shape[0]):
+        m = rows[i]
         c = 0
         for k in range(K):
-            if A[i, k] != 0.0:
+            if A[m, k] != 0.0:
                 c += 1
         counts[i + 1] = c
     return counts
 
 
 @njit(cache=True, parallel=True)
-def _fill_csr(A, indptr, indices, data):
-    n, K = A.shape
-    for i in prange(n):
-        p = indptr[i]
+def _fill_csr(A, rows, starts, indices, data):
+    """Write the non-zero entries of row ``rows[i]`` of the dense A from position ``starts[i]`` on."""
+    K = A.shape[1]
+    for i in prange(rows.shape[0]):
+        m = rows[i]
+        p = starts[i]
         for k in range(K):
-            if A[i, k] != 0.0:
+            if A[m, k] != 0.0:
                 indices[p] = k
-                data[p] = A[i, k]
+                data[p] = A[m, k]
                 p += 1
+
+
+def _csr_parts(counts_of_rows, K, dtype):
+    """indptr (from per-row counts, int64 (n + 1,)), and empty indices/data arrays of the right types."""
+    indptr = np.cumsum(counts_of_rows)
+    idx_dtype = np.int32 if K < 2**31 and indptr[-1] < 2**31 else np.int64
+    return indptr, np.empty(indptr[-1], dtype=idx_dtype), np.empty(indptr[-1], dtype=dtype), idx_dtype
 
 
 def dense_to_csr(A):
     """CSR copy of a dense (n x K) block, in parallel (scipy's conversion is single-threaded)."""
     A = np.ascontiguousarray(A)
-    indptr = np.cumsum(_count_row_nonzeros(A))
-    idx_dtype = np.int32 if A.shape[1] < 2**31 and indptr[-1] < 2**31 else np.int64
-    indices = np.empty(indptr[-1], dtype=idx_dtype)
-    data = np.empty(indptr[-1], dtype=A.dtype)
-    _fill_csr(A, indptr, indices, data)
+    every = np.arange(A.shape[0], dtype=np.int64)
+    indptr, indices, data, idx_dtype = _csr_parts(_count_row_nonzeros(A, every), A.shape[1], A.dtype)
+    _fill_csr(A, every, indptr, indices, data)
     return sp.csr_matrix((data, indices, indptr.astype(idx_dtype)), shape=A.shape)
+
+
+def csr_of_dense_rows(U, rows):
+    """The M x K CSR holding the rows ``rows`` (ascending int64) of the dense U (M x K) without their zeros,
+    the other rows empty, read where they lie: two passes over those rows only, no copy of them, no pass
+    over M x K."""
+    M, K = U.shape
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    counts = np.zeros(M + 1, dtype=np.int64)
+    counts[rows + 1] = _count_row_nonzeros(U, rows)[1:]
+    indptr, indices, data, idx_dtype = _csr_parts(counts, K, U.dtype)
+    _fill_csr(U, rows, indptr[rows], indices, data)
+    return sp.csr_matrix((data, indices, indptr.astype(idx_dtype)), shape=(M, K))
 
 
 @njit(cache=True, parallel=True)
@@ -359,13 +381,11 @@ def dense_rows_to_csr(A, rows, n_rows):
     block of which only some rows were computed (no n_rows x K array is formed)."""
     A = np.ascontiguousarray(A)
     rows = np.ascontiguousarray(rows, dtype=np.int64)
+    every = np.arange(A.shape[0], dtype=np.int64)
     counts = np.zeros(n_rows + 1, dtype=np.int64)
-    counts[rows + 1] = _count_row_nonzeros(A)[1:]
-    indptr = np.cumsum(counts)
-    idx_dtype = np.int32 if A.shape[1] < 2**31 and indptr[-1] < 2**31 else np.int64
-    indices = np.empty(indptr[-1], dtype=idx_dtype)
-    data = np.empty(indptr[-1], dtype=A.dtype)
-    _fill_csr(A, indptr[rows], indices, data)  # row i of A starts at indptr[rows[i]]
+    counts[rows + 1] = _count_row_nonzeros(A, every)[1:]
+    indptr, indices, data, idx_dtype = _csr_parts(counts, A.shape[1], A.dtype)
+    _fill_csr(A, every, indptr[rows], indices, data)  # row i of A starts at indptr[rows[i]]
     return sp.csr_matrix((data, indices, indptr.astype(idx_dtype)), shape=(n_rows, A.shape[1]))
 
 

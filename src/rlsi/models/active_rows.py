@@ -20,7 +20,7 @@ from numba import njit, prange
 import numba
 
 from ..kernels.lasso import _cd_row, start_row
-from ..kernels.products import dense_to_csr, row_absmax
+from ..kernels.products import csr_of_dense_rows, dense_to_csr, row_absmax
 from . import steps
 from .penalties import penalty as get_penalty
 
@@ -77,7 +77,7 @@ class ActiveRows:
         self._change_sq = 0.0
         self._solved = False
         if track_change and not self.sparse and not self._single:
-            self._before = _csr_of_rows(U, np.flatnonzero(self.live))
+            self._before = csr_of_dense_rows(U, np.flatnonzero(self.live))
             self._touched = np.zeros(len(self.live), dtype=bool)
 
     @property
@@ -112,7 +112,7 @@ class ActiveRows:
         K = U.shape[1]
         if nnz_X * K <= CSR_PROJECTION_FACTOR * (2 * n_live * K + 8 * U.shape[0]):  # K = 20, 256 docs: dense
             return U
-        return _csr_of_rows(U, np.flatnonzero(self.live))
+        return csr_of_dense_rows(U, np.flatnonzero(self.live))
 
     def change(self, U):
         """``‖U − U_before‖_F`` over the rows solved since construction (the others did not change); dense U
@@ -178,48 +178,6 @@ def _gram_parts(n_rows, K):
     parts = min(4 * numba.get_num_threads(), max(1, (n_rows + _CHUNK - 1) // _CHUNK),
                 max(1, (256 << 20) // (8 * K * K)))
     return np.zeros((parts, K, K))
-
-
-def _csr_of_rows(U, rows):
-    """The M x K CSR holding the rows ``rows`` (ascending int64) of the dense U without their zeros (the other
-    rows empty), read where they lie: two passes over those rows only, no copy of them, no pass over M x K."""
-    M, K = U.shape
-    rows = np.ascontiguousarray(rows, dtype=np.int64)
-    counts = np.zeros(M + 1, dtype=np.int64)
-    _count_rows(U, rows, counts)
-    indptr = np.cumsum(counts)
-    idx = np.int32 if max(int(indptr[-1]), K) < 2**31 else np.int64
-    indices = np.empty(indptr[-1], dtype=idx)
-    data = np.empty(indptr[-1], dtype=U.dtype)
-    _fill_rows(U, rows, indptr, indices, data)
-    return sp.csr_matrix((data, indices, indptr.astype(idx)), shape=(M, K))
-
-
-@njit(cache=True, parallel=True)
-def _count_rows(U, rows, counts):
-    """``counts[m + 1]`` = non-zero entries of row m of U, for m in ``rows``."""
-    K = U.shape[1]
-    for i in prange(rows.shape[0]):
-        m = rows[i]
-        c = 0
-        for k in range(K):
-            if U[m, k] != 0.0:
-                c += 1
-        counts[m + 1] = c
-
-
-@njit(cache=True, parallel=True)
-def _fill_rows(U, rows, indptr, indices, data):
-    """Write the non-zero entries of the rows ``rows`` of U at ``indptr[m]`` (their CSR positions)."""
-    K = U.shape[1]
-    for i in prange(rows.shape[0]):
-        m = rows[i]
-        q = indptr[m]
-        for k in range(K):
-            if U[m, k] != 0.0:
-                indices[q] = k
-                data[q] = U[m, k]
-                q += 1
 
 
 def _assemble(pieces, rows, M, K, dtype):
