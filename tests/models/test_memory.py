@@ -229,3 +229,18 @@ def test_estimate_for_predicts_unless_given_a_bound():
     state = gen.bit_generator.state
     estimate_for(BatchRLSI(20, lambda1=0.2, random_state=gen), X)
     assert gen.bit_generator.state == state
+
+
+def test_batch_terms_counts_the_distinct_terms_of_the_sampled_mini_batches():
+    """batch_terms is the largest number of distinct columns among its evenly spread mini-batches (checked
+    against np.unique on the same slices), for mini-batches of one row up to more than the corpus."""
+    import scipy.sparse as sp
+
+    from rlsi.models.memory import batch_terms
+
+    X = sp.random(3000, 2000, density=0.01, format="csr", random_state=1)
+    N = X.shape[0]
+    for b in (1, 7, 100, 3000, 5000):
+        starts = np.unique(np.linspace(0, max(0, N - b), num=8).astype(np.int64))
+        want = max(len(np.unique(X.indices[X.indptr[a]:X.indptr[min(N, a + b)]])) for a in starts)
+        assert batch_terms(X, b) == want

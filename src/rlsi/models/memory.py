@@ -323,9 +323,12 @@ def batch_terms(X, batch_size, samples=8):
     N = X.shape[0]
     starts = np.unique(np.linspace(0, max(0, N - batch_size), num=samples).astype(np.int64))
     most = 0
+    seen = np.zeros(X.shape[1], dtype=bool)
     for a in starts:
         cols = np.asarray(X.indices[X.indptr[a]: X.indptr[min(N, a + batch_size)]])
-        most = max(most, len(np.unique(cols)))
+        seen[:] = False
+        seen[cols] = True  # O(nnz), not the sort of np.unique (minutes for mini-batches of 400,000 at 7M terms)
+        most = max(most, int(np.count_nonzero(seen)))
     return most
 
 
