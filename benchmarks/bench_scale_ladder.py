@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import shutil
 import subprocess
@@ -520,7 +519,7 @@ def cmd_run(a, argv):
     # 1. λ1
     if a.lambda1 == "search":
         res = run_child("search", spec, env=env, budget=budget, timeout=a.timeout)
-        rec = record("search", res)
+        record("search", res)
         if "error" in res:
             raise SystemExit(f"λ1 search: {res['status']}")
         lam, lam_from = res["lambda1"], "searched at this size"
