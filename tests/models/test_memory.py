@@ -11,6 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 import pytest
 
+import rlsi
 from rlsi.datasets.synthetic import write_corpus
 from rlsi.models.memory import estimate_batch_fit, format_bytes, parse_bytes
 
@@ -21,8 +22,10 @@ CHILD = Path(__file__).with_name("memory_child.py")
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_estimate_within_20_percent_of_the_measured_peak(tmp_path, dtype):
     write_corpus(tmp_path / "c", 40_000, 50_000, 60, n_topics=100, seed=0, dtype=dtype)
+    # the child imports the rlsi this session imported (site-packages in CI, not the checkout's src/), so it
+    # loads the numba kernels this session has compiled and cached instead of compiling them again
     env = dict(os.environ, NUMBA_NUM_THREADS="2", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-               PYTHONPATH=os.pathsep.join(p for p in (str(Path(__file__).parents[2] / "src"),
+               PYTHONPATH=os.pathsep.join(p for p in (str(Path(rlsi.__file__).parents[1]),
                                                       os.environ.get("PYTHONPATH")) if p))
     proc = subprocess.run([sys.executable, str(CHILD), str(tmp_path / "c"), "200", "2"], capture_output=True,
                           text=True, env=env, timeout=600)

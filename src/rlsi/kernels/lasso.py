@@ -354,7 +354,9 @@ def lasso_rows(R, S, U_init, lam, *, max_iter=100, tol=1e-6, positive=False, out
     if U_init is None:
         U0 = np.zeros((0, R.shape[1]), dtype=R.dtype)
     else:
-        U0 = np.asarray(U_init)
+        # C order, so that a strided or Fortran-ordered warm start (a column slice, a solve's transpose)
+        # costs one copy here instead of a numba compilation of its own for every such layout
+        U0 = np.ascontiguousarray(U_init)
         if U0.shape != R.shape:
             raise ValueError(f"U_init has shape {U0.shape}, expected {R.shape}")
     if out is not None:

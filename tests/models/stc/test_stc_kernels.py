@@ -157,7 +157,8 @@ def test_numba_sweep_matches_the_oracle(prior):
         X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data, np.ascontiguousarray(beta.T), th, SS,
         True, True, True, par["eps"], par["lam"], par["gamma"], par["rho"], kernels.PRIORS_BY_NAME[prior],
         False, 1, 0.0, np.zeros((0, K)), np.zeros(0, np.int64), 0.0, 0.0, 50, 2,
-        np.arange(X.shape[1], dtype=np.int64), X.shape[1])
+        np.arange(X.shape[1], dtype=np.int64), X.shape[1], False)  # every argument, as the model passes them:
+    # an omitted default is a numba signature of its own, compiled for this test alone (about 30 s in CI)
     np.testing.assert_allclose(SS, np.vstack(ref_S), rtol=1e-9, atol=1e-10)
     np.testing.assert_allclose(th, ref_theta, rtol=1e-9, atol=1e-12)
     ref_G = oracle.gradient(X, beta, ref_S, eps=par["eps"])
