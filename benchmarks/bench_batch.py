@@ -75,7 +75,8 @@ PARALLEL = ("numba: _csr_dense_tiled", "numba: _csr_csr_dense_tiled", "numba: _c
             "numba: _scatter_rows", "numba: lasso_cd_rows", "BLAS: dsyrk", "BLAS: ridge GEMM Φ·Σ",
             "LAPACK: cho_factor", "LAPACK: cho_solve", "numba: _row_sums",
             "numba: _nonzero_row_mask", "numba: _take_rows", "numba: _column_drift", "numba: _csr_row_norms",
-            "numba: _row_dots", "numba: _row_absmax")
+            "numba: _row_dots", "numba: _row_absmax", "numba: _cast_into", "numba: _store_rounded",
+            "numba: _csr_gram_parts", "numba: _sum_parts_sym")
 # Numba kernels that are not parallel (no prange): counted as serial, shown apart (none at present).
 SERIAL_KERNELS = ()
 # the top-level phases of an iteration: the driver calls these three methods of the problem
@@ -114,7 +115,8 @@ def instrument(prof, state):
     P = prof.patch
     # numba kernels: the jitted functions, looked up as module globals by their python wrappers
     for name in ("_csr_dense_tiled", "_csr_csr_dense_tiled", "_count_row_nonzeros", "_fill_csr", "_scatter_rows",
-                 "_row_sums", "_take_rows", "_row_dots", "_row_absmax"):
+                 "_row_sums", "_take_rows", "_row_dots", "_row_absmax", "_cast_into", "_store_rounded",
+                 "_csr_gram_parts", "_sum_parts_sym"):
         P(products, name, "numba: " + name)
     P(steps, "_nonzero_row_mask", "numba: _nonzero_row_mask")
     P(klasso, "lasso_cd_rows", "numba: lasso_cd_rows")

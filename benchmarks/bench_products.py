@@ -10,6 +10,14 @@ imported). Timing the same cache with two versions of the library (``PYTHONPATH=
     PYTHONPATH=src python benchmarks/bench_products.py --cache /tmp/prod_cache --lambda1 0.000679,0.000238 \\
         --label after --json products.json
     python benchmarks/bench_products.py --report --json products.json
+
+``--gram N`` instead times ``S = WᵀW`` (K x K, float64) of a random float32 W (N x K): the whole float64 copy
+and one dsyrk (the library before the blocked gram), :func:`rlsi.models.tasks.gram` (float64 row blocks, a
+parallel cast and a dsyrk with ``beta = 1`` each) at several block sizes, the same blocks with a GEMM, and a
+numba kernel (float64 partial grams of row ranges, no BLAS); CPU time at 1 thread and the extra memory each
+allocates (tracemalloc: numpy's allocations)::
+
+    PYTHONPATH=src python benchmarks/bench_products.py --gram 200000 --k 500 --repeats 3
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ def _parse(argv=None):
     p.add_argument("--label", default="")
     p.add_argument("--json", type=Path)
     p.add_argument("--report", action="store_true")
+    p.add_argument("--gram", type=int, default=None, help="time S = WᵀW of a random float32 N x K W (N given)")
     return p.parse_args(argv)
 
 
@@ -103,8 +112,91 @@ def report(recs):
     return "\n".join(lines)
 
 
+def _numba_gram():
+    from numba import njit, prange
+    import numpy as np
+
+    @njit(parallel=True)
+    def parts_of(W, bounds, parts):
+        K = W.shape[1]
+        for c in prange(bounds.shape[0] - 1):
+            G = parts[c]
+            G[:, :] = 0.0
+            for i in range(bounds[c], bounds[c + 1]):
+                for k in range(K):
+                    a = np.float64(W[i, k])
+                    for l in range(k, K):
+                        G[k, l] += a * np.float64(W[i, l])
+
+    def gram(W, n_parts=8):
+        N, K = W.shape
+        bounds = np.linspace(0, N, n_parts + 1).astype(np.int64)
+        parts = np.empty((n_parts, K, K))
+        parts_of(W, bounds, parts)
+        G = parts.sum(axis=0)
+        return np.triu(G) + np.triu(G, 1).T
+
+    return gram
+
+
+def run_gram(a):
+    import tracemalloc
+
+    import numpy as np
+    from scipy.linalg.blas import dgemm, dsyrk
+
+    from rlsi.models import tasks
+
+    N, K = a.gram, a.k
+    W = np.random.default_rng(0).standard_normal((N, K)).astype(np.float32)
+
+    def whole():  # the library before: one float64 copy of W, one dsyrk
+        W64 = np.ascontiguousarray(W, dtype=np.float64)
+        up = dsyrk(1.0, W64.T, trans=0, lower=0)
+        return np.triu(up) + np.triu(up, 1).T
+
+    def gemm_blocks(rows):
+        def f():
+            buf, G = np.empty((min(rows, N), K)), np.zeros((K, K), order="F")
+            for s in range(0, N, rows):
+                blk = tasks.cast_into(W[s:s + rows], buf[:min(N, s + rows) - s])
+                G = dgemm(1.0, blk.T, blk.T, beta=1.0, c=G, trans_b=1, overwrite_c=1)
+            return G
+        return f
+
+    numba_gram = _numba_gram()
+    cases = {"whole float64 copy + dsyrk (before)": whole}
+    for rows in (1024, 4096, tasks.GRAM_BLOCK_ENTRIES // K, 65536):
+        cases[f"tasks.gram, blocks of {rows} rows (dsyrk)"] = (lambda r: lambda: tasks.gram(W, block_rows=r))(rows)
+    cases[f"blocks of {tasks.GRAM_BLOCK_ENTRIES // K} rows (dgemm)"] = gemm_blocks(tasks.GRAM_BLOCK_ENTRIES // K)
+    cases["numba kernel (8 row ranges, float64 sums)"] = lambda: numba_gram(W)
+    ref = W.astype(np.float64).T @ W.astype(np.float64)
+    lines = [f"S = WᵀW of a random float32 W, N = {N}, K = {K} (W: {W.nbytes / 2**20:.0f} MB); CPU time at 1 "
+             f"thread (numba and BLAS), best and median of {a.repeats}; extra memory: tracemalloc peak of one call.",
+             "", "| method | min CPU s | median CPU s | extra memory (MB) | max rel. error vs W64ᵀW64 |",
+             "|---|---:|---:|---:|---:|"]
+    for name, f in cases.items():
+        S = f()  # compile / load
+        err = float(np.abs(S - ref).max() / np.abs(ref).max())
+        ts = []
+        for _ in range(a.repeats):
+            t = time.process_time()
+            f()
+            ts.append(time.process_time() - t)
+        tracemalloc.start()
+        f()
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        lines.append(f"| {name} | {min(ts):.3f} | {np.median(ts):.3f} | {peak / 2**20:.1f} | {err:.1e} |")
+        print(lines[-1], flush=True)
+    print("\n".join(lines))
+
+
 def main():
     a = _parse()
+    if a.gram:
+        run_gram(a)
+        return
     if a.report:
         print(report(json.loads(a.json.read_text())))
         return

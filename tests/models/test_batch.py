@@ -279,3 +279,22 @@ def test_budgeted_first_u_step_is_a_descent_step_towards_the_exact_solution(plan
     exact = BatchRLSI(8, lambda1=lam, max_iter=60, tol=0, topic_sweeps=None, topic_representation=representation,
                       random_state=0).fit(X)
     assert abs(obj[-1] - exact.objective_[-1]) <= 1e-3 * abs(exact.objective_[-1])
+
+
+def test_float32_v_step_stores_rounded_rows_and_their_gram():
+    """The float32 V-step (closed-form ridge in float64, rows stored in float32 in parallel) returns the
+    float32 rounding of the float64 solution and S = WᵀW of the *stored* rows, from row blocks."""
+    from rlsi.models import steps
+
+    X, _ = _oracle_problem(3)
+    X32 = X.astype(np.float32)
+    U = sp.random(40, 5, density=0.4, random_state=4, format="csr", dtype=np.float32)
+    W32, cross32, S32 = steps.update_doc_vectors(X32, U, penalty="l2", lam=0.5, dtype=np.float32,
+                                                 return_gram=True, block_entries=8 * 5)
+    W64, cross64, _ = steps.update_doc_vectors(X32.astype(np.float64), U.astype(np.float64), penalty="l2",
+                                               lam=0.5, dtype=np.float64, return_gram=True, block_entries=8 * 5)
+    assert W32.dtype == np.float32 and W32.flags.c_contiguous
+    np.testing.assert_allclose(W32, W64, rtol=1e-5, atol=1e-6)
+    W32d = W32.astype(np.float64)
+    np.testing.assert_allclose(S32, W32d.T @ W32d, rtol=1e-12, atol=1e-12)
+    assert abs(cross32 - cross64) <= 1e-5 * abs(cross64)

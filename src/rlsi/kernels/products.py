@@ -7,6 +7,9 @@
   ``csr_dense_take`` for the rows of a block that screening leaves to compute) (scipy's conversions are single-threaded and were a tenth
   of an iteration at 200k terms x K=200).
 * ``csr_gram(U)``: ``UᵀU`` of a CSR U in parallel (fixed row ranges, float64).
+* ``cast_into(src, dst)`` / ``store_rounded(src, dst)``: parallel dtype conversions of dense row blocks
+  (numpy's ``astype`` and slice assignment are single-threaded: with float32 fits they were 4-6 % of an
+  iteration at 1 thread, the serial share of issue 9).
 * ``csr_csr_dense(A, B, a=, b=)``: ``A[a:b] @ B`` for CSR ``A`` (n x m) and CSR ``B`` (m x K) into a
   dense result. Used for ``Φᵀ = X U`` with sparse topics: cost ``Σ_nnz(A) nnz(B row)``, no densified U.
 
@@ -529,3 +532,37 @@ def _row_absmax(A):
 def row_absmax(A):
     """``max_k |A[i, k]|`` of every row of a dense 2-D array (float64; 0 for an empty row)."""
     return _row_absmax(np.ascontiguousarray(A))
+
+
+@njit(cache=True, parallel=True)
+def _cast_into(src, dst):
+    for i in prange(src.shape[0]):
+        for k in range(src.shape[1]):
+            dst[i, k] = src[i, k]
+
+
+def cast_into(src, dst):
+    """``dst[...] = src`` for 2-D arrays of one shape (``dst`` C-contiguous, any dtypes), in parallel over
+    rows: the block conversions of the float32 paths (float32 -> float64 for BLAS and the closed-form ridge)."""
+    if src.shape != dst.shape or not dst.flags.c_contiguous:
+        raise ValueError("cast_into needs arrays of one shape and a C-contiguous destination")
+    _cast_into(np.ascontiguousarray(src), dst)
+    return dst
+
+
+@njit(cache=True, parallel=True)
+def _store_rounded(src, dst):
+    for i in prange(src.shape[0]):
+        for k in range(src.shape[1]):
+            dst[i, k] = src[i, k]  # rounded to dst's dtype (as astype: to nearest)
+            src[i, k] = dst[i, k]
+
+
+def store_rounded(src, dst):
+    """``dst[...] = src`` (float64 -> float32 rows, C-contiguous, one shape) and then ``src[...] = dst``, in one
+    parallel pass: the stored (rounded) rows go to ``dst`` and ``src`` keeps them in float64 — what the gram
+    ``S = WᵀW`` of the stored W is taken from by BLAS without another conversion (:func:`rlsi.models.tasks.doc_block`)."""
+    if src.shape != dst.shape or not (src.flags.c_contiguous and dst.flags.c_contiguous):
+        raise ValueError("store_rounded needs C-contiguous arrays of one shape")
+    _store_rounded(src, dst)
+    return dst

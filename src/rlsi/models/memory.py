@@ -12,9 +12,10 @@ X                             nnz (b + i) + (N + 1) i                      the i
 transposed copy D = Xᵀ        nnz (b + i) + (M + 1) i                      ``RLSIProblem.D`` (R = D W)
 setup temporaries             8 nnz                                        the squares of X's entries for
                                                                            ‖X‖² (float64), freed at once
-float64 copy of W₀            8 N K where W is float32                     ``tasks.gram(W)`` for S = WᵀW
-                                                                           (phase "S of the initial W": the
-                                                                           peak of mid-size float32 fits)
+gram blocks                   8 min(N, G/K) K where W is float32           ``tasks.gram(W)`` for S = WᵀW:
+                              (G = ``tasks.GRAM_BLOCK_ENTRIES``)           W converted to float64 in row
+                                                                           blocks (phase "S of the initial
+                                                                           W"; no float64 copy of W)
 per-term arrays               8 M + 16 M with ℓ1 topics                    document frequencies; the
                                                                            screening's row norms and bounds
 W (document vectors)          N K b, twice during the V-step               old and new W side by side (the
@@ -199,7 +200,7 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
     problems of two successive rounds side by side (three copies of D at once; an upper bound read from
     the code, not measured). Returns a :class:`MemoryEstimate`."""
     from .batch import DENSE_ABOVE, DENSE_MAX_BYTES, SPARSE_WORK_SHARE
-    from .tasks import block_rows
+    from .tasks import GRAM_BLOCK_ENTRIES, block_rows
 
     N, M, nnz, K = int(n_docs), int(n_terms), int(nnz), int(n_components)
     margin = PREDICTION_MARGIN if topics is not None else 1.0
@@ -247,23 +248,25 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
     v_blocks = 2 * min(rows, N) * K * 8 * min(workers, -(-N // rows))
     gram = 6 * 8 * K * K
     init_tmp = 2 * 8 * N * K if init == "random" else 0
-    w64 = N * K * 8 if b != 8 else 0  # a float64 copy of W, where W is not float64 already
+    w64 = N * K * 8 if b != 8 else 0  # a float64 copy of W, where W is not float64 already (λ₁ search only)
+    # tasks.gram converts a float32 W to float64 one row block at a time (one buffer), not whole
+    gram_blocks = min(N, max(1, GRAM_BLOCK_ENTRIES // max(1, K))) * K * 8 if b != 8 else 0
     base = int(baseline)
 
     phases = {
         "start": {"X": X, "W": W, "initial W temporaries": init_tmp, "document blocks": v_blocks},
         # ‖X‖² squares X's entries into float64 while D and the document frequencies exist
         "setup": {"X": X, "transposed copy": D, "W": W, "setup temporaries": 8 * nnz, "per-term arrays": 8 * M},
-        # S = WᵀW of the initial W (tasks.gram: W converted to float64 whole, for one BLAS syrk)
-        "S of the initial W": {"X": X, "transposed copy": D, "W": W + w64, "per-term arrays": per_term,
-                               "Gram": gram},
+        # S = WᵀW of the initial W (tasks.gram: float32 W converted to float64 block by block, BLAS syrk each)
+        "S of the initial W": {"X": X, "transposed copy": D, "W": W, "gram blocks": gram_blocks,
+                               "per-term arrays": per_term, "Gram": gram},
         "U-step": {"X": X, "transposed copy": D, "W": W, "per-term arrays": per_term, "U": U_step,
                    "R blocks": r_blocks, "Gram": gram},
         "V-step": {"X": X, "transposed copy": D, "W": 2 * W, "per-term arrays": per_term, "U": U_kept,
                    "dense copy of U": v_copy, "plan of sparse U": plan, "document blocks": v_blocks, "Gram": gram},
     }
     if search:
-        # the bisection's R rows and S read W in float64 too (w64) next to the fit's W₀ and a round's W
+        # the bisection's R rows read W in float64 (w64: sparsity._rows_of_R) next to the fit's W₀ and a round's W
         phases["λ1 search"] = {"X": X, "transposed copy": D, "W": 3 * W + w64, "per-term arrays": 2 * per_term,
                                "U": U_step, "R blocks": r_blocks, "Gram": gram}
     for comps in phases.values():

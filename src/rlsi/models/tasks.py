@@ -22,8 +22,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg.blas import dsyrk
 
-from ..kernels.products import (csr_csr_dense, csr_dense_rows, csr_rows_to_dense, csr_take_dense, dense_rows_to_csr,
-                                dense_to_csr, dot_sum)
+from ..kernels.products import (cast_into, csr_csr_dense, csr_dense_rows, csr_rows_to_dense, csr_take_dense,
+                                dense_rows_to_csr, dense_to_csr, dot_sum, store_rounded)
 
 # Aim for dense blocks of about this many entries (x 8 bytes): big enough to keep every thread busy,
 # small enough that R and Φ never need M x K or N x K extra memory at once.
@@ -42,10 +42,30 @@ def blocks(n_rows, step):
     return [(a, min(n_rows, a + step)) for a in range(0, n_rows, step)]
 
 
-def gram(W):
-    """``S = V Vᵀ = Wᵀ W`` in float64 (K x K), by a symmetric rank-k update (half a GEMM's work)."""
-    W64 = np.ascontiguousarray(W, dtype=np.float64)
-    upper = dsyrk(1.0, W64.T, trans=0, lower=0)  # W64.T is Fortran-ordered K x N: no copy
+#: Entries of the float64 row blocks :func:`gram` converts a non-float64 W in (x 8 bytes: 32 MB), a
+#: dsyrk of a few thousand rows at K = 200 to 500, long enough that BLAS runs at full speed.
+GRAM_BLOCK_ENTRIES = 1 << 22
+
+
+def gram(W, block_rows=None):
+    """``S = V Vᵀ = Wᵀ W`` in float64 (K x K), by symmetric rank-k updates (half a GEMM's work).
+
+    A C-contiguous float64 W goes to BLAS (dsyrk) as it is. Any other W (float32, strided) is converted in row
+    blocks of ``block_rows`` rows (default ``GRAM_BLOCK_ENTRIES / K``), in parallel, into one float64 buffer,
+    and the blocks' grams are accumulated by dsyrk (``beta = 1``): never a float64 copy of the whole W, which
+    was 6.4 GB of the 14.2 GB peak of the paper's web fit (1.6M documents, K = 500, float32). Equal to
+    ``W.astype(float64).T @ W`` up to the rounding of the sums' order."""
+    W = np.asarray(W)
+    N, K = W.shape
+    if W.dtype == np.float64 and W.flags.c_contiguous:
+        upper = dsyrk(1.0, W.T, trans=0, lower=0)  # W.T is Fortran-ordered K x N: no copy
+    else:
+        step = max(1, int(block_rows or max(1, GRAM_BLOCK_ENTRIES // max(1, K))))
+        buf = np.empty((min(step, N), K))
+        upper = np.zeros((K, K), order="F")
+        for a in range(0, N, step):
+            blk = cast_into(W[a:a + step], buf[:min(N, a + step) - a])
+            upper = dsyrk(1.0, blk.T, beta=1.0, c=upper, trans=0, lower=0, overwrite_c=1)
     return np.triu(upper) + np.triu(upper, 1).T
 
 
@@ -141,10 +161,28 @@ def doc_block(X, a, b, U, prepared, W_prev, *, penalty, lam, max_iter, tol, dtyp
         Phi = csr_csr_dense(X, U, dtype=dtype, a=a, b=b, plan=plan)
     else:
         Phi = csr_dense_rows(X, a, b, U, dtype=dtype)
+    if penalty.norm == "l2" and not penalty.nonneg and Phi.dtype != np.float64:
+        # the closed-form ridge computes in float64: cast Φ here in parallel (its own astype is serial)
+        Phi = cast_into(Phi, np.empty(Phi.shape))
     W0 = None if (W_prev is None or not penalty.warm_start) else W_prev[a:b]
     direct = out is not None and out.dtype == Phi.dtype and out.flags.c_contiguous
     Wb, _ = penalty.solve(Phi, prepared, W0, lam, max_iter=max_iter, tol=tol, out=out if direct else None)
     cross = dot_sum(Phi, Wb)
+    del Phi
+    dtype = np.dtype(dtype)
+    if Wb.dtype == np.float64 and dtype != np.float64 and Wb.flags.c_contiguous:
+        # float64 solution rows of a float32 fit (the closed form): stored rounded, in parallel, and the gram
+        # taken from Wb, which now holds the stored values in float64 (no conversion back for BLAS)
+        if out is None or not out.flags.c_contiguous or out.dtype != dtype:
+            dest = np.empty(Wb.shape, dtype=dtype)
+        else:
+            dest = out
+        store_rounded(Wb, dest)
+        S = gram(Wb) if want_gram else None
+        if out is not None and dest is not out:
+            out[...] = dest
+            dest = out
+        return dest, DocStats(cross, S)
     Wb = Wb.astype(dtype, copy=False)
     if out is not None and Wb is not out:
         out[...] = Wb
