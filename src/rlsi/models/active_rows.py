@@ -23,8 +23,9 @@ from ..kernels.lasso import _cd_row, start_row
 from ..kernels.products import csr_of_dense_rows, dense_to_csr, row_absmax
 from . import steps
 from .penalties import penalty as get_penalty
+from .stats import _NO_BASE, _assign_rows
 
-__all__ = ["ActiveRows"]
+__all__ = ["ActiveRows", "CompactBatch"]
 
 #: Entries (rows x K) of one block of rows solved for CSR topics (the block's solutions before they become
 #: CSR: 64 MB in float32 at 16M entries), and of the blocks in which live rows are copied.
@@ -77,8 +78,13 @@ class ActiveRows:
         self._change_sq = 0.0
         self._solved = False
         if track_change and not self.sparse and not self._single:
-            self._before = csr_of_dense_rows(U, np.flatnonzero(self.live))
-            self._touched = np.zeros(len(self.live), dtype=bool)
+            self.track_change(U)
+
+    def track_change(self, U):
+        """Keep the live rows of the dense U as they are now, for :meth:`change` (``track_change=True`` of the
+        constructor, decided later: when a :class:`CompactBatch` did not fit)."""
+        self._before = csr_of_dense_rows(U, np.flatnonzero(self.live))
+        self._touched = np.zeros(len(self.live), dtype=bool)
 
     @property
     def cache(self):
@@ -340,3 +346,139 @@ def _change_sq(U, rows, indptr, indices, data):
                 total += d[k] * d[k]
         sums[c] = total
     return sums.sum()
+
+
+#: Largest compact block (rows x K entries) that :class:`CompactBatch` gathers: 2M entries, 32 MB for the copies
+#: of U (float64) and R (float64) together; a larger block takes the scattered path of :class:`ActiveRows`.
+COMPACT_MAX_ENTRIES = 1 << 21
+
+
+class CompactBatch:
+    """The ξ embedded iterations of one mini-batch on a contiguous copy of the rows they can touch.
+
+    The rows an embedded iteration reads — the batch's terms (projection and R's update), the live rows and
+    the rows with ``max|r| > λ/2`` (the U-step) — are scattered 160-byte rows (K = 20) of the M x K arrays U
+    and R, fetched again by every iteration. They are known when the batch opens: a row outside the batch's
+    terms keeps its stored R row and its row maximum for the whole batch, so if it is zero and screened out
+    at the start it stays so (it is never solved, the only way a row becomes non-zero). This object gathers
+    those rows ``C`` (ascending term order) once into ``Uc`` and ``Rc``, runs the iterations on them — the
+    kernels of :class:`ActiveRows` and :func:`rlsi.models.stats._assign_rows` on the compact arrays, with the
+    batch's X re-indexed to ``C`` — and scatters the rows back once in :meth:`close`.
+
+    The same numbers as the scattered path: the rows solved are the same rows in the same order (C is
+    ascending), every row and product adds its terms in the same order (re-indexing keeps X's column order),
+    and R's rows are computed from the same base by the same kernel; only ``change()`` sums in another
+    order. Dense topics only (``rows.sparse`` False), ``rows`` built without ``track_change``.
+    """
+
+    @classmethod
+    def open(cls, rows, U, X, pending):
+        """The block of this mini-batch, or None when it has more than ``COMPACT_MAX_ENTRIES`` entries (the
+        scattered path of :class:`ActiveRows` then). ``rows``: the :class:`ActiveRows` of this mini-batch (its
+        row maxima, live rows, G and λ are read here and brought up to date by :meth:`close`); ``U``: the dense
+        topics (M x K); ``X``: the batch (CSR n x M); ``pending``: its :class:`rlsi.models.stats.PendingBatch`."""
+        _, lam = rows.stats.scaled_problem(rows.lam)  # λ and the scale are fixed for the batch
+        keep = rows.live | (rows.rowmax > 0.5 * lam)
+        keep[pending.cols] = True
+        C = np.flatnonzero(keep)
+        if len(C) * U.shape[1] > COMPACT_MAX_ENTRIES:
+            return None
+        return cls(rows, U, X, pending, C)
+
+    def __init__(self, rows, U, X, pending, C):
+        self.rows, self.U, self.pending, self.C = rows, U, pending, C
+        remap = np.zeros(U.shape[0], dtype=np.int64)
+        remap[C] = np.arange(len(C))
+        self.pos_cols = remap[pending.cols]
+        idx = remap[X.indices].astype(X.indices.dtype, copy=False)
+        self.X = sp.csr_matrix((X.data, idx, X.indptr), shape=(X.shape[0], len(C)))
+        self.X.has_sorted_indices = X.has_sorted_indices  # re-indexing is monotone: the order is kept
+        self.Uc = _take_rows(U, C)
+        self.U0 = self.Uc.copy()
+        self.Rc = _take_rows(rows.stats.stored_R, C)
+        self.rowmax = rows.rowmax[C]
+        self.live = rows.live[C]
+        self.cols_max = np.zeros(len(self.pos_cols))
+
+    def gram(self):
+        """``G = UᵀU`` (K x K): carried from the last solve, else summed over the live rows of the block."""
+        rows = self.rows
+        if rows.G is None:
+            live = np.flatnonzero(self.live)
+            parts = _gram_parts(len(live), self.Uc.shape[1])
+            _gram_rows(self.Uc, live, parts)
+            rows.G = parts.sum(axis=0)
+        return rows.G
+
+    def projection_topics(self):
+        """The topics of the V-step's projection ``Φ = X U`` in the block's term indices (``self.X``): the
+        compact rows themselves. (The live rows as CSR, :meth:`ActiveRows.projection_topics`'s choice for
+        large batches, spare reading zero rows scattered over M x K; here the rows are contiguous and few —
+        the block is small by construction — and the CSR's set-up cost more than it saved: measured.)"""
+        return self.Uc
+
+    def assign(self, W):
+        """:meth:`rlsi.models.stats.PendingBatch.assign` with the batch's rows of R written to the block."""
+        pb, st = self.pending, self.rows.stats
+        W = np.ascontiguousarray(W, dtype=np.float64)
+        if W.shape != (pb.n, st.n_components):
+            raise ValueError(f"W has shape {W.shape}, expected {(pb.n, st.n_components)}")
+        if pb.R_base is None and pb._assigned:
+            raise RuntimeError("this mini-batch was opened with begin_batch(repeat=False): assign it once only")
+        pb._assigned = True
+        st.S = pb.S_base + W.T @ W
+        if pb.XcT is not None:
+            in_place = pb.R_base is None
+            _assign_rows(pb.XcT.indptr, pb.XcT.indices, pb.XcT.data, W, self.pos_cols,
+                         _NO_BASE if in_place else pb.R_base, self.Rc, self.cols_max, pb.inv_scale, in_place)
+            self.rowmax[self.pos_cols] = self.cols_max
+        st.weight = pb.weight_base + float(pb.n)
+        st.n_docs = pb.n_docs_base + pb.n
+
+    def solve(self, penalty, *, max_iter, tol):
+        """One U-step on the block (the rows of :meth:`ActiveRows.solve`, in the same order)."""
+        rows = self.rows
+        S, lam = rows.stats.scaled_problem(rows.lam)
+        S = np.ascontiguousarray(S, dtype=np.float64)
+        todo = np.flatnonzero(self.live | (self.rowmax > 0.5 * lam))
+        positive = get_penalty(penalty, param="topic_penalty").nonneg
+        K = S.shape[0]
+        parts = _gram_parts(len(todo), K)
+        sweeps = np.zeros(len(parts), dtype=np.int64)
+        _solve_dense_rows(self.Rc, S, self.Uc, todo, 0.5 * lam, int(max_iter), float(tol), positive, self.live,
+                          parts, sweeps, False, _NO_DSQ)
+        rows.G = parts.sum(axis=0)
+        rows.rows_solved += len(todo)
+        rows.sweeps += int(sweeps.sum())
+
+    def close(self):
+        """Scatter the block back: U's rows, the batch's rows of R, the row maxima and live rows of ``rows``.
+        Returns ``‖U − U_before‖_F`` over the batch (every other row is unchanged)."""
+        C, rows = self.C, self.rows
+        _put_rows(self.U, C, self.Uc, np.arange(len(C)))
+        _put_rows(self.rows.stats._R, self.pending.cols, self.Rc, self.pos_cols)
+        rows.rowmax[C] = self.rowmax
+        rows.live[C] = self.live
+        d = self.Uc - self.U0
+        return float(np.sqrt(np.einsum("ij,ij->", d, d)))
+
+
+_NO_DSQ = np.zeros(1)
+
+
+@njit(cache=True)
+def _take_rows(A, rows):
+    """``A[rows]`` (rows: int64) as a new C-ordered array: a row copy per row, not numpy's element-wise
+    fancy indexing."""
+    K = A.shape[1]
+    out = np.empty((rows.shape[0], K), dtype=A.dtype)
+    for i in range(rows.shape[0]):
+        out[i, :] = A[rows[i], :]
+    return out
+
+
+@njit(cache=True)
+def _put_rows(A, rows, B, src):
+    """``A[rows] = B[src]`` (rows, src: int64), a row copy per row."""
+    for i in range(rows.shape[0]):
+        A[rows[i], :] = B[src[i], :]
