@@ -448,9 +448,7 @@ class OnlineRLSI(SquaredLossModel):
         it closes); sets ``u_change_``, returns the last W."""
         W = None
         for it in range(self.n_inner):
-            W, _ = steps.update_doc_vectors(
-                blk.X, blk.projection_topics(), penalty=self.doc_penalty, lam=self.lambda2, W_prev=W,
-                max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=np.float64, G=blk.gram())
+            W = blk.doc_vectors(self.doc_penalty, self.lambda2, W, max_iter=self.inner_max_iter, tol=self.inner_tol)
             blk.assign(W)
             blk.solve(self.topic_penalty, max_iter=self._topic_sweeps(warm or it > 0), tol=self.inner_tol)
         self.u_change_ = blk.close()
