@@ -386,6 +386,7 @@ class CompactBatch:
         return cls(rows, U, X, pending, C)
 
     def __init__(self, rows, U, X, pending, C):
+        """See :meth:`open` (``C``: the block's rows, ascending)."""
         self.rows, self.U, self.pending, self.C = rows, U, pending, C
         remap = np.zeros(U.shape[0], dtype=np.int64)
         remap[C] = np.arange(len(C))
@@ -395,7 +396,15 @@ class CompactBatch:
         self.X.has_sorted_indices = X.has_sorted_indices  # re-indexing is monotone: the order is kept
         self.Uc = _take_rows(U, C)
         self.U0 = self.Uc.copy()
-        self.Rc = _take_rows(rows.stats.stored_R, C)
+        # R's rows outside the batch's terms; those of its terms are written by every assign from the batch's
+        # base rows (PendingBatch.R_base: repeat=True, which ξ > 1 opens with), so they are not read here
+        if pending.R_base is None:
+            raise RuntimeError("CompactBatch needs a mini-batch opened with begin_batch(repeat=True)")
+        self.Rc = np.empty((len(C), U.shape[1]), dtype=rows.stats.dtype)
+        other = np.ones(len(C), dtype=bool)
+        other[self.pos_cols] = False
+        other = np.flatnonzero(other)
+        _put_rows(self.Rc, other, rows.stats.stored_R, C[other])
         self.rowmax = rows.rowmax[C]
         self.live = rows.live[C]
         self.cols_max = np.zeros(len(self.pos_cols))

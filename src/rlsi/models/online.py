@@ -21,7 +21,12 @@ batch is large, :meth:`rlsi.models.active_rows.ActiveRows.projection_topics`), t
 non-zero (:class:`rlsi.models.active_rows.ActiveRows`: each row solved where it lies, ``UᵀU`` accumulated over the
 non-zero weights) are the three kernels; their bookkeeping — which rows are live, each row's
 ``max_k |r_mk|``, ``UᵀU``, the topic change — is carried from one iteration and one mini-batch to the next
-instead of being recomputed from the M x K arrays. Nothing of a mini-batch costs M x K: the re-scaling is
+instead of being recomputed from the M x K arrays. With ξ > 1 and dense topics the ξ iterations run on a
+compact copy of the rows they can touch (:class:`rlsi.models.active_rows.CompactBatch`: the batch's terms,
+the live rows and the rows with ``max|r| > λ₁/2``, known when the batch opens), gathered once and scattered
+back once — the same numbers as on the scattered rows of the M x K arrays, which a row (160 bytes at K = 20)
+fetched from a different place for every use made cost more than its arithmetic; the ridge V-step then
+runs on the block without the general V-step's per-block set-up. Nothing of a mini-batch costs M x K: the re-scaling is
 lazy (R is kept as ``scale · R_stored`` and the U-step solved on the stored rows with ``(S/scale,
 λ₁/scale)``, the same minimiser exactly; see :mod:`rlsi.models.stats`), and with ξ = 1 the batch's rows
 of R are added to in place (no copy of them). Topics are a dense M x K array when that fits
