@@ -23,7 +23,7 @@ from ..kernels.lasso import _cd_row, start_row
 from ..kernels.products import csr_of_dense_rows, dense_to_csr, row_absmax
 from . import steps
 from .penalties import penalty as get_penalty
-from .stats import _NO_BASE, _assign_rows
+from .stats import _assign_rows
 
 __all__ = ["ActiveRows", "CompactBatch"]
 
@@ -348,8 +348,9 @@ def _change_sq(U, rows, indptr, indices, data):
     return sums.sum()
 
 
-#: Largest compact block (rows x K entries) that :class:`CompactBatch` gathers: 2M entries, 32 MB for the copies
-#: of U (float64) and R (float64) together; a larger block takes the scattered path of :class:`ActiveRows`.
+#: Largest compact block (rows x K entries) that :class:`CompactBatch` gathers: 2M entries, at most 48 MB for its
+#: three arrays (U's rows, their values before the batch, R's rows; float64); a larger block takes the scattered
+#: path of :class:`ActiveRows` (at K = 20 and 256 documents of 20 Newsgroups a block is about 7k x 20).
 COMPACT_MAX_ENTRIES = 1 << 21
 
 
@@ -361,9 +362,11 @@ class CompactBatch:
     and R, fetched again by every iteration. They are known when the batch opens: a row outside the batch's
     terms keeps its stored R row and its row maximum for the whole batch, so if it is zero and screened out
     at the start it stays so (it is never solved, the only way a row becomes non-zero). This object gathers
-    those rows ``C`` (ascending term order) once into ``Uc`` and ``Rc``, runs the iterations on them — the
+    those rows ``C`` (ascending term order) once into ``Uc`` and ``Rc`` (R's rows of the batch's terms are
+    not read: every :meth:`assign` writes them from the batch's base rows), runs the iterations on them — the
     kernels of :class:`ActiveRows` and :func:`rlsi.models.stats._assign_rows` on the compact arrays, with the
-    batch's X re-indexed to ``C`` — and scatters the rows back once in :meth:`close`.
+    batch's X re-indexed to ``C`` — and scatters the rows back once in :meth:`close`. ξ > 1 only (a mini-batch
+    opened with ``begin_batch(repeat=True)``): with ξ = 1 each row is used once and a copy saves nothing.
 
     The same numbers as the scattered path: the rows solved are the same rows in the same order (C is
     ascending), every row and product adds its terms in the same order (re-indexing keeps X's column order),
@@ -442,14 +445,10 @@ class CompactBatch:
         W = np.ascontiguousarray(W, dtype=np.float64)
         if W.shape != (pb.n, st.n_components):
             raise ValueError(f"W has shape {W.shape}, expected {(pb.n, st.n_components)}")
-        if pb.R_base is None and pb._assigned:
-            raise RuntimeError("this mini-batch was opened with begin_batch(repeat=False): assign it once only")
-        pb._assigned = True
         st.S = pb.S_base + W.T @ W
         if pb.XcT is not None:
-            in_place = pb.R_base is None
-            _assign_rows(pb.XcT.indptr, pb.XcT.indices, pb.XcT.data, W, self.pos_cols,
-                         _NO_BASE if in_place else pb.R_base, self.Rc, self.cols_max, pb.inv_scale, in_place)
+            _assign_rows(pb.XcT.indptr, pb.XcT.indices, pb.XcT.data, W, self.pos_cols, pb.R_base, self.Rc,
+                         self.cols_max, pb.inv_scale, False)
             self.rowmax[self.pos_cols] = self.cols_max
         st.weight = pb.weight_base + float(pb.n)
         st.n_docs = pb.n_docs_base + pb.n
