@@ -329,7 +329,8 @@ def test_lazy_rescaling_and_live_rows_equal_the_eager_oracle(monkeypatch, dense_
     CSR topics, one or several blocks of rows) give the topics and statistics of Algorithm 4 done eagerly
     — all of S and R multiplied every mini-batch, every term row solved from zero (the numpy oracle) —
     over several mini-batches with ρ = 1 and ξ = 3, to rounding and solver tolerance. ``small_blocks`` also
-    takes the V-step's projection from the live rows as CSR (the path of large batches)."""
+    takes the V-step's projection from the live rows as CSR (the path of large batches) and, for dense topics,
+    the scattered rows instead of the compact block (:class:`rlsi.models.active_rows.CompactBatch`)."""
     import rlsi.models.active_rows as active_mod
     import rlsi.models.online as online_mod
     from rlsi.oracle import online_rlsi
@@ -339,6 +340,7 @@ def test_lazy_rescaling_and_live_rows_equal_the_eager_oracle(monkeypatch, dense_
     if small_blocks:
         monkeypatch.setattr(active_mod, "SOLVE_ENTRIES", 4 * 7)  # 7 rows per block
         monkeypatch.setattr(active_mod, "CSR_PROJECTION_FACTOR", 0)
+        monkeypatch.setattr(online_mod.OnlineRLSI, "_COMPACT", False)  # the scattered path (else the compact one)
     X = planted_corpus(n_docs=240, seed=31)
     docs = X[[0, 60, 120, 180]].toarray()
     U0 = (docs / np.linalg.norm(docs, axis=1, keepdims=True)).T  # M x K: four documents as U₀
@@ -352,6 +354,52 @@ def test_lazy_rescaling_and_live_rows_equal_the_eager_oracle(monkeypatch, dense_
     np.testing.assert_allclose(model.stats_.S, S, rtol=1e-9, atol=1e-12 * np.abs(S).max())
     np.testing.assert_allclose(model.stats_.R, R, rtol=1e-9, atol=1e-12 * np.abs(R).max())
     assert model.stats_.weight == pytest.approx(weight, rel=1e-12)
+
+
+def test_compact_block_equals_the_scattered_rows(monkeypatch):
+    """ξ > 1 on dense topics runs each mini-batch on a compact copy of the rows it can touch (CompactBatch);
+    the scattered path (ActiveRows on the M x K arrays) gives the same topics, statistics and carried row
+    state bit for bit, over a stream with ρ = 1 where the vocabulary grows, with a block limit that sends
+    some mini-batches to the scattered path (the two mixed in one stream), and with ℓ1 document vectors."""
+    import rlsi.models.active_rows as active_mod
+    import rlsi.models.online as online_mod
+
+    X = planted_corpus(n_docs=400, n_terms=160, seed=43)
+    opened = []
+    real_open = active_mod.CompactBatch.open.__func__
+
+    def counting_open(cls, *args):
+        blk = real_open(cls, *args)
+        opened.append(blk is not None)
+        return blk
+
+    monkeypatch.setattr(active_mod.CompactBatch, "open", classmethod(counting_open))
+
+    def stream(compact, limit=active_mod.COMPACT_MAX_ENTRIES, doc_penalty="l2"):
+        monkeypatch.setattr(online_mod.OnlineRLSI, "_COMPACT", compact)
+        monkeypatch.setattr(active_mod, "COMPACT_MAX_ENTRIES", limit)
+        model = OnlineRLSI(4, lambda1=1.0, rho=1.0, n_inner=3, doc_penalty=doc_penalty, random_state=0)
+        changes = []
+        for a in range(0, 400, 50):  # the first batches see fewer terms: the vocabulary grows
+            model.partial_fit(X[a:a + 50, : 120 if a < 150 else 160])
+            changes.append(model.u_change_)
+        return model, changes
+
+    # the ridge V-step has a path of its own on the block; "l1" documents go through the general V-step
+    for limit, doc_penalty in ((active_mod.COMPACT_MAX_ENTRIES, "l2"), (4 * 100, "l2"),
+                               (active_mod.COMPACT_MAX_ENTRIES, "l1")):
+        ref, ref_changes = stream(False, doc_penalty=doc_penalty)
+        assert not opened
+        got, changes = stream(True, limit, doc_penalty)
+        assert any(opened) and (all(opened) == (limit > 4 * 160))
+        assert got.components_.nnz > 0
+        np.testing.assert_array_equal(got.components_.toarray(), ref.components_.toarray())
+        np.testing.assert_array_equal(got.stats_.stored_R, ref.stats_.stored_R)
+        np.testing.assert_array_equal(got.stats_.S, ref.stats_.S)
+        for a, b in zip(got._row_cache[1], ref._row_cache[1]):
+            np.testing.assert_array_equal(a, b)
+        np.testing.assert_allclose(changes, ref_changes, rtol=1e-12)
+        opened.clear()
 
 
 @pytest.mark.parametrize("n_inner", [1, 3])

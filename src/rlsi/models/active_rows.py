@@ -23,8 +23,9 @@ from ..kernels.lasso import _cd_row, start_row
 from ..kernels.products import csr_of_dense_rows, dense_to_csr, row_absmax
 from . import steps
 from .penalties import penalty as get_penalty
+from .stats import _assign_rows
 
-__all__ = ["ActiveRows"]
+__all__ = ["ActiveRows", "CompactBatch"]
 
 #: Entries (rows x K) of one block of rows solved for CSR topics (the block's solutions before they become
 #: CSR: 64 MB in float32 at 16M entries), and of the blocks in which live rows are copied.
@@ -77,8 +78,13 @@ class ActiveRows:
         self._change_sq = 0.0
         self._solved = False
         if track_change and not self.sparse and not self._single:
-            self._before = csr_of_dense_rows(U, np.flatnonzero(self.live))
-            self._touched = np.zeros(len(self.live), dtype=bool)
+            self.track_change(U)
+
+    def track_change(self, U):
+        """Keep the live rows of the dense U as they are now, for :meth:`change` (``track_change=True`` of the
+        constructor, decided later: when a :class:`CompactBatch` did not fit)."""
+        self._before = csr_of_dense_rows(U, np.flatnonzero(self.live))
+        self._touched = np.zeros(len(self.live), dtype=bool)
 
     @property
     def cache(self):
@@ -340,3 +346,175 @@ def _change_sq(U, rows, indptr, indices, data):
                 total += d[k] * d[k]
         sums[c] = total
     return sums.sum()
+
+
+#: Largest compact block (rows x K entries) that :class:`CompactBatch` gathers: 2M entries, at most 48 MB for its
+#: three arrays (U's rows, their values before the batch, R's rows; float64); a larger block takes the scattered
+#: path of :class:`ActiveRows` (at K = 20 and 256 documents of 20 Newsgroups a block is about 7k x 20).
+COMPACT_MAX_ENTRIES = 1 << 21
+
+
+class CompactBatch:
+    """The ξ embedded iterations of one mini-batch on a contiguous copy of the rows they can touch.
+
+    The rows an embedded iteration reads — the batch's terms (projection and R's update), the live rows and
+    the rows with ``max|r| > λ/2`` (the U-step) — are scattered 160-byte rows (K = 20) of the M x K arrays U
+    and R, fetched again by every iteration. They are known when the batch opens: a row outside the batch's
+    terms keeps its stored R row and its row maximum for the whole batch, so if it is zero and screened out
+    at the start it stays so (it is never solved, the only way a row becomes non-zero). This object gathers
+    those rows ``C`` (ascending term order) once into ``Uc`` and ``Rc`` (R's rows of the batch's terms are
+    not read: every :meth:`assign` writes them from the batch's base rows), runs the iterations on them — the
+    kernels of :class:`ActiveRows` and :func:`rlsi.models.stats._assign_rows` on the compact arrays, with the
+    batch's X re-indexed to ``C`` — and scatters the rows back once in :meth:`close`. ξ > 1 only (a mini-batch
+    opened with ``begin_batch(repeat=True)``): with ξ = 1 each row is used once and a copy saves nothing.
+
+    The same numbers as the scattered path: the rows solved are the same rows in the same order (C is
+    ascending), every row and product adds its terms in the same order (re-indexing keeps X's column order),
+    and R's rows are computed from the same base by the same kernel; only ``change()`` sums in another
+    order. Dense topics only (``rows.sparse`` False), ``rows`` built without ``track_change``.
+    """
+
+    @classmethod
+    def open(cls, rows, U, X, pending):
+        """The block of this mini-batch, or None when it has more than ``COMPACT_MAX_ENTRIES`` entries (the
+        scattered path of :class:`ActiveRows` then). ``rows``: the :class:`ActiveRows` of this mini-batch (its
+        row maxima, live rows, G and λ are read here and brought up to date by :meth:`close`); ``U``: the dense
+        topics (M x K); ``X``: the batch (CSR n x M); ``pending``: its :class:`rlsi.models.stats.PendingBatch`."""
+        _, lam = rows.stats.scaled_problem(rows.lam)  # λ and the scale are fixed for the batch
+        keep = rows.live | (rows.rowmax > 0.5 * lam)
+        keep[pending.cols] = True
+        C = np.flatnonzero(keep)
+        if len(C) * U.shape[1] > COMPACT_MAX_ENTRIES:
+            return None
+        return cls(rows, U, X, pending, C)
+
+    def __init__(self, rows, U, X, pending, C):
+        """See :meth:`open` (``C``: the block's rows, ascending)."""
+        self.rows, self.U, self.pending, self.C = rows, U, pending, C
+        remap = np.zeros(U.shape[0], dtype=np.int64)
+        remap[C] = np.arange(len(C))
+        self.pos_cols = remap[pending.cols]
+        idx = remap[X.indices].astype(X.indices.dtype, copy=False)
+        self.X = sp.csr_matrix((X.data, idx, X.indptr), shape=(X.shape[0], len(C)))
+        self.X.has_sorted_indices = X.has_sorted_indices  # re-indexing is monotone: the order is kept
+        self.Uc = _take_rows(U, C)
+        self.U0 = self.Uc.copy()
+        # R's rows outside the batch's terms; those of its terms are written by every assign from the batch's
+        # base rows (PendingBatch.R_base: repeat=True, which ξ > 1 opens with), so they are not read here
+        if pending.R_base is None:
+            raise RuntimeError("CompactBatch needs a mini-batch opened with begin_batch(repeat=True)")
+        self.Rc = np.empty((len(C), U.shape[1]), dtype=rows.stats.dtype)
+        other = np.ones(len(C), dtype=bool)
+        other[self.pos_cols] = False
+        other = np.flatnonzero(other)
+        _put_rows(self.Rc, other, rows.stats.stored_R, C[other])
+        self.rowmax = rows.rowmax[C]
+        self.live = rows.live[C]
+        self.cols_max = np.zeros(len(self.pos_cols))
+
+    def gram(self):
+        """``G = UᵀU`` (K x K): carried from the last solve, else summed over the live rows of the block."""
+        rows = self.rows
+        if rows.G is None:
+            live = np.flatnonzero(self.live)
+            parts = _gram_parts(len(live), self.Uc.shape[1])
+            _gram_rows(self.Uc, live, parts)
+            rows.G = parts.sum(axis=0)
+        return rows.G
+
+    def doc_vectors(self, penalty, lam, W_prev, *, max_iter, tol):
+        """The V-step of the batch (n x K float64): :func:`rlsi.models.steps.update_doc_vectors` on the block's
+        rows — dense, contiguous and few (the CSR of the live rows that large batches project with would cost
+        more to build than it saves here). For the ridge ("l2", the default) the same numbers by a shorter
+        path: ``Φ = X U`` by one kernel (each row's terms added in storage order, as the blocked product does),
+        then ``Φ (G + λ₂I)⁻¹`` with the same inverse and product — not the per-block set-up of the general
+        V-step, which at 256 documents and K = 20 cost as much as its arithmetic."""
+        pen = get_penalty(penalty, param="doc_penalty")
+        if pen.norm != "l2" or pen.nonneg:
+            W, _ = steps.update_doc_vectors(self.X, self.Uc, penalty=pen, lam=lam, W_prev=W_prev, max_iter=max_iter,
+                                            tol=tol, dtype=np.float64, G=self.gram())
+            return W
+        X = self.X
+        Phi = np.empty((X.shape[0], self.Uc.shape[1]))
+        _csr_dense(X.indptr, X.indices, X.data, self.Uc, Phi)
+        return Phi @ pen.prepare(self.gram(), lam)
+
+    def assign(self, W):
+        """:meth:`rlsi.models.stats.PendingBatch.assign` with the batch's rows of R written to the block."""
+        pb, st = self.pending, self.rows.stats
+        W = np.ascontiguousarray(W, dtype=np.float64)
+        if W.shape != (pb.n, st.n_components):
+            raise ValueError(f"W has shape {W.shape}, expected {(pb.n, st.n_components)}")
+        st.S = pb.S_base + W.T @ W
+        if pb.XcT is not None:
+            _assign_rows(pb.XcT.indptr, pb.XcT.indices, pb.XcT.data, W, self.pos_cols, pb.R_base, self.Rc,
+                         self.cols_max, pb.inv_scale, False)
+            self.rowmax[self.pos_cols] = self.cols_max
+        st.weight = pb.weight_base + float(pb.n)
+        st.n_docs = pb.n_docs_base + pb.n
+
+    def solve(self, penalty, *, max_iter, tol):
+        """One U-step on the block (the rows of :meth:`ActiveRows.solve`, in the same order)."""
+        rows = self.rows
+        S, lam = rows.stats.scaled_problem(rows.lam)
+        S = np.ascontiguousarray(S, dtype=np.float64)
+        todo = np.flatnonzero(self.live | (self.rowmax > 0.5 * lam))
+        positive = get_penalty(penalty, param="topic_penalty").nonneg
+        K = S.shape[0]
+        parts = _gram_parts(len(todo), K)
+        sweeps = np.zeros(len(parts), dtype=np.int64)
+        _solve_dense_rows(self.Rc, S, self.Uc, todo, 0.5 * lam, int(max_iter), float(tol), positive, self.live,
+                          parts, sweeps, False, _NO_DSQ)
+        rows.G = parts.sum(axis=0)
+        rows.rows_solved += len(todo)
+        rows.sweeps += int(sweeps.sum())
+
+    def close(self):
+        """Scatter the block back: U's rows, the batch's rows of R, the row maxima and live rows of ``rows``.
+        Returns ``‖U − U_before‖_F`` over the batch (every other row is unchanged)."""
+        C, rows = self.C, self.rows
+        _put_rows(self.U, C, self.Uc, np.arange(len(C)))
+        _put_rows(self.rows.stats._R, self.pending.cols, self.Rc, self.pos_cols)
+        rows.rowmax[C] = self.rowmax
+        rows.live[C] = self.live
+        d = self.Uc - self.U0
+        return float(np.sqrt(np.einsum("ij,ij->", d, d)))
+
+
+_NO_DSQ = np.zeros(1)
+
+
+@njit(cache=True)
+def _take_rows(A, rows):
+    """``A[rows]`` (rows: int64) as a new C-ordered array: a row copy per row, not numpy's element-wise
+    fancy indexing."""
+    K = A.shape[1]
+    out = np.empty((rows.shape[0], K), dtype=A.dtype)
+    for i in range(rows.shape[0]):
+        out[i, :] = A[rows[i], :]
+    return out
+
+
+@njit(cache=True)
+def _put_rows(A, rows, B, src):
+    """``A[rows] = B[src]`` (rows, src: int64), a row copy per row."""
+    for i in range(rows.shape[0]):
+        A[rows[i], :] = B[src[i], :]
+
+
+@njit(cache=True)
+def _csr_dense(indptr, indices, data, B, out):
+    """``out = A @ B`` (CSR A float64, dense B), each row's terms added in storage order from zero. (The sums
+    in a local K-vector, stored once per row: a third faster at K = 20 than adding into ``out`` itself.)"""
+    K = B.shape[1]
+    acc = np.empty(K)
+    for i in range(out.shape[0]):
+        for k in range(K):
+            acc[k] = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            a = data[p]
+            Bj = B[indices[p]]
+            for k in range(K):
+                acc[k] += a * Bj[k]
+        for k in range(K):
+            out[i, k] = acc[k]

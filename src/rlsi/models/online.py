@@ -21,7 +21,12 @@ batch is large, :meth:`rlsi.models.active_rows.ActiveRows.projection_topics`), t
 non-zero (:class:`rlsi.models.active_rows.ActiveRows`: each row solved where it lies, ``UᵀU`` accumulated over the
 non-zero weights) are the three kernels; their bookkeeping — which rows are live, each row's
 ``max_k |r_mk|``, ``UᵀU``, the topic change — is carried from one iteration and one mini-batch to the next
-instead of being recomputed from the M x K arrays. Nothing of a mini-batch costs M x K: the re-scaling is
+instead of being recomputed from the M x K arrays. With ξ > 1 and dense topics the ξ iterations run on a
+compact copy of the rows they can touch (:class:`rlsi.models.active_rows.CompactBatch`: the batch's terms,
+the live rows and the rows with ``max|r| > λ₁/2``, known when the batch opens), gathered once and scattered
+back once — the same numbers as on the scattered rows of the M x K arrays, which a row (160 bytes at K = 20)
+fetched from a different place for every use made cost more than its arithmetic; the ridge V-step then
+runs on the block without the general V-step's per-block set-up. Nothing of a mini-batch costs M x K: the re-scaling is
 lazy (R is kept as ``scale · R_stored`` and the U-step solved on the stored rows with ``(S/scale,
 λ₁/scale)``, the same minimiser exactly; see :mod:`rlsi.models.stats`), and with ξ = 1 the batch's rows
 of R are added to in place (no copy of them). Topics are a dense M x K array when that fits
@@ -116,7 +121,7 @@ from .base import check_fitted
 from .batch import DENSE_MAX_BYTES, topic_max_iter
 from .penalties import penalty as get_penalty
 from .squared import SquaredLossModel
-from .active_rows import ActiveRows
+from .active_rows import ActiveRows, CompactBatch
 from .stats import TopicStatistics
 
 log = logging.getLogger(__name__)
@@ -213,6 +218,10 @@ class OnlineRLSI(SquaredLossModel):
     _state_scalars = ("n_iter_", "n_features_in_", "lambda1_effective_", "n_batches_", "n_docs_seen_",
                       "u_change_", "topics_initialized_", "rng_state_", "n_reseeded_")
     _state_arrays = ("components_",)
+    #: ξ > 1 with dense topics: run a mini-batch's embedded iterations on a compact copy of the rows they touch
+    #: (:class:`rlsi.models.active_rows.CompactBatch`; the same numbers as the scattered path, which tests
+    #: compare by setting this to False on an instance).
+    _COMPACT = True
 
     def __init__(self, n_components=20, *, lambda1=0.05, lambda2=1.0, topic_penalty="l1",
                  doc_penalty="l2", lambda1_scale="per_doc", rho=0.0, batch_size=256, n_inner=1,
@@ -415,42 +424,71 @@ class OnlineRLSI(SquaredLossModel):
             dense = isinstance(U, np.ndarray)
             # ℓ1 topics (dense or CSR): only the rows that can be non-zero are solved (ActiveRows)
             active = get_penalty(self.topic_penalty).norm == "l1"
-            U_before = None if active and dense else U  # dense: the solved rows' old values are kept by rows
-            rows = None
+            rows = blk = None
             if active:  # the row maxima and live rows of the previous mini-batch, when U is the same
                 cache = self._row_cache[1] if self._row_cache is not None and self._row_cache[0] is U else None
-                rows = ActiveRows(stats, U, lam1, cache=cache, track_change=dense, single_solve=self.n_inner == 1)
+                # ξ > 1 on dense topics: the iterations run on a contiguous copy of the rows they touch
+                compact = self._COMPACT and dense and self.n_inner > 1
+                rows = ActiveRows(stats, U, lam1, cache=cache, track_change=dense and not compact,
+                                  single_solve=self.n_inner == 1)
+                if compact:
+                    blk = CompactBatch.open(rows, U, X, pending)
+                    if blk is None:  # too large a block: the scattered rows, whose change is tracked by rows
+                        rows.track_change(U)
             self._row_cache = None
-            W = None
-            for it in range(self.n_inner):
-                # with tracked live rows, G = UᵀU needs no scan of the whole M x K array
-                G = rows.gram(U) if active else None
-                # Φ = X U from the live rows as CSR where a dense U would be read K-wide for every entry of X
-                U_proj = rows.projection_topics(U, X.nnz) if active else U
-                W, _ = steps.update_doc_vectors(
-                    X, U_proj, penalty=self.doc_penalty, lam=self.lambda2, W_prev=W,
-                    max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=np.float64, G=G)
-                pending.assign(W)
-                sweeps_cap = self._topic_sweeps(warm or it > 0)
-                if active:
-                    U = rows.solve(U, pending.cols, self.topic_penalty, max_iter=sweeps_cap, tol=self.inner_tol,
-                                   col_max=pending.rowmax)
-                else:  # the stored rows of R with (S/scale, λ/scale): the same minimiser (stats.py)
-                    S, lam = stats.scaled_problem(lam1)
-                    U, sweeps = steps.update_topics(
-                        stats.stored_rows, S, U, n_terms=M, penalty=self.topic_penalty, lam=lam,
-                        max_iter=sweeps_cap, tol=self.inner_tol, dense=dense)
-            self._U = U
-            if active and dense:
-                self.u_change_ = rows.change(U)
+            if blk is not None:  # U is updated in place
+                W = self._iterate_compact(blk, warm)
             else:
-                self.u_change_ = _frobenius_distance(U, U_before)
+                W, U = self._iterate(X, U, pending, rows, lam1, warm)
+            self._U = U
             if active:
                 self._row_cache = (U, rows.cache)
         self.lambda1_effective_ = lam1
         self.n_batches_ += 1
         self.n_docs_seen_ = stats.n_docs
         return W
+
+    def _iterate_compact(self, blk, warm):
+        """The ξ embedded iterations on a :class:`rlsi.models.active_rows.CompactBatch` (U updated in place when
+        it closes); sets ``u_change_``, returns the last W."""
+        W = None
+        for it in range(self.n_inner):
+            W = blk.doc_vectors(self.doc_penalty, self.lambda2, W, max_iter=self.inner_max_iter, tol=self.inner_tol)
+            blk.assign(W)
+            blk.solve(self.topic_penalty, max_iter=self._topic_sweeps(warm or it > 0), tol=self.inner_tol)
+        self.u_change_ = blk.close()
+        return W
+
+    def _iterate(self, X, U, pending, rows, lam1, warm):
+        """The ξ embedded iterations on the M x K arrays (``rows``: the ActiveRows of ℓ1 topics, else None);
+        sets ``u_change_``, returns ``(W, U)``."""
+        stats, M = self.stats_, X.shape[1]
+        dense = isinstance(U, np.ndarray)
+        U_before = None if rows is not None and dense else U  # dense: the solved rows' old values are kept by rows
+        W = None
+        for it in range(self.n_inner):
+            # with tracked live rows, G = UᵀU needs no scan of the whole M x K array
+            G = rows.gram(U) if rows is not None else None
+            # Φ = X U from the live rows as CSR where a dense U would be read K-wide for every entry of X
+            U_proj = rows.projection_topics(U, X.nnz) if rows is not None else U
+            W, _ = steps.update_doc_vectors(
+                X, U_proj, penalty=self.doc_penalty, lam=self.lambda2, W_prev=W,
+                max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=np.float64, G=G)
+            pending.assign(W)
+            sweeps_cap = self._topic_sweeps(warm or it > 0)
+            if rows is not None:
+                U = rows.solve(U, pending.cols, self.topic_penalty, max_iter=sweeps_cap, tol=self.inner_tol,
+                               col_max=pending.rowmax)
+            else:  # the stored rows of R with (S/scale, λ/scale): the same minimiser (stats.py)
+                S, lam = stats.scaled_problem(lam1)
+                U, _ = steps.update_topics(
+                    stats.stored_rows, S, U, n_terms=M, penalty=self.topic_penalty, lam=lam,
+                    max_iter=sweeps_cap, tol=self.inner_tol, dense=dense)
+        if rows is not None and dense:
+            self.u_change_ = rows.change(U)
+        else:
+            self.u_change_ = _frobenius_distance(U, U_before)
+        return W, U
 
     def _working_topics(self):
         """U for the steps of a mini-batch: a dense M x K array when it fits (``DENSE_MAX_BYTES``; the
