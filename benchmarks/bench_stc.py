@@ -99,6 +99,9 @@ def main(argv=None):
                     help="use tau0 * batch_size / 64 (the normalised step moves the same mass per step at any "
                          "batch size, so smaller batches need a proportionally smaller tau0)")
     ap.add_argument("--C", type=float, default=1.0)
+    ap.add_argument("--refit-C", default="cv",
+                    help="MedSTC refit_C: 'cv' (default: 3-fold CV on the training codes), 'joint' (Eq. 16's C/ℓ, "
+                         "the runs before this option) or a number")
     ap.add_argument("--skip-batch", action="store_true")
     ap.add_argument("--no-svm-cv", action="store_true",
                     help="SVM on raw θ with C = 1 (the first runs' protocol) instead of l2-normalised θ and C "
@@ -130,7 +133,8 @@ def main(argv=None):
     rows = []
     common = dict(PARAMS, max_sweeps=args.max_sweeps, dictionary_step=args.dictionary_step, rho=args.rho,
                   gamma=args.gamma, lam=args.lam, eps=args.eps, normalize_gradient=not args.raw_gradient)
-    med = dict(common, dictionary_init=args.med_init)
+    refit_C = args.refit_C if args.refit_C in ("cv", "joint") else float(args.refit_C)
+    med = dict(common, dictionary_init=args.med_init, refit_C=refit_C)
     models = set(args.models.split(","))
     if args.tau0 is None:
         args.tau0 = 1.0 if args.dictionary_step == "mm" else 0.3
@@ -138,7 +142,7 @@ def main(argv=None):
     def render(final):
         out = [f"Command: `{' '.join(shlex.quote(a) for a in [sys.argv[0]] + list(argv if argv is not None else sys.argv[1:]))}`",
                "", f"Setting: K = {PARAMS['n_components']}, ρ = {args.rho:g}, γ = {args.gamma:g}, λ = {args.lam:g}, "
-               f"ε = {args.eps:g}, ℓ = {args.delta:g}, MedSTC C = {args.C:g} and β⁰ {args.med_init}, dictionary step {args.dictionary_step}"
+               f"ε = {args.eps:g}, ℓ = {args.delta:g}, MedSTC C = {args.C:g}, refit C {args.refit_C} and β⁰ {args.med_init}, dictionary step {args.dictionary_step}"
                f"{' (raw gradient, Eq. 12 as printed)' if args.raw_gradient else ''}, "
                f"max sweeps {args.max_sweeps}, online {args.epochs} epoch(s) τ0 = {args.tau0:g}"
                f"{' x batch/64' if args.tau0_scale else ''}, τ = 10, batch {args.batch_iters} iteration(s). "
@@ -170,7 +174,7 @@ def main(argv=None):
         fit_s, fit_c = time.perf_counter() - t0, time.process_time() - c0
         if supervised:
             acc = m.score(Xte, yte)
-            note = ""
+            note = f"refit SVM C = {m.refit_C_:g}" if hasattr(m, "refit_C_") else ""
         else:
             acc, svm_c = svm_on_codes(m.transform(Xtr), ytr, m.transform(Xte), yte, cv=not args.no_svm_cv)
             note = f"SVM C = {svm_c:g}"

@@ -139,8 +139,36 @@ def test_medstc_refits_the_classifier_on_label_free_codes(cls, kw):
     refit = cls(3, delta=10.0, **kw).fit(X, y)
     np.testing.assert_array_equal(refit.components_, joint.components_)  # only η changes
     # the refit η is the batch SVM on the codes predict sees (inferred without labels)
-    np.testing.assert_allclose(refit.coef_, refit._svm(refit.transform(X), y))
+    np.testing.assert_allclose(refit.coef_, refit._svm(refit.transform(X), y, svm_C=refit.refit_C_))
     assert not np.allclose(refit.coef_, joint.coef_)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_medstc_refit_C_is_chosen_by_cross_validation_on_the_training_codes():
+    # refit_C="cv": the C of the refit SVM is the grid value with the best 3-fold accuracy on the label-free
+    # training codes, checked against scikit-learn's own cross-validation of the same SVM
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+    from sklearn.svm import LinearSVC
+
+    from rlsi.models.stc.medstc import REFIT_C_GRID
+
+    X, y = planted_counts(n_docs=45, seed=11)
+    m = MedSTC(3, delta=3600.0, max_iter=2, random_state=2).fit(X, y)
+    theta = m.transform(X)
+    folds = StratifiedKFold(3, shuffle=True, random_state=2)
+    scores = [cross_val_score(LinearSVC(C=c, multi_class="crammer_singer", fit_intercept=False, max_iter=2000,
+                                        tol=1e-4, random_state=2), theta, y, cv=folds).mean()
+              for c in REFIT_C_GRID]
+    assert m.refit_C_ == REFIT_C_GRID[int(np.argmax(scores))]
+    np.testing.assert_allclose(m.coef_, m._svm(theta, y, svm_C=m.refit_C_))
+    # "joint" keeps Eq. (16)'s weight C/delta, a number is used as given
+    joint = MedSTC(3, delta=3600.0, max_iter=2, random_state=2, refit_C="joint").fit(X, y)
+    assert joint.refit_C_ == pytest.approx(1.0 / 3600.0)
+    np.testing.assert_allclose(joint.coef_, joint._svm(theta, y))
+    assert MedSTC(3, max_iter=1, refit_C=0.5).fit(X, y).refit_C_ == 0.5
+    for bad in ("auto", 0.0, -1.0, True):
+        with pytest.raises(RLSIError, match="refit_C"):
+            MedSTC(3, refit_C=bad).fit(X, y)
 
 
 @pytest.mark.parametrize("cls", [OnlineSTC, OnlineMedSTC])
