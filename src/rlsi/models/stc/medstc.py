@@ -43,15 +43,15 @@ the η of Eq. (16) is trained on hinge-shifted training codes, and test codes ca
 3,000 documents), far below a plain SVM on the same codes (42 %). ``False`` keeps the joint η. Only
 ``fit`` refits (it has the training set); ``OnlineMedSTC.partial_fit`` keeps the online η.
 
-``refit_C`` sets the refit SVM's C (liblinear's C of the Crammer–Singer problem on raw θ with unit margin):
-``"cv"`` (default) picks it from {0.01, 0.1, 1, 10, 100} by 3-fold stratified cross-validation on the
-training documents' label-free codes (the training split only: the selection protocol of
-``benchmarks/bench_stc.svm_on_codes``); ``"joint"`` keeps Eq. (16)'s weight ``C/delta`` (the only choice
-before); a positive float gives it. Why: at the paper's ``C`` per document and ℓ = 3600 the joint weight is
-``1/3600 ≈ 2.8e-4`` on codes of norm ≈ 1, orders of magnitude below what cross-validation picks, and that
-SVM classified the same codes 3–4 points worse than a tuned one (benchmarks/results/stc_medstc.md). The
-chosen value is ``refit_C_``. With fewer than 3 training documents in some class there is no CV (the joint
-weight is used). The joint fit's η steps keep ``C/delta``: that is Eq. (16).
+``refit_C`` chooses the refit SVM: ``"cv"`` (default) — one-vs-rest linear SVMs (liblinear, no intercept)
+on the l2-normalised label-free training codes, C from {0.01, 0.1, 1, 10, 100} by 3-fold stratified
+cross-validation on those codes (the training split only: the protocol of
+``benchmarks/bench_stc.svm_on_codes``); a positive float — the same SVM at that C; ``"joint"`` — Eq. (16)'s
+Crammer–Singer SVM at its weight ``C/delta`` (the only choice before). Why: at the paper's ``C`` per document
+and ℓ = 3600 the joint weight is ``1/3600 ≈ 2.8e-4`` on codes of norm ≈ 1, orders of magnitude below what
+cross-validation picks, and that SVM classified the same codes 3–4 points worse than a tuned one
+(benchmarks/results/stc_medstc.md). The C used is ``refit_C_``. With fewer than 3 training documents in some
+class there is no CV (C = C/delta). The joint fit's η steps keep Eq. (16)'s SVM.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ from .online import OnlineSTC
 HINGES = ("exact", "linearized")
 REFIT_C_GRID = (0.01, 0.1, 1.0, 10.0, 100.0)
 REFIT_C_FOLDS = 3
-INITS = ("documents", "class")
+INITS = ("documents", "class", "lda")
 
 
 def encode_labels(y, n_samples, classes=None):
@@ -146,22 +146,22 @@ class _MaxMarginMixin(ClassifierMixin):
             raise RLSIError(f"refit_C={v!r} is not allowed; use 'cv', 'joint' or a positive number")
 
     def _refit(self, X, codes):
-        """``refit_classifier``: η by the batch SVM on the label-free codes of the training documents, at
-        the C of ``refit_C`` (stored in ``refit_C_``)."""
+        """``refit_classifier``: η by an SVM on the label-free codes of the training documents (``refit_C``;
+        the C used is ``refit_C_``)."""
         if self.refit_classifier:
             theta = self.transform(X)
-            self.refit_C_ = self._select_refit_C(theta, codes)
-            self.coef_ = self._svm(theta, codes, svm_C=self.refit_C_)
+            if self.refit_C == "joint":
+                self.refit_C_ = self.C / self.delta
+                self.coef_ = self._svm(theta, codes)
+            else:
+                self.refit_C_ = self._select_refit_C(theta, codes) if self.refit_C == "cv" else float(self.refit_C)
+                self.coef_ = self._refit_svm(theta, codes, self.refit_C_)
         return self
 
     def _select_refit_C(self, theta, codes):
-        """liblinear's C for the refit: ``refit_C`` itself, Eq. (16)'s ``C/delta`` ("joint"), or ("cv") the
-        value of REFIT_C_GRID with the best mean accuracy over stratified folds of the training codes (the
-        smallest such C on a tie: the most regularised)."""
-        if self.refit_C == "joint":
-            return self.C / self.delta
-        if self.refit_C != "cv":
-            return float(self.refit_C)
+        """The value of REFIT_C_GRID with the best mean accuracy of :meth:`_refit_svm` over stratified folds
+        of the training codes (the smallest such C on a tie: the most regularised); C/delta (the joint
+        weight) when some class has fewer documents than folds."""
         counts = np.bincount(codes, minlength=len(self.classes_))
         if counts[counts > 0].min() < REFIT_C_FOLDS:
             return self.C / self.delta
@@ -169,11 +169,28 @@ class _MaxMarginMixin(ClassifierMixin):
         folds = list(StratifiedKFold(REFIT_C_FOLDS, shuffle=True, random_state=seed).split(theta, codes))
         best, best_acc = None, -1.0
         for c in REFIT_C_GRID:
-            acc = np.mean([np.mean(np.argmax(theta[te] @ self._svm(theta[tr], codes[tr], svm_C=c).T, axis=1)
+            acc = np.mean([np.mean(np.argmax(theta[te] @ self._refit_svm(theta[tr], codes[tr], c).T, axis=1)
                                    == codes[te]) for tr, te in folds])
             if acc > best_acc:
                 best, best_acc = c, acc
         return best
+
+    def _refit_svm(self, theta, codes, svm_C):
+        """η (L x K) of one-vs-rest linear SVMs (liblinear, C = ``svm_C``, no intercept) on the l2-normalised
+        codes — the protocol of ``benchmarks/bench_stc.svm_on_codes``. Normalising a row scales its scores
+        θηᵀ by a positive number, so ``predict`` (the argmax on raw θ) is that of the SVM. Why not the
+        Crammer–Singer form of Eq. (16): liblinear's solver for it took minutes per fit at C ≥ 10 on 11k
+        documents, and the selection fits 16 SVMs."""
+        seed = self.random_state if isinstance(self.random_state, (int, np.integer)) else None
+        norms = np.linalg.norm(theta, axis=1, keepdims=True)
+        U = np.divide(theta, norms, out=np.zeros_like(theta), where=norms > 0)
+        svm = LinearSVC(C=svm_C, fit_intercept=False, max_iter=5000, tol=1e-4, random_state=seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            svm.fit(U, codes)
+        coef = np.zeros((len(self.classes_), self.n_components))
+        coef[svm.classes_] = svm.coef_ if len(svm.classes_) > 2 else np.vstack([-svm.coef_, svm.coef_])
+        return self.delta * coef
 
     def _svm(self, theta, codes, svm_C=None):
         """η (L x K) of the Crammer–Singer SVM on θ: liblinear's C is ``svm_C`` (default Eq. (16)'s
@@ -215,7 +232,8 @@ class MedSTC(_MaxMarginMixin, SparseTopicalCoding):
     refit_classifier : bool, default True — refit η on the label-free training codes (module docstring).
     refit_C : "cv" (default), "joint" or float — the C of that refit (module docstring).
     hinge : "exact" (default) or "linearized" — the θ-update (module docstring).
-    dictionary_init : "documents" (default) or "class" — β⁰ (module docstring; "class" is outside the paper).
+    dictionary_init : "documents" (default), "class" or "lda" — β⁰ (module docstring and
+        :class:`SparseTopicalCoding`; "class" and "lda" are outside the paper).
 
     Attributes: ``coef_`` η (L x K), ``classes_``, and those of STC.
     """
