@@ -114,7 +114,8 @@ def main(argv=None):
                     help="also held-out perplexity and word-code sparsity vs scikit-learn's online LDA")
     ap.add_argument("--sparsity", action="store_true", help="word-code sparsity of the test split per row")
     ap.add_argument("--stc-init", choices=["documents", "lda"], default="documents",
-                    help="batch STC's β⁰: random documents (default) or scikit-learn LDA's topics (outside the paper)")
+                    help="STC's β⁰ (batch and online): random documents (default) or scikit-learn LDA's topics "
+                         "(outside the paper)")
     ap.add_argument("--med-init", choices=["documents", "class", "lda"], default="documents",
                     help="MedSTC's β⁰: random documents (default) or documents of one class per topic (outside "
                          "the paper)")
@@ -144,7 +145,7 @@ def main(argv=None):
     def render(final):
         out = [f"Command: `{' '.join(shlex.quote(a) for a in [sys.argv[0]] + list(argv if argv is not None else sys.argv[1:]))}`",
                "", f"Setting: K = {PARAMS['n_components']}, ρ = {args.rho:g}, γ = {args.gamma:g}, λ = {args.lam:g}, "
-               f"ε = {args.eps:g}, ℓ = {args.delta:g}, MedSTC C = {args.C:g}, refit C {args.refit_C} and β⁰ {args.med_init}, batch STC β⁰ {args.stc_init}, dictionary step {args.dictionary_step}"
+               f"ε = {args.eps:g}, ℓ = {args.delta:g}, MedSTC C = {args.C:g}, refit C {args.refit_C} and β⁰ {args.med_init}, STC β⁰ {args.stc_init}, dictionary step {args.dictionary_step}"
                f"{' (raw gradient, Eq. 12 as printed)' if args.raw_gradient else ''}, "
                f"max sweeps {args.max_sweeps}, online {args.epochs} epoch(s) τ0 = {args.tau0:g}"
                f"{' x batch/64' if args.tau0_scale else ''}, τ = 10, batch {args.batch_iters} iteration(s). "
@@ -196,7 +197,7 @@ def main(argv=None):
         tau0 = args.tau0 * b / 64 if args.tau0_scale else args.tau0
         if "stc" in models:
             ostc = run("OnlineSTC", bs, lambda: OnlineSTC(batch_size=b, n_epochs=args.epochs, tau0=tau0,
-                                                           **common), False)
+                                                           dictionary_init=args.stc_init, **common), False)
         if "med" in models:
             run("OnlineMedSTC", bs, lambda: OnlineMedSTC(batch_size=b, n_epochs=args.epochs, tau0=tau0,
                                                          delta=args.delta, C=args.C, **med), True)

@@ -256,10 +256,11 @@ def test_lda_dictionary_init_starts_from_scikit_learn_lda_topics():
     X, y = planted_counts(n_docs=45, seed=12)
     lda = LatentDirichletAllocation(3, learning_method="batch", max_iter=LDA_INIT_PASSES, random_state=4).fit(X)
     expected = lda.components_ / lda.components_.sum(axis=1, keepdims=True)
-    for m in (SparseTopicalCoding(3, dictionary_init="lda", random_state=4), MedSTC(3, dictionary_init="lda",
-                                                                                     random_state=4)):
+    for m in (SparseTopicalCoding(3, dictionary_init="lda", random_state=4),
+              MedSTC(3, dictionary_init="lda", random_state=4), OnlineSTC(3, dictionary_init="lda", random_state=4)):
         m._validate_params()
         beta0 = m._init_beta(X.shape[1], X, m._init_labels(y) if isinstance(m, MedSTC) else None)
+        assert m.dictionary_init == "lda"
         assert _on_simplex(beta0)
         np.testing.assert_allclose(beta0, expected, rtol=1e-12)
     default = SparseTopicalCoding(3, random_state=4)
