@@ -99,6 +99,9 @@ def main(argv=None):
                     help="use tau0 * batch_size / 64 (the normalised step moves the same mass per step at any "
                          "batch size, so smaller batches need a proportionally smaller tau0)")
     ap.add_argument("--C", type=float, default=1.0)
+    ap.add_argument("--refit-C", default="cv",
+                    help="MedSTC refit_C: 'cv' (default: 3-fold CV on the training codes), 'joint' (Eq. 16's C/ℓ, "
+                         "the runs before this option) or a number")
     ap.add_argument("--skip-batch", action="store_true")
     ap.add_argument("--no-svm-cv", action="store_true",
                     help="SVM on raw θ with C = 1 (the first runs' protocol) instead of l2-normalised θ and C "
@@ -110,7 +113,10 @@ def main(argv=None):
     ap.add_argument("--perplexity", action="store_true",
                     help="also held-out perplexity and word-code sparsity vs scikit-learn's online LDA")
     ap.add_argument("--sparsity", action="store_true", help="word-code sparsity of the test split per row")
-    ap.add_argument("--med-init", choices=["documents", "class"], default="documents",
+    ap.add_argument("--stc-init", choices=["documents", "lda"], default="documents",
+                    help="STC's β⁰ (batch and online): random documents (default) or scikit-learn LDA's topics "
+                         "(outside the paper)")
+    ap.add_argument("--med-init", choices=["documents", "class", "lda"], default="documents",
                     help="MedSTC's β⁰: random documents (default) or documents of one class per topic (outside "
                          "the paper)")
     ap.add_argument("--models", default="stc,med", help="which rows: stc (STC + SVM), med (MedSTC), or both")
@@ -130,7 +136,8 @@ def main(argv=None):
     rows = []
     common = dict(PARAMS, max_sweeps=args.max_sweeps, dictionary_step=args.dictionary_step, rho=args.rho,
                   gamma=args.gamma, lam=args.lam, eps=args.eps, normalize_gradient=not args.raw_gradient)
-    med = dict(common, dictionary_init=args.med_init)
+    refit_C = args.refit_C if args.refit_C in ("cv", "joint") else float(args.refit_C)
+    med = dict(common, dictionary_init=args.med_init, refit_C=refit_C)
     models = set(args.models.split(","))
     if args.tau0 is None:
         args.tau0 = 1.0 if args.dictionary_step == "mm" else 0.3
@@ -138,7 +145,7 @@ def main(argv=None):
     def render(final):
         out = [f"Command: `{' '.join(shlex.quote(a) for a in [sys.argv[0]] + list(argv if argv is not None else sys.argv[1:]))}`",
                "", f"Setting: K = {PARAMS['n_components']}, ρ = {args.rho:g}, γ = {args.gamma:g}, λ = {args.lam:g}, "
-               f"ε = {args.eps:g}, ℓ = {args.delta:g}, MedSTC C = {args.C:g} and β⁰ {args.med_init}, dictionary step {args.dictionary_step}"
+               f"ε = {args.eps:g}, ℓ = {args.delta:g}, MedSTC C = {args.C:g}, refit C {args.refit_C} and β⁰ {args.med_init}, STC β⁰ {args.stc_init}, dictionary step {args.dictionary_step}"
                f"{' (raw gradient, Eq. 12 as printed)' if args.raw_gradient else ''}, "
                f"max sweeps {args.max_sweeps}, online {args.epochs} epoch(s) τ0 = {args.tau0:g}"
                f"{' x batch/64' if args.tau0_scale else ''}, τ = 10, batch {args.batch_iters} iteration(s). "
@@ -170,7 +177,7 @@ def main(argv=None):
         fit_s, fit_c = time.perf_counter() - t0, time.process_time() - c0
         if supervised:
             acc = m.score(Xte, yte)
-            note = ""
+            note = f"refit SVM C = {m.refit_C_:g}" if hasattr(m, "refit_C_") else ""
         else:
             acc, svm_c = svm_on_codes(m.transform(Xtr), ytr, m.transform(Xte), yte, cv=not args.no_svm_cv)
             note = f"SVM C = {svm_c:g}"
@@ -190,13 +197,14 @@ def main(argv=None):
         tau0 = args.tau0 * b / 64 if args.tau0_scale else args.tau0
         if "stc" in models:
             ostc = run("OnlineSTC", bs, lambda: OnlineSTC(batch_size=b, n_epochs=args.epochs, tau0=tau0,
-                                                           **common), False)
+                                                           dictionary_init=args.stc_init, **common), False)
         if "med" in models:
             run("OnlineMedSTC", bs, lambda: OnlineMedSTC(batch_size=b, n_epochs=args.epochs, tau0=tau0,
                                                          delta=args.delta, C=args.C, **med), True)
     if not args.skip_batch:
         if "stc" in models:
-            run("STC", "batch", lambda: SparseTopicalCoding(max_iter=args.batch_iters, **common), False)
+            run("STC", "batch", lambda: SparseTopicalCoding(max_iter=args.batch_iters, dictionary_init=args.stc_init,
+                                                            **common), False)
         if "med" in models:
             run("MedSTC", "batch", lambda: MedSTC(max_iter=args.batch_iters, delta=args.delta, C=args.C, **med),
                 True)

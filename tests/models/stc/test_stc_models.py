@@ -139,8 +139,39 @@ def test_medstc_refits_the_classifier_on_label_free_codes(cls, kw):
     refit = cls(3, delta=10.0, **kw).fit(X, y)
     np.testing.assert_array_equal(refit.components_, joint.components_)  # only η changes
     # the refit η is the batch SVM on the codes predict sees (inferred without labels)
-    np.testing.assert_allclose(refit.coef_, refit._svm(refit.transform(X), y))
+    np.testing.assert_allclose(refit.coef_, refit._refit_svm(refit.transform(X), y, refit.refit_C_))
     assert not np.allclose(refit.coef_, joint.coef_)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_medstc_refit_C_is_chosen_by_cross_validation_on_the_training_codes():
+    # refit_C="cv": the C of the refit SVM is the grid value with the best 3-fold accuracy on the label-free
+    # training codes, checked against scikit-learn's own cross-validation of the same SVM
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+    from sklearn.svm import LinearSVC
+
+    from rlsi.models.stc.medstc import REFIT_C_GRID
+
+    X, y = planted_counts(n_docs=45, seed=11)
+    m = MedSTC(3, delta=3600.0, max_iter=2, random_state=2).fit(X, y)
+    theta = m.transform(X)
+    folds = StratifiedKFold(3, shuffle=True, random_state=2)
+    unit = theta / np.linalg.norm(theta, axis=1, keepdims=True)
+    scores = [cross_val_score(LinearSVC(C=c, fit_intercept=False, max_iter=5000, tol=1e-4, random_state=2),
+                              unit, y, cv=folds).mean() for c in REFIT_C_GRID]
+    assert m.refit_C_ == REFIT_C_GRID[int(np.argmax(scores))]
+    np.testing.assert_allclose(m.coef_, m._refit_svm(theta, y, m.refit_C_))
+    # the same classifier as scikit-learn's SVM on the normalised codes
+    svm = LinearSVC(C=m.refit_C_, fit_intercept=False, max_iter=5000, tol=1e-4, random_state=2).fit(unit, y)
+    np.testing.assert_array_equal(m.predict(X), svm.predict(unit))
+    # "joint" keeps Eq. (16)'s weight C/delta, a number is used as given
+    joint = MedSTC(3, delta=3600.0, max_iter=2, random_state=2, refit_C="joint").fit(X, y)
+    assert joint.refit_C_ == pytest.approx(1.0 / 3600.0)
+    np.testing.assert_allclose(joint.coef_, joint._svm(theta, y))
+    assert MedSTC(3, max_iter=1, refit_C=0.5).fit(X, y).refit_C_ == 0.5
+    for bad in ("auto", 0.0, -1.0, True):
+        with pytest.raises(RLSIError, match="refit_C"):
+            MedSTC(3, refit_C=bad).fit(X, y)
 
 
 @pytest.mark.parametrize("cls", [OnlineSTC, OnlineMedSTC])
@@ -213,3 +244,29 @@ def test_perplexity_details_floor_and_share():
     expected = np.exp(-np.sum(w * np.log(m.eps) - m.eps - gammaln(w + 1)) / X2.nnz)
     assert info["floor"] == pytest.approx(expected)
     assert 0.0 <= info["share_below_eps"] <= 1.0
+
+
+def test_lda_dictionary_init_starts_from_scikit_learn_lda_topics():
+    # dictionary_init="lda" (outside the paper): β⁰ is scikit-learn's batch LDA on the training counts with
+    # each topic normalised onto the simplex; the default start is unchanged
+    from sklearn.decomposition import LatentDirichletAllocation
+
+    from rlsi.models.stc.core import LDA_INIT_PASSES
+
+    X, y = planted_counts(n_docs=45, seed=12)
+    lda = LatentDirichletAllocation(3, learning_method="batch", max_iter=LDA_INIT_PASSES, random_state=4).fit(X)
+    expected = lda.components_ / lda.components_.sum(axis=1, keepdims=True)
+    for m in (SparseTopicalCoding(3, dictionary_init="lda", random_state=4),
+              MedSTC(3, dictionary_init="lda", random_state=4), OnlineSTC(3, dictionary_init="lda", random_state=4)):
+        m._validate_params()
+        beta0 = m._init_beta(X.shape[1], X, m._init_labels(y) if isinstance(m, MedSTC) else None)
+        assert m.dictionary_init == "lda"
+        assert _on_simplex(beta0)
+        np.testing.assert_allclose(beta0, expected, rtol=1e-12)
+    default = SparseTopicalCoding(3, random_state=4)
+    assert not np.allclose(default._init_beta(X.shape[1], X), expected)
+    # a fit from it stays on the simplex; a choice of MedSTC's only is refused by batch STC
+    fit = SparseTopicalCoding(3, dictionary_init="lda", max_iter=1, random_state=4).fit(X)
+    assert _on_simplex(fit.components_)
+    with pytest.raises(RLSIError, match="dictionary_init"):
+        SparseTopicalCoding(3, dictionary_init="class").fit(X)
