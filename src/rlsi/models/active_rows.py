@@ -213,7 +213,8 @@ def _solve_row(r, u, g, S, half_lam, max_iter, tol, positive, ws_idx, ws_M, ws_w
     for each of the ~400k rows of an online U-step)."""
     if not start_row(r, S, u, g, half_lam, positive):
         return 0
-    return _cd_row(r, S, u, g, half_lam, max_iter, tol, positive, ws_idx, ws_M, ws_work)
+    # max_work passed (not omitted) so numba reuses lasso_cd_rows' compiled signature of _cd_row
+    return _cd_row(r, S, u, g, half_lam, max_iter, tol, positive, ws_idx, ws_M, ws_work, np.inf)
 
 
 @njit(cache=True, nogil=True)

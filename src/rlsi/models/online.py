@@ -183,7 +183,7 @@ class OnlineRLSI(SquaredLossModel):
         large vocabulary (7M terms x K = 500: 14 GB instead of 28 GB); each mini-batch's rows of R are then
         summed in float64 and rounded once when stored, so the rounding is one float32 rounding per row
         touched per mini-batch, relative 6e-8 each (measured drift against float64: tests/models/
-        test_online.py and notes/README_online.md). S (K x K) stays float64.
+        test_online.py and the README's "Memory of an online fit"). S (K x K) stays float64.
     random_state : None, int or Generator.
     n_jobs : None or int — numba threads.
     verbose : int — 1 shows a progress bar in ``fit`` (documents per second).

@@ -70,3 +70,47 @@ def test_fit_stc_medstc_options_reach_the_model(tmp_path):
                  "--hinge", "linearized"]) == 0
     model = io.load(out)["model"]
     assert (model.dictionary_init, model.hinge) == ("class", "linearized")
+
+
+def test_fit_stc_refit_C_reaches_the_model_and_is_saved(tmp_path):
+    from rlsi import io
+
+    _corpus(tmp_path / "c.jsonl")
+    out = tmp_path / "med"
+    assert main(["-q", "fit-stc", str(tmp_path / "c.jsonl"), "-o", str(out), "--model", "medstc", "-k", "2",
+                 "--max-iter", "2", "--delta", "5", "--split-field", "split", "--refit-C", "0.5"]) == 0
+    model = io.load(out)["model"]
+    assert model.refit_C == 0.5 and model.refit_C_ == 0.5
+
+
+def test_fit_stc_rejects_a_bad_refit_C_in_one_line(tmp_path, capsys):
+    _corpus(tmp_path / "c.jsonl")
+    for bad in ("-1", "often", "nan"):
+        try:
+            code = main(["-q", "fit-stc", str(tmp_path / "c.jsonl"), "-o", str(tmp_path / "m"), "--model",
+                         "medstc", "-k", "2", "--refit-C", bad])
+        except SystemExit as exc:  # argparse's usage error
+            code = exc.code
+        assert code == 2
+        err = capsys.readouterr().err
+        assert "refit-C" in err and repr(bad) in err
+        assert not (tmp_path / "m").exists()
+
+
+def test_fit_stc_lda_start_reaches_the_model(tmp_path):
+    from rlsi import io
+
+    _corpus(tmp_path / "c.jsonl")
+    out = tmp_path / "lda"
+    assert main(["-q", "fit-stc", str(tmp_path / "c.jsonl"), "-o", str(out), "-k", "2", "--max-iter", "1",
+                 "--dictionary-init", "lda"]) == 0
+    assert io.load(out)["model"].dictionary_init == "lda"
+
+
+def test_fit_stc_class_start_without_labels_is_one_line_error(tmp_path, capsys):
+    _corpus(tmp_path / "c.jsonl")
+    assert main(["-q", "fit-stc", str(tmp_path / "c.jsonl"), "-o", str(tmp_path / "m"), "-k", "2",
+                 "--dictionary-init", "class"]) == 2
+    err = capsys.readouterr().err
+    assert "needs labels" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "m").exists()

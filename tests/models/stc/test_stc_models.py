@@ -270,3 +270,25 @@ def test_lda_dictionary_init_starts_from_scikit_learn_lda_topics():
     assert _on_simplex(fit.components_)
     with pytest.raises(RLSIError, match="dictionary_init"):
         SparseTopicalCoding(3, dictionary_init="class").fit(X)
+
+
+@pytest.mark.parametrize("cls", [MedSTC, OnlineMedSTC])
+def test_refit_C_is_saved_and_a_damaged_one_refused(tmp_path, cls):
+    import json
+
+    rng = np.random.default_rng(3)
+    X = sp.csr_matrix(rng.poisson(1.0, (24, 15)).astype(float))
+    y = np.arange(24) % 2
+    model = cls(2, refit_C=0.5, **({"max_iter": 1} if cls is MedSTC else {"batch_size": 8})).fit(X, y)
+    rlsi.io.save(tmp_path / "m", model=model)
+    assert rlsi.io.load(tmp_path / "m")["model"].refit_C_ == 0.5
+    manifest = json.loads((tmp_path / "m" / "manifest.json").read_text())
+    fitted = manifest["components"]["model"]["meta"]["fitted"]
+    del fitted["refit_C_"]  # a model saved before refit_C_ was kept still loads
+    (tmp_path / "m" / "manifest.json").write_text(json.dumps(manifest))
+    assert not hasattr(rlsi.io.load(tmp_path / "m")["model"], "refit_C_")
+    for bad in ("big", -1.0, True):
+        fitted["refit_C_"] = bad
+        (tmp_path / "m" / "manifest.json").write_text(json.dumps(manifest))
+        with pytest.raises(RLSIError, match="refit_C_"):
+            rlsi.io.load(tmp_path / "m")

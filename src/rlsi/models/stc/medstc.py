@@ -212,6 +212,10 @@ class _MaxMarginMixin(ClassifierMixin):
         if self.coef_.shape != (len(self.classes_), self.n_components):
             raise RLSIError(f"MedSTC coef has shape {self.coef_.shape}, expected "
                             f"{(len(self.classes_), self.n_components)}")
+        refit_C = getattr(self, "refit_C_", None)
+        if refit_C is not None and not (isinstance(refit_C, (int, float)) and not isinstance(refit_C, bool)
+                                        and np.isfinite(refit_C) and refit_C > 0):
+            raise RLSIError(f"MedSTC refit_C_ is {refit_C!r}; expected a positive number")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -241,6 +245,7 @@ class MedSTC(_MaxMarginMixin, SparseTopicalCoding):
     _parameter_constraints = {"C": Real(low=0.0, low_open=True), "delta": Real(low=0.0, low_open=True),
                               "refit_classifier": Boolean(), "hinge": Choice(HINGES),
                               "dictionary_init": Choice(INITS), "refit_C": Anything()}
+    _state_scalars = SparseTopicalCoding._state_scalars + ("refit_C_",)
 
     def __init__(self, n_components=60, *, lam=0.01, gamma=0.01, rho=0.1, eps=1e-3, prior="normal",
                  collapsed=False, max_sweeps=30, tol=1e-3, dictionary_step="mm", normalize_gradient=True,
@@ -294,7 +299,7 @@ class OnlineMedSTC(_MaxMarginMixin, OnlineSTC):
     _parameter_constraints = {"C": Real(low=0.0, low_open=True), "delta": Real(low=0.0, low_open=True),
                               "refit_classifier": Boolean(), "hinge": Choice(HINGES),
                               "dictionary_init": Choice(INITS), "refit_C": Anything()}
-    _state_scalars = OnlineSTC._state_scalars + ("n_train_",)
+    _state_scalars = OnlineSTC._state_scalars + ("n_train_", "refit_C_")
 
     def __init__(self, n_components=60, *, lam=0.01, gamma=0.01, rho=0.1, eps=1e-3, prior="normal",
                  collapsed=False, max_sweeps=30, tol=1e-3, dictionary_step="mm", normalize_gradient=True,
