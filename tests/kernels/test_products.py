@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from rlsi.kernels.products import (csr_csr_dense, csr_dense, csr_dense_rows, csr_dense_rows_max, csr_dense_take,
+from rlsi.kernels.products import (csr_csr_dense, csr_dense, csr_dense_rows, csr_dense_rows_f64, csr_dense_rows_max,
+                                   csr_dense_take,
                                    csr_gram, csr_rows_to_dense, csr_take_dense, dense_rows_to_csr, dense_to_csr,
                                    dot_sum)
 
@@ -169,6 +170,26 @@ def test_csr_dense_rows_mask_leaves_unmasked_rows_zero(dtype):
     assert np.all(csr_dense_rows(A, a, b, B, mask=np.zeros(b - a, bool)) == 0)
     np.testing.assert_array_equal(csr_dense_rows(A, a, b, B, mask=np.ones(b - a, bool)),
                                   csr_dense_rows(A, a, b, B))
+
+
+@pytest.mark.parametrize("n_b", [20, 300_000])  # 300k x 4 float32 rows of B: several cache chunks
+def test_csr_dense_rows_f64_equals_the_float64_copy_bit_for_bit(n_b, monkeypatch):
+    """The λ₁ search's rows of R read a float32 W as it is: the same bits as converting W to float64 first
+    (each product is taken in float64), in the chunked path too (chunks differ with B's itemsize)."""
+    rng = np.random.default_rng(31)
+    A = sp.random(40, n_b, density=min(1.0, 600 / n_b), format="csr", random_state=32, dtype=np.float32)
+    A.data[A.indptr[3]:A.indptr[4]] = 0  # an empty row
+    A.eliminate_zeros()
+    A.sort_indices()
+    B = rng.standard_normal((n_b, 4)).astype(np.float32)
+    expected = csr_dense_rows(A, 5, 37, B.astype(np.float64), dtype=np.float64)
+    got = csr_dense_rows_f64(A, 5, 37, B)
+    assert got.dtype == np.float64
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(csr_dense_rows_f64(A, 0, 40, strided(B)),
+                                  csr_dense_rows(A, 0, 40, B, dtype=np.float64))
+    np.testing.assert_array_equal(csr_dense_rows_f64(A.astype(np.float64), 0, 40, B.astype(np.float64)),
+                                  csr_dense_rows(A, 0, 40, B, dtype=np.float64))
 
 
 def test_csr_dense_rows_dtype_rules():

@@ -248,7 +248,6 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
     v_blocks = 2 * min(rows, N) * K * 8 * min(workers, -(-N // rows))
     gram = 6 * 8 * K * K
     init_tmp = 2 * 8 * N * K if init == "random" else 0
-    w64 = N * K * 8 if b != 8 else 0  # a float64 copy of W, where W is not float64 already (λ₁ search only)
     # tasks.gram converts a float32 W to float64 one row block at a time (one buffer), not whole
     gram_blocks = min(N, max(1, GRAM_BLOCK_ENTRIES // max(1, K))) * K * 8 if b != 8 else 0
     base = int(baseline)
@@ -266,8 +265,8 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
                    "dense copy of U": v_copy, "plan of sparse U": plan, "document blocks": v_blocks, "Gram": gram},
     }
     if search:
-        # the bisection's R rows read W in float64 (w64: sparsity._rows_of_R) next to the fit's W₀ and a round's W
-        phases["λ1 search"] = {"X": X, "transposed copy": D, "W": 3 * W + w64, "per-term arrays": 2 * per_term,
+        # the fit's W₀ and a round's W (the bisection's R rows read W as it is: sparsity._rows_of_R)
+        phases["λ1 search"] = {"X": X, "transposed copy": D, "W": 3 * W, "per-term arrays": 2 * per_term,
                                "U": U_step, "R blocks": r_blocks, "Gram": gram}
     for comps in phases.values():
         comps["process before the fit"] = base

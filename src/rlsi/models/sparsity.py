@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from ..kernels.lasso import lasso_rows
-from ..kernels.products import csr_dense_rows
+from ..kernels.products import csr_dense_rows_f64
 from . import steps
 
 log = logging.getLogger(__name__)
@@ -36,8 +36,9 @@ BISECTION_STEPS = 30
 
 
 def _rows_of_R(D, rows, W):
+    """Rows ``rows`` of ``R = D W`` in float64 (the bisection's lasso rows), reading a float32 W as it is."""
     Ds = D[rows]
-    return csr_dense_rows(Ds, 0, Ds.shape[0], np.ascontiguousarray(W, dtype=np.float64), dtype=np.float64)
+    return csr_dense_rows_f64(Ds, 0, Ds.shape[0], W)
 
 
 def sample_term_rows(n_terms, rng, sample_rows=SAMPLE_ROWS):
