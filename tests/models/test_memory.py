@@ -128,12 +128,13 @@ def test_online_estimate_follows_the_sizes():
     assert b.components["statistics R, S"] - a.components["statistics R, S"] == 500_000 * 100 * 8
     nnz_u = 0.05 * 500_000 * 100
     assert b.components["U"] - a.components["U"] == 500_000 * (100 * 8 + 8 + 9) + nnz_u * 12
-    # the batch's rows of R before it are kept only for ξ > 1 (ξ = 1 adds to R in place)
+    # the batch's rows of R before it are kept only for ξ > 1 (ξ = 1 adds to R in place); each term of the batch
+    # costs its position, entry offset and row maximum (24 bytes)
     more = estimate_online_fit(100_000, 500_000, 20_000_000, 100, batch_size=1000, batch_terms=60_000)
-    assert more.components["mini-batch"] == a.components["mini-batch"]
+    assert more.components["mini-batch"] - a.components["mini-batch"] == 30_000 * 24
     args = (100_000, 500_000, 20_000_000, 100)
     xi3 = [estimate_online_fit(*args, batch_size=1000, batch_terms=c, n_inner=3) for c in (30_000, 60_000)]
-    assert xi3[1].components["mini-batch"] - xi3[0].components["mini-batch"] == 30_000 * 100 * 8
+    assert xi3[1].components["mini-batch"] - xi3[0].components["mini-batch"] == 30_000 * (100 * 8 + 24)
     assert xi3[0].components["mini-batch"] - a.components["mini-batch"] == 30_000 * 100 * 8
     # a vocabulary whose dense topics exceed DENSE_MAX_BYTES keeps sparse topics: U follows nnz(U)
     big = estimate_online_fit(100_000, 7_000_000, 20_000_000, 500, topic_density=0.001)
@@ -251,3 +252,21 @@ def test_batch_terms_counts_the_distinct_terms_of_the_sampled_mini_batches():
         starts = np.unique(np.linspace(0, max(0, N - b), num=8).astype(np.int64))
         want = max(len(np.unique(X.indices[X.indptr[a]:X.indptr[min(N, a + b)]])) for a in starts)
         assert batch_terms(X, b) == want
+
+
+def test_online_estimate_of_a_large_float32_mini_batch():
+    """A mini-batch costs its float64 data (its indices are X's), one transposed block of terms (not the whole
+    transposed batch), W once, and 24 bytes per term; float64 X costs no copy of the data."""
+    from rlsi.models.memory import estimate_online_fit
+    from rlsi.models.stats import TRANSPOSE_ENTRIES
+
+    shape = (1_600_000, 7_000_000, 326_000_000, 500)
+    est = {eta: estimate_online_fit(*shape, batch_size=eta, dtype=np.float32, batch_terms=3_000_000,
+                                    topic_density=0.0035) for eta in (200_000, 400_000)}
+    grow = est[400_000].components["mini-batch"] - est[200_000].components["mini-batch"]
+    nnz_b = 326_000_000 // 8  # the entries the second size adds
+    assert grow == 8 * nnz_b + 200_000 * 500 * 8  # data and W; the transposed block is capped
+    assert 326_000_000 // 4 > TRANSPOSE_ENTRIES
+    f64 = estimate_online_fit(*shape, batch_size=400_000, batch_terms=3_000_000, topic_density=0.0035)
+    # float64 X: its rows are taken as views (no data copy); the same index size, so the same block
+    assert est[400_000].components["mini-batch"] - f64.components["mini-batch"] == 8 * (326_000_000 // 4)
