@@ -37,6 +37,23 @@ def test_estimate_within_20_percent_of_the_measured_peak(tmp_path, dtype):
     assert abs(r["estimate"] - r["peak"]) <= 0.20 * r["peak"], r
 
 
+@pytest.mark.slow
+def test_online_estimate_within_20_percent_of_the_measured_peak_with_large_mini_batches(tmp_path):
+    """One pass of OnlineRLSI in two mini-batches of 15,000 documents (float32, K = 300, CSR topics as at 7M
+    terms): the statistics R, the mini-batch's float64 data, its transposed term block and W."""
+    write_corpus(tmp_path / "c", 30_000, 200_000, 80, n_topics=50, seed=0, dtype=np.float32)
+    env = dict(os.environ, NUMBA_NUM_THREADS="2", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+               PYTHONPATH=os.pathsep.join(p for p in (str(Path(rlsi.__file__).parents[1]),
+                                                      os.environ.get("PYTHONPATH")) if p))
+    proc = subprocess.run([sys.executable, str(CHILD), "online", str(tmp_path / "c"), "300", "15000"],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    r = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert r["peak"] - r["baseline"] > 0.5 * r["baseline"], r
+    assert r["topic_density"] > 0, r
+    assert abs(r["estimate"] - r["peak"]) <= 0.20 * r["peak"], r
+
+
 def test_components_follow_the_sizes():
     a = estimate_batch_fit(10_000, 50_000, 1_000_000, 100)
     b = estimate_batch_fit(10_000, 50_000, 2_000_000, 100)

@@ -17,7 +17,7 @@ mini-batch — never the stream (:class:`rlsi.models.stats.TopicStatistics`).
 
 Cost of an embedded iteration. The projection (``Φ = X_t U``: from the live rows of U as CSR when the
 batch is large, :meth:`rlsi.models.active_rows.ActiveRows.projection_topics`), the batch's rows of R
-(one fused kernel, :meth:`rlsi.models.stats.PendingBatch.assign`) and the U-step on the rows that can be
+(one fused kernel per block of terms, :meth:`rlsi.models.stats.PendingBatch.assign`) and the U-step on the rows that can be
 non-zero (:class:`rlsi.models.active_rows.ActiveRows`: each row solved where it lies, ``UᵀU`` accumulated over the
 non-zero weights) are the three kernels; their bookkeeping — which rows are live, each row's
 ``max_k |r_mk|``, ``UᵀU``, the topic change — is carried from one iteration and one mini-batch to the next

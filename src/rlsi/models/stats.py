@@ -40,7 +40,9 @@ once instead of B times. When ``scale`` falls below ``2^-40`` (ρ > 0 over a ver
 folded into R once (one M x K pass), so that the stored values stay far inside the float32 range.
 
 Cost and memory: ``R`` is dense M x K (it is a sum over all documents and has no reason to be sparse);
-a mini-batch touches only the rows of its own terms, ``nnz(X)·K`` work; ``rescale`` is O(K²) (above).
+a mini-batch touches only the rows of its own terms, ``nnz(X)·K`` work, formed from its transpose X_bᵀ in
+blocks of terms (:data:`TRANSPOSE_ENTRIES` entries at a time, not the whole transposed batch; each row's sum
+completed within its block, so the numbers do not depend on the block size); ``rescale`` is O(K²) (above).
 The buffer of ``R`` grows geometrically so that appending a few terms per mini-batch does not copy
 ``R`` every time; only the first ``n_terms`` rows are meaningful and persisted (stored rows and scale).
 """
@@ -225,7 +227,8 @@ class TopicStatistics:
     def begin_batch(self, X_batch, decay=1.0, *, repeat=True):
         """Re-scale by ``decay`` and open a mini-batch whose contribution :meth:`PendingBatch.assign` sets;
         ``repeat=False``: ``assign`` will be called once (ξ = 1), so the batch's rows of R before it need no
-        copy (|terms of the batch| x K float64: 1.2 GB for 300k terms at K = 500) and are added to in place."""
+        copy (|terms of the batch| x K of R's dtype: 0.6 GB for 300k terms at K = 500 in float32) and are added
+        to in place."""
         X, _ = self._check_batch(X_batch, None)
         self.rescale(decay)
         self._writable()
@@ -302,6 +305,11 @@ class PendingBatch:
     ``assign(W)`` makes the statistics equal to ``base + (WᵀW, XᵀW, n)`` where ``base`` is the state at
     ``begin_batch`` (after re-scaling); it only keeps the rows of R that the batch touches, and writes them
     in stored units (``R_stored[m] = base_stored[m] + (X_mᵀW) / scale``; module docstring).
+
+    Memory: the batch X (n x M CSR, kept, not copied), its terms and their entry offsets (16 bytes per term),
+    the row maxima (8 per term), the base rows with ``repeat`` (|terms| x K of R's dtype), and while
+    :meth:`assign` runs one block of X_bᵀ (:data:`TRANSPOSE_ENTRIES` entries; the whole transposed batch of
+    400,000 web documents would be 1 GB).
     """
 
     def __init__(self, stats, X, *, repeat=True):
