@@ -50,7 +50,6 @@ The buffer of ``R`` grows geometrically so that appending a few terms per mini-b
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 import numba
 from numba import njit, prange
 
