@@ -228,11 +228,12 @@ def child_online(s):
     model = OnlineRLSI(s["k"], lambda1=s["lambda1"], batch_size=s["online_batch"], random_state=s["seed"],
                        topic_sweeps=s.get("online_sweeps"))
     est = estimate_for(model, X, baseline=base, topic_density=s["avgcomp"])
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model.fit(X)
-    return _finish({"seconds": time.perf_counter() - t, "n_batches": int(model.n_batches_),
+    return _finish({"seconds": time.perf_counter() - t, "cpu_s": time.process_time() - cpu,
+                    "n_batches": int(model.n_batches_),
                     "nnz_U": int(model.components_.nnz), "avgcomp": avg_compactness(model.components_),
                     "dead": len(model.dead_topics()), "estimate": est.peak, "estimate_components": est.components,
                     "topic_sweeps": s.get("online_sweeps")})
@@ -830,7 +831,8 @@ def report(records, a):
                      "search": lambda r: f"λ1 = {r['lambda1']:.4g} per 1000 docs for {r['target_terms_per_topic']} "
                                          f"terms/topic; AvgComp after 1 iteration {r['avgcomp_after_1_iteration']:.5f}",
                      "online": lambda r: f"{r['n_batches']} mini-batches, nnz(U) {r['nnz_U']}, AvgComp "
-                                         f"{r['avgcomp']:.5f}, {r['dead']} dead; estimate {_gb(r['estimate'])}"}
+                                         f"{r['avgcomp']:.5f}, {r['dead']} dead; estimate {_gb(r['estimate'])}"
+                                         + (f"; CPU {r['cpu_s']:.0f} s" if "cpu_s" in r else "")}
             note = extra[st](r) if st in extra else f"{r.get('what', '')}; per iteration {r['per_iteration_s']:.1f} s; " \
                                                        f"estimate {_gb(r.get('estimate'))}"
             rows.append([st, f"{s['docs']} x {s['terms']}", r["k"], f"{r['seconds']:.1f}", _gb(r["peak_rss"]), note])

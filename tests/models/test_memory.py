@@ -37,6 +37,23 @@ def test_estimate_within_20_percent_of_the_measured_peak(tmp_path, dtype):
     assert abs(r["estimate"] - r["peak"]) <= 0.20 * r["peak"], r
 
 
+@pytest.mark.slow
+def test_online_estimate_within_20_percent_of_the_measured_peak_with_large_mini_batches(tmp_path):
+    """One pass of OnlineRLSI in two mini-batches of 15,000 documents (float32, K = 300, CSR topics as at 7M
+    terms): the statistics R, the mini-batch's float64 data, its transposed term block and W."""
+    write_corpus(tmp_path / "c", 30_000, 200_000, 80, n_topics=50, seed=0, dtype=np.float32)
+    env = dict(os.environ, NUMBA_NUM_THREADS="2", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+               PYTHONPATH=os.pathsep.join(p for p in (str(Path(rlsi.__file__).parents[1]),
+                                                      os.environ.get("PYTHONPATH")) if p))
+    proc = subprocess.run([sys.executable, str(CHILD), "online", str(tmp_path / "c"), "300", "15000"],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    r = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert r["peak"] - r["baseline"] > 0.5 * r["baseline"], r
+    assert r["topic_density"] > 0, r
+    assert abs(r["estimate"] - r["peak"]) <= 0.20 * r["peak"], r
+
+
 def test_components_follow_the_sizes():
     a = estimate_batch_fit(10_000, 50_000, 1_000_000, 100)
     b = estimate_batch_fit(10_000, 50_000, 2_000_000, 100)
@@ -128,12 +145,13 @@ def test_online_estimate_follows_the_sizes():
     assert b.components["statistics R, S"] - a.components["statistics R, S"] == 500_000 * 100 * 8
     nnz_u = 0.05 * 500_000 * 100
     assert b.components["U"] - a.components["U"] == 500_000 * (100 * 8 + 8 + 9) + nnz_u * 12
-    # the batch's rows of R before it are kept only for ξ > 1 (ξ = 1 adds to R in place)
+    # the batch's rows of R before it are kept only for ξ > 1 (ξ = 1 adds to R in place); each term of the batch
+    # costs its position, entry offset and row maximum (24 bytes)
     more = estimate_online_fit(100_000, 500_000, 20_000_000, 100, batch_size=1000, batch_terms=60_000)
-    assert more.components["mini-batch"] == a.components["mini-batch"]
+    assert more.components["mini-batch"] - a.components["mini-batch"] == 30_000 * 24
     args = (100_000, 500_000, 20_000_000, 100)
     xi3 = [estimate_online_fit(*args, batch_size=1000, batch_terms=c, n_inner=3) for c in (30_000, 60_000)]
-    assert xi3[1].components["mini-batch"] - xi3[0].components["mini-batch"] == 30_000 * 100 * 8
+    assert xi3[1].components["mini-batch"] - xi3[0].components["mini-batch"] == 30_000 * (100 * 8 + 24)
     assert xi3[0].components["mini-batch"] - a.components["mini-batch"] == 30_000 * 100 * 8
     # a vocabulary whose dense topics exceed DENSE_MAX_BYTES keeps sparse topics: U follows nnz(U)
     big = estimate_online_fit(100_000, 7_000_000, 20_000_000, 500, topic_density=0.001)
@@ -251,3 +269,21 @@ def test_batch_terms_counts_the_distinct_terms_of_the_sampled_mini_batches():
         starts = np.unique(np.linspace(0, max(0, N - b), num=8).astype(np.int64))
         want = max(len(np.unique(X.indices[X.indptr[a]:X.indptr[min(N, a + b)]])) for a in starts)
         assert batch_terms(X, b) == want
+
+
+def test_online_estimate_of_a_large_float32_mini_batch():
+    """A mini-batch costs its float64 data (its indices are X's), one transposed block of terms (not the whole
+    transposed batch), W once, and 24 bytes per term; float64 X costs no copy of the data."""
+    from rlsi.models.memory import estimate_online_fit
+    from rlsi.models.stats import TRANSPOSE_ENTRIES
+
+    shape = (1_600_000, 7_000_000, 326_000_000, 500)
+    est = {eta: estimate_online_fit(*shape, batch_size=eta, dtype=np.float32, batch_terms=3_000_000,
+                                    topic_density=0.0035) for eta in (200_000, 400_000)}
+    grow = est[400_000].components["mini-batch"] - est[200_000].components["mini-batch"]
+    nnz_b = 326_000_000 // 8  # the entries the second size adds
+    assert grow == 8 * nnz_b + 200_000 * 500 * 8  # data and W; the transposed block is capped
+    assert 326_000_000 // 4 > TRANSPOSE_ENTRIES
+    f64 = estimate_online_fit(*shape, batch_size=400_000, batch_terms=3_000_000, topic_density=0.0035)
+    # float64 X: its rows are taken as views (no data copy); the same index size, so the same block
+    assert est[400_000].components["mini-batch"] - f64.components["mini-batch"] == 8 * (326_000_000 // 4)

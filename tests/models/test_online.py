@@ -404,6 +404,51 @@ def test_compact_block_equals_the_scattered_rows(monkeypatch):
 
 @pytest.mark.parametrize("n_inner", [1, 3])
 @pytest.mark.parametrize("dense_topics", [True, False])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_term_blocks_and_shared_indices_leave_the_fit_bit_identical(monkeypatch, n_inner, dense_topics, dtype):
+    """``fit``'s mini-batches share X's indices (float64 data only) and their rows of R are formed in blocks
+    of terms (``stats.TRANSPOSE_ENTRIES``); a block of 5 entries (many blocks per mini-batch, the common terms
+    each above it) gives the same topics and statistics bit for bit as one block per mini-batch, over ρ = 1,
+    ξ = 1 and ξ = 3 (the compact block), dense and CSR topics, float32 and float64 X."""
+    import rlsi.models.online as online_mod
+    import rlsi.models.stats as stats_mod
+
+    if not dense_topics:
+        monkeypatch.setattr(online_mod, "DENSE_MAX_BYTES", 0)
+    X = planted_corpus(n_docs=300, seed=44).astype(dtype)
+
+    def run(block):
+        monkeypatch.setattr(stats_mod, "TRANSPOSE_ENTRIES", block)
+        return OnlineRLSI(4, lambda1=1.0, rho=1.0, n_inner=n_inner, batch_size=70, topic_sweeps=3,
+                          random_state=0).fit(X)
+
+    ref, got = run(1 << 30), run(5)
+    assert got.components_.nnz > 0
+    np.testing.assert_array_equal(got.components_.toarray(), ref.components_.toarray())
+    np.testing.assert_array_equal(got.stats_.stored_R, ref.stats_.stored_R)
+    np.testing.assert_array_equal(got.stats_.S, ref.stats_.S)
+    # and fit equals partial_fit on scipy's row slices (copies of the rows, converted by the step)
+    parts = OnlineRLSI(4, lambda1=1.0, rho=1.0, n_inner=n_inner, batch_size=70, topic_sweeps=3, random_state=0)
+    for a in range(0, 300, 70):
+        parts.partial_fit(X[a:a + 70])
+    np.testing.assert_array_equal(got.components_.toarray(), parts.components_.toarray())
+    np.testing.assert_array_equal(got.stats_.stored_R, parts.stats_.stored_R)
+
+
+def test_batch_rows_share_the_indices_of_x():
+    from rlsi.models.online import _batch_rows
+
+    X = planted_corpus(n_docs=50, seed=45).astype(np.float32)
+    Xb = _batch_rows(X, 10, 30)
+    assert np.shares_memory(Xb.indices, X.indices) and Xb.data.dtype == np.float64
+    assert Xb.has_canonical_format
+    assert (Xb != X[10:30].astype(np.float64)).nnz == 0
+    rows = np.array([3, 7, 40])
+    assert (_batch_rows(X, rows) != X[rows].astype(np.float64)).nnz == 0
+
+
+@pytest.mark.parametrize("n_inner", [1, 3])
+@pytest.mark.parametrize("dense_topics", [True, False])
 def test_u_change_is_the_distance_between_consecutive_topics(monkeypatch, n_inner, dense_topics):
     """``u_change_`` (tracked over the solved rows: summed in the row kernel with ξ = 1, from the CSR of the
     live rows before the batch with ξ > 1, or a sparse difference for CSR topics) is ‖U_t − U_{t−1}‖_F."""

@@ -211,3 +211,58 @@ def test_csr_of_the_live_rows_of_dense_topics():
     assert got.shape == U.shape and got.has_sorted_indices
     np.testing.assert_array_equal(got.toarray(), expected)
     assert got.nnz == np.count_nonzero(expected)
+
+
+def _whole_batch_assign(st, X, W, repeat):
+    """The rows of R as the code before the term blocks wrote them: the whole transposed batch (scipy), the
+    base rows copied in float64, one kernel call (the reference of the blocked path)."""
+    from rlsi.models.stats import _NO_BASE, _assign_rows
+
+    cols = np.unique(X.indices).astype(np.int64)
+    remap = np.zeros(X.shape[1], dtype=X.indices.dtype)
+    remap[cols] = np.arange(len(cols), dtype=X.indices.dtype)
+    XcT = sp.csr_matrix((X.data, remap[X.indices], X.indptr), shape=(X.shape[0], len(cols))).T.tocsr()
+    R_base = st._R[cols].astype(np.float64) if repeat else _NO_BASE
+    rowmax = np.zeros(len(cols))
+    _assign_rows(XcT.indptr, XcT.indices, XcT.data, np.ascontiguousarray(W), cols, R_base, st._R, rowmax,
+                 1.0 / st.scale, not repeat)
+    return rowmax
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("repeat", [False, True])
+@pytest.mark.parametrize("block", [1, 7, 100, 1 << 24])
+def test_term_blocks_write_the_rows_of_the_whole_transposed_batch(monkeypatch, dtype, repeat, block):
+    """The batch's rows of R formed in blocks of terms (``TRANSPOSE_ENTRIES``, here down to one entry: every
+    term a block of its own, common terms larger than a block) are bit-identical to those of the whole
+    transposed batch, with a lazy scale and float32 or float64 statistics."""
+    import rlsi.models.stats as stats_mod
+
+    X, W = _data(n_docs=90, seed=5)
+    X = X.astype(np.float64)
+    prior_X, prior_W = _data(n_docs=40, seed=6)
+    monkeypatch.setattr(stats_mod, "TRANSPOSE_ENTRIES", block)
+    ref = TopicStatistics(4, X.shape[1], dtype).update(prior_X, prior_W).rescale(0.3)
+    got = ref.copy()
+    ref_max = _whole_batch_assign(ref, X, W, repeat)
+    pending = got.begin_batch(X, repeat=repeat)
+    if block == 7:
+        assert len(pending._blocks) > 3
+    pending.assign(W)
+    np.testing.assert_array_equal(got.stored_R, ref.stored_R)
+    np.testing.assert_array_equal(pending.rowmax, ref_max)
+    if repeat:  # ξ > 1: a second assign starts again from the base rows
+        pending.assign(W * -2.0)
+        ref2 = ref.copy()
+        ref2._R[pending.cols] = pending.R_base
+        _whole_batch_assign(ref2, X, W * -2.0, False)
+        np.testing.assert_array_equal(got.stored_R, ref2.stored_R)
+
+
+def test_term_blocks_are_consecutive_and_bounded():
+    from rlsi.models.stats import _term_blocks
+
+    t_indptr = np.cumsum([0, 3, 1, 10, 2, 2, 2, 1])
+    b = _term_blocks(t_indptr, 4)
+    assert b.tolist() == [0, 2, 3, 5, 7]  # 3+1 | 10 (alone, above the bound) | 2+2 | 2+1
+    assert _term_blocks(np.zeros(1, dtype=np.int64), 4).tolist() == [0]

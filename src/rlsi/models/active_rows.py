@@ -23,7 +23,6 @@ from ..kernels.lasso import _cd_row, start_row
 from ..kernels.products import csr_of_dense_rows, dense_to_csr, row_absmax
 from . import steps
 from .penalties import penalty as get_penalty
-from .stats import _assign_rows
 
 __all__ = ["ActiveRows", "CompactBatch"]
 
@@ -365,7 +364,7 @@ class CompactBatch:
     at the start it stays so (it is never solved, the only way a row becomes non-zero). This object gathers
     those rows ``C`` (ascending term order) once into ``Uc`` and ``Rc`` (R's rows of the batch's terms are
     not read: every :meth:`assign` writes them from the batch's base rows), runs the iterations on them — the
-    kernels of :class:`ActiveRows` and :func:`rlsi.models.stats._assign_rows` on the compact arrays, with the
+    kernels of :class:`ActiveRows` and :meth:`rlsi.models.stats.PendingBatch.write_rows` on the compact arrays, with the
     batch's X re-indexed to ``C`` — and scatters the rows back once in :meth:`close`. ξ > 1 only (a mini-batch
     opened with ``begin_batch(repeat=True)``): with ξ = 1 each row is used once and a copy saves nothing.
 
@@ -447,9 +446,8 @@ class CompactBatch:
         if W.shape != (pb.n, st.n_components):
             raise ValueError(f"W has shape {W.shape}, expected {(pb.n, st.n_components)}")
         st.S = pb.S_base + W.T @ W
-        if pb.XcT is not None:
-            _assign_rows(pb.XcT.indptr, pb.XcT.indices, pb.XcT.data, W, self.pos_cols, pb.R_base, self.Rc,
-                         self.cols_max, pb.inv_scale, False)
+        if len(pb.cols):
+            pb.write_rows(W, self.Rc, self.pos_cols, self.cols_max, pb.R_base)
             self.rowmax[self.pos_cols] = self.cols_max
         st.weight = pb.weight_base + float(pb.n)
         st.n_docs = pb.n_docs_base + pb.n

@@ -288,16 +288,24 @@ def estimate_online_fit(n_docs, n_terms, nnz, n_components, *, batch_size=256, d
     * topics, with nnz(U) <= ``topic_density`` M K and s the itemsize of R: dense (M K 8 <=
       ``DENSE_MAX_BYTES``): U, solved in place, and the live rows of before the mini-batch as CSR
       (``nnz(U) (8 + 4) + 8 M``); else CSR: the old and the new topics and the solved blocks' pieces
-      ``3 nnz(U) (s + 4) + 4 M`` plus one block of solved rows (``SOLVE_ENTRIES`` s); the row maxima and
+      ``3 nnz(U) (s + 4) + 4 M`` plus one block of solved rows (``SOLVE_ENTRIES`` s) and, for float32 R, the
+      V-step's float64 copy of their values (8 nnz(U), ``kernels.products.sparse_plan``); the row maxima and
       live rows carried between mini-batches (9 M);
-    * one mini-batch: its c terms (``batch_terms``; default the bound min(M, batch_size · nnz / N), far
-      above the distinct terms of a Zipfian batch: :func:`estimate_for` counts them on X): with ξ =
-      ``n_inner`` > 1 the batch's rows of R before it (c x K float64; ξ = 1 adds to R in place); X_bᵀ
-      (nnz of the batch, 12 bytes each); W, Φ: 2 η K 8; the term mask and remap (9 M).
+    * one mini-batch of η documents with ``nnz_b`` entries and c terms (``batch_terms``; default the bound
+      min(M, batch_size · nnz / N), far above the distinct terms of a Zipfian batch: :func:`estimate_for` counts
+      them on X): its float64 data ``8 nnz_b`` (none for float64 X: ``fit`` takes its rows as views, and the
+      indices are X's own); its transposed block (``stats.TRANSPOSE_ENTRIES`` entries, 8 + i bytes each: the
+      batch's rows of R are formed term block by term block); W (η K 8, the V-step's output, formed block by
+      block with ``2 E 8`` of Φ rows and the solver's temporary, E = ``tasks.block_rows`` entries); the terms
+      and their entry offsets (16 c) and row maxima (8 c); the per-term counts or one block's term positions
+      (8 M); with ξ = ``n_inner`` > 1 the batch's rows of R before it (c x K of R's dtype; ξ = 1 adds to R
+      in place). ``fit`` in X's order (``shuffle=True`` also copies each mini-batch's rows: (b + i) nnz_b).
 
     Returns a :class:`MemoryEstimate` with the single phase ``"mini-batch"``."""
     from .active_rows import SOLVE_ENTRIES
     from .batch import DENSE_MAX_BYTES
+    from .stats import TRANSPOSE_ENTRIES
+    from .tasks import block_rows
 
     N, M, nnz, K, eta = int(n_docs), int(n_terms), int(nnz), int(n_components), int(batch_size)
     b = np.dtype(dtype).itemsize
@@ -310,10 +318,14 @@ def estimate_online_fit(n_docs, n_terms, nnz, n_components, *, batch_size=256, d
     nnz_u = int(float(topic_density) * M * K)
     dense = M * K * 8 <= DENSE_MAX_BYTES
     topics = (M * K * 8 + nnz_u * 12 + 8 * M if dense else
-              3 * nnz_u * (s + 4) + 4 * (M + 1) + min(M * K, SOLVE_ENTRIES) * s) + 9 * M
+              3 * nnz_u * (s + 4) + 4 * (M + 1) + min(M * K, SOLVE_ENTRIES) * s + (8 * nnz_u if s != 8 else 0)) + 9 * M
     c = min(M, -(-eta * nnz // max(N, 1)) if batch_terms is None else int(batch_terms))
     batch_nnz = -(-min(eta, N) * nnz // max(N, 1))
-    batch = (c * K * 8 if int(n_inner) > 1 else 0) + 12 * batch_nnz + 2 * min(eta, N) * K * 8 + 9 * M
+    n_b = min(eta, N)
+    data = 8 * batch_nnz if b != 8 else 0
+    block = min(batch_nnz, TRANSPOSE_ENTRIES) * (8 + i)
+    doc_blocks = 2 * min(block_rows(K), n_b) * K * 8
+    batch = ((c * K * s if int(n_inner) > 1 else 0) + data + block + n_b * K * 8 + doc_blocks + 24 * c + 8 * M)
     comps = {"X": X, "statistics R, S": R, "U": topics, "mini-batch": batch, "process before the fit": int(baseline)}
     total = sum(comps.values())
     return MemoryEstimate(peak=total, phase="mini-batch", components=comps, phases={"mini-batch": total})
@@ -324,13 +336,14 @@ def batch_terms(X, batch_size, samples=8):
     X, spread evenly over it (reads only those rows: cheap on a memory-mapped matrix)."""
     N = X.shape[0]
     starts = np.unique(np.linspace(0, max(0, N - batch_size), num=samples).astype(np.int64))
+    from .stats import _term_counts
+
     most = 0
-    seen = np.zeros(X.shape[1], dtype=bool)
     for a in starts:
         cols = np.asarray(X.indices[X.indptr[a]: X.indptr[min(N, a + batch_size)]])
-        seen[:] = False
-        seen[cols] = True  # O(nnz), not the sort of np.unique (minutes for mini-batches of 400,000 at 7M terms)
-        most = max(most, int(np.count_nonzero(seen)))
+        # O(nnz), not the sort of np.unique (minutes for mini-batches of 400,000 at 7M terms), and no intp copy of
+        # the indices (numpy's ``seen[cols] = True`` makes one: 650 MB there)
+        most = max(most, int(np.count_nonzero(_term_counts(cols, X.shape[1]))))
     return most
 
 

@@ -40,7 +40,9 @@ once instead of B times. When ``scale`` falls below ``2^-40`` (ρ > 0 over a ver
 folded into R once (one M x K pass), so that the stored values stay far inside the float32 range.
 
 Cost and memory: ``R`` is dense M x K (it is a sum over all documents and has no reason to be sparse);
-a mini-batch touches only the rows of its own terms, ``nnz(X)·K`` work; ``rescale`` is O(K²) (above).
+a mini-batch touches only the rows of its own terms, ``nnz(X)·K`` work, formed from its transpose X_bᵀ in
+blocks of terms (:data:`TRANSPOSE_ENTRIES` entries at a time, not the whole transposed batch; each row's sum
+completed within its block, so the numbers do not depend on the block size); ``rescale`` is O(K²) (above).
 The buffer of ``R`` grows geometrically so that appending a few terms per mini-batch does not copy
 ``R`` every time; only the first ``n_terms`` rows are meaningful and persisted (stored rows and scale).
 """
@@ -48,7 +50,7 @@ The buffer of ``R`` grows geometrically so that appending a few terms per mini-b
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
+import numba
 from numba import njit, prange
 
 from .._validation import check_matrix, check_number
@@ -224,7 +226,8 @@ class TopicStatistics:
     def begin_batch(self, X_batch, decay=1.0, *, repeat=True):
         """Re-scale by ``decay`` and open a mini-batch whose contribution :meth:`PendingBatch.assign` sets;
         ``repeat=False``: ``assign`` will be called once (ξ = 1), so the batch's rows of R before it need no
-        copy (|terms of the batch| x K float64: 1.2 GB for 300k terms at K = 500) and are added to in place."""
+        copy (|terms of the batch| x K of R's dtype: 0.6 GB for 300k terms at K = 500 in float32) and are added
+        to in place."""
         X, _ = self._check_batch(X_batch, None)
         self.rescale(decay)
         self._writable()
@@ -301,33 +304,65 @@ class PendingBatch:
     ``assign(W)`` makes the statistics equal to ``base + (WᵀW, XᵀW, n)`` where ``base`` is the state at
     ``begin_batch`` (after re-scaling); it only keeps the rows of R that the batch touches, and writes them
     in stored units (``R_stored[m] = base_stored[m] + (X_mᵀW) / scale``; module docstring).
+
+    Memory: the batch X (n x M CSR, kept, not copied), its terms and their entry offsets (16 bytes per term),
+    the row maxima (8 per term), the base rows with ``repeat`` (|terms| x K of R's dtype), and while
+    :meth:`assign` runs one block of X_bᵀ (:data:`TRANSPOSE_ENTRIES` entries; the whole transposed batch of
+    400,000 web documents would be 1 GB).
     """
 
     def __init__(self, stats, X, *, repeat=True):
         self.stats = stats
         self.n = X.shape[0]
-        # the terms the batch touches, and X restricted to them, transposed (|cols| x n, CSR)
-        M = X.shape[1]
-        mask = np.zeros(M, dtype=bool)
-        mask[X.indices] = True
-        cols = np.flatnonzero(mask)
+        self.X = X
+        # the terms the batch touches (ascending) and the start of each one's entries in the batch's transpose
+        # X_bᵀ (|cols| x n CSR): counted by one kernel (numpy's ``mask[X.indices]`` would first copy the
+        # indices to intp: 8 bytes per entry, 650 MB for 400,000 documents of the web corpus)
+        cols, t_indptr = _batch_terms(X.indices, X.shape[1])
         self.cols = cols
-        if len(cols):
-            remap = np.zeros(M, dtype=X.indices.dtype)
-            remap[cols] = np.arange(len(cols), dtype=X.indices.dtype)
-            Xc = sp.csr_matrix((X.data, remap[X.indices], X.indptr), shape=(X.shape[0], len(cols)))
-            self.XcT = Xc.T.tocsr()
-        else:
-            self.XcT = None
-        # the base rows in float64: the batch's sum is formed in float64 and rounded once when stored; a single
-        # assign reads them from R itself (the same numbers: the kernel reads each entry before writing it)
-        self.R_base = stats._R[cols].astype(np.float64) if repeat else None
+        self._t_indptr = t_indptr
+        self._blocks = _term_blocks(t_indptr, TRANSPOSE_ENTRIES)
+        self._cached = None  # the transposed block when there is one only (built once for the ξ assigns)
+        # the base rows, in R's dtype (exact in float64: the kernel reads them as float64); a single assign
+        # reads them from R itself (the same numbers: the kernel reads each entry before writing it)
+        self.R_base = stats._R[cols] if repeat else None
         self._assigned = False
         self.inv_scale = 1.0 / stats.scale
         self.rowmax = np.zeros(len(cols))
         self.S_base = stats.S.copy()
         self.weight_base = stats.weight
         self.n_docs_base = stats.n_docs
+
+    def transposed_block(self, lo, hi):
+        """Rows ``lo..hi`` (positions in ``cols``) of X_bᵀ as ``(indptr, indices, data)`` (CSR of hi − lo
+        terms x n documents): each term's entries in document order, as scipy's ``X.T.tocsr()`` orders them."""
+        if self._cached is not None and self._cached[0] == (lo, hi):
+            return self._cached[1]
+        X, t_indptr = self.X, self._t_indptr
+        indptr = t_indptr[lo:hi + 1] - t_indptr[lo]
+        nnz = int(indptr[-1])
+        indices = np.empty(nnz, dtype=X.indices.dtype)
+        data = np.empty(nnz, dtype=X.data.dtype)
+        if nnz:
+            _transpose_terms(X.indptr, X.indices, X.data, bool(X.has_sorted_indices), self.cols[lo:hi], indptr,
+                             _term_parts(indptr, min(hi - lo, numba.get_num_threads())), indices, data)
+        block = (indptr, indices, data)
+        if len(self._blocks) == 2:
+            self._cached = ((lo, hi), block)
+        return block
+
+    def write_rows(self, W, R, rows, rowmax, R_base=None):
+        """``R[rows[i]] = base_i + inv_scale · (X_bᵀ W)_i`` for every term i of the batch (``base_i`` =
+        ``R_base[i]``, or with None R's row itself), ``rowmax[i]`` = max_k |R[rows[i], k]| as stored. X_bᵀ is
+        formed in blocks of terms of at most ``TRANSPOSE_ENTRIES`` entries (one term's row is never split: each
+        row's float64 sum is completed within its block and rounded once when stored — the numbers of the
+        whole transposed batch). W: n x K float64 contiguous."""
+        b = self._blocks
+        for lo, hi in zip(b[:-1], b[1:]):
+            indptr, indices, data = self.transposed_block(lo, hi)
+            in_place = R_base is None
+            _assign_rows(indptr, indices, data, W, rows[lo:hi], _NO_BASE if in_place else R_base[lo:hi], R,
+                         rowmax[lo:hi], self.inv_scale, in_place)
 
     def assign(self, W):
         """Set the batch's contribution to that of the document vectors ``W`` (n x K).
@@ -342,17 +377,107 @@ class PendingBatch:
         if W.shape != (self.n, st.n_components):
             raise RLSIError(f"W_batch has shape {W.shape}, expected {(self.n, st.n_components)}")
         st.S = self.S_base + W.T @ W
-        if self.XcT is not None:
-            # R[cols] = R_base + XcT W in one pass: no contribution array, no sum array, no scatter copy. (The
-            # cache-blocked product of kernels.products, then base + contribution, was measured no faster for
-            # 25,000 documents x K = 500: most of X's entries are in terms too rare for a chunk of W to be
-            # reused; benchmarks/results/online_pass_25k.md.)
-            in_place = self.R_base is None
-            _assign_rows(self.XcT.indptr, self.XcT.indices, self.XcT.data, W, self.cols,
-                         _NO_BASE if in_place else self.R_base, st._R, self.rowmax, self.inv_scale, in_place)
+        if len(self.cols):
+            # R[cols] = R_base + X_bᵀ W in one pass per block of terms: no contribution array, no sum array, no
+            # scatter copy. (The cache-blocked product of kernels.products, then base + contribution, was
+            # measured no faster for 25,000 documents x K = 500: most of X's entries are in terms too rare for
+            # a chunk of W to be reused; benchmarks/results/online_pass_25k.md.)
+            self.write_rows(W, st._R, self.cols, self.rowmax, self.R_base)
         st.weight = self.weight_base + float(self.n)
         st.n_docs = self.n_docs_base + self.n
         return st
+
+
+#: Entries of the batch's transposed X formed at once by :meth:`PendingBatch.write_rows` (2M: 24 MB of float64
+#: data and int32 indices; the whole transposed mini-batch of 400,000 web documents would be 1 GB). The numbers
+#: do not depend on it. Each block costs a binary search per document and row (sorted X) and its scattered
+#: writes: blocks of 2M-4M entries, whose writes stay in cache, formed 20M entries (100,000 documents of the
+#: synthetic ladder) as fast as scipy's whole transpose; 16M entries took 3 times longer.
+TRANSPOSE_ENTRIES = 1 << 21
+
+
+def _term_blocks(t_indptr, max_entries):
+    """Boundaries (positions in ``cols``, ascending, first 0, last |cols|) of consecutive term ranges with at most
+    ``max_entries`` entries each (a term with more is a block of its own)."""
+    c = len(t_indptr) - 1
+    if c == 0:
+        return np.zeros(1, dtype=np.int64)
+    bounds = [0]
+    while bounds[-1] < c:
+        lo = bounds[-1]
+        hi = int(np.searchsorted(t_indptr, t_indptr[lo] + max_entries, side="right")) - 1
+        bounds.append(min(c, max(hi, lo + 1)))
+    return np.asarray(bounds, dtype=np.int64)
+
+
+@njit(cache=True)
+def _term_counts(indices, M):
+    """Entries per column (M,) int64 of a CSR's ``indices``."""
+    counts = np.zeros(M, dtype=np.int64)
+    for p in range(indices.shape[0]):
+        counts[indices[p]] += 1
+    return counts
+
+
+def _batch_terms(indices, M):
+    """``(cols, t_indptr)``: the columns present in ``indices`` (ascending, int64) and the cumulated counts of
+    their entries (|cols| + 1, int64: the indptr of the transposed matrix restricted to them)."""
+    counts = _term_counts(indices, int(M))
+    cols = np.flatnonzero(counts)
+    t_indptr = np.zeros(len(cols) + 1, dtype=np.int64)
+    np.cumsum(counts[cols], out=t_indptr[1:])
+    return cols, t_indptr
+
+
+def _term_parts(t_indptr, parts):
+    """Boundaries (len ``parts`` + 1, positions in the block, ascending) splitting a block's terms, whose entries
+    start at ``t_indptr`` (block-local, first 0), into ``parts`` runs of about equal entries."""
+    cuts = np.searchsorted(t_indptr, np.linspace(0, t_indptr[-1], parts + 1)[1:-1], side="left")
+    return np.concatenate([[0], cuts, [len(t_indptr) - 1]]).astype(np.int64)
+
+
+@njit(cache=True, parallel=True)
+def _transpose_terms(indptr, indices, data, sorted_rows, cols, t_indptr, splits, t_indices, t_data):
+    """The rows of Xᵀ for the ascending columns ``cols`` (a contiguous run of the batch's terms) into the CSR
+    ``(t_indptr, t_indices, t_data)`` (t_indptr given). The terms are split into runs (``splits``, positions in
+    cols) filled in parallel: each run's part reads all of X's rows in order and writes its own terms only, so
+    each term's entries come in row order (then storage order), as in scipy's transpose. ``sorted_rows``: X's
+    rows have sorted indices, so a part finds its run in a row by binary search instead of reading the row."""
+    c0 = cols[0]
+    # position of a column in cols: cols is an ascending run of the batch's terms, so a term in [c0, c-last]
+    # belongs to the block (every column of the batch in that range is in cols)
+    pos = np.full(cols[cols.shape[0] - 1] - c0 + 1, -1, dtype=np.int64)
+    for i in prange(cols.shape[0]):
+        pos[cols[i] - c0] = i
+    nxt = t_indptr[:-1].copy()
+    for part in prange(splits.shape[0] - 1):
+        lo, hi = splits[part], splits[part + 1]
+        if lo == hi:
+            continue
+        a0 = cols[lo]
+        a1 = cols[hi - 1]
+        for r in range(indptr.shape[0] - 1):
+            p, end = indptr[r], indptr[r + 1]
+            if sorted_rows:  # the row's entries in [a0, a1] are consecutive: binary search for the first
+                hi_p = end
+                while p < hi_p:
+                    mid = (p + hi_p) // 2
+                    if indices[mid] < a0:
+                        p = mid + 1
+                    else:
+                        hi_p = mid
+            while p < end:
+                j = indices[p]
+                if j > a1:
+                    if sorted_rows:
+                        break
+                elif j >= a0:
+                    t = pos[j - c0]
+                    q = nxt[t]
+                    t_indices[q] = r
+                    t_data[q] = data[p]
+                    nxt[t] = q + 1
+                p += 1
 
 
 #: Rows per task of :func:`_assign_rows` (one K-vector of scratch per task, not per row).
@@ -383,7 +508,7 @@ def _assign_rows(indptr, indices, data, W, cols, R_base, R, rowmax, inv_scale, i
             c = cols[i]
             m = 0.0
             for k in range(K):
-                base = np.float64(R[c, k]) if in_place else R_base[i, k]
+                base = np.float64(R[c, k]) if in_place else np.float64(R_base[i, k])
                 R[c, k] = base + inv_scale * acc[k]
                 v = abs(np.float64(R[c, k]))
                 if v > m:
