@@ -4,10 +4,16 @@ sweeps, MM step) and SVM protocol as bench_stc.py; the start β⁰ is computed h
 
     # online STC at batch size 32 from scikit-learn's online LDA (batch size:passes; total_samples = D)
     python benchmarks/bench_stc_start_probe.py online-lda 256:1 1024:1 256:2
+    # ... from scikit-learn's batch LDA with fewer E-step iterations per document (passes:max_doc_update_iter;
+    # dictionary_init="lda" is passes:100)
+    python benchmarks/bench_stc_start_probe.py batch-lda 10:20 5:20
+    # ... from scikit-learn's batch LDA on a random part of the training documents (n_docs:passes; the
+    # online learner's "first documents")
+    python benchmarks/bench_stc_start_probe.py subset-lda 4000:10 2000:10
     # MedSTC (batch, 3 iterations) and online MedSTC (batch size 32) from class-conditional LDA topics:
     # each class' 3 topics (topic k to class k mod 20, as dictionary_init="class") are a batch LDA with 3
     # topics on that class' training documents
-    python benchmarks/bench_stc_start_probe.py class-lda batch 32 [--passes 10]
+    python benchmarks/bench_stc_start_probe.py class-lda batch 32 [--passes 10] [--iters 3]
 
 CPU seconds are time.process_time of this process (start + fit + predict).
 """
@@ -39,6 +45,17 @@ def online_lda_beta(X, batch_size, passes, seed=0):
     return lda.components_ / lda.components_.sum(axis=1, keepdims=True)
 
 
+def batch_lda_beta(X, passes, doc_iters, seed=0):
+    lda = LatentDirichletAllocation(60, learning_method="batch", max_iter=passes, max_doc_update_iter=doc_iters,
+                                    random_state=seed, n_jobs=1).fit(X)
+    return lda.components_ / lda.components_.sum(axis=1, keepdims=True)
+
+
+def subset_lda_beta(X, n_docs, passes, seed=0):
+    rows = np.sort(np.random.default_rng(seed).permutation(X.shape[0])[:n_docs])
+    return batch_lda_beta(X[rows], passes, 100, seed)
+
+
 def class_lda_beta(X, y, K, passes, seed=0):
     labels = np.unique(y)
     B = np.zeros((K, X.shape[1]))
@@ -52,17 +69,19 @@ def class_lda_beta(X, y, K, passes, seed=0):
 
 def main(argv=None):
     ap = argparse.ArgumentParser()
-    ap.add_argument("probe", choices=["online-lda", "class-lda"])
-    ap.add_argument("variants", nargs="+", help="online-lda: batch_size:passes; class-lda: 'batch' or a batch size")
+    ap.add_argument("probe", choices=["online-lda", "batch-lda", "subset-lda", "class-lda"])
+    ap.add_argument("variants", nargs="+", help="online-lda: batch_size:passes; batch-lda: passes:max_doc_update_iter; subset-lda: n_docs:passes; class-lda: 'batch' or a batch size")
     ap.add_argument("--passes", type=int, default=10, help="class-lda: batch LDA passes per class")
+    ap.add_argument("--iters", type=int, default=3, help="class-lda: batch MedSTC iterations")
     args = ap.parse_args(argv)
     Xtr, ytr, Xte, yte = load(DATA)
     print(f"load average at the start {os.getloadavg()[0]:.1f}", flush=True)
     for v in args.variants:
         c0 = time.process_time()
-        if args.probe == "online-lda":
-            bs, passes = (int(a) for a in v.split(":"))
-            B = online_lda_beta(Xtr, bs, passes)
+        if args.probe in ("online-lda", "batch-lda", "subset-lda"):
+            a, b = (int(x) for x in v.split(":"))
+            B = {"online-lda": online_lda_beta, "batch-lda": batch_lda_beta,
+                 "subset-lda": subset_lda_beta}[args.probe](Xtr, a, b)
             c_init = time.process_time() - c0
             m = OnlineSTC(batch_size=32, n_epochs=1, **COMMON)
             m._init_beta = lambda *a, **k: B.copy()
@@ -73,7 +92,7 @@ def main(argv=None):
         else:
             B = class_lda_beta(Xtr, ytr, COMMON["n_components"], args.passes)
             c_init = time.process_time() - c0
-            m = (MedSTC(max_iter=3, **COMMON) if v == "batch"
+            m = (MedSTC(max_iter=args.iters, **COMMON) if v == "batch"
                  else OnlineMedSTC(batch_size=int(v), n_epochs=1, **COMMON))
             m._init_beta = lambda *a, **k: B.copy()
             m.fit(Xtr, ytr)
