@@ -70,7 +70,9 @@ def class_lda_beta(X, y, K, passes, seed=0):
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("probe", choices=["online-lda", "batch-lda", "subset-lda", "class-lda"])
-    ap.add_argument("variants", nargs="+", help="online-lda: batch_size:passes; batch-lda: passes:max_doc_update_iter; subset-lda: n_docs:passes; class-lda: 'batch' or a batch size")
+    ap.add_argument("variants", nargs="+",
+                    help="online-lda: batch_size:passes; batch-lda: passes:max_doc_update_iter; "
+                         "subset-lda: n_docs:passes; class-lda: 'batch' or a batch size")
     ap.add_argument("--passes", type=int, default=10, help="class-lda: batch LDA passes per class")
     ap.add_argument("--iters", type=int, default=3, help="class-lda: batch MedSTC iterations")
     args = ap.parse_args(argv)
