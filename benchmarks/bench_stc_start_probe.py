@@ -13,7 +13,7 @@ sweeps, MM step) and SVM protocol as bench_stc.py; the start β⁰ is computed h
     # MedSTC (batch, 3 iterations) and online MedSTC (batch size 32) from class-conditional LDA topics:
     # each class' 3 topics (topic k to class k mod 20, as dictionary_init="class") are a batch LDA with 3
     # topics on that class' training documents
-    python benchmarks/bench_stc_start_probe.py class-lda batch 32 [--passes 10] [--iters 3]
+    python benchmarks/bench_stc_start_probe.py class-lda batch 32 [--passes 10] [--iters 3] [--shared 20]
 
 CPU seconds are time.process_time of this process (start + fit + predict).
 """
@@ -56,11 +56,18 @@ def subset_lda_beta(X, n_docs, passes, seed=0):
     return batch_lda_beta(X[rows], passes, 100, seed)
 
 
-def class_lda_beta(X, y, K, passes, seed=0):
+def class_lda_beta(X, y, K, passes, seed=0, shared=0):
+    """Topics dealt to the classes as dictionary_init="class" (topic k to class k mod L among the first
+    K − shared); each class' topics = a batch LDA on its documents; the last ``shared`` topics = a batch LDA
+    on all documents (words common to all classes)."""
     labels = np.unique(y)
     B = np.zeros((K, X.shape[1]))
+    Kc = K - shared
+    if shared:
+        B[Kc:] = LatentDirichletAllocation(shared, learning_method="batch", max_iter=passes, random_state=seed,
+                                           n_jobs=1).fit(X).components_
     for ci, c in enumerate(labels):
-        ks = np.arange(ci, K, len(labels))
+        ks = np.arange(ci, Kc, len(labels))
         lda = LatentDirichletAllocation(len(ks), learning_method="batch", max_iter=passes, random_state=seed,
                                         n_jobs=1).fit(X[y == c])
         B[ks] = lda.components_
@@ -75,6 +82,8 @@ def main(argv=None):
                          "subset-lda: n_docs:passes; class-lda: 'batch' or a batch size")
     ap.add_argument("--passes", type=int, default=10, help="class-lda: batch LDA passes per class")
     ap.add_argument("--iters", type=int, default=3, help="class-lda: batch MedSTC iterations")
+    ap.add_argument("--shared", type=int, default=0,
+                    help="class-lda: topics fitted on all documents (the rest dealt to the classes)")
     args = ap.parse_args(argv)
     Xtr, ytr, Xte, yte = load(DATA)
     print(f"load average at the start {os.getloadavg()[0]:.1f}", flush=True)
@@ -92,7 +101,7 @@ def main(argv=None):
             acc, C = svm_on_codes(m.transform(Xtr), ytr, m.transform(Xte), yte)
             note = f"SVM C = {C:g}"
         else:
-            B = class_lda_beta(Xtr, ytr, COMMON["n_components"], args.passes)
+            B = class_lda_beta(Xtr, ytr, COMMON["n_components"], args.passes, shared=args.shared)
             c_init = time.process_time() - c0
             m = (MedSTC(max_iter=args.iters, **COMMON) if v == "batch"
                  else OnlineMedSTC(batch_size=int(v), n_epochs=1, **COMMON))
