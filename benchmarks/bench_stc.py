@@ -119,6 +119,8 @@ def main(argv=None):
     ap.add_argument("--med-init", choices=["documents", "class", "lda"], default="documents",
                     help="MedSTC's β⁰: random documents (default) or documents of one class per topic (outside "
                          "the paper)")
+    ap.add_argument("--init-lda-passes", type=int, default=10,
+                    help="batch passes of the LDA start (--stc-init / --med-init lda; the models' lda_passes)")
     ap.add_argument("--models", default="stc,med", help="which rows: stc (STC + SVM), med (MedSTC), or both")
     ap.add_argument("--subset", default="", help="'ntrain,ntest' random documents for a quick check (the "
                     "calibration script's protocol); default: the full split")
@@ -135,7 +137,8 @@ def main(argv=None):
     print(lines[0], flush=True)
     rows = []
     common = dict(PARAMS, max_sweeps=args.max_sweeps, dictionary_step=args.dictionary_step, rho=args.rho,
-                  gamma=args.gamma, lam=args.lam, eps=args.eps, normalize_gradient=not args.raw_gradient)
+                  gamma=args.gamma, lam=args.lam, eps=args.eps, normalize_gradient=not args.raw_gradient,
+                  lda_passes=args.init_lda_passes)
     refit_C = args.refit_C if args.refit_C in ("cv", "joint") else float(args.refit_C)
     med = dict(common, dictionary_init=args.med_init, refit_C=refit_C)
     models = set(args.models.split(","))
@@ -145,7 +148,8 @@ def main(argv=None):
     def render(final):
         out = [f"Command: `{' '.join(shlex.quote(a) for a in [sys.argv[0]] + list(argv if argv is not None else sys.argv[1:]))}`",
                "", f"Setting: K = {PARAMS['n_components']}, ρ = {args.rho:g}, γ = {args.gamma:g}, λ = {args.lam:g}, "
-               f"ε = {args.eps:g}, ℓ = {args.delta:g}, MedSTC C = {args.C:g}, refit C {args.refit_C} and β⁰ {args.med_init}, STC β⁰ {args.stc_init}, dictionary step {args.dictionary_step}"
+               f"ε = {args.eps:g}, ℓ = {args.delta:g}, MedSTC C = {args.C:g}, refit C {args.refit_C} and β⁰ {args.med_init}, STC β⁰ {args.stc_init}"
+               f"{f' (LDA start: {args.init_lda_passes} passes)' if 'lda' in (args.stc_init, args.med_init) else ''}, dictionary step {args.dictionary_step}"
                f"{' (raw gradient, Eq. 12 as printed)' if args.raw_gradient else ''}, "
                f"max sweeps {args.max_sweeps}, online {args.epochs} epoch(s) τ0 = {args.tau0:g}"
                f"{' x batch/64' if args.tau0_scale else ''}, τ = 10, batch {args.batch_iters} iteration(s). "

@@ -70,6 +70,9 @@ def register(sub):
                         "'lda': scikit-learn LDA's topics (10 passes; batch STC on 20 Newsgroups 46.4%% -> "
                         "62.6%%, benchmarks/results/stc_diagnosis.md) or, MedSTC only, 'class': each topic "
                         "from the documents of one class (benchmarks/results/stc_table2.md)")
+    p.add_argument("--lda-passes", type=_common.positive_int, default=10,
+                   help="--dictionary-init lda: batch passes of the LDA fit (default 10; about 8 s CPU a pass "
+                        "on 20 Newsgroups, see benchmarks/results/stc_table2_s7.md)")
     p.add_argument("--refit-C", default="cv", type=_refit_C,
                    help="MedSTC: C of the SVM refit on the training codes: 'cv' (default, 3-fold CV over "
                         "0.01..100), 'joint' (Eq. 16's C/delta) or a positive number")
@@ -126,7 +129,8 @@ def run_fit(args):
     name, extra = MODELS[args.model]
     cls = getattr(stc, name)
     kw = dict(n_components=args.n_components, lam=args.lam, gamma=args.gamma, rho=args.rho,
-              eps=args.eps, dictionary_step=args.dictionary_step, verbose=0 if args.quiet else 1, **extra)
+              eps=args.eps, dictionary_step=args.dictionary_step, lda_passes=args.lda_passes,
+              verbose=0 if args.quiet else 1, **extra)
     if name in ("SparseTopicalCoding", "MedSTC"):
         kw["max_iter"] = args.max_iter
     else:

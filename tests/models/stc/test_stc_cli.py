@@ -105,6 +105,11 @@ def test_fit_stc_lda_start_reaches_the_model(tmp_path):
     assert main(["-q", "fit-stc", str(tmp_path / "c.jsonl"), "-o", str(out), "-k", "2", "--max-iter", "1",
                  "--dictionary-init", "lda"]) == 0
     assert io.load(out)["model"].dictionary_init == "lda"
+    out2 = tmp_path / "lda2"
+    assert main(["-q", "fit-stc", str(tmp_path / "c.jsonl"), "-o", str(out2), "-k", "2", "--max-iter", "1",
+                 "--dictionary-init", "lda", "--lda-passes", "2"]) == 0
+    model = io.load(out2)["model"]
+    assert (model.dictionary_init, model.lda_passes) == ("lda", 2)
 
 
 def test_fit_stc_class_start_without_labels_is_one_line_error(tmp_path, capsys):

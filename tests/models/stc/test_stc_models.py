@@ -272,6 +272,30 @@ def test_lda_dictionary_init_starts_from_scikit_learn_lda_topics():
         SparseTopicalCoding(3, dictionary_init="class").fit(X)
 
 
+@pytest.mark.parametrize("cls", [SparseTopicalCoding, OnlineSTC, MedSTC, OnlineMedSTC])
+def test_lda_passes_sets_the_passes_of_the_lda_start(cls):
+    # lda_passes (outside the paper): the LDA start is scikit-learn's batch LDA with that many passes; the
+    # default stays LDA_INIT_PASSES; a non-positive or non-integer count is refused
+    from sklearn.decomposition import LatentDirichletAllocation
+
+    from rlsi.models.stc.core import LDA_INIT_PASSES
+
+    X, y = planted_counts(n_docs=45, seed=12)
+    assert cls(3).lda_passes == LDA_INIT_PASSES == 10
+    lda = LatentDirichletAllocation(3, learning_method="batch", max_iter=2, random_state=4).fit(X)
+    expected = lda.components_ / lda.components_.sum(axis=1, keepdims=True)
+    m = cls(3, dictionary_init="lda", lda_passes=2, random_state=4)
+    m._validate_params()
+    beta0 = m._init_beta(X.shape[1], X, None)
+    np.testing.assert_allclose(beta0, expected, rtol=1e-12)
+    ten = cls(3, dictionary_init="lda", random_state=4)._init_beta(X.shape[1], X, None)
+    assert not np.allclose(beta0, ten)
+    assert cls(3, dictionary_init="lda", lda_passes=2, random_state=4).get_params()["lda_passes"] == 2
+    for bad in (0, -1, 2.5):
+        with pytest.raises(RLSIError, match="lda_passes"):
+            cls(3, dictionary_init="lda", lda_passes=bad).fit(X, y)
+
+
 @pytest.mark.parametrize("cls", [MedSTC, OnlineMedSTC])
 def test_refit_C_is_saved_and_a_damaged_one_refused(tmp_path, cls):
     import json

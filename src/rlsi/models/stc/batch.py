@@ -40,6 +40,9 @@ class SparseTopicalCoding(STCBase):
     dictionary_init : "documents" (default) or "lda" — β⁰: random training documents per topic, or (outside
         the paper) the topics of scikit-learn's batch LDA on X (:func:`core.lda_dictionary`; on 20 Newsgroups
         62.6 % instead of 46.4 % with a linear SVM on θ after 3 iterations, at the cost of the LDA fit).
+    lda_passes : int, default 10 — batch passes of that LDA fit (``dictionary_init="lda"`` only; outside the
+        paper). Its cost is linear in the passes (20 Newsgroups: about 8 s CPU a pass);
+        ``benchmarks/results/stc_table2_s7.md`` measures accuracy against passes.
 
     Attributes: ``components_`` β (K, M); ``objective_`` list of Eq. (4) after each coding pass;
     ``word_code_sparsity_`` zero fraction of the last pass' word codes; ``n_iter_``; ``doc_codes_`` θ of
@@ -48,12 +51,12 @@ class SparseTopicalCoding(STCBase):
 
     _parameter_constraints = {"max_iter": Integer(low=1), "step_size": Real(low=0.0, low_open=True, none=True),
                               "keep_word_codes": Boolean(), "fit_tol": Real(low=0.0),
-                              "dictionary_init": Choice(("documents", "lda"))}
+                              "dictionary_init": Choice(("documents", "lda")), "lda_passes": Integer(low=1)}
 
     def __init__(self, n_components=60, *, lam=0.01, gamma=0.01, rho=0.1, eps=1e-3, prior="normal",
                  collapsed=False, max_sweeps=30, tol=1e-3, dictionary_step="mm", normalize_gradient=True,
                  max_iter=20, step_size=None, keep_word_codes=False, fit_tol=1e-4, dictionary_init="documents",
-                 random_state=0, verbose=0):
+                 lda_passes=10, random_state=0, verbose=0):
         self.n_components = n_components
         self.lam = lam
         self.gamma = gamma
@@ -70,6 +73,7 @@ class SparseTopicalCoding(STCBase):
         self.keep_word_codes = keep_word_codes
         self.fit_tol = fit_tol
         self.dictionary_init = dictionary_init
+        self.lda_passes = lda_passes
         self.random_state = random_state
         self.verbose = verbose
 

@@ -79,7 +79,8 @@ def check_training_counts(X):
     return X
 
 
-# batch variational EM passes of the LDA start (dictionary_init="lda"); 10 passes on 20 Newsgroups: 80 s CPU
+# default batch variational EM passes of the LDA start (dictionary_init="lda", parameter lda_passes); 10 passes
+# on 20 Newsgroups: 80 s CPU (benchmarks/results/stc_table2_s7.md measures 2 and 5)
 LDA_INIT_PASSES = 10
 
 
@@ -145,7 +146,8 @@ class STCBase(TopicModel):
     # ------------------------------------------------------------------ initialisation
     def _init_beta(self, n_features, X=None, y=None):
         if getattr(self, "dictionary_init", "documents") == "lda" and X is not None and X.shape[0] > 0:
-            return lda_dictionary(X, self.n_components, self.random_state)
+            return lda_dictionary(X, self.n_components, self.random_state,
+                                  passes=getattr(self, "lda_passes", LDA_INIT_PASSES))
         return self._document_beta(n_features, X, y)
 
     def _document_beta(self, n_features, X=None, y=None):

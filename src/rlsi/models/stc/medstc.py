@@ -66,7 +66,7 @@ from sklearn.svm import LinearSVC
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import column_or_1d
 
-from ..._params import Anything, Boolean, Choice, Real
+from ..._params import Anything, Boolean, Choice, Integer, Real
 from ...errors import RLSIError
 from ...io import register
 from ..base import check_fitted
@@ -238,20 +238,22 @@ class MedSTC(_MaxMarginMixin, SparseTopicalCoding):
     hinge : "exact" (default) or "linearized" — the θ-update (module docstring).
     dictionary_init : "documents" (default), "class" or "lda" — β⁰ (module docstring and
         :class:`SparseTopicalCoding`; "class" and "lda" are outside the paper).
+    lda_passes : int, default 10 — batch passes of the LDA fit of ``dictionary_init="lda"``.
 
     Attributes: ``coef_`` η (L x K), ``classes_``, and those of STC.
     """
 
     _parameter_constraints = {"C": Real(low=0.0, low_open=True), "delta": Real(low=0.0, low_open=True),
                               "refit_classifier": Boolean(), "hinge": Choice(HINGES),
-                              "dictionary_init": Choice(INITS), "refit_C": Anything()}
+                              "dictionary_init": Choice(INITS), "refit_C": Anything(),
+                              "lda_passes": Integer(low=1)}
     _state_scalars = SparseTopicalCoding._state_scalars + ("refit_C_",)
 
     def __init__(self, n_components=60, *, lam=0.01, gamma=0.01, rho=0.1, eps=1e-3, prior="normal",
                  collapsed=False, max_sweeps=30, tol=1e-3, dictionary_step="mm", normalize_gradient=True,
                  max_iter=20, step_size=None, keep_word_codes=False, fit_tol=1e-4, C=1.0, delta=3600.0,
-                 refit_classifier=True, hinge="exact", dictionary_init="documents", refit_C="cv", random_state=0,
-                 verbose=0):
+                 refit_classifier=True, hinge="exact", dictionary_init="documents", refit_C="cv", lda_passes=10,
+                 random_state=0, verbose=0):
         super().__init__(n_components, lam=lam, gamma=gamma, rho=rho, eps=eps, prior=prior,
                          collapsed=collapsed, max_sweeps=max_sweeps, tol=tol,
                          dictionary_step=dictionary_step, normalize_gradient=normalize_gradient,
@@ -264,6 +266,7 @@ class MedSTC(_MaxMarginMixin, SparseTopicalCoding):
         self.hinge = hinge
         self.dictionary_init = dictionary_init
         self.refit_C = refit_C
+        self.lda_passes = lda_passes
 
     def fit(self, X, y=None):
         self._validate_params()
@@ -291,20 +294,22 @@ class MedSTC(_MaxMarginMixin, SparseTopicalCoding):
 @register("OnlineMedSTC")
 class OnlineMedSTC(_MaxMarginMixin, OnlineSTC):
     """Online MedSTC. Parameters of :class:`OnlineSTC` plus ``C``, ``delta``, ``refit_classifier``, ``refit_C``,
-    ``hinge`` and ``dictionary_init`` (see :class:`MedSTC`).
+    ``hinge``, ``dictionary_init`` and ``lda_passes`` (see :class:`MedSTC`).
 
     ``partial_fit(X, y, classes=None)``: ``classes`` is required on the first call unless y holds them all.
     """
 
     _parameter_constraints = {"C": Real(low=0.0, low_open=True), "delta": Real(low=0.0, low_open=True),
                               "refit_classifier": Boolean(), "hinge": Choice(HINGES),
-                              "dictionary_init": Choice(INITS), "refit_C": Anything()}
+                              "dictionary_init": Choice(INITS), "refit_C": Anything(),
+                              "lda_passes": Integer(low=1)}
     _state_scalars = OnlineSTC._state_scalars + ("n_train_", "refit_C_")
 
     def __init__(self, n_components=60, *, lam=0.01, gamma=0.01, rho=0.1, eps=1e-3, prior="normal",
                  collapsed=False, max_sweeps=30, tol=1e-3, dictionary_step="mm", normalize_gradient=True,
                  batch_size=64, n_epochs=1, tau0=1.0, tau=10.0, C=1.0, delta=3600.0, refit_classifier=True,
-                 hinge="exact", dictionary_init="documents", refit_C="cv", random_state=0, verbose=0):
+                 hinge="exact", dictionary_init="documents", refit_C="cv", lda_passes=10, random_state=0,
+                 verbose=0):
         super().__init__(n_components, lam=lam, gamma=gamma, rho=rho, eps=eps, prior=prior,
                          collapsed=collapsed, max_sweeps=max_sweeps, tol=tol,
                          dictionary_step=dictionary_step, normalize_gradient=normalize_gradient,
@@ -316,6 +321,7 @@ class OnlineMedSTC(_MaxMarginMixin, OnlineSTC):
         self.hinge = hinge
         self.dictionary_init = dictionary_init
         self.refit_C = refit_C
+        self.lda_passes = lda_passes
 
     def fit(self, X, y=None):
         self._validate_params()

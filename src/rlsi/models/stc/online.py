@@ -31,6 +31,7 @@ class OnlineSTC(STCBase):
     tau0, tau : floats, default 1.0 and 10.0 — the learning rate ``α_t = τ0/(t + τ)``.
     dictionary_init : "documents" (default) or "lda" — β⁰ as in :class:`SparseTopicalCoding` (outside the
         paper); online, "lda" fits the LDA on all of X in ``fit``, on the first mini-batch in ``partial_fit``.
+    lda_passes : int, default 10 — batch passes of that LDA fit (as in :class:`SparseTopicalCoding`).
 
     ``partial_fit(X)`` takes one mini-batch (all of X). Attributes: ``components_``; ``n_batches_`` (t);
     ``n_docs_seen_``; ``word_code_sparsity_`` of the last mini-batch; ``n_iter_`` (epochs).
@@ -38,13 +39,13 @@ class OnlineSTC(STCBase):
 
     _parameter_constraints = {"batch_size": Integer(low=1), "n_epochs": Integer(low=1),
                               "tau0": Real(low=0.0, low_open=True), "tau": Real(low=0.0),
-                              "dictionary_init": Choice(("documents", "lda"))}
+                              "dictionary_init": Choice(("documents", "lda")), "lda_passes": Integer(low=1)}
     _state_scalars = ("n_features_in_", "n_iter_", "n_batches_", "n_docs_seen_")
 
     def __init__(self, n_components=60, *, lam=0.01, gamma=0.01, rho=0.1, eps=1e-3, prior="normal",
                  collapsed=False, max_sweeps=30, tol=1e-3, dictionary_step="mm", normalize_gradient=True,
-                 batch_size=64, n_epochs=1, tau0=1.0, tau=10.0, dictionary_init="documents", random_state=0,
-                 verbose=0):
+                 batch_size=64, n_epochs=1, tau0=1.0, tau=10.0, dictionary_init="documents", lda_passes=10,
+                 random_state=0, verbose=0):
         self.n_components = n_components
         self.lam = lam
         self.gamma = gamma
@@ -61,6 +62,7 @@ class OnlineSTC(STCBase):
         self.tau0 = tau0
         self.tau = tau
         self.dictionary_init = dictionary_init
+        self.lda_passes = lda_passes
         self.random_state = random_state
         self.verbose = verbose
 
