@@ -449,6 +449,60 @@ def test_light_rows_are_the_ordered_product(small_blocks):
     np.testing.assert_array_equal(csr_dense(A, B), ordered_product(A, B))
 
 
+@pytest.mark.parametrize("n_workers", [1, 2, 3, 16])
+@pytest.mark.parametrize("tile", [8, 1000])
+def test_balanced_tiles_cover_every_row_once_and_even_the_workers(n_workers, tile):
+    from rlsi.kernels.products import TILES_PER_WORKER, _balanced_tiles
+
+    rng = np.random.default_rng(61)
+    lengths = np.minimum(rng.zipf(1.3, 3000), 20_000)  # a few rows hold most of the entries
+    heavy = lengths >= 40
+    order, starts, tiles, worker_starts = _balanced_tiles(lengths, heavy, tile, n_workers)
+    np.testing.assert_array_equal(np.sort(order), np.arange(len(lengths)))  # every row exactly once
+    assert starts[0] == 0 and starts[-1] == len(order) and (np.diff(starts) > 0).all()
+    assert (np.diff(starts) <= tile).all()
+    for a, b in zip(starts[:-1], starts[1:]):  # a tile holds heavy rows only or light rows only
+        assert len(set(heavy[order[a:b]])) == 1
+    n_tiles = len(starts) - 1
+    np.testing.assert_array_equal(np.sort(tiles), np.arange(n_tiles))  # every tile to exactly one worker
+    assert len(worker_starts) == n_workers + 1 and worker_starts[-1] == n_tiles
+    work = np.add.reduceat(lengths[order] + 2, starts[:-1])
+    loads = np.array([work[tiles[a:b]].sum() for a, b in zip(worker_starts[:-1], worker_starts[1:])])
+    assert loads.max() <= loads.mean() + work.max()  # largest first, to the least loaded worker
+    # a tile of several rows holds at most about 1/(TILES_PER_WORKER · workers) of the work
+    cap = (lengths + 2).sum() // (TILES_PER_WORKER * n_workers)
+    several = np.diff(starts) > 1
+    assert (work[several] <= cap + (lengths + 2).max()).all()
+    if n_workers == 2 and tile == 1000:  # equal row counts in contiguous halves would be far off
+        assert loads.max() / loads.mean() < 1.05
+
+
+def test_balanced_tiles_of_no_rows():
+    from rlsi.kernels.products import _balanced_tiles
+
+    order, starts, tiles, worker_starts = _balanced_tiles(np.zeros(0, np.int64), np.zeros(0, bool), 8, 4)
+    assert len(order) == 0 and list(starts) == [0] and len(tiles) == 0 and list(worker_starts) == [0] * 5
+
+
+def test_blocked_dense_product_does_not_depend_on_the_workers(small_blocks, single_thread, monkeypatch):
+    """The schedule (how many workers, which tiles each runs) changes no row of R = A B."""
+    A = random_csr(300, 200, density=0.05, seed=62)
+    A = A + sp.csr_matrix((np.ones(200), (np.zeros(200, int), np.arange(200))), shape=A.shape)  # a heavy row
+    A.sort_indices()
+    B = np.random.default_rng(63).standard_normal((200, 7))
+    expected = ordered_product(A, B)
+    rows = np.arange(300, dtype=np.int64)
+    real = small_blocks._balanced_tiles
+    for workers in (1, 2, 5, 64):
+        monkeypatch.setattr(small_blocks, "_balanced_tiles",
+                            lambda lengths, heavy, tile, n, w=workers: real(lengths, heavy, tile, w))
+        got, rowmax = csr_dense_take(A, rows, B)
+        np.testing.assert_array_equal(got, expected)
+        np.testing.assert_array_equal(rowmax, np.abs(expected).max(axis=1))
+        with single_thread:
+            np.testing.assert_array_equal(csr_dense(A, B), expected)
+
+
 # ------------------------------------------------------------------ G = UᵀU of CSR topics
 @pytest.mark.parametrize("dtype, index_dtype", DTYPE_INDEX)
 def test_csr_gram_is_the_float64_gram(dtype, index_dtype):
