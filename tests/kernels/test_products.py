@@ -449,6 +449,23 @@ def test_light_rows_are_the_ordered_product(small_blocks):
     np.testing.assert_array_equal(csr_dense(A, B), ordered_product(A, B))
 
 
+def test_float32_entries_in_float64_products_are_read_without_a_copy(small_blocks, monkeypatch):
+    """float32 A in a float64 product: the same numbers as its float64 copy, and no copy of A's entries."""
+    A = random_csr(120, 90, density=0.15, dtype=np.float32, seed=64)
+    B = np.random.default_rng(65).standard_normal((90, 6))
+    Bs = random_csr(90, 6, density=0.4, seed=66)
+    A64 = A.astype(np.float64)
+    assert small_blocks._entries_as(A, np.float64, np.float64) is A.data
+    assert small_blocks._entries_as(A, np.float32, np.float32) is A.data
+    assert small_blocks._entries_as(A, np.float64, np.float32).dtype == np.float64  # float32 B: converted
+    assert small_blocks._entries_as(A64, np.float32, np.float32).dtype == np.float32  # narrowing: converted
+    np.testing.assert_array_equal(csr_dense_rows(A, 10, 110, B, dtype=np.float64), csr_dense_rows(A64, 10, 110, B))
+    rows = np.array([5, 0, 119, 5], dtype=np.int64)
+    np.testing.assert_array_equal(csr_dense_take(A, rows, B, dtype=np.float64)[0], csr_dense_take(A64, rows, B)[0])
+    np.testing.assert_array_equal(csr_csr_dense(A, Bs, dtype=np.float64), csr_csr_dense(A64, Bs))
+    np.testing.assert_array_equal(csr_csr_dense(A, Bs, dtype=np.float64, a=7, b=99), csr_csr_dense(A64, Bs, a=7, b=99))
+
+
 @pytest.mark.parametrize("n_workers", [1, 2, 3, 16])
 @pytest.mark.parametrize("tile", [8, 1000])
 def test_balanced_tiles_cover_every_row_once_and_even_the_workers(n_workers, tile):
