@@ -13,8 +13,6 @@ word-code sparsity, in the same run.
 Online rows make ``--epochs`` passes (one by default; batch size 1 is then 11,314 dictionary steps).
 CPU seconds are ``time.process_time`` of this process (all its threads). Counts come from rlsi's
 ``TfidfVectorizer.transform_counts`` (English stop words, min_df=2).
-
-Counts come from rlsi's ``TfidfVectorizer.transform_counts`` (English stop words, min_df=2).
 """
 
 from __future__ import annotations

@@ -436,15 +436,15 @@ def test_term_blocks_and_shared_indices_leave_the_fit_bit_identical(monkeypatch,
 
 
 def test_batch_rows_share_the_indices_of_x():
-    from rlsi.models.online import _batch_rows
+    from rlsi.models.minibatch import batch_rows
 
     X = planted_corpus(n_docs=50, seed=45).astype(np.float32)
-    Xb = _batch_rows(X, 10, 30)
+    Xb = batch_rows(X, 10, 30)
     assert np.shares_memory(Xb.indices, X.indices) and Xb.data.dtype == np.float64
     assert Xb.has_canonical_format
     assert (Xb != X[10:30].astype(np.float64)).nnz == 0
     rows = np.array([3, 7, 40])
-    assert (_batch_rows(X, rows) != X[rows].astype(np.float64)).nnz == 0
+    assert (batch_rows(X, rows) != X[rows].astype(np.float64)).nnz == 0
 
 
 @pytest.mark.parametrize("n_inner", [1, 3])

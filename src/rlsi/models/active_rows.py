@@ -440,17 +440,10 @@ class CompactBatch:
         return Phi @ pen.prepare(self.gram(), lam)
 
     def assign(self, W):
-        """:meth:`rlsi.models.stats.PendingBatch.assign` with the batch's rows of R written to the block."""
-        pb, st = self.pending, self.rows.stats
-        W = np.ascontiguousarray(W, dtype=np.float64)
-        if W.shape != (pb.n, st.n_components):
-            raise ValueError(f"W has shape {W.shape}, expected {(pb.n, st.n_components)}")
-        st.S = pb.S_base + W.T @ W
-        if len(pb.cols):
-            pb.write_rows(W, self.Rc, self.pos_cols, self.cols_max, pb.R_base)
-            self.rowmax[self.pos_cols] = self.cols_max
-        st.weight = pb.weight_base + float(pb.n)
-        st.n_docs = pb.n_docs_base + pb.n
+        """:meth:`rlsi.models.stats.PendingBatch.assign` of the document vectors ``W`` (n x K) with the batch's
+        rows of R written to the block (``Rc``) and their maxima to the block's row maxima."""
+        self.pending.assign(W, into=(self.Rc, self.pos_cols, self.cols_max))
+        self.rowmax[self.pos_cols] = self.cols_max
 
     def solve(self, penalty, *, max_iter, tol):
         """One U-step on the block (the rows of :meth:`ActiveRows.solve`, in the same order)."""

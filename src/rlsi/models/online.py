@@ -122,6 +122,7 @@ from .batch import DENSE_MAX_BYTES, topic_max_iter
 from .penalties import penalty as get_penalty
 from .squared import SquaredLossModel
 from .active_rows import ActiveRows, CompactBatch
+from .minibatch import batch_rows
 from .stats import TopicStatistics
 
 log = logging.getLogger(__name__)
@@ -277,7 +278,7 @@ class OnlineRLSI(SquaredLossModel):
                     order = self._rng.permutation(N) if self.shuffle else None
                     for a in range(0, N, self.batch_size):
                         b = min(N, a + self.batch_size)
-                        self._step(_batch_rows(X, a, b) if order is None else _batch_rows(X, np.sort(order[a:b])))
+                        self._step(batch_rows(X, a, b) if order is None else batch_rows(X, np.sort(order[a:b])))
                         if bar is not None:
                             bar.update(b - a)
         finally:
@@ -586,38 +587,6 @@ class OnlineRLSI(SquaredLossModel):
         est._rng = np.random.Generator(bitgen)
         est._init_comp = None if est.topic_init is None else _topics_from(est.topic_init)
         return est
-
-
-class _Run(np.ndarray):
-    """The type of the intermediate view of :func:`_shared_run` (nothing else)."""
-
-
-def _shared_run(a, p0, p1):
-    """``a[p0:p1]`` (a 1-D array) as a view whose ``base`` is an array of its own size. scipy's sparse constructors
-    copy an index array that is a view of one more than twice its size (``_prune_array``: a mini-batch's run of
-    X's indices always is). numpy sets a view's base to the first array up the chain of another type, so the
-    run is cut from a view of ``a`` as :class:`_Run` and viewed back as an ndarray: its base is the cut run."""
-    return a.view(_Run)[p0:p1].view(np.ndarray)
-
-
-def _batch_rows(X, a, b=None):
-    """Rows ``a..b`` (or the rows ``a``, an ascending index array, when b is None) of the CSR X as a CSR with
-    float64 data (what a mini-batch step works on) and no other copy: a run of rows shares X's ``indices``
-    (a view, of the memory map too), whose float32 copy ``X[a:b]`` and its float64 conversion would otherwise
-    sit next to each other (20 bytes per entry instead of 8: 1.5 GB for 400,000 documents of the web corpus)."""
-    if b is None:
-        Xb = X[a]
-        data, indices, indptr = Xb.data, Xb.indices, Xb.indptr
-    else:
-        p0, p1 = int(X.indptr[a]), int(X.indptr[b])
-        data, indices = X.data[p0:p1], _shared_run(X.indices, p0, p1)
-        indptr = (np.asarray(X.indptr[a:b + 1]) - X.indptr[a]).astype(indices.dtype, copy=False)
-    out = sp.csr_matrix((np.asarray(data, dtype=np.float64), indices, indptr), shape=(len(indptr) - 1, X.shape[1]),
-                        copy=False)
-    # the rows of a canonical X are canonical (fit's X went through check_matrix): no scan, no sort
-    out.has_sorted_indices = X.has_sorted_indices
-    out.has_canonical_format = X.has_canonical_format
-    return out
 
 
 #: Rows per chunk of :func:`_frobenius_distance` (a few MB at K = 500).

@@ -364,11 +364,15 @@ class PendingBatch:
             _assign_rows(indptr, indices, data, W, rows[lo:hi], _NO_BASE if in_place else R_base[lo:hi], R,
                          rowmax[lo:hi], self.inv_scale, in_place)
 
-    def assign(self, W):
+    def assign(self, W, *, into=None):
         """Set the batch's contribution to that of the document vectors ``W`` (n x K).
 
-        Also sets ``rowmax`` (|cols|,): ``max_k |r_mk|`` of the rows written, as stored (in stored units: the
-        online U-step's screening needs it and would otherwise read the rows again)."""
+        The batch's rows of R go to R itself, and their maxima to ``rowmax`` (|cols|,): ``max_k |r_mk|`` of the
+        rows written, as stored (in stored units: the online U-step's screening needs it and would otherwise
+        read the rows again). ``into=(R_dest, rows, rowmax)`` writes them elsewhere instead: term ``cols[i]``'s
+        row to ``R_dest[rows[i]]`` (R_dest: a copy of some of R's rows, x K of R's dtype; rows: |cols| int64)
+        and its maximum to ``rowmax[i]`` (|cols|,) — what :class:`rlsi.models.active_rows.CompactBatch` does
+        with its block of rows. S, the weight and the document count are those of the statistics either way."""
         st = self.stats
         if self.R_base is None and self._assigned:
             raise RLSIError("this mini-batch was opened with begin_batch(repeat=False): assign it once only")
@@ -382,7 +386,8 @@ class PendingBatch:
             # scatter copy. (The cache-blocked product of kernels.products, then base + contribution, was
             # measured no faster for 25,000 documents x K = 500: most of X's entries are in terms too rare for
             # a chunk of W to be reused; benchmarks/results/online_pass_25k.md.)
-            self.write_rows(W, st._R, self.cols, self.rowmax, self.R_base)
+            R_dest, rows, rowmax = (st._R, self.cols, self.rowmax) if into is None else into
+            self.write_rows(W, R_dest, rows, rowmax, self.R_base)
         st.weight = self.weight_base + float(self.n)
         st.n_docs = self.n_docs_base + self.n
         return st

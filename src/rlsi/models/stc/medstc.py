@@ -185,12 +185,7 @@ class _MaxMarginMixin(ClassifierMixin):
         norms = np.linalg.norm(theta, axis=1, keepdims=True)
         U = np.divide(theta, norms, out=np.zeros_like(theta), where=norms > 0)
         svm = LinearSVC(C=svm_C, fit_intercept=False, max_iter=5000, tol=1e-4, random_state=seed)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            svm.fit(U, codes)
-        coef = np.zeros((len(self.classes_), self.n_components))
-        coef[svm.classes_] = svm.coef_ if len(svm.classes_) > 2 else np.vstack([-svm.coef_, svm.coef_])
-        return self.delta * coef
+        return self._fit_eta(svm, U, codes)
 
     def _svm(self, theta, codes, svm_C=None):
         """η (L x K) of the Crammer–Singer SVM on θ: liblinear's C is ``svm_C`` (default Eq. (16)'s
@@ -199,9 +194,15 @@ class _MaxMarginMixin(ClassifierMixin):
         seed = self.random_state if isinstance(self.random_state, (int, np.integer)) else None
         svm = LinearSVC(C=self.C / self.delta if svm_C is None else svm_C, multi_class="crammer_singer",
                         fit_intercept=False, max_iter=2000, tol=1e-4, random_state=seed)
+        return self._fit_eta(svm, theta, codes)
+
+    def _fit_eta(self, svm, features, codes):
+        """η (L x K): ``svm`` (a linear SVM without intercept) fit on ``features`` (n x K) and ``codes`` (n,
+        class indices) with its convergence warnings silenced, its weights placed at the rows of the classes
+        it saw (zero rows for the others; a two-class SVM's single row w gives −w and w), times delta."""
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            svm.fit(theta, codes)
+            svm.fit(features, codes)
         coef = np.zeros((len(self.classes_), self.n_components))
         coef[svm.classes_] = svm.coef_ if len(svm.classes_) > 2 else np.vstack([-svm.coef_, svm.coef_])
         return self.delta * coef
