@@ -26,9 +26,12 @@ by. Arithmetic is in float64 whatever the storage dtype, so float32 storage lose
 
 from __future__ import annotations
 
+import contextlib
+
 import numba
 import numpy as np
 from numba import njit, prange
+from threadpoolctl import ThreadpoolController
 
 
 #: Support solves (see :func:`lasso_cd_row`) only when a row may take at least this many sweeps: the capped,
@@ -380,3 +383,22 @@ def set_threads(n_jobs):
     n = limit if n_jobs == -1 else (max(1, limit + 1 + n_jobs) if n_jobs < 0 else min(int(n_jobs), limit))
     numba.set_num_threads(max(1, n))
     return previous
+
+
+@contextlib.contextmanager
+def compute_threads(n_jobs):
+    """numba threads from ``n_jobs`` (:func:`set_threads`) and BLAS limited to one thread inside the block,
+    both restored on exit: for learners whose BLAS work is K x K and n x K (tiny), where threaded BLAS next
+    to numba's threads only oversubscribes the cores."""
+    global _CONTROLLER
+    if _CONTROLLER is None:  # inspecting the loaded libraries costs milliseconds: do it once
+        _CONTROLLER = ThreadpoolController()
+    previous = set_threads(n_jobs)
+    try:
+        with _CONTROLLER.limit(limits=1, user_api="blas"):
+            yield
+    finally:
+        set_threads(previous)
+
+
+_CONTROLLER = None

@@ -100,20 +100,18 @@ to one that never stopped.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 
 import numpy as np
 import scipy.sparse as sp
-from threadpoolctl import ThreadpoolController
 
 from .._params import Anything, Boolean, Choice, Integer, Real
 from .._progress import progress_bar
 from .._validation import check_matrix, check_random_state
 from ..errors import RLSIError
 from ..io import register
-from ..kernels.lasso import set_threads
+from ..kernels.lasso import compute_threads
 from ..kernels.products import csr_csr_dense, csr_rows_to_dense, dense_to_csr
 from . import steps
 from .regularization import INITS, LAMBDA1_SCALES, effective_lambda1
@@ -273,7 +271,7 @@ class OnlineRLSI(SquaredLossModel):
         bar = progress_bar(N * self.n_passes, "OnlineRLSI", verbose=self.verbose, unit="doc", unit_scale=True,
                            smoothing=0.1)
         try:
-            with _compute(self.n_jobs):
+            with compute_threads(self.n_jobs):
                 for _ in range(self.n_passes):
                     order = self._rng.permutation(N) if self.shuffle else None
                     for a in range(0, N, self.batch_size):
@@ -307,7 +305,7 @@ class OnlineRLSI(SquaredLossModel):
             raise RLSIError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
                             f"{self.n_features_in_} features as input (new terms may be appended as new "
                             f"columns, but columns are never removed)")
-        with _compute(self.n_jobs):
+        with compute_threads(self.n_jobs):
             W = self._step(X)
         self._publish()
         return W.astype(X.dtype, copy=False)
@@ -487,7 +485,7 @@ class OnlineRLSI(SquaredLossModel):
         if rows is not None and dense:
             self.u_change_ = rows.change(U)
         else:
-            self.u_change_ = _frobenius_distance(U, U_before)
+            self.u_change_ = steps.topic_change(U, U_before)
         return W, U
 
     def _working_topics(self):
@@ -587,42 +585,6 @@ class OnlineRLSI(SquaredLossModel):
         est._rng = np.random.Generator(bitgen)
         est._init_comp = None if est.topic_init is None else _topics_from(est.topic_init)
         return est
-
-
-#: Rows per chunk of :func:`_frobenius_distance` (a few MB at K = 500).
-_DIFF_ROWS = 4096
-
-
-def _frobenius_distance(U, U_before):
-    """``‖U − U_before‖_F`` (float). Dense topics are compared in row chunks: a whole ``U − U_before`` and
-    its square would be two more M x K float64 arrays next to U, its copy and R (the peak of an online
-    fit with a large vocabulary)."""
-    if sp.issparse(U) or sp.issparse(U_before):
-        diff = U - U_before
-        return float(np.sqrt(np.square(diff.data if sp.issparse(diff) else diff).sum()))
-    total = 0.0
-    for a in range(0, U.shape[0], _DIFF_ROWS):
-        d = U[a:a + _DIFF_ROWS] - U_before[a:a + _DIFF_ROWS]
-        total += float(np.einsum("ij,ij->", d, d))
-    return float(np.sqrt(total))
-
-
-@contextlib.contextmanager
-def _compute(n_jobs):
-    """numba threads from ``n_jobs``; BLAS limited to one thread (its work here is K x K and n x K: tiny,
-    and threaded BLAS next to numba's threads only oversubscribes the cores)."""
-    global _CONTROLLER
-    if _CONTROLLER is None:  # inspecting the loaded libraries costs milliseconds: do it once
-        _CONTROLLER = ThreadpoolController()
-    previous = set_threads(n_jobs)
-    try:
-        with _CONTROLLER.limit(limits=1, user_api="blas"):
-            yield
-    finally:
-        set_threads(previous)
-
-
-_CONTROLLER = None
 
 
 __all__ = ["OnlineRLSI"]

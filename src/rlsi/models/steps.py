@@ -163,3 +163,21 @@ def objective(x_sqnorm, cross, U, S, W, *, topic_penalty, doc_penalty, lambda1, 
     loss = x_sqnorm - 2.0 * cross + float(np.sum((topic_gram(U) if G is None else G) * S))
     return (loss + lambda1 * get_penalty(topic_penalty).value(U)
             + lambda2 * get_penalty(doc_penalty).value(W))
+
+
+#: Rows per chunk of :func:`topic_change` (a few MB at K = 500).
+CHANGE_ROWS = 4096
+
+
+def topic_change(U, U_before):
+    """``‖U − U_before‖_F`` (float) of two topic matrices (M x K, dense or CSR). Dense topics are compared
+    in row chunks: a whole ``U − U_before`` and its square would be two more M x K float64 arrays next to U,
+    its copy and R (the peak of an online fit with a large vocabulary)."""
+    if sp.issparse(U) or sp.issparse(U_before):
+        diff = U - U_before
+        return float(np.sqrt(np.square(diff.data if sp.issparse(diff) else diff).sum()))
+    total = 0.0
+    for a in range(0, U.shape[0], CHANGE_ROWS):
+        d = U[a:a + CHANGE_ROWS] - U_before[a:a + CHANGE_ROWS]
+        total += float(np.einsum("ij,ij->", d, d))
+    return float(np.sqrt(total))
