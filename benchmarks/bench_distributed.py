@@ -50,7 +50,7 @@ sys.path.insert(0, str(HERE.parent / "src"))
 
 import numpy as np  # noqa: E402
 
-from harness import command_line, machine_facts, machine_line, md_table, write_report  # noqa: E402
+from harness import command_line, corpus_args, machine_facts, machine_line, md_table, write_report  # noqa: E402
 from synthetic import describe, make_corpus  # noqa: E402
 
 
@@ -143,10 +143,7 @@ def r_rows_present(X, bounds):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--docs", type=int, default=50_000)
-    p.add_argument("--terms", type=int, default=200_000)
-    p.add_argument("--tokens", type=int, default=150)
-    p.add_argument("--k", type=int, default=200)
+    corpus_args(p)
     p.add_argument("--lambda1", type=float, default=0.01)
     p.add_argument("--iters", type=int, default=6)
     p.add_argument("--workers", default="1,2", help="worker counts of the Dask runs (comma-separated)")

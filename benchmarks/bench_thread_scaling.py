@@ -17,10 +17,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import harness
 
 CHILD = r"""
 import json, sys, time
@@ -40,10 +41,7 @@ print(json.dumps({"wall_s": wall, "per_iter_s": wall / iters, "nnz_U": int(m.com
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--docs", type=int, default=50_000)
-    p.add_argument("--terms", type=int, default=200_000)
-    p.add_argument("--tokens", type=int, default=150)
-    p.add_argument("--k", type=int, default=200)
+    harness.corpus_args(p)
     p.add_argument("--lambda1", type=float, default=0.000679, help="per 1000 documents")
     p.add_argument("--iters", type=int, default=5)
     p.add_argument("--threads", default="16,8,4,2,1")
@@ -54,7 +52,6 @@ def main(argv=None):
     here = Path(__file__).resolve().parent
     checkouts = [c.split("=", 1) for c in (a.checkout or [f"this={here.parent / 'src'}"])]
     threads = [int(t) for t in a.threads.split(",")]
-    sys.path.insert(0, str(here))
     from synthetic import make_corpus
 
     corpus = make_corpus(a.docs, a.terms, a.tokens, n_topics=a.k, seed=0)
@@ -65,16 +62,14 @@ def main(argv=None):
         np_save(path, X)
         for t in threads:
             for name, src in checkouts:
-                env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(src).resolve())] +
-                                                                   os.environ.get("PYTHONPATH", "").split(os.pathsep)))
-                for v in ("NUMBA_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
-                    env[v] = str(t)
-                out = subprocess.run([sys.executable, "-c", CHILD, str(path), str(a.k), repr(a.lambda1), str(a.iters)],
-                                     env=env, capture_output=True, text=True)
-                if out.returncode:
-                    print(out.stderr[-2000:], file=sys.stderr)
-                    raise SystemExit(f"{name} at {t} threads failed")
-                r = dict(json.loads(out.stdout.strip().splitlines()[-1]), checkout=name, threads=t)
+                # this checkout's src first: harness.child_env puts the benchmark's own src before the rest
+                env = harness.child_env(harness.thread_env(t))
+                env["PYTHONPATH"] = os.pathsep.join([str(Path(src).resolve()), env["PYTHONPATH"]])
+                out = harness.run_child([sys.executable, "-c", CHILD, str(path), str(a.k), repr(a.lambda1),
+                                         str(a.iters)], env=env)
+                if "error" in out:
+                    raise SystemExit(f"{name} at {t} threads failed: {out['error']}")
+                r = dict(out, checkout=name, threads=t)
                 results.append(r)
                 print(f"{name:>8s} {t:3d} threads: fit {r['wall_s']:7.2f} s, {r['per_iter_s']:6.3f} s/iter, "
                       f"nnz(U) {r['nnz_U']}", flush=True)

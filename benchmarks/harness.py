@@ -196,6 +196,15 @@ def machine_line(facts):
             f"so wall-clock times vary between runs.")
 
 
+def corpus_args(p, *, docs=50_000, terms=200_000, tokens=150, k=200):
+    """The synthetic corpus's size arguments (``--docs --terms --tokens --k``) on parser ``p``, with these
+    defaults (the 50k x 200k, K = 200 corpus of the batch benchmarks)."""
+    p.add_argument("--docs", type=int, default=docs)
+    p.add_argument("--terms", type=int, default=terms)
+    p.add_argument("--tokens", type=int, default=tokens)
+    p.add_argument("--k", type=int, default=k)
+
+
 # ---------------------------------------------------------------------------------------- children
 def thread_env(threads=None, *, blas=None, numba=None):
     """Environment variables pinning BLAS (``blas`` or ``threads``) and numba (``numba`` or ``threads``)."""
