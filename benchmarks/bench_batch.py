@@ -110,14 +110,16 @@ def instrument(prof, state):
 
     from rlsi.kernels import lasso as klasso
     from rlsi.kernels import products
+    from rlsi.kernels import rows as krows
     from rlsi.models import batch, penalties, screening, steps, tasks
 
     P = prof.patch
     # numba kernels: the jitted functions, looked up as module globals by their python wrappers
     for name in ("_csr_dense_tiled", "_csr_csr_dense_tiled", "_count_row_nonzeros", "_fill_csr", "_scatter_rows",
-                 "_row_sums", "_take_rows", "_row_dots", "_row_absmax", "_cast_into", "_store_rounded",
-                 "_csr_gram_parts", "_sum_parts_sym"):
+                 "_take_rows", "_csr_gram_parts", "_sum_parts_sym"):
         P(products, name, "numba: " + name)
+    for name in ("_row_sums", "_row_dots", "_row_absmax", "_cast_into", "_store_rounded"):
+        P(krows, name, "numba: " + name)
     P(steps, "_nonzero_row_mask", "numba: _nonzero_row_mask")
     P(klasso, "lasso_cd_rows", "numba: lasso_cd_rows")
     P(screening, "_column_drift", "numba: _column_drift")

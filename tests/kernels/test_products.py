@@ -12,8 +12,8 @@ import scipy.sparse as sp
 
 from rlsi.kernels.products import (csr_csr_dense, csr_dense, csr_dense_rows, csr_dense_rows_f64, csr_dense_rows_max,
                                    csr_dense_take,
-                                   csr_gram, csr_rows_to_dense, csr_take_dense, dense_rows_to_csr, dense_to_csr,
-                                   dot_sum)
+                                   csr_gram, csr_rows_to_dense, csr_take_dense, dense_rows_to_csr, dense_to_csr)
+from rlsi.kernels.rows import dot_sum
 
 DTYPES = [np.float32, np.float64]
 # (value dtype, index dtype): each pair is a separate numba compilation (about 2 s each on a cold cache),
@@ -591,7 +591,7 @@ def test_blocked_gram_is_the_float64_gram(dtype, block_rows):
 
 
 def test_blocked_gram_of_empty_and_cast_kernels():
-    from rlsi.kernels.products import cast_into, store_rounded
+    from rlsi.kernels.rows import cast_into, store_rounded
     from rlsi.models.tasks import gram
 
     assert not gram(np.zeros((0, 4), dtype=np.float32)).any() and gram(np.zeros((0, 4))).shape == (4, 4)

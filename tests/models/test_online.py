@@ -304,7 +304,7 @@ def test_row_screening_state_carried_between_batches_is_exact(monkeypatch, stats
     """The row maxima of the stored R and the live rows of U kept from one mini-batch to the next (the lazy
     re-scaling with ρ changes only the scale) are those a fresh scan of R and U gives, bit for bit."""
     import rlsi.models.online as online_mod
-    from rlsi.kernels.products import row_absmax
+    from rlsi.kernels.rows import row_absmax
 
     if not dense_topics:
         monkeypatch.setattr(online_mod, "DENSE_MAX_BYTES", 0)

@@ -7,11 +7,10 @@
   ``csr_dense_take`` for the rows of a block that screening leaves to compute) (scipy's conversions are single-threaded and were a tenth
   of an iteration at 200k terms x K=200).
 * ``csr_gram(U)``: ``UᵀU`` of a CSR U in parallel (fixed row ranges, float64).
-* ``cast_into(src, dst)`` / ``store_rounded(src, dst)``: parallel dtype conversions of dense row blocks
-  (numpy's ``astype`` and slice assignment are single-threaded: with float32 fits they were 4-6 % of an
-  iteration at 1 thread, the serial share of issue 9).
 * ``csr_csr_dense(A, B, a=, b=)``: ``A[a:b] @ B`` for CSR ``A`` (n x m) and CSR ``B`` (m x K) into a
   dense result. Used for ``Φᵀ = X U`` with sparse topics: cost ``Σ_nnz(A) nnz(B row)``, no densified U.
+
+Reductions and dtype casts of dense row blocks are in :mod:`rlsi.kernels.rows`.
 
 scipy's CSR x dense product is single-threaded and, for float32, upcasts; these kernels keep the dtype of
 the output chosen by the caller and run on every numba thread.
@@ -466,52 +465,6 @@ def dense_rows_to_csr(A, rows, n_rows):
     return sp.csr_matrix((data, indices, indptr.astype(idx_dtype)), shape=(n_rows, A.shape[1]))
 
 
-@njit(cache=True, parallel=True)
-def _row_sums(A, squared):
-    n = A.shape[0]
-    out = np.zeros(n)
-    for i in prange(n):
-        s = 0.0
-        for v in A[i]:
-            x = np.float64(v)  # square float32 entries in float64, as np.square(dtype=float64) does
-            s += x * x if squared else abs(x)
-        out[i] = s
-    return out
-
-
-@njit(cache=True, parallel=True)
-def _row_dots(A, B):
-    out = np.zeros(A.shape[0])
-    for i in prange(A.shape[0]):
-        s = 0.0
-        for k in range(A.shape[1]):
-            s += np.float64(A[i, k]) * np.float64(B[i, k])
-        out[i] = s
-    return out
-
-
-def dot_sum(A, B):
-    """``Σ_ij A_ij B_ij`` of two 2-D arrays of one shape, in float64 and in parallel (rows; the row sums are
-    added in row order, so the result does not depend on the threads)."""
-    return float(_row_dots(np.ascontiguousarray(A), np.ascontiguousarray(B)).sum())
-
-
-def abs_sum(A):
-    """``Σ|a|`` of a 2-D array in float64, in parallel and without a temporary of A's size."""
-    A = np.asarray(A)
-    if A.ndim != 2:
-        A = A.reshape(1, -1)
-    return float(_row_sums(np.ascontiguousarray(A), False).sum())
-
-
-def sq_sum(A):
-    """``Σa²`` of a 2-D array in float64, in parallel and without a temporary of A's size."""
-    A = np.asarray(A)
-    if A.ndim != 2:
-        A = A.reshape(1, -1)
-    return float(_row_sums(np.ascontiguousarray(A), True).sum())
-
-
 def csr_dense_rows_max(A, a, b, B, mask, dtype=None):
     """:func:`csr_dense_rows` with a mask, also returning ``max_k |out[i, k]|`` of every computed row
     (float64; 0 for rows not computed) from the same pass (the screening of the batch U-step needs it)."""
@@ -588,55 +541,3 @@ def _sum_parts_sym(parts):
         for l in range(k + 1, K):
             G[l, k] = G[k, l]
     return G
-
-
-@njit(cache=True, parallel=True)
-def _row_absmax(A):
-    out = np.zeros(A.shape[0])
-    for i in prange(A.shape[0]):
-        m = 0.0
-        for k in range(A.shape[1]):
-            v = abs(np.float64(A[i, k]))
-            if v > m:
-                m = v
-        out[i] = m
-    return out
-
-
-def row_absmax(A):
-    """``max_k |A[i, k]|`` of every row of a dense 2-D array (float64; 0 for an empty row)."""
-    return _row_absmax(np.ascontiguousarray(A))
-
-
-@njit(cache=True, parallel=True)
-def _cast_into(src, dst):
-    for i in prange(src.shape[0]):
-        for k in range(src.shape[1]):
-            dst[i, k] = src[i, k]
-
-
-def cast_into(src, dst):
-    """``dst[...] = src`` for 2-D arrays of one shape (``dst`` C-contiguous, any dtypes), in parallel over
-    rows: the block conversions of the float32 paths (float32 -> float64 for BLAS and the closed-form ridge)."""
-    if src.shape != dst.shape or not dst.flags.c_contiguous:
-        raise ValueError("cast_into needs arrays of one shape and a C-contiguous destination")
-    _cast_into(np.ascontiguousarray(src), dst)
-    return dst
-
-
-@njit(cache=True, parallel=True)
-def _store_rounded(src, dst):
-    for i in prange(src.shape[0]):
-        for k in range(src.shape[1]):
-            dst[i, k] = src[i, k]  # rounded to dst's dtype (as astype: to nearest)
-            src[i, k] = dst[i, k]
-
-
-def store_rounded(src, dst):
-    """``dst[...] = src`` (float64 -> float32 rows, C-contiguous, one shape) and then ``src[...] = dst``, in one
-    parallel pass: the stored (rounded) rows go to ``dst`` and ``src`` keeps them in float64 — what the gram
-    ``S = WᵀW`` of the stored W is taken from by BLAS without another conversion (:func:`rlsi.models.tasks.doc_block`)."""
-    if src.shape != dst.shape or not (src.flags.c_contiguous and dst.flags.c_contiguous):
-        raise ValueError("store_rounded needs C-contiguous arrays of one shape")
-    _store_rounded(src, dst)
-    return dst

@@ -32,7 +32,7 @@ import scipy.sparse as sp
 
 from .._validation import check_choice
 from ..kernels.lasso import lasso_rows
-from ..kernels.products import abs_sum, sq_sum
+from ..kernels.rows import abs_sum, sq_sum
 
 
 def ridge_inverse(G, lam):

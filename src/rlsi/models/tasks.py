@@ -22,8 +22,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg.blas import dsyrk
 
-from ..kernels.products import (cast_into, csr_csr_dense, csr_dense_rows, csr_rows_to_dense, csr_take_dense,
-                                dense_rows_to_csr, dense_to_csr, dot_sum, store_rounded)
+from ..kernels.products import (csr_csr_dense, csr_dense_rows, csr_rows_to_dense, csr_take_dense,
+                                dense_rows_to_csr, dense_to_csr)
+from ..kernels.rows import cast_into, dot_sum, store_rounded
 
 # Aim for dense blocks of about this many entries (x 8 bytes): big enough to keep every thread busy,
 # small enough that R and Φ never need M x K or N x K extra memory at once.
