@@ -358,9 +358,9 @@ class PendingBatch:
         row's float64 sum is completed within its block and rounded once when stored — the numbers of the
         whole transposed batch). W: n x K float64 contiguous."""
         b = self._blocks
+        in_place = R_base is None
         for lo, hi in zip(b[:-1], b[1:]):
             indptr, indices, data = self.transposed_block(lo, hi)
-            in_place = R_base is None
             _assign_rows(indptr, indices, data, W, rows[lo:hi], _NO_BASE if in_place else R_base[lo:hi], R,
                          rowmax[lo:hi], self.inv_scale, in_place)
 
