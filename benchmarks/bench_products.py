@@ -47,6 +47,8 @@ def _parse(argv=None):
     p.add_argument("--label", default="")
     p.add_argument("--json", type=Path)
     p.add_argument("--report", action="store_true")
+    p.add_argument("--dtype", choices=("float64", "float32"), default="float64",
+                   help="X, U and W cast to this dtype before timing (the cache holds float64)")
     p.add_argument("--gram", type=int, default=None, help="time S = WᵀW of a random float32 N x K W (N given)")
     return p.parse_args(argv)
 
@@ -81,13 +83,20 @@ def run(a):
     recs = []
     for lam in [float(x) for x in a.lambda1.split(",")]:
         X, U, W = _inputs(a, lam)
+        X, U, W = X.astype(a.dtype), U.astype(a.dtype), W.astype(a.dtype)
         D = X.T.tocsr()
         rows = np.arange(D.shape[0], dtype=np.int64)
+        # light rows: fewer entries than W has chunks (the kernel's unchunked path), heavy: the others
+        n_chunks = -(-W.shape[0] // P._chunk_rows(W, True))
+        light = np.flatnonzero(np.diff(D.indptr) < n_chunks).astype(np.int64)
+        heavy = np.flatnonzero(np.diff(D.indptr) >= n_chunks).astype(np.int64)
         plan = P.sparse_plan(U, X.dtype, True)
         cases = {"R = D W (all term rows)": lambda: P.csr_dense_take(D, rows, W),
+                 "R = D W (light rows)": lambda: P.csr_dense_take(D, light, W),
+                 "R = D W (heavy rows)": lambda: P.csr_dense_take(D, heavy, W),
                  "Φ = X U": lambda: P.csr_csr_dense(X, U, plan=plan),
                  "G = UᵀU": lambda: steps.topic_gram(U)}
-        rec = {"label": a.label, "lambda1": lam, "avgcomp": U.nnz / (U.shape[0] * U.shape[1]), "times": {}}
+        rec = {"label": a.label, "dtype": a.dtype, "lambda1": lam, "avgcomp": U.nnz / (U.shape[0] * U.shape[1]), "times": {}}
         for name, f in cases.items():
             f()  # compile / load
             ts = []
@@ -96,7 +105,7 @@ def run(a):
                 f()
                 ts.append(time.process_time() - t)
             rec["times"][name] = ts
-            print(f"{a.label} λ1={lam:g} {name}: min {min(ts):.3f} median {np.median(ts):.3f} s", flush=True)
+            print(f"{a.label} {a.dtype} λ1={lam:g} {name}: min {min(ts):.3f} median {np.median(ts):.3f} s", flush=True)
         recs.append(rec)
     return recs
 
@@ -104,10 +113,11 @@ def run(a):
 def report(recs):
     import numpy as np
 
-    lines = ["| label | λ₁ | AvgComp | product | runs | min CPU s | median CPU s |", "|---|---:|---:|---|---:|---:|---:|"]
+    lines = ["| label | dtype | λ₁ | AvgComp | product | runs | min CPU s | median CPU s |",
+             "|---|---|---:|---:|---|---:|---:|---:|"]
     for r in recs:
         for name, ts in r["times"].items():
-            lines.append(f"| {r['label']} | {r['lambda1']:g} | {r['avgcomp']:.4f} | {name} | {len(ts)} | "
+            lines.append(f"| {r['label']} | {r.get('dtype', 'float64')} | {r['lambda1']:g} | {r['avgcomp']:.4f} | {name} | {len(ts)} | "
                          f"{min(ts):.3f} | {np.median(ts):.3f} |")
     return "\n".join(lines)
 
