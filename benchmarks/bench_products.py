@@ -91,7 +91,12 @@ def run(a):
         light = np.flatnonzero(np.diff(D.indptr) < n_chunks).astype(np.int64)
         heavy = np.flatnonzero(np.diff(D.indptr) >= n_chunks).astype(np.int64)
         plan = P.sparse_plan(U, X.dtype, True)
+        # the batch U-step computes R block by block (tasks.block_rows(K) term rows per call)
+        from rlsi.models.tasks import block_rows, blocks
+
+        spans = [np.arange(a, b, dtype=np.int64) for a, b in blocks(D.shape[0], block_rows(W.shape[1]))]
         cases = {"R = D W (all term rows)": lambda: P.csr_dense_take(D, rows, W),
+                 f"R = D W (the U-step's {len(spans)} blocks)": lambda: [P.csr_dense_take(D, r, W) for r in spans],
                  "R = D W (light rows)": lambda: P.csr_dense_take(D, light, W),
                  "R = D W (heavy rows)": lambda: P.csr_dense_take(D, heavy, W),
                  "Φ = X U": lambda: P.csr_csr_dense(X, U, plan=plan),

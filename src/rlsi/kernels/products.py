@@ -362,7 +362,7 @@ def _balanced_tiles(lengths, heavy, tile, n_workers):
     ``lengths[i]``: entries of row i (its work, plus 2 for zeroing its output and taking its max);
     ``heavy[i]``: whether row i runs chunk by chunk. Heavy rows share tiles only with heavy rows (a chunk of
     B is reused by the heavy rows of its tile), light rows with light rows. A tile holds at most ``tile``
-    rows and about ``total work / (TILES_PER_WORKER · n_workers)``: the frequent terms of a Zipfian corpus
+    rows and, with more than one worker, about ``total work / (TILES_PER_WORKER · n_workers)``: the frequent terms of a Zipfian corpus
     are few rows with most of the entries (22,649 heavy rows held 65 % of the 5.4 M entries of the 50k ×
     200k corpus), and tiles of equal row counts, split among the threads in contiguous shares, left one
     thread 1.6× the mean work at 2 threads and 3.2× at 16. The tiles go to the workers largest first,
@@ -372,7 +372,10 @@ def _balanced_tiles(lengths, heavy, tile, n_workers):
     ``order``, the tiles worker by worker (ascending within a worker) and the workers' boundaries in it."""
     work = np.asarray(lengths, dtype=np.int64) + 2
     n_workers = max(1, int(n_workers))
-    cap = max(1, int(work.sum()) // (TILES_PER_WORKER * n_workers))
+    # one worker has nothing to balance: its tiles are cut by rows only, so the heavy rows' chunks of B are
+    # shared by as many rows as a tile holds (a U-step calls this per block of ~21k term rows: capping each
+    # call's tiles at a quarter of its work made R 0.66 -> 0.75 s at 50k x 200k, K = 200, products_s9.md)
+    cap = max(1, int(work.sum()) // (TILES_PER_WORKER * n_workers)) if n_workers > 1 else int(work.sum()) + 1
     order_parts, cut_parts, offset = [], [], 0
     for idx in (np.flatnonzero(heavy), np.flatnonzero(~np.asarray(heavy, dtype=bool))):
         if not len(idx):
