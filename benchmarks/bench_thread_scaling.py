@@ -8,8 +8,9 @@ the numbers. Meant for an otherwise idle many-core machine; on a shared one, wal
     PYTHONPATH=src python benchmarks/bench_thread_scaling.py --threads 16,8,4,2,1 --lambda1 0.000679 \\
         --checkout new=src --checkout old=/path/to/old/src --json scaling.json
 
-Prints, per checkout and thread count: fit wall time, seconds per iteration (whole fit), speed-up over the
-checkout's 1-thread (or fewest-thread) run, nnz(U).
+Prints, per checkout and thread count: fit wall time (and the process's user and system CPU seconds and
+minor page faults during the fit), seconds per iteration (whole fit), speed-up over the checkout's 1-thread
+(or fewest-thread) run, nnz(U).
 """
 
 from __future__ import annotations
@@ -24,18 +25,20 @@ from pathlib import Path
 import harness
 
 CHILD = r"""
-import json, sys, time
+import json, resource, sys, time
 import numpy as np, scipy.sparse as sp
 from rlsi import BatchRLSI
 z = np.load(sys.argv[1])
 X = sp.csr_matrix((z["data"], z["indices"], z["indptr"]), shape=tuple(z["shape"]))
 k, lam, iters = int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
 BatchRLSI(k, lambda1=lam, max_iter=2, tol=0, topic_sweeps=3, random_state=0).fit(X[:2000])  # compile / load
-t = time.perf_counter()
+r0, t = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
 m = BatchRLSI(k, lambda1=lam, max_iter=iters, tol=0, topic_sweeps=3, random_state=0).fit(X)
-wall = time.perf_counter() - t
+wall, r1 = time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF)
 print(json.dumps({"wall_s": wall, "per_iter_s": wall / iters, "nnz_U": int(m.components_.nnz)
-                  if hasattr(m.components_, "nnz") else int(np.count_nonzero(m.components_))}))
+                  if hasattr(m.components_, "nnz") else int(np.count_nonzero(m.components_)),
+                  "user_s": r1.ru_utime - r0.ru_utime, "sys_s": r1.ru_stime - r0.ru_stime,
+                  "minor_faults": r1.ru_minflt - r0.ru_minflt}))
 """
 
 
@@ -71,7 +74,8 @@ def main(argv=None):
                     raise SystemExit(f"{name} at {t} threads failed: {out['error']}")
                 r = dict(out, checkout=name, threads=t)
                 results.append(r)
-                print(f"{name:>8s} {t:3d} threads: fit {r['wall_s']:7.2f} s, {r['per_iter_s']:6.3f} s/iter, "
+                print(f"{name:>8s} {t:3d} threads: fit {r['wall_s']:7.2f} s (user {r['user_s']:.2f}, sys "
+                      f"{r['sys_s']:.2f}, {r['minor_faults']} page faults), {r['per_iter_s']:6.3f} s/iter, "
                       f"nnz(U) {r['nnz_U']}", flush=True)
                 if a.json:
                     a.json.write_text(json.dumps({"args": vars(a) | {"json": str(a.json)}, "nnz_X": int(X.nnz),

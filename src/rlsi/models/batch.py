@@ -37,6 +37,7 @@ from .regularization import (DOCS_PER_UNIT, INITS, LAMBDA1_SCALES, DeadTopicsWar
                              warn_dead_topics)
 from .screening import BatchR, ScreenedBatchR
 from .sparsity import lambda1_for_terms_per_topic
+from .tasks import BlockScratch
 from .squared import SquaredLossModel
 
 __all__ = ["BatchRLSI", "RLSIProblem", "DeadTopicsWarning"]
@@ -147,7 +148,10 @@ class RLSIProblem:
         self.x_sqnorm = float(np.square(X.data, dtype=np.float64).sum())
         screenable = get_penalty(topic_penalty).norm == "l1"
         self._plain_r_rows = BatchR(self.D)
-        self.r_rows = ScreenedBatchR(self.D, lambda1 / 2.0) if screen and screenable else self._plain_r_rows
+        # reused dense row blocks (R, warm starts, Φ) for the whole fit: see tasks.BlockScratch
+        self.scratch = BlockScratch()
+        self.r_rows = (ScreenedBatchR(self.D, lambda1 / 2.0, scratch=self.scratch) if screen and screenable
+                       else self._plain_r_rows)
         self.cross = 0.0
         self.representation = representation
         M, K = self.D.shape[0], W.shape[1]
@@ -208,7 +212,7 @@ class RLSIProblem:
         self.W, self.cross, self.S = steps.update_doc_vectors(
             self.X, U, penalty=self.doc_penalty, lam=self.lambda2, W_prev=W_old,
             max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=self.X.dtype, return_gram=True,
-            executor=executor, G=self.G)
+            executor=executor, G=self.G, scratch=self.scratch)
         if isinstance(self.r_rows, ScreenedBatchR):  # the drift of W for its bounds, while both W exist
             self.r_rows.advance(W_old, self.W)
         return {}

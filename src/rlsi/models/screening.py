@@ -9,6 +9,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..kernels.products import csr_dense_rows, csr_dense_rows_max, csr_dense_take
+from .tasks import BlockScratch
 from .steps import nonzero_row_mask
 
 
@@ -120,7 +121,7 @@ class ScreenedBatchR:
     the ``nnz(D) · K`` work of ``R``.
     """
 
-    def __init__(self, D, half_lam):
+    def __init__(self, D, half_lam, scratch=None):
         self.D = D
         self.half_lam = float(half_lam)
         self.row_norms = csr_row_norms(D)
@@ -130,6 +131,9 @@ class ScreenedBatchR:
         self._col_norm = 0.0  # max_k ‖W[:, k]‖ of the current state
         self._skipped = {}  # block start -> rows skipped (dict stores are atomic: safe under threads)
         self.total_skipped = 0
+        # the blocks of R handed out by compact() (and the U-step's warm starts) reuse these buffers: the
+        # caller is done with a block before it asks for the next one (update_topics' compact_task)
+        self.scratch = scratch if scratch is not None else BlockScratch()
 
     @property
     def rows_skipped(self):
@@ -213,10 +217,12 @@ class ScreenedBatchR:
         """Only the rows of block a..b that are not certified zero: ``(rows, R_rows)`` with ``rows`` the
         int64 indices relative to a and R_rows (len(rows) x K) those rows of R, bit-identical to
         ``self(a, b)[rows]``; every other row of the block has a zero solution and zero previous topics.
+        R_rows lives in this thread's buffer of :attr:`scratch`: valid until this thread's next call.
         Late in a sparse fit most rows are skipped, and no block x K array of zeros is written, scanned
         by the lasso and converted for them."""
         rows = np.flatnonzero(self._need(a, b))
-        Rc, rowmax = csr_dense_take(self.D, rows + a, self._W, dtype=self._W.dtype)
+        out = self.scratch.get("R", (len(rows), self._W.shape[1]), self._W.dtype)
+        Rc, rowmax = csr_dense_take(self.D, rows + a, self._W, dtype=self._W.dtype, out=out)
         self._store(a + rows, rowmax, self._slack(a, b)[rows])
         self._skipped[a] = int((b - a) - len(rows))
         return rows, Rc

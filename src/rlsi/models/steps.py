@@ -106,7 +106,7 @@ def update_topics(r_rows, S, U_prev, *, n_terms, penalty, lam, max_iter=100, tol
         a, b = ab
         rows, Rc = r_rows.compact(a, b)
         return tasks.topic_block_rows(Rc, rows, prepared, U_prev, a, b, penalty=pen, lam=lam, max_iter=max_iter,
-                                      tol=tol, max_work=max_work)
+                                      tol=tol, max_work=max_work, scratch=getattr(r_rows, "scratch", None))
 
     spans = blocks(n_terms, block_rows(K, block_entries))
     executor = get_executor(executor)
@@ -121,12 +121,13 @@ def update_topics(r_rows, S, U_prev, *, n_terms, penalty, lam, max_iter=100, tol
 
 
 def update_doc_vectors(X, U, *, penalty, lam, W_prev=None, max_iter=100, tol=1e-4, dtype=None,
-                       return_gram=False, executor=None, block_entries=None, G=None):
+                       return_gram=False, executor=None, block_entries=None, G=None, scratch=None):
     """V-step / folding-in. Returns ``(W, cross)`` with W (N x K) = Vᵀ and cross = Σ Φ∘V, and with
     ``return_gram=True`` also ``S = WᵀW`` (K x K, float64), accumulated block by block while each block
     is in cache (the next U-step and the objective both need it; a separate pass over W costs more).
 
     X : CSR (N x M); U : CSR or dense (M x K); G : ``UᵀU`` if the caller has it (else computed here).
+    scratch : optional :class:`rlsi.models.tasks.BlockScratch` for the blocks' Φ (reused across calls).
     ``cross = tr(Uᵀ D Vᵀ)`` is what the objective needs (see :func:`objective`). With penalty "l2" every row is ``(UᵀU + λ₂I)⁻¹ Uᵀ d``; with "l1" it is the
     lasso of :mod:`rlsi.kernels.lasso` with ``S = UᵀU`` (warm-started from ``W_prev`` if given).
     """
@@ -143,7 +144,8 @@ def update_doc_vectors(X, U, *, penalty, lam, W_prev=None, max_iter=100, tol=1e-
     def task(ab):
         a, b = ab
         _, stats = tasks.doc_block(X, a, b, U, prepared, W_prev, penalty=pen, lam=lam, max_iter=max_iter,
-                                   tol=tol, dtype=dtype, want_gram=return_gram, out=W[a:b], plan=plan)
+                                   tol=tol, dtype=dtype, want_gram=return_gram, out=W[a:b], plan=plan,
+                                   scratch=scratch)
         return stats  # the rows go straight into W (disjoint slices): no second N x K copy
 
     results = get_executor(executor).map(task, blocks(N, block_rows(K, block_entries)))
