@@ -483,8 +483,11 @@ def csr_dense_take(A, rows, B, dtype=None, out=None):
 
 
 @njit(cache=True, parallel=True)
-def _take_rows(indptr, indices, data, rows, out):
+def _take_rows(indptr, indices, data, rows, out, zero=False):
     for i in prange(rows.shape[0]):
+        if zero:  # a reused buffer: each row cleared by its own thread, just before it is filled
+            for k in range(out.shape[1]):
+                out[i, k] = 0.0
         row = rows[i]
         for p in range(indptr[row], indptr[row + 1]):
             out[i, indices[p]] += data[p]  # adds duplicates of a non-canonical CSR, as scipy does
@@ -494,12 +497,12 @@ def csr_take_dense(A, rows, dtype=None, out=None):
     """Dense copy of rows ``rows`` (int64 indices) of CSR ``A`` (len(rows) x n_cols), in parallel; ``out``:
     optional C-contiguous array of that shape and dtype to write into (as :func:`csr_dense_take`)."""
     rows = np.ascontiguousarray(rows, dtype=np.int64)
+    zero = out is not None
     if out is None:
         out = np.zeros((len(rows), A.shape[1]), dtype=dtype or A.dtype)
     else:
         out = _out_block(out, (len(rows), A.shape[1]), np.dtype(dtype or A.dtype))
-        out[...] = 0
-    _take_rows(A.indptr, A.indices, A.data, rows, out)
+    _take_rows(A.indptr, A.indices, A.data, rows, out, zero)
     return out
 
 
