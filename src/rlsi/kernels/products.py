@@ -366,8 +366,9 @@ def _balanced_tiles(lengths, heavy, tile, n_workers):
     rows and, with more than one worker, about ``total work / (TILES_PER_WORKER · n_workers)``: the
     frequent terms of a Zipfian corpus are few rows with most of the entries (22,649 heavy rows held 65 %
     of the 5.4 M entries of the 50k × 200k corpus), and tiles of equal row counts, split among the threads
-    in contiguous shares, left one thread 1.6× the mean work at 2 threads and 3.2× at 16. The tiles go to the workers largest first,
-    each to the least loaded worker (so no worker exceeds the mean by more than one tile).
+    in contiguous shares, left one thread 1.6× the mean work at 2 threads and 3.2× at 16. The tiles go to
+    the workers largest first, each to the least loaded worker (so no worker exceeds the mean by more than
+    one tile).
 
     Returns ``(order, starts, tiles, worker_starts)``: the rows in processing order, tile boundaries in
     ``order``, the tiles worker by worker (ascending within a worker) and the workers' boundaries in it."""
