@@ -318,12 +318,7 @@ def _dense_tile(indptr, indices, data, rows, dest, B, out, rowmax, chunk, r0, r1
             if ahead > 0:
                 ahead -= 1
         if want_max:  # while the row is in the cache
-            m = 0.0
-            for k in range(K):
-                v = abs(out[o, k])
-                if v > m:
-                    m = v
-            rowmax[i] = m
+            rowmax[i] = _absmax(out, o)
     c1 = 0
     while n_heavy > 0 and c1 < n_b:
         c1 = min(n_b, c1 + chunk)
@@ -343,13 +338,18 @@ def _dense_tile(indptr, indices, data, rows, dest, B, out, rowmax, chunk, r0, r1
             start = indptr[rows[i]]
             if not (n_chunks > 1 and indptr[rows[i] + 1] - start >= n_chunks):
                 continue
-            o = dest[i]
-            m = 0.0
-            for k in range(K):
-                v = abs(out[o, k])
-                if v > m:
-                    m = v
-            rowmax[i] = m
+            rowmax[i] = _absmax(out, dest[i])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _absmax(out, o):
+    """``max_k |out[o, k]|`` (0 for an empty row)."""
+    m = 0.0
+    for k in range(out.shape[1]):
+        v = abs(out[o, k])
+        if v > m:
+            m = v
+    return m
 
 
 #: Tiles per worker that :func:`_balanced_tiles` aims at: a tile holds at most 1/(this · workers) of the
