@@ -72,7 +72,7 @@ SEP = " › "  # joins a phase path into one JSON key
 # Leaf phases whose time is spent inside numba parallel kernels or BLAS/LAPACK: the rest of an iteration is
 # its serial part (issue 9). The python wrappers of the kernels (allocations, casts, cumsum) are outside.
 PARALLEL = ("numba: _csr_dense_tiled", "numba: _csr_csr_dense_tiled", "numba: _count_row_nonzeros", "numba: _fill_csr",
-            "numba: _scatter_rows", "numba: lasso_cd_rows", "BLAS: dsyrk", "BLAS: ridge GEMM Φ·Σ",
+            "numba: lasso_cd_rows", "BLAS: dsyrk", "BLAS: ridge GEMM Φ·Σ",
             "LAPACK: cho_factor", "LAPACK: cho_solve", "numba: _row_sums",
             "numba: _nonzero_row_mask", "numba: _take_rows", "numba: _column_drift", "numba: _csr_row_norms",
             "numba: _row_dots", "numba: _row_absmax", "numba: _cast_into", "numba: _store_rounded",
@@ -109,15 +109,16 @@ def instrument(prof, state):
     import scipy.linalg as la
 
     from rlsi.kernels import lasso as klasso
-    from rlsi.kernels import products
+    from rlsi.kernels import convert, products
     from rlsi.kernels import rows as krows
     from rlsi.models import batch, penalties, screening, steps, tasks
 
     P = prof.patch
     # numba kernels: the jitted functions, looked up as module globals by their python wrappers
-    for name in ("_csr_dense_tiled", "_csr_csr_dense_tiled", "_count_row_nonzeros", "_fill_csr", "_scatter_rows",
-                 "_take_rows", "_csr_gram_parts", "_sum_parts_sym"):
+    for name in ("_csr_dense_tiled", "_csr_csr_dense_tiled", "_take_rows", "_csr_gram_parts", "_sum_parts_sym"):
         P(products, name, "numba: " + name)
+    for name in ("_count_row_nonzeros", "_fill_csr", "_take_rows"):  # (sparse_plan's _take_rows: products')
+        P(convert, name, "numba: " + name)
     for name in ("_row_sums", "_row_dots", "_row_absmax", "_cast_into", "_store_rounded"):
         P(krows, name, "numba: " + name)
     P(steps, "_nonzero_row_mask", "numba: _nonzero_row_mask")

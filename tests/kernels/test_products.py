@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from rlsi.kernels.convert import csr_rows_to_dense, csr_take_dense, dense_rows_to_csr, dense_to_csr
 from rlsi.kernels.products import (csr_csr_dense, csr_dense, csr_dense_rows, csr_dense_rows_f64, csr_dense_rows_max,
-                                   csr_dense_take,
-                                   csr_gram, csr_rows_to_dense, csr_take_dense, dense_rows_to_csr, dense_to_csr)
+                                   csr_dense_take, csr_gram)
 from rlsi.kernels.rows import dot_sum
 
 DTYPES = [np.float32, np.float64]

@@ -10,7 +10,8 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 from rlsi import BatchRLSI
-from rlsi.kernels.products import csr_csr_dense, csr_dense_rows, csr_dense_take, csr_take_dense
+from rlsi.kernels.convert import csr_take_dense
+from rlsi.kernels.products import csr_csr_dense, csr_dense_rows, csr_dense_take
 from rlsi.models import tasks
 from rlsi.models.tasks import BlockScratch
 

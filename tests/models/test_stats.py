@@ -200,7 +200,7 @@ def test_bad_inputs():
 def test_csr_of_the_live_rows_of_dense_topics():
     """The CSR the online V-step projects with (the listed rows of a dense U, others empty) holds exactly
     those rows' non-zero entries."""
-    from rlsi.kernels.products import csr_of_dense_rows as _csr_of_rows
+    from rlsi.kernels.convert import csr_of_dense_rows as _csr_of_rows
 
     rng = np.random.default_rng(3)
     U = rng.standard_normal((50, 7)) * (rng.random((50, 7)) < 0.3)

@@ -21,7 +21,8 @@ import numpy as np
 import scipy.sparse as sp
 from dask.sizeof import sizeof
 
-from ..kernels.products import csr_dense, csr_dense_rows, csr_rows_to_dense, dense_to_csr
+from ..kernels.convert import csr_rows_to_dense, dense_to_csr
+from ..kernels.products import csr_dense, csr_dense_rows
 from ..kernels.rows import row_absmax
 from ..models import steps, tasks
 from ..models.sparsity import _rows_of_R

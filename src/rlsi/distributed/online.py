@@ -32,7 +32,7 @@ from dask.sizeof import sizeof
 from .._params import Anything, Integer, Real
 from ..io import register
 from ..models import steps
-from ..kernels.products import dense_to_csr
+from ..kernels.convert import dense_to_csr
 from ..models.active_rows import ActiveRows
 from ..models.online import OnlineRLSI
 from ..models.penalties import penalty as get_penalty

@@ -1,5 +1,6 @@
 """numba kernels shared by every learner: Gram-lasso coordinate descent (lasso), sparse products (products),
-reductions and casts of dense row blocks (rows), and a cache hint the products use (hints).
+conversions between dense row blocks and CSR (convert), reductions and casts of dense row blocks (rows),
+and a cache hint the products use (hints).
 
 numba's OpenMP threading layer lets idle workers spin between parallel regions by default; RLSI
 alternates short parallel kernels with BLAS calls, so spinning workers steal the cores BLAS needs

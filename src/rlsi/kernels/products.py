@@ -2,15 +2,13 @@
 
 * ``csr_dense(A, B)``: ``A @ B`` for CSR ``A`` (n x m) and dense ``B`` (m x K). Used for
   ``R = D Vᵀ`` by blocks of terms (A = rows of D, i.e. columns of X) and for folding in.
-* ``dense_to_csr`` / ``csr_rows_to_dense``: parallel conversions between the dense blocks the lasso
-  works on and the CSR topics that are kept (``csr_take_dense`` / ``dense_rows_to_csr`` and
-  ``csr_dense_take`` for the rows of a block that screening leaves to compute) (scipy's conversions are single-threaded and were a tenth
-  of an iteration at 200k terms x K=200).
+* ``csr_dense_take``: only some rows of ``A @ B`` (the rows of a block that screening leaves to compute).
 * ``csr_gram(U)``: ``UᵀU`` of a CSR U in parallel (fixed row ranges, float64).
 * ``csr_csr_dense(A, B, a=, b=)``: ``A[a:b] @ B`` for CSR ``A`` (n x m) and CSR ``B`` (m x K) into a
   dense result. Used for ``Φᵀ = X U`` with sparse topics: cost ``Σ_nnz(A) nnz(B row)``, no densified U.
 
-Reductions and dtype casts of dense row blocks are in :mod:`rlsi.kernels.rows`.
+Reductions and dtype casts of dense row blocks are in :mod:`rlsi.kernels.rows`, conversions between dense
+blocks and CSR in :mod:`rlsi.kernels.convert`.
 
 scipy's CSR x dense product is single-threaded and, for float32, upcasts; these kernels keep the dtype of
 the output chosen by the caller and run on every numba thread.
@@ -32,6 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
+from rlsi.kernels.convert import _take_rows, out_block
 from rlsi.kernels.hints import prefetch_row
 
 
@@ -173,81 +172,9 @@ def csr_csr_dense(A, B, dtype=None, a=0, b=None, plan=None, out=None):
         plan = sparse_plan(B, dtype, _sorted(A))
     elif len(plan.bounds) > 2 and not _sorted(A):
         plan = SparsePlan(plan.dense_of, plan.dense, np.array([0, B.shape[0]], dtype=np.int64), plan.data, dtype)
-    out = _out_block(out, (b - a, B.shape[1]), dtype)
+    out = out_block(out, (b - a, B.shape[1]), dtype)
     _csr_csr_dense_tiled(A.indptr, A.indices, _entries_as(A, dtype, plan.dense.dtype), B.indptr, B.indices, plan.data,
                          plan.dense_of, plan.dense, plan.bounds, out, a, _tile(b - a, out.shape[1] * dtype.itemsize))
-    return out
-
-
-@njit(cache=True, parallel=True)
-def _count_row_nonzeros(A, rows):
-    """``counts[i + 1]`` = non-zero entries of row ``rows[i]`` of the dense A (counts[0] = 0)."""
-    K = A.shape[1]
-    counts = np.zeros(rows.shape[0] + 1, dtype=np.int64)
-    for i in prange(rows.shape[0]):
-        m = rows[i]
-        c = 0
-        for k in range(K):
-            if A[m, k] != 0.0:
-                c += 1
-        counts[i + 1] = c
-    return counts
-
-
-@njit(cache=True, parallel=True)
-def _fill_csr(A, rows, starts, indices, data):
-    """Write the non-zero entries of row ``rows[i]`` of the dense A from position ``starts[i]`` on."""
-    K = A.shape[1]
-    for i in prange(rows.shape[0]):
-        m = rows[i]
-        p = starts[i]
-        for k in range(K):
-            if A[m, k] != 0.0:
-                indices[p] = k
-                data[p] = A[m, k]
-                p += 1
-
-
-def _csr_parts(counts_of_rows, K, dtype):
-    """indptr (from per-row counts, int64 (n + 1,)), and empty indices/data arrays of the right types."""
-    indptr = np.cumsum(counts_of_rows)
-    idx_dtype = np.int32 if K < 2**31 and indptr[-1] < 2**31 else np.int64
-    return indptr, np.empty(indptr[-1], dtype=idx_dtype), np.empty(indptr[-1], dtype=dtype), idx_dtype
-
-
-def dense_to_csr(A):
-    """CSR copy of a dense (n x K) block, in parallel (scipy's conversion is single-threaded)."""
-    A = np.ascontiguousarray(A)
-    every = np.arange(A.shape[0], dtype=np.int64)
-    indptr, indices, data, idx_dtype = _csr_parts(_count_row_nonzeros(A, every), A.shape[1], A.dtype)
-    _fill_csr(A, every, indptr, indices, data)
-    return sp.csr_matrix((data, indices, indptr.astype(idx_dtype)), shape=A.shape)
-
-
-def csr_of_dense_rows(U, rows):
-    """The M x K CSR holding the rows ``rows`` (ascending int64) of the dense U (M x K) without their zeros,
-    the other rows empty, read where they lie: two passes over those rows only, no copy of them, no pass
-    over M x K."""
-    M, K = U.shape
-    rows = np.ascontiguousarray(rows, dtype=np.int64)
-    counts = np.zeros(M + 1, dtype=np.int64)
-    counts[rows + 1] = _count_row_nonzeros(U, rows)[1:]
-    indptr, indices, data, idx_dtype = _csr_parts(counts, K, U.dtype)
-    _fill_csr(U, rows, indptr[rows], indices, data)
-    return sp.csr_matrix((data, indices, indptr.astype(idx_dtype)), shape=(M, K))
-
-
-@njit(cache=True, parallel=True)
-def _scatter_rows(indptr, indices, data, row0, out):
-    for i in prange(out.shape[0]):
-        for p in range(indptr[row0 + i], indptr[row0 + i + 1]):
-            out[i, indices[p]] += data[p]  # adds duplicates of a non-canonical CSR, as scipy does
-
-
-def csr_rows_to_dense(A, a, b, dtype=None):
-    """Dense copy of rows a..b of CSR ``A`` without slicing it first."""
-    out = np.zeros((b - a, A.shape[1]), dtype=dtype or A.dtype)
-    _scatter_rows(A.indptr, A.indices, A.data, a, out)
     return out
 
 
@@ -441,7 +368,7 @@ def csr_dense_rows(A, a, b, B, mask=None, dtype=None, out=None):
     B = np.ascontiguousarray(B, dtype=dtype)
     if mask is None:
         dest = np.arange(b - a, dtype=np.int64)
-        out = _out_block(out, (b - a, B.shape[1]), dtype)
+        out = out_block(out, (b - a, B.shape[1]), dtype)
     elif out is not None:
         raise ValueError("csr_dense_rows: out is not supported with a mask")
     else:
@@ -477,58 +404,10 @@ def csr_dense_take(A, rows, B, dtype=None, out=None):
     dtype = np.dtype(dtype or np.result_type(A.dtype, B.dtype))
     B = np.ascontiguousarray(B, dtype=dtype)
     rows = np.ascontiguousarray(rows, dtype=np.int64)
-    out = _out_block(out, (len(rows), B.shape[1]), dtype)
+    out = out_block(out, (len(rows), B.shape[1]), dtype)
     rowmax = np.empty(len(rows))
     _csr_dense_into(A, rows, np.arange(len(rows), dtype=np.int64), B, out, rowmax, dtype)
     return out, rowmax
-
-
-@njit(cache=True, parallel=True)
-def _take_rows(indptr, indices, data, rows, out, zero=False):
-    for i in prange(rows.shape[0]):
-        if zero:  # a reused buffer: each row cleared by its own thread, just before it is filled
-            for k in range(out.shape[1]):
-                out[i, k] = 0.0
-        row = rows[i]
-        for p in range(indptr[row], indptr[row + 1]):
-            out[i, indices[p]] += data[p]  # adds duplicates of a non-canonical CSR, as scipy does
-
-
-def csr_take_dense(A, rows, dtype=None, out=None):
-    """Dense copy of rows ``rows`` (int64 indices) of CSR ``A`` (len(rows) x n_cols), in parallel; ``out``:
-    optional C-contiguous array of that shape and dtype to write into (as :func:`csr_dense_take`)."""
-    rows = np.ascontiguousarray(rows, dtype=np.int64)
-    zero = out is not None
-    if out is None:
-        out = np.zeros((len(rows), A.shape[1]), dtype=dtype or A.dtype)
-    else:
-        out = _out_block(out, (len(rows), A.shape[1]), np.dtype(dtype or A.dtype))
-    _take_rows(A.indptr, A.indices, A.data, rows, out, zero)
-    return out
-
-
-def _out_block(out, shape, dtype):
-    """``out`` checked as a C-contiguous writeable array of ``shape`` and ``dtype``, or a new empty one."""
-    if out is None:
-        return np.empty(shape, dtype=dtype)
-    if out.shape != tuple(shape) or out.dtype != dtype or not out.flags.c_contiguous or not out.flags.writeable:
-        raise ValueError(f"out must be a writeable C-contiguous {dtype} array of shape {tuple(shape)}, got "
-                         f"{out.dtype} {out.shape}")
-    return out
-
-
-def dense_rows_to_csr(A, rows, n_rows):
-    """CSR (n_rows x K) whose rows ``rows`` (increasing int64 indices) are the rows of the dense ``A``
-    (len(rows) x K) without their zeros, all other rows empty: the inverse of :func:`csr_take_dense` for a
-    block of which only some rows were computed (no n_rows x K array is formed)."""
-    A = np.ascontiguousarray(A)
-    rows = np.ascontiguousarray(rows, dtype=np.int64)
-    every = np.arange(A.shape[0], dtype=np.int64)
-    counts = np.zeros(n_rows + 1, dtype=np.int64)
-    counts[rows + 1] = _count_row_nonzeros(A, every)[1:]
-    indptr, indices, data, idx_dtype = _csr_parts(counts, A.shape[1], A.dtype)
-    _fill_csr(A, every, indptr[rows], indices, data)  # row i of A starts at indptr[rows[i]]
-    return sp.csr_matrix((data, indices, indptr.astype(idx_dtype)), shape=(n_rows, A.shape[1]))
 
 
 def csr_dense_rows_max(A, a, b, B, mask, dtype=None):

@@ -20,7 +20,7 @@ from numba import njit, prange
 import numba
 
 from ..kernels.lasso import _cd_row, start_row
-from ..kernels.products import csr_of_dense_rows, dense_to_csr
+from ..kernels.convert import csr_of_dense_rows, dense_to_csr
 from ..kernels.rows import row_absmax
 from . import steps
 from .penalties import penalty as get_penalty

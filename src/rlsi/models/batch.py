@@ -28,7 +28,7 @@ from .._validation import check_random_state
 from ..errors import RLSIError
 from ..io import register
 from ..kernels.lasso import set_threads
-from ..kernels.products import csr_rows_to_dense, dense_to_csr
+from ..kernels.convert import csr_rows_to_dense, dense_to_csr
 from . import steps
 from .driver import alternate
 from .executor import get_executor

@@ -112,7 +112,8 @@ from .._validation import check_matrix, check_random_state
 from ..errors import RLSIError
 from ..io import register
 from ..kernels.lasso import compute_threads
-from ..kernels.products import csr_csr_dense, csr_rows_to_dense, dense_to_csr
+from ..kernels.convert import csr_rows_to_dense, dense_to_csr
+from ..kernels.products import csr_csr_dense
 from . import steps
 from .regularization import INITS, LAMBDA1_SCALES, effective_lambda1
 from .base import check_fitted

@@ -24,8 +24,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg.blas import dsyrk
 
-from ..kernels.products import (csr_csr_dense, csr_dense_rows, csr_rows_to_dense, csr_take_dense,
-                                dense_rows_to_csr, dense_to_csr)
+from ..kernels.convert import csr_rows_to_dense, csr_take_dense, dense_rows_to_csr, dense_to_csr
+from ..kernels.products import csr_csr_dense, csr_dense_rows
 from ..kernels.rows import cast_into, dot_sum, store_rounded
 
 # Aim for dense blocks of about this many entries (x 8 bytes): big enough to keep every thread busy,
