@@ -211,7 +211,8 @@ def _dense_tile(indptr, indices, data, rows, dest, B, out, rowmax, chunk, r0, r1
     want_max = rowmax.shape[0] > 0
     pos = np.empty(r1 - r0, dtype=np.int64)
     n_heavy = 0
-    # the prefetch cursor: entry q of row ci, PREFETCH_AHEAD light entries ahead of the one being added
+    # the prefetch cursor: entry q of row ci, PREFETCH_AHEAD light entries ahead of the one being added (it
+    # starts at the tile's first entry and moves one entry per entry added, so it never falls behind)
     ci = r0
     q = indptr[rows[r0]] if r0 < r1 else 0
     ahead = 0
@@ -228,8 +229,6 @@ def _dense_tile(indptr, indices, data, rows, dest, B, out, rowmax, chunk, r0, r1
         pos[i - r0] = end  # done here
         for p in range(start, end):
             while ahead < PREFETCH_AHEAD and ci < r1:  # move the cursor on to the next light entry
-                if ci < i or (ci == i and q < p):
-                    ci, q = i, p
                 if q < indptr[rows[ci] + 1]:  # (a tile's rows are all light or all heavy: _balanced_tiles)
                     prefetch_row(B, indices[q])
                     q += 1
