@@ -573,26 +573,7 @@ def test_topic_gram_of_csr_and_dense_topics_agree():
     np.testing.assert_array_equal(topic_gram(U.tocsc()), topic_gram(U))
 
 
-# ------------------------------------------------------------------ S = WᵀW in float64 row blocks
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("block_rows", [None, 1, 7, 64, 1000])
-def test_blocked_gram_is_the_float64_gram(dtype, block_rows):
-    """tasks.gram converts a float32 (or strided) W to float64 one row block at a time: the result is the
-    float64 gram of the whole W up to the order of the sums, for any block size (incl. 1 row, a block size
-    that does not divide N, and one block larger than W)."""
-    from rlsi.models.tasks import gram
-
-    rng = np.random.default_rng(61)
-    W = rng.standard_normal((130, 9)).astype(dtype)
-    ref = W.astype(np.float64).T @ W.astype(np.float64)
-    S = gram(W, block_rows=block_rows)
-    assert S.dtype == np.float64 and S.shape == (9, 9)
-    np.testing.assert_allclose(S, ref, rtol=1e-12, atol=1e-12)  # float64 sums for float32 W too
-    np.testing.assert_array_equal(S, S.T)
-    strided = gram(np.asfortranarray(W), block_rows=block_rows)  # not C-contiguous: the blocked path in float64
-    np.testing.assert_allclose(strided, ref, rtol=1e-12, atol=1e-12)
-
-
+# ------------------------------------------------------------------ S = WᵀW (kernels.blas_rows; more in test_blas_rows.py)
 def test_blocked_gram_of_empty_and_cast_kernels():
     from rlsi.kernels.rows import cast_into, store_rounded
     from rlsi.models.tasks import gram

@@ -71,19 +71,22 @@ def test_components_follow_the_sizes():
 
 
 def test_a_float32_fit_counts_row_blocks_not_a_float64_copy_of_w_for_its_gram():
-    """tasks.gram converts a float32 W to float64 one row block at a time (it used to convert W whole: the
-    peak of the 100k x 500k, K = 500 float32 fit, benchmarks/results/memory_estimate.md); a float64 W is used
-    as it is. The phase "S of the initial W" grows by one block buffer, whatever N."""
-    from rlsi.models.tasks import GRAM_BLOCK_ENTRIES
+    """tasks.gram converts a float32 W to float64 a sub-block per thread at a time (it used to convert W
+    whole: the peak of the 100k x 500k, K = 500 float32 fit, benchmarks/results/memory_estimate.md); a
+    float64 W is used as it is. The phase "S of the initial W" grows by those sub-blocks, whatever N."""
+    import numba
+
+    from rlsi.kernels import blas_rows
 
     K = 500
     for N in (1_000, 100_000, 400_000):
-        block = min(N, GRAM_BLOCK_ENTRIES // K) * K * 8  # at most N rows
+        parts = min(blas_rows.GRAM_PARTS, -(-N // blas_rows.ROW_CHUNK))
+        block = min(parts, numba.config.NUMBA_NUM_THREADS) * min(N, blas_rows.GRAM_SUB_ROWS) * K * 8
         f32 = estimate_batch_fit(N, 500_000, 20_000_000, K, dtype=np.float32, topic_density=0.004)
         f64 = estimate_batch_fit(N, 500_000, 20_000_000, K, dtype=np.float64, topic_density=0.004)
         s32, s64 = f32.phases["S of the initial W"], f64.phases["S of the initial W"]
         # float64: W is used as it is; the difference to float32 is X, D (4 bytes of value each), W's own
-        # 4 bytes per entry, and the float32 fit's one float64 block buffer (not a second W)
+        # 4 bytes per entry, and the float32 fit's float64 sub-blocks (not a second W)
         assert s64 - s32 == 2 * 20_000_000 * 4 + N * K * 4 - block
 
 

@@ -31,7 +31,8 @@ import contextlib
 import numba
 import numpy as np
 from numba import njit, prange
-from threadpoolctl import ThreadpoolController
+
+from .blas_rows import one_blas_thread
 
 
 #: Support solves (see :func:`lasso_cd_row`) only when a row may take at least this many sweeps: the capped,
@@ -390,15 +391,9 @@ def compute_threads(n_jobs):
     """numba threads from ``n_jobs`` (:func:`set_threads`) and BLAS limited to one thread inside the block,
     both restored on exit: for learners whose BLAS work is K x K and n x K (tiny), where threaded BLAS next
     to numba's threads only oversubscribes the cores."""
-    global _CONTROLLER
-    if _CONTROLLER is None:  # inspecting the loaded libraries costs milliseconds: do it once
-        _CONTROLLER = ThreadpoolController()
     previous = set_threads(n_jobs)
     try:
-        with _CONTROLLER.limit(limits=1, user_api="blas"):
+        with one_blas_thread():
             yield
     finally:
         set_threads(previous)
-
-
-_CONTROLLER = None

@@ -27,7 +27,7 @@ from .._params import Anything, Choice, Integer, Real
 from .._validation import check_random_state
 from ..errors import RLSIError
 from ..io import register
-from ..kernels.lasso import set_threads
+from ..kernels.lasso import compute_threads
 from ..kernels.convert import csr_rows_to_dense, dense_to_csr
 from . import steps
 from .driver import alternate
@@ -367,24 +367,25 @@ class BatchRLSI(SquaredLossModel):
         lam1 = None if target is not None else self.effective_lambda1(N)
         self.n_features_in_ = M
         executor = get_executor(self.executor)
-        previous = set_threads(self.n_jobs)
         try:
-            W = self._initial_doc_vectors(X, V_init)
-            D = X.T.tocsr()  # one transposed copy for the λ₁ search and the fit
-            problem = None
-            if target is not None:  # the fit continues from the search's last problem (sparsity module)
-                lam1, problem = self._lambda1_for_target(X, W, target, D)
-            self.lambda1_effective_ = lam1
-            self.lambda1_ = lam1 if self.lambda1_scale == "paper" else lam1 * DOCS_PER_UNIT / N
-            if problem is None:
-                problem = self._problem(X, W, lam1, D)
-            else:
-                _use_lambda1(problem, lam1)
-            del D, W  # W₀ lives on only as the problem's W, freed by the first V-step (no third N x K array)
-            trace = alternate(problem, max_iter=self.max_iter, tol=self.tol, executor=executor,
-                              name=type(self).__name__, verbose=self.verbose)
+            # numba threads from n_jobs; BLAS on one thread: its large products run in row chunks on the
+            # library's threads (kernels.blas_rows), and OpenBLAS's own threads would spin next to numba's
+            with compute_threads(self.n_jobs):
+                W = self._initial_doc_vectors(X, V_init)
+                D = X.T.tocsr()  # one transposed copy for the λ₁ search and the fit
+                problem = None
+                if target is not None:  # the fit continues from the search's last problem (sparsity module)
+                    lam1, problem = self._lambda1_for_target(X, W, target, D)
+                self.lambda1_effective_ = lam1
+                self.lambda1_ = lam1 if self.lambda1_scale == "paper" else lam1 * DOCS_PER_UNIT / N
+                if problem is None:
+                    problem = self._problem(X, W, lam1, D)
+                else:
+                    _use_lambda1(problem, lam1)
+                del D, W  # W₀ lives on only as the problem's W, freed by the first V-step (no third N x K array)
+                trace = alternate(problem, max_iter=self.max_iter, tol=self.tol, executor=executor,
+                                  name=type(self).__name__, verbose=self.verbose)
         finally:
-            set_threads(previous)
             if executor is not self.executor:
                 executor.close()
         if hasattr(problem.r_rows, "finish"):

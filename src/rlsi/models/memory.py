@@ -12,9 +12,10 @@ X                             nnz (b + i) + (N + 1) i                      the i
 transposed copy D = Xᵀ        nnz (b + i) + (M + 1) i                      ``RLSIProblem.D`` (R = D W)
 setup temporaries             8 nnz                                        the squares of X's entries for
                                                                            ‖X‖² (float64), freed at once
-gram blocks                   8 min(N, G/K) K where W is float32           ``tasks.gram(W)`` for S = WᵀW:
-                              (G = ``tasks.GRAM_BLOCK_ENTRIES``)           W converted to float64 in row
-                                                                           blocks (phase "S of the initial
+gram blocks                   8 P K² + 8 min(T, P) min(N, G) K, the        ``tasks.gram(W)`` for S = WᵀW:
+                              second term where W is float32 (P, G:        P partial grams; each of T
+                              ``blas_rows.GRAM_PARTS``, ``GRAM_SUB_ROWS``; threads converts G rows at a
+                              T: numba's threads)                          time (phase "S of the initial
                                                                            W"; no float64 copy of W)
 per-term arrays               8 M + 16 M with ℓ1 topics                    document frequencies; the
                                                                            screening's row norms and bounds
@@ -74,6 +75,7 @@ import math
 import os
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 
 __all__ = ["MemoryEstimate", "TopicProfile", "estimate_batch_fit", "estimate_for", "estimate_online_fit",
@@ -200,7 +202,8 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
     problems of two successive rounds side by side (three copies of D at once; an upper bound read from
     the code, not measured). Returns a :class:`MemoryEstimate`."""
     from .batch import DENSE_ABOVE, DENSE_MAX_BYTES, SPARSE_WORK_SHARE
-    from .tasks import GRAM_BLOCK_ENTRIES, block_rows
+    from ..kernels import blas_rows
+    from .tasks import block_rows
 
     N, M, nnz, K = int(n_docs), int(n_terms), int(nnz), int(n_components)
     margin = PREDICTION_MARGIN if topics is not None else 1.0
@@ -248,8 +251,10 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
     v_blocks = 2 * min(rows, N) * K * 8 * min(workers, -(-N // rows))
     gram = 6 * 8 * K * K
     init_tmp = 2 * 8 * N * K if init == "random" else 0
-    # tasks.gram converts a float32 W to float64 one row block at a time (one buffer), not whole
-    gram_blocks = min(N, max(1, GRAM_BLOCK_ENTRIES // max(1, K))) * K * 8 if b != 8 else 0
+    # tasks.gram (blas_rows.gram_rows): partial grams, and a float32 W converted a sub-block per thread
+    parts = max(1, min(blas_rows.GRAM_PARTS, -(-N // blas_rows.ROW_CHUNK)))
+    threads = min(parts, int(numba.config.NUMBA_NUM_THREADS))
+    gram_blocks = parts * K * K * 8 + (threads * min(N, blas_rows.GRAM_SUB_ROWS) * K * 8 if b != 8 else 0)
     base = int(baseline)
 
     phases = {

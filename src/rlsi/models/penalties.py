@@ -31,6 +31,7 @@ import scipy.linalg as la
 import scipy.sparse as sp
 
 from .._validation import check_choice
+from ..kernels.blas_rows import matmul_rows
 from ..kernels.lasso import lasso_rows
 from ..kernels.rows import abs_sum, sq_sum
 
@@ -99,10 +100,10 @@ class Penalty:
         :func:`rlsi.kernels.lasso.lasso_rows`). ``max_work``: each row's budget of multiply-adds for coordinate
         descent (None: none; see :func:`rlsi.kernels.lasso.lasso_cd_row`)."""
         if self.norm == "l2" and not self.nonneg:
-            R64 = np.asarray(R).astype(np.float64, copy=False)
-            if out is not None and out.dtype == np.float64:  # straight into the caller's rows
-                return np.matmul(R64, prepared, out=out), 0
-            return R64 @ prepared, 0
+            # row chunks on single-threaded BLAS in parallel (kernels.blas_rows: OpenBLAS's own threads
+            # would spin next to numba's after the call); straight into the caller's float64 rows
+            direct = out is not None and out.dtype == np.float64 and out.flags.c_contiguous
+            return matmul_rows(R, prepared, out=out if direct else None), 0
         l1 = lam if self.norm == "l1" else 0.0
         U, sweeps = lasso_rows(R, prepared, U0, l1, max_iter=max_iter, tol=tol, positive=self.nonneg, out=out,
                                overwrite_init=overwrite_init, max_work=max_work)

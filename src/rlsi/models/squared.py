@@ -13,7 +13,7 @@ topics frozen (§7) — and so does :class:`rlsi.retrieval.topic.RidgeFolding` f
 from __future__ import annotations
 
 from .._params import Choice, Integer, Real
-from ..kernels.lasso import set_threads
+from ..kernels.lasso import compute_threads
 from . import steps
 from .base import TopicModel, check_fitted
 from .penalties import PENALTIES
@@ -28,12 +28,9 @@ def fold_in(X, topics, *, penalty="l2", lam=1.0, max_iter=100, tol=1e-4, dtype=N
     ``(UᵀU + λI)⁻¹ Uᵀ x``; "l1": the lasso of footnote 8). Returns W (n_samples x n_components) of
     ``dtype`` (X's by default). A row without any known term gives a zero vector.
     """
-    previous = set_threads(n_jobs)
-    try:
+    with compute_threads(n_jobs):  # BLAS on one thread: see kernels.blas_rows
         W, _ = steps.update_doc_vectors(X, topics, penalty=penalty, lam=lam, max_iter=max_iter, tol=tol,
                                         dtype=dtype or X.dtype, executor=executor)
-    finally:
-        set_threads(previous)
     return W
 
 

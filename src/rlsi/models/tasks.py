@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg.blas import dsyrk
 
+from ..kernels.blas_rows import gram_rows
 from ..kernels.convert import csr_rows_to_dense, csr_take_dense, dense_rows_to_csr, dense_to_csr
 from ..kernels.products import csr_csr_dense, csr_dense_rows
 from ..kernels.rows import cast_into, dot_sum, store_rounded
@@ -45,31 +45,14 @@ def blocks(n_rows, step):
     return [(a, min(n_rows, a + step)) for a in range(0, n_rows, step)]
 
 
-#: Entries of the float64 row blocks :func:`gram` converts a non-float64 W in (x 8 bytes: 32 MB), a
-#: dsyrk of a few thousand rows at K = 200 to 500, long enough that BLAS runs at full speed.
-GRAM_BLOCK_ENTRIES = 1 << 22
-
-
-def gram(W, block_rows=None):
-    """``S = V Vᵀ = Wᵀ W`` in float64 (K x K), by symmetric rank-k updates (half a GEMM's work).
-
-    A C-contiguous float64 W goes to BLAS (dsyrk) as it is. Any other W (float32, strided) is converted in row
-    blocks of ``block_rows`` rows (default ``GRAM_BLOCK_ENTRIES / K``), in parallel, into one float64 buffer,
-    and the blocks' grams are accumulated by dsyrk (``beta = 1``): never a float64 copy of the whole W, which
-    was 6.4 GB of the 14.2 GB peak of the paper's web fit (1.6M documents, K = 500, float32). Equal to
-    ``W.astype(float64).T @ W`` up to the rounding of the sums' order."""
-    W = np.asarray(W)
-    N, K = W.shape
-    if W.dtype == np.float64 and W.flags.c_contiguous:
-        upper = dsyrk(1.0, W.T, trans=0, lower=0)  # W.T is Fortran-ordered K x N: no copy
-    else:
-        step = max(1, int(block_rows or max(1, GRAM_BLOCK_ENTRIES // max(1, K))))
-        buf = np.empty((min(step, N), K))
-        upper = np.zeros((K, K), order="F")
-        for a in range(0, N, step):
-            blk = cast_into(W[a:a + step], buf[:min(N, a + step) - a])
-            upper = dsyrk(1.0, blk.T, beta=1.0, c=upper, trans=0, lower=0, overwrite_c=1)
-    return np.triu(upper) + np.triu(upper, 1).T
+def gram(W):
+    """``S = V Vᵀ = Wᵀ W`` in float64 (K x K, exactly symmetric) of W (N x K, any float dtype or strides):
+    :func:`rlsi.kernels.blas_rows.gram_rows` — symmetric rank-k updates (half a GEMM's work) on row chunks,
+    in parallel on single-threaded BLAS, float32 rows converted to float64 a sub-block at a time (never a
+    float64 copy of the whole W, which was 6.4 GB of the 14.2 GB peak of the paper's web fit: 1.6M documents,
+    K = 500, float32). Equal to ``W.astype(float64).T @ W`` up to the order of the sums, and the same
+    numbers on any number of threads."""
+    return gram_rows(W)
 
 
 def topic_block(Rb, prepared, U_prev, a, b, *, penalty, lam, max_iter, tol, dense=False, out=None, max_work=None):

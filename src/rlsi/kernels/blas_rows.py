@@ -1,0 +1,139 @@
+"""Dense products of many rows on the library's threads, each chunk on single-threaded BLAS.
+
+* :func:`matmul_rows` — ``out = A @ B`` for a tall A (n x K) and a small B (K x L), float64.
+* :func:`gram_rows` — ``S = WᵀW`` (K x K, float64) of a tall W of any float dtype.
+* :func:`blas_controller` — the one :class:`threadpoolctl.ThreadpoolController` of the library.
+
+Why not threaded BLAS: after every call, OpenBLAS's threads busy-wait (its ``THREAD_TIMEOUT``, 2²⁸ cycles,
+about 0.1 s) before they sleep, and meanwhile compete for the cores with numba's threads in the kernels that
+follow. A fit's V-step alternates, block after block, a numba product (``Φ = X U``) with two BLAS calls (the
+ridge GEMM and the block's gram), so every numba kernel of the iteration ran next to spinning BLAS threads.
+Measured (``benchmarks/results/threads_device_s10/``: 50,000 x 200,000, K = 200, the paper's density), a
+whole fit of 5 iterations with the spinning cut short by ``OPENBLAS_THREAD_TIMEOUT=4``: 16-core Xeon
+2.77 → 1.73 s, 2-core EPYC 6.2–6.6 → 4.7–5.2 s. Here BLAS runs on one thread inside each chunk and the
+chunks run on a pool of ``numba.get_num_threads()`` Python threads (numpy releases the GIL in BLAS), so
+OpenBLAS's own threads are never woken.
+
+The chunks are fixed by the number of rows alone and their partial results are added in chunk order: the
+same numbers on any number of threads (not bit-equal to one unchunked BLAS call).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numba
+import numpy as np
+from threadpoolctl import ThreadpoolController
+
+#: Rows per chunk of :func:`matmul_rows` (at K = 200: 0.8 MB of A, 20 MFlop: long enough that a BLAS call's
+#: overhead is nothing, short enough that 16 threads share a 20,000-row block evenly).
+ROW_CHUNK = 512
+#: At most this many partial grams in :func:`gram_rows` (each K x K float64, all held until added in order).
+GRAM_PARTS = 32
+#: Rows of W converted to float64 and multiplied at once inside a part of :func:`gram_rows`.
+GRAM_SUB_ROWS = 2048
+
+_controller = None
+_pool = None
+_pool_pid = None
+_pool_lock = threading.Lock()
+
+
+def blas_controller():
+    """The library's ThreadpoolController, made once (inspecting the loaded libraries costs milliseconds)."""
+    global _controller
+    if _controller is None:
+        _controller = ThreadpoolController()
+    return _controller
+
+
+@contextlib.contextmanager
+def one_blas_thread():
+    """BLAS limited to one thread inside the block (every BLAS library threadpoolctl finds), restored on
+    exit by the same thread. (Not shared across threads: OpenBLAS 0.3.31 was seen to ignore a thread count
+    set from a thread other than the main one once it had run in several threads, so a limit restored from
+    another thread than the one that set it could stay for good.)"""
+    with blas_controller().limit(limits=1, user_api="blas"):
+        yield
+
+
+def _executor():
+    """A pool of ``NUMBA_NUM_THREADS`` threads, made once per process (a forked child makes its own: the
+    parent's threads do not exist there)."""
+    global _pool, _pool_pid
+    with _pool_lock:
+        if _pool is None or _pool_pid != os.getpid():
+            _pool = ThreadPoolExecutor(max(1, numba.config.NUMBA_NUM_THREADS), thread_name_prefix="rlsi-blas")
+            _pool_pid = os.getpid()
+        return _pool
+
+
+def _run(fn, n_items):
+    """``[fn(i) for i in range(n_items)]``, on ``numba.get_num_threads()`` threads when that is above one
+    (each thread takes every n-th item), with BLAS on one thread meanwhile. On one thread (numba's count
+    of the calling thread: 1 inside a ThreadExecutor's task) the items run here, BLAS left as it is."""
+    n = min(numba.get_num_threads(), n_items)
+    if n <= 1:
+        return [fn(i) for i in range(n_items)]
+    out = [None] * n_items
+
+    def worker(t):
+        for i in range(t, n_items, n):
+            out[i] = fn(i)
+
+    with one_blas_thread():
+        for f in [_executor().submit(worker, t) for t in range(n)]:
+            f.result()
+    return out
+
+
+def matmul_rows(A, B, out=None):
+    """``out = A @ B`` (float64) for A (n x K) and B (K x L), in chunks of :data:`ROW_CHUNK` rows of A.
+
+    A and B are read as float64 (converted once if they are not); ``out``: an optional C-contiguous
+    (n x L) float64 array to write into."""
+    A = np.ascontiguousarray(A, dtype=np.float64)
+    B = np.ascontiguousarray(B, dtype=np.float64)
+    n = A.shape[0]
+    if out is None:
+        out = np.empty((n, B.shape[1]))
+    elif out.shape != (n, B.shape[1]) or out.dtype != np.float64 or not out.flags.c_contiguous:
+        raise ValueError(f"out must be a C-contiguous float64 array of shape {(n, B.shape[1])}")
+    n_chunks = -(-n // ROW_CHUNK)
+
+    def chunk(i):
+        a, b = i * ROW_CHUNK, min(n, (i + 1) * ROW_CHUNK)
+        np.matmul(A[a:b], B, out=out[a:b])
+
+    _run(chunk, n_chunks)
+    return out
+
+
+def gram_rows(W):
+    """``S = WᵀW`` (K x K, float64, exactly symmetric) of W (n x K, any float dtype or strides).
+
+    W's rows are cut into at most :data:`GRAM_PARTS` equal parts (by n alone); each part's gram is summed
+    over sub-blocks of :data:`GRAM_SUB_ROWS` rows converted to float64 (a symmetric rank-k update each: numpy
+    calls BLAS syrk for ``c.T @ c``), and the parts are added in order. Extra memory: the parts' grams and
+    one sub-block per thread, never a float64 copy of W."""
+    W = np.asarray(W)
+    n, K = W.shape
+    n_parts = max(1, min(GRAM_PARTS, -(-n // ROW_CHUNK)))
+    bounds = np.linspace(0, n, n_parts + 1).astype(np.int64)
+
+    def part(i):
+        S = np.zeros((K, K))
+        for a in range(bounds[i], bounds[i + 1], GRAM_SUB_ROWS):
+            c = np.ascontiguousarray(W[a:min(bounds[i + 1], a + GRAM_SUB_ROWS)], dtype=np.float64)
+            S += c.T @ c
+        return S
+
+    parts = _run(part, n_parts)
+    S = parts[0]
+    for P in parts[1:]:
+        S += P
+    return S
