@@ -13,7 +13,7 @@ rlsi    ``BatchRLSI.fit`` as a user calls it (``init="docs"``, λ₂ = 1, ℓ1 t
         process only (``src/`` is not edited): the driver's problem methods (U-step, V-step, objective),
         ``rlsi.models.steps``, the per-block tasks of ``rlsi.models.tasks``, the R providers of
         ``rlsi.models.screening``, the penalties, and the numba kernels of ``rlsi.kernels`` down to the
-        jitted functions themselves, plus BLAS/LAPACK calls (``dsyrk``, Cholesky, the ridge GEMM),
+        jitted functions themselves, plus BLAS/LAPACK calls (the gram and the ridge GEMM in row chunks, Cholesky),
         ``sp.vstack``, ``eliminate_zeros`` and CSR row slicing. Every phase is shown with the untimed rest of
         its parent, so the table accounts for the whole iteration. From the same timers: the **serial share**
         of an iteration (issue 9), its wall time outside numba parallel kernels and BLAS/LAPACK calls.
@@ -72,7 +72,7 @@ SEP = " › "  # joins a phase path into one JSON key
 # Leaf phases whose time is spent inside numba parallel kernels or BLAS/LAPACK: the rest of an iteration is
 # its serial part (issue 9). The python wrappers of the kernels (allocations, casts, cumsum) are outside.
 PARALLEL = ("numba: _csr_dense_tiled", "numba: _csr_csr_dense_tiled", "numba: _count_row_nonzeros", "numba: _fill_csr",
-            "numba: lasso_cd_rows", "BLAS: dsyrk", "BLAS: ridge GEMM Φ·Σ",
+            "numba: lasso_cd_rows", "BLAS: gram (row chunks)", "BLAS: ridge GEMM Φ·Σ (row chunks)",
             "LAPACK: cho_factor", "LAPACK: cho_solve", "numba: _row_sums",
             "numba: _nonzero_row_mask", "numba: _take_rows", "numba: _column_drift", "numba: _csr_row_norms",
             "numba: _row_dots", "numba: _row_absmax", "numba: _cast_into", "numba: _store_rounded",
@@ -148,7 +148,8 @@ def instrument(prof, state):
     P(penalties, "ridge_inverse")
     penalties.la = _Proxy(la, cho_factor=prof.wrap(la.cho_factor, "LAPACK: cho_factor"),
                           cho_solve=prof.wrap(la.cho_solve, "LAPACK: cho_solve"))
-    P(tasks, "dsyrk", "BLAS: dsyrk")
+    P(tasks, "gram_rows", "BLAS: gram (row chunks)")
+    P(penalties, "matmul_rows", "BLAS: ridge GEMM Φ·Σ (row chunks)")
     P(tasks, "dot_sum", "dot_sum: cross term Σ Φ∘W")
 
     Penalty = penalties.Penalty
@@ -156,14 +157,6 @@ def instrument(prof, state):
 
     def solve(self, R, prepared, U0, lam, *, max_iter, tol, **kwargs):
         with prof.phase(f"penalty.solve ({self.name})"):
-            if self.norm == "l2" and not self.nonneg:  # the closed form of Penalty.solve, split in two timers
-                with prof.phase("cast Φ to float64"):
-                    R64 = np.asarray(R).astype(np.float64, copy=False)
-                with prof.phase(PARALLEL[7]):
-                    out = kwargs.get("out")
-                    if out is not None and out.dtype == np.float64:
-                        return np.matmul(R64, prepared, out=out), 0
-                    return R64 @ prepared, 0
             return orig_solve(self, R, prepared, U0, lam, max_iter=max_iter, tol=tol, **kwargs)
 
     Penalty.solve = solve
