@@ -688,7 +688,7 @@ def sweep_section(res, args):
     return L
 
 
-def plot_sweep(res, args, path):
+def plot_sweep(res, args, path, ylabel="CPU seconds per iteration (1 thread)"):
     """PNG: seconds per iteration (whole fit) against AvgComp, BatchRLSI and NMF(mu), one line per dtype."""
     import matplotlib
 
@@ -707,7 +707,7 @@ def plot_sweep(res, args, path):
                     label=f"NMF(mu), {dt}")
     ax.set_xscale("log")
     ax.set_xlabel("topic density AvgComp = nnz(U) / (M·K)")
-    ax.set_ylabel("CPU seconds per iteration (1 thread)")
+    ax.set_ylabel(ylabel)
     ax.set_ylim(bottom=0)
     ax.set_title(f"BatchRLSI vs scikit-learn NMF(mu): {args.docs:,} docs × {args.terms:,} terms, K = {args.k}",
                  fontsize=10)
@@ -1055,7 +1055,9 @@ def main(argv=None):
     sweep = a.sweep_lambda1 or a.sweep_avgcomp
     report = (render_sweep if sweep else render)(a, facts, desc, res, command)
     if sweep and a.png:
-        plot_sweep(res, a, a.png)
+        threads = a.threads or "all"
+        plot_sweep(res, a, a.png, f"{'CPU' if a.clock == 'cpu' else 'wall-clock'} seconds per iteration "
+                                  f"({threads} thread{'s' if str(threads) != '1' else ''})")
     print(report)
     if a.out:
         harness.write_report(a.out, report)
