@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from synthetic import _zipf_cdf  # noqa: E402
+from rlsi.datasets.synthetic import _zipf_cdf  # noqa: E402
 
 
 @dataclass

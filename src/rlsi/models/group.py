@@ -38,7 +38,7 @@ from .._params import Anything, Choice, Integer, Real
 from .._validation import check_random_state
 from ..errors import RLSIError
 from ..io import register
-from ..kernels.lasso import set_threads
+from ..kernels.lasso import compute_threads
 from . import steps
 from .driver import alternate
 from .executor import SerialExecutor, get_executor
@@ -296,17 +296,16 @@ class GroupRLSI(GroupModel):
         self.lambda1_shared_effective_ = lam_s
         self.lambda1_class_effective_ = lam_c
         executor = get_executor(self.executor)
-        previous = set_threads(self.n_jobs)
         try:
-            Ws = self._initial_vectors(X, Xs, layout, order, offsets, V_init)
-            problem = GroupRLSIProblem(Xs, Ws, layout.n_shared, lambda1_shared=lam_s, lambda1_class=lam_c,
-                                       lambda2=self.lambda2, topic_penalty=self.topic_penalty,
-                                       doc_penalty=self.doc_penalty, inner_max_iter=self.inner_max_iter,
-                                       inner_tol=self.inner_tol)
-            trace = alternate(problem, max_iter=self.max_iter, tol=self.tol, executor=executor,
-                              name=type(self).__name__, verbose=self.verbose)
+            with compute_threads(self.n_jobs):  # BLAS on one thread: see kernels.blas_rows
+                Ws = self._initial_vectors(X, Xs, layout, order, offsets, V_init)
+                problem = GroupRLSIProblem(Xs, Ws, layout.n_shared, lambda1_shared=lam_s, lambda1_class=lam_c,
+                                           lambda2=self.lambda2, topic_penalty=self.topic_penalty,
+                                           doc_penalty=self.doc_penalty, inner_max_iter=self.inner_max_iter,
+                                           inner_tol=self.inner_tol)
+                trace = alternate(problem, max_iter=self.max_iter, tol=self.tol, executor=executor,
+                                  name=type(self).__name__, verbose=self.verbose)
         finally:
-            set_threads(previous)
             if executor is not self.executor:
                 executor.close()
         self._finish_fit(layout, problem.components().astype(X.dtype), trace.objectives, trace.n_iter)
