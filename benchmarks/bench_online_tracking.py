@@ -125,9 +125,8 @@ def main(argv=None):
              f"20 Newsgroups {X.shape[0]} x {X.shape[1]} (nnz {X.nnz:,}), K = {a.k}, mini-batches of {a.batch}, "
              f"ρ = {a.rho}, ξ = {a.inner}, one pass. One thread (numba {numba.get_num_threads()}, BLAS 1, "
              f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}); documents per second of process "
-             f"CPU time, best of {a.repeat} runs taken in turns. The 2 cores were shared with other agents' work "
-             f"(load average at the start {facts['loadavg']}), which inflates CPU time too (caches, memory "
-             f"bandwidth): compare rows of one run. Code: {facts['code']}.", "",
+             f"CPU time, best of {a.repeat} runs taken in turns. {harness.load_note(facts)} "
+             f"Code: {facts['code']}.", "",
              "| method | docs / CPU s | ratio to MiniBatchNMF | rel. reconstruction error | terms per topic "
              "| topic match to exact U-steps |", "|---|---:|---:|---:|---:|---:|"]
     for name, dps, ratio, err, tpt, dist in rows:

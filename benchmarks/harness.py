@@ -187,13 +187,22 @@ def machine_facts():
             "scikit-learn": sklearn.__version__, "numba": f"{numba.__version__} ({numba.get_num_threads()} threads)"}
 
 
+def load_note(facts):
+    """What the load average at the start says about other work on the machine (a sentence)."""
+    first = float(facts["loadavg"].split()[0])
+    if first < 0.5:
+        return (f"Load average at the start {facts['loadavg']}: no other work was running then (others may "
+                f"start later: compare rows of one run).")
+    return (f"Load average at the start {facts['loadavg']}: work was running (other jobs, or this run's own "
+            f"earlier steps); where it was other jobs, wall-clock and even CPU times move (caches, memory "
+            f"bandwidth): compare rows of one run.")
+
+
 def machine_line(facts):
     """One markdown sentence with :func:`machine_facts`."""
     return (f"**Machine.** CPU {facts['cpu']}, {facts['cores']} cores, {facts['memory']} RAM; BLAS: "
             f"{facts['blas']}; Python {facts['python']}, numpy {facts['numpy']}, scipy {facts['scipy']}, "
-            f"scikit-learn {facts['scikit-learn']}, numba {facts['numba']}; load average at the start "
-            f"{facts['loadavg']}. The cores are shared with other work (several agents run on this machine), "
-            f"so wall-clock times vary between runs.")
+            f"scikit-learn {facts['scikit-learn']}, numba {facts['numba']}. " + load_note(facts))
 
 
 def corpus_args(p, *, docs=50_000, terms=200_000, tokens=150, k=200):
