@@ -13,8 +13,10 @@ Kernels, as a fit calls them:
   ``TILES_PER_WORKER`` = 4 (the library's), 2 and 8.
 - ``Φ = X U``: :func:`~rlsi.kernels.products.csr_csr_dense` over the V-step's blocks of documents, with
   the library's tiles (two per thread at most) and smaller ones.
-- ``S = WᵀW`` of the V-step: one dsyrk per document block (the library's), one dsyrk of the whole W, and
-  the per-block dsyrk with BLAS capped at 4 and 8 threads (threadpoolctl).
+- ``S = WᵀW`` of the V-step: per document block (the library's row chunks on single-threaded BLAS,
+  :mod:`rlsi.kernels.blas_rows`), on the whole W at once, and as before that module: one threaded dsyrk per
+  block, with all threads and capped at 8 (threadpoolctl). (Session 10's device runs timed the threaded dsyrk
+  under the names of the library's gram: the library still used it then.)
 - the whole V-step (:func:`rlsi.models.steps.update_doc_vectors` with the gram) for the total.
 """
 
@@ -86,6 +88,19 @@ def gram_blocks(cap=None):
             return sum(tasks.gram(b) for b in Wblocks)
     return f
 
+def dsyrk_blocks(cap=None):
+    # the gram as the library took it before kernels.blas_rows: one threaded dsyrk per block
+    from scipy.linalg.blas import dsyrk
+
+    def one(b):
+        up = dsyrk(1.0, b.T, trans=0, lower=0)
+        return np.triu(up) + np.triu(up, 1).T
+
+    def f():
+        with CTL.limit(limits=min(cap or T, T), user_api="blas"):
+            return sum(one(b) for b in Wblocks)
+    return f
+
 cases = {
     "R = D W, U-step blocks, tiles/worker 4 (library)": r_blocks(4),
     "R = D W, tiles/worker 2": r_blocks(2),
@@ -96,10 +111,10 @@ cases = {
     "Φ = X U, V-step blocks (library tiles)": phi(None),
     "Φ = X U, tiles ≤ 1/8 of a thread's rows": phi(8),
     "Φ = X U, tiles of 256 rows": phi(-256),
-    "S = WᵀW, dsyrk per block (library)": gram_blocks(),
-    "S = WᵀW, one dsyrk of W": lambda: tasks.gram(W),
-    "S = WᵀW, dsyrk per block, BLAS ≤ 8 threads": gram_blocks(8),
-    "S = WᵀW, dsyrk per block, BLAS ≤ 4 threads": gram_blocks(4),
+    "S = WᵀW, per block (library: kernels.blas_rows)": gram_blocks(),
+    "S = WᵀW, one call on the whole W (blas_rows)": lambda: tasks.gram(W),
+    "S = WᵀW, threaded dsyrk per block (before)": dsyrk_blocks(),
+    "S = WᵀW, threaded dsyrk per block, BLAS ≤ 8 threads": dsyrk_blocks(8),
     "V-step (update_doc_vectors, l2, with gram)": lambda: steps.update_doc_vectors(
         X, U, penalty="l2", lam=0.5, return_gram=True),
 }
