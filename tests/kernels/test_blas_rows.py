@@ -10,6 +10,12 @@ from rlsi.kernels.blas_rows import blas_controller, gram_rows, matmul_rows, one_
 DTYPES = [np.float32, np.float64]
 
 
+@pytest.fixture(autouse=True)
+def parallel_at_any_size(monkeypatch):
+    """The tests' products are small: let them take the parallel path all the same."""
+    monkeypatch.setattr(blas_rows, "MIN_PARALLEL_WORK", 0)
+
+
 def _blas_threads():
     return [lib["num_threads"] for lib in blas_controller().info() if lib["user_api"] == "blas"]
 
@@ -51,9 +57,9 @@ def test_gram_rows_holds_at_most_gram_parts_partial_grams(monkeypatch):
     seen = []
     real = blas_rows._run
 
-    def counting(fn, n_items):
+    def counting(fn, n_items, work):
         seen.append(n_items)
-        return real(fn, n_items)
+        return real(fn, n_items, work)
 
     monkeypatch.setattr(blas_rows, "_run", counting)
     W = np.random.default_rng(3).standard_normal((101, 4))
@@ -132,4 +138,18 @@ def test_one_thread_inside_an_executor_task_runs_inline(monkeypatch):
         outs = ex.map(lambda i: matmul_rows(A, B), range(2))
     for o in outs:
         np.testing.assert_array_equal(o, A)
+    assert calls == []
+
+
+def test_small_products_run_in_the_calling_thread(monkeypatch):
+    """Below MIN_PARALLEL_WORK multiply-adds nothing goes to the pool and BLAS's limit is not touched (an
+    online fit's mini-batch at K = 20 would pay more for both than for its product)."""
+    monkeypatch.setattr(blas_rows, "MIN_PARALLEL_WORK", 10**9)
+    calls = []
+    monkeypatch.setattr(blas_rows, "one_blas_thread", lambda: calls.append(1))
+    monkeypatch.setattr(blas_rows, "_executor", lambda: calls.append(2))
+    A = np.random.default_rng(10).standard_normal((1000, 20))
+    with _threads(2):
+        np.testing.assert_allclose(matmul_rows(A, np.eye(20)), A, rtol=0, atol=0)
+        np.testing.assert_allclose(gram_rows(A), A.T @ A, rtol=1e-12, atol=1e-12)
     assert calls == []

@@ -29,9 +29,13 @@ import numba
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-#: Rows per chunk of :func:`matmul_rows` (at K = 200: 0.8 MB of A, 20 MFlop: long enough that a BLAS call's
-#: overhead is nothing, short enough that 16 threads share a 20,000-row block evenly).
-ROW_CHUNK = 512
+#: Rows per chunk of :func:`matmul_rows` (at K = 200: 0.4 MB of A, 20 MFlop: a BLAS call's overhead is
+#: nothing — 20,971 x 200 @ 200 x 200 took 38–39 ms at 1 thread in chunks of 256, 512 or 2048 rows, 41 ms
+#: whole — and a 20,971-row block is 82 chunks, which 16 threads share within one chunk each).
+ROW_CHUNK = 256
+#: Below this many multiply-adds a product runs in the calling thread (handing chunks to the pool and
+#: limiting BLAS cost tens of microseconds: an online fit's mini-batch at K = 20 is a few thousand).
+MIN_PARALLEL_WORK = 1 << 22
 #: At most this many partial grams in :func:`gram_rows` (each K x K float64, all held until added in order).
 GRAM_PARTS = 32
 #: Rows of W converted to float64 and multiplied at once inside a part of :func:`gram_rows`.
@@ -72,12 +76,13 @@ def _executor():
         return _pool
 
 
-def _run(fn, n_items):
+def _run(fn, n_items, work):
     """``[fn(i) for i in range(n_items)]``, on ``numba.get_num_threads()`` threads when that is above one
-    (each thread takes every n-th item), with BLAS on one thread meanwhile. On one thread (numba's count
-    of the calling thread: 1 inside a ThreadExecutor's task) the items run here, BLAS left as it is."""
+    and ``work`` (multiply-adds) reaches :data:`MIN_PARALLEL_WORK` (each thread takes every n-th item), with
+    BLAS on one thread meanwhile. Otherwise (numba's count of the calling thread is 1 inside a
+    ThreadExecutor's task) the items run here, BLAS left as it is."""
     n = min(numba.get_num_threads(), n_items)
-    if n <= 1:
+    if n <= 1 or work < MIN_PARALLEL_WORK:
         return [fn(i) for i in range(n_items)]
     out = [None] * n_items
 
@@ -109,7 +114,7 @@ def matmul_rows(A, B, out=None):
         a, b = i * ROW_CHUNK, min(n, (i + 1) * ROW_CHUNK)
         np.matmul(A[a:b], B, out=out[a:b])
 
-    _run(chunk, n_chunks)
+    _run(chunk, n_chunks, n * A.shape[1] * B.shape[1])
     return out
 
 
@@ -132,7 +137,7 @@ def gram_rows(W):
             S += c.T @ c
         return S
 
-    parts = _run(part, n_parts)
+    parts = _run(part, n_parts, n * K * K)
     S = parts[0]
     for P in parts[1:]:
         S += P
