@@ -141,4 +141,5 @@ def gram_rows(W):
     S = parts[0]
     for P in parts[1:]:
         S += P
-    return S
+    # mirrored from the upper triangle: exactly symmetric whichever BLAS routine numpy chose for c.T @ c
+    return np.triu(S) + np.triu(S, 1).T
