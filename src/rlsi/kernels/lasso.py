@@ -389,8 +389,9 @@ def set_threads(n_jobs):
 @contextlib.contextmanager
 def compute_threads(n_jobs):
     """numba threads from ``n_jobs`` (:func:`set_threads`) and BLAS limited to one thread inside the block,
-    both restored on exit: for learners whose BLAS work is K x K and n x K (tiny), where threaded BLAS next
-    to numba's threads only oversubscribes the cores."""
+    both restored on exit: what a fit runs under. Its BLAS work is either K x K (tiny) or a tall product that
+    :mod:`rlsi.kernels.blas_rows` cuts into row chunks on the library's own threads; threaded BLAS next to
+    numba's threads would only spin (OpenBLAS) or oversubscribe the cores."""
     previous = set_threads(n_jobs)
     try:
         with one_blas_thread():
