@@ -1,3 +1,10 @@
+# Device run of session 10 (issue 9), from the repository root on the lent 16-core machine:
+#   TO=95 TO2=110 bash benchmarks/results/threads_device_s10/run_scaling.sh
+# Carried paths: .whl (snowballstemmer and PyStemmer wheels: the device image lacks them; see the device
+# tool's README for `pip download`) and .variants/tpw2/src (a copy of src with TILES_PER_WORKER = 2, made
+# by sed, for the last step). Results go to $OUT/r.tgz (the device returns at most 8 files).
+# A next device session: the same first loop on the current code answers whether blas_rows gives the
+# 16-thread fit what OPENBLAS_THREAD_TIMEOUT=4 gave (README.md here, section 3).
 export PYTHONUNBUFFERED=1
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl 2>/dev/null; export PYTHONPATH=/tmp/site
 o=${OUT:-/tmp/devout}/r; mkdir -p $o
