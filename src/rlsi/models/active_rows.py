@@ -477,37 +477,44 @@ class CompactBatch:
 _NO_DSQ = np.zeros(1)
 
 
-@njit(cache=True)
+#: Rows per task of the block's parallel row kernels (:func:`_csr_dense`: one K-vector of scratch per task).
+_ROWS_PER_TASK = 64
+
+
+@njit(cache=True, parallel=True)
 def _take_rows(A, rows):
     """``A[rows]`` (rows: int64) as a new C-ordered array: a row copy per row, not numpy's element-wise
-    fancy indexing."""
+    fancy indexing; rows in parallel."""
     K = A.shape[1]
     out = np.empty((rows.shape[0], K), dtype=A.dtype)
-    for i in range(rows.shape[0]):
+    for i in prange(rows.shape[0]):
         out[i, :] = A[rows[i], :]
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def _put_rows(A, rows, B, src):
-    """``A[rows] = B[src]`` (rows, src: int64), a row copy per row."""
-    for i in range(rows.shape[0]):
+    """``A[rows] = B[src]`` (rows, src: int64; ``rows`` without repeats), a row copy per row, in parallel."""
+    for i in prange(rows.shape[0]):
         A[rows[i], :] = B[src[i], :]
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def _csr_dense(indptr, indices, data, B, out):
-    """``out = A @ B`` (CSR A float64, dense B), each row's terms added in storage order from zero. (The sums
-    in a local K-vector, stored once per row: a third faster at K = 20 than adding into ``out`` itself.)"""
+    """``out = A @ B`` (CSR A float64, dense B), each row's terms added in storage order from zero, rows in
+    parallel. (The sums in a local K-vector, stored once per row: a third faster at K = 20 than adding into
+    ``out`` itself.)"""
     K = B.shape[1]
-    acc = np.empty(K)
-    for i in range(out.shape[0]):
-        for k in range(K):
-            acc[k] = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
-            a = data[p]
-            Bj = B[indices[p]]
+    n = out.shape[0]
+    for c in prange((n + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK):
+        acc = np.empty(K)
+        for i in range(c * _ROWS_PER_TASK, min(n, (c + 1) * _ROWS_PER_TASK)):
             for k in range(K):
-                acc[k] += a * Bj[k]
-        for k in range(K):
-            out[i, k] = acc[k]
+                acc[k] = 0.0
+            for p in range(indptr[i], indptr[i + 1]):
+                a = data[p]
+                Bj = B[indices[p]]
+                for k in range(K):
+                    acc[k] += a * Bj[k]
+            for k in range(K):
+                out[i, k] = acc[k]
