@@ -200,7 +200,7 @@ def lasso_cd_row(r, S, u, g, half_lam, max_iter, tol, positive=False, max_work=n
                    np.empty((K, K)), np.empty((3, K)), max_work)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _cd_row(r, S, u, g, half_lam, max_iter, tol, positive, idx, M, work, max_work=np.inf):
     """:func:`lasso_cd_row` with its support-solve workspaces given (idx (K,) int64, M (K, K), work (3, K))."""
     K = r.shape[0]
@@ -283,7 +283,7 @@ def lasso_cd_rows(R, S, U, half_lam, max_iter, tol, positive=False, U0=None, max
     return _lasso_cd_rows(R, S, U, U if U0 is None else U0, half_lam, max_iter, tol, positive, float(max_work))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def start_row(r, S, u, g, half_lam, positive):
     """Prepare one row for :func:`lasso_cd_row`: False when the warm start ``u`` is zero and
     ``max|r_k| <= λ/2`` (only ``r_k > λ/2`` with ``positive``) — the KKT conditions hold at zero, the row is

@@ -201,7 +201,7 @@ def _assemble(pieces, rows, M, K, dtype):
     return sp.csr_matrix((data, indices, indptr), shape=(M, K))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _solve_row(r, u, g, S, half_lam, max_iter, tol, positive, ws_idx, ws_M, ws_work):
     """:func:`rlsi.kernels.lasso.lasso_cd_rows`'s treatment of one row (u: warm start, solved in place): a
     zero row with ``max|r| <= λ/2`` (one-sided when ``positive``) is optimal as it is; else ``g = S u`` over
@@ -217,7 +217,7 @@ def _solve_row(r, u, g, S, half_lam, max_iter, tol, positive, ws_idx, ws_M, ws_w
     return _cd_row(r, S, u, g, half_lam, max_iter, tol, positive, ws_idx, ws_M, ws_work, np.inf)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _add_outer(u, idx, Gp):
     """``Gp += u uᵀ`` over the non-zero entries of u (idx: scratch); returns how many there are."""
     K = u.shape[0]
