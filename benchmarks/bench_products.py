@@ -12,10 +12,11 @@ imported). Timing the same cache with two versions of the library (``PYTHONPATH=
     python benchmarks/bench_products.py --report --json products.json
 
 ``--gram N`` instead times ``S = WᵀW`` (K x K, float64) of a random float32 W (N x K): the whole float64 copy
-and one dsyrk (the library before the blocked gram), :func:`rlsi.models.tasks.gram` (float64 row blocks, a
-parallel cast and a dsyrk with ``beta = 1`` each) at several block sizes, the same blocks with a GEMM, and a
-numba kernel (float64 partial grams of row ranges, no BLAS); CPU time at 1 thread and the extra memory each
-allocates (tracemalloc: numpy's allocations)::
+and one dsyrk (the library before the blocked gram), :func:`rlsi.models.tasks.gram`
+(:func:`rlsi.kernels.blas_rows.gram_rows`: up to 32 parts, each summed over float64 sub-blocks by syrk) at
+several sub-block sizes, 4M-entry blocks with a GEMM, and a numba kernel (float64 partial grams of row
+ranges, no BLAS); CPU time at 1 thread and the extra memory each allocates (tracemalloc: numpy's
+allocations)::
 
     PYTHONPATH=src python benchmarks/bench_products.py --gram 200000 --k 500 --repeats 3
 """
@@ -181,9 +182,20 @@ def run_gram(a):
 
     numba_gram = _numba_gram()
     cases = {"whole float64 copy + dsyrk (before)": whole}
-    for rows in (1024, 4096, tasks.GRAM_BLOCK_ENTRIES // K, 65536):
-        cases[f"tasks.gram, blocks of {rows} rows (dsyrk)"] = (lambda r: lambda: tasks.gram(W, block_rows=r))(rows)
-    cases[f"blocks of {tasks.GRAM_BLOCK_ENTRIES // K} rows (dgemm)"] = gemm_blocks(tasks.GRAM_BLOCK_ENTRIES // K)
+    from rlsi.kernels import blas_rows
+
+    def library(sub_rows):  # tasks.gram = blas_rows.gram_rows, its float64 sub-blocks of sub_rows rows
+        def f():
+            old, blas_rows.GRAM_SUB_ROWS = blas_rows.GRAM_SUB_ROWS, sub_rows
+            try:
+                return tasks.gram(W)
+            finally:
+                blas_rows.GRAM_SUB_ROWS = old
+        return f
+
+    for rows in (512, blas_rows.GRAM_SUB_ROWS, 8192):
+        cases[f"tasks.gram (blas_rows), sub-blocks of {rows} rows (syrk)"] = library(rows)
+    cases["blocks of 8388 rows (dgemm)"] = gemm_blocks(8388)  # 4M entries at K = 500: the blocks of before
     cases["numba kernel (8 row ranges, float64 sums)"] = lambda: numba_gram(W)
     ref = W.astype(np.float64).T @ W.astype(np.float64)
     lines = [f"S = WᵀW of a random float32 W, N = {N}, K = {K} (W: {W.nbytes / 2**20:.0f} MB); CPU time at 1 "
