@@ -200,6 +200,8 @@ def lasso_cd_row(r, S, u, g, half_lam, max_iter, tol, positive=False, max_work=n
                    np.empty((K, K)), np.empty((3, K)), max_work)
 
 
+# inline="always" (here and on start_row): both run once per row inside the parallel row loops, and a call
+# passes each array argument with a reference-count update (about 10 % of an online U-step at K = 20)
 @njit(cache=True, nogil=True, inline="always")
 def _cd_row(r, S, u, g, half_lam, max_iter, tol, positive, idx, M, work, max_work=np.inf):
     """:func:`lasso_cd_row` with its support-solve workspaces given (idx (K,) int64, M (K, K), work (3, K))."""

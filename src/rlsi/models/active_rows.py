@@ -201,6 +201,7 @@ def _assemble(pieces, rows, M, K, dtype):
     return sp.csr_matrix((data, indices, indptr), shape=(M, K))
 
 
+# inline="always" (here and on _add_outer): once per row in _solve_dense_rows, as in rlsi.kernels.lasso
 @njit(cache=True, nogil=True, inline="always")
 def _solve_row(r, u, g, S, half_lam, max_iter, tol, positive, ws_idx, ws_M, ws_work):
     """:func:`rlsi.kernels.lasso.lasso_cd_rows`'s treatment of one row (u: warm start, solved in place): a
