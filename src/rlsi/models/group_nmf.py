@@ -30,7 +30,7 @@ from .._params import Anything, Integer, Real
 from .._validation import check_random_state
 from ..errors import RLSIError
 from ..io import register
-from ..kernels.lasso import set_threads
+from ..kernels.lasso import compute_threads
 from ..kernels.products import csr_dense_rows
 from . import steps
 from .driver import alternate
@@ -195,13 +195,12 @@ class GroupNMF(GroupModel):
             Us.append((a * np.abs(rng.standard_normal((M, kc)))).astype(dtype) if kc else None)
             Vs.append((a * np.abs(rng.standard_normal((Xp.shape[0], Ks + kc)))).astype(dtype))
         executor = get_executor(self.executor)
-        previous = set_threads(self.n_jobs)
         try:
-            problem = GroupNMFProblem(Xs, U0, Us, Vs, Ks)
-            trace = alternate(problem, max_iter=self.max_iter, tol=self.tol, executor=executor,
-                              name=type(self).__name__, verbose=self.verbose)
+            with compute_threads(self.n_jobs):  # BLAS on one thread: see kernels.blas_rows
+                problem = GroupNMFProblem(Xs, U0, Us, Vs, Ks)
+                trace = alternate(problem, max_iter=self.max_iter, tol=self.tol, executor=executor,
+                                  name=type(self).__name__, verbose=self.verbose)
         finally:
-            set_threads(previous)
             if executor is not self.executor:
                 executor.close()
         self._finish_fit(layout, problem.components(), trace.objectives, trace.n_iter)
