@@ -268,6 +268,20 @@ def _dense_tile(indptr, indices, data, rows, dest, B, out, rowmax, chunk, r0, r1
 
 
 @njit(cache=True, nogil=True, inline="always")
+def csr_row_into(acc, indptr, indices, data, B, i):
+    """``acc = A[i] @ B`` (acc: (K,) float64 scratch) for row i of a CSR A (indptr, indices, data) and dense B:
+    from zero, the row's terms added in storage order (the order of the plain product). Inlined into the
+    row loops of small-K kernels (the online block's projection and rows of R)."""
+    for k in range(acc.shape[0]):
+        acc[k] = 0.0
+    for p in range(indptr[i], indptr[i + 1]):
+        a = data[p]
+        Bj = B[indices[p]]
+        for k in range(acc.shape[0]):
+            acc[k] += a * Bj[k]
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _absmax(out, o):
     """``max_k |out[o, k]|`` (0 for an empty row)."""
     m = 0.0

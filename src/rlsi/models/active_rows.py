@@ -21,6 +21,7 @@ import numba
 
 from ..kernels.lasso import _cd_row, start_row
 from ..kernels.convert import csr_of_dense_rows, dense_to_csr
+from ..kernels.products import csr_row_into
 from ..kernels.rows import row_absmax
 from . import steps
 from .penalties import penalty as get_penalty
@@ -510,12 +511,6 @@ def _csr_dense(indptr, indices, data, B, out):
     for c in prange((n + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK):
         acc = np.empty(K)
         for i in range(c * _ROWS_PER_TASK, min(n, (c + 1) * _ROWS_PER_TASK)):
-            for k in range(K):
-                acc[k] = 0.0
-            for p in range(indptr[i], indptr[i + 1]):
-                a = data[p]
-                Bj = B[indices[p]]
-                for k in range(K):
-                    acc[k] += a * Bj[k]
+            csr_row_into(acc, indptr, indices, data, B, i)
             for k in range(K):
                 out[i, k] = acc[k]

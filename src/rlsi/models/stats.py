@@ -56,6 +56,7 @@ from numba import njit, prange
 from .._validation import check_matrix, check_number
 from ..errors import RLSIError
 from ..io import register
+from ..kernels.products import csr_row_into
 
 _GROWTH = 1.25
 _STATE_VERSION = 2  # 2: the lazy ``scale`` (version 1 files: scale 1)
@@ -503,13 +504,7 @@ def _assign_rows(indptr, indices, data, W, cols, R_base, R, rowmax, inv_scale, i
     for chunk in prange((n + _ASSIGN_CHUNK - 1) // _ASSIGN_CHUNK):
         acc = np.empty(K)
         for i in range(chunk * _ASSIGN_CHUNK, min(n, (chunk + 1) * _ASSIGN_CHUNK)):
-            for k in range(K):
-                acc[k] = 0.0
-            for p in range(indptr[i], indptr[i + 1]):
-                j = indices[p]
-                a = data[p]
-                for k in range(K):
-                    acc[k] += a * W[j, k]
+            csr_row_into(acc, indptr, indices, data, W, i)
             c = cols[i]
             m = 0.0
             for k in range(K):
