@@ -80,13 +80,8 @@ def phi(per_thread):
             P._tile = old
     return f
 
-def gram_blocks(cap=None):
-    def f():
-        if cap is None:
-            return sum(tasks.gram(b) for b in Wblocks)
-        with CTL.limit(limits=min(cap, T), user_api="blas"):  # a limit sets, it does not cap
-            return sum(tasks.gram(b) for b in Wblocks)
-    return f
+def gram_blocks():
+    return sum(tasks.gram(b) for b in Wblocks)
 
 def dsyrk_blocks(cap=None):
     # the gram as the library took it before kernels.blas_rows: one threaded dsyrk per block
@@ -97,7 +92,7 @@ def dsyrk_blocks(cap=None):
         return np.triu(up) + np.triu(up, 1).T
 
     def f():
-        with CTL.limit(limits=min(cap or T, T), user_api="blas"):
+        with CTL.limit(limits=min(cap or T, T), user_api="blas"):  # a limit sets, it does not cap
             return sum(one(b) for b in Wblocks)
     return f
 
@@ -111,7 +106,7 @@ cases = {
     "Φ = X U, V-step blocks (library tiles)": phi(None),
     "Φ = X U, tiles ≤ 1/8 of a thread's rows": phi(8),
     "Φ = X U, tiles of 256 rows": phi(-256),
-    "S = WᵀW, per block (library: kernels.blas_rows)": gram_blocks(),
+    "S = WᵀW, per block (library: kernels.blas_rows)": gram_blocks,
     "S = WᵀW, one call on the whole W (blas_rows)": lambda: tasks.gram(W),
     "S = WᵀW, threaded dsyrk per block (before)": dsyrk_blocks(),
     "S = WᵀW, threaded dsyrk per block, BLAS ≤ 8 threads": dsyrk_blocks(8),
