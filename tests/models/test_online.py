@@ -479,3 +479,25 @@ def test_parameter_validation():
 @parametrize_with_checks([OnlineRLSI(n_components=2, lambda1=0.01, batch_size=8, n_inner=2, random_state=0)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("n_inner", [1, 3])
+@pytest.mark.parametrize("dense_topics", [True, False])
+def test_topics_do_not_depend_on_the_thread_count(monkeypatch, n_inner, dense_topics):
+    """The same stream gives bit-identical topics and statistics on 1 and 2 threads: the partial sums of
+    G = UᵀU follow the rows solved, not the threads (they once followed ``numba.get_num_threads()``, and the
+    topics differed in the last digits). Enough term rows (thousands) for many parts, both paths of the
+    U-step (the compact block of ξ > 1, the scattered rows of ξ = 1) and both topic representations."""
+    import numba
+    import rlsi.models.online as online_mod
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba has one thread here (NUMBA_NUM_THREADS=1): nothing to compare")
+    if not dense_topics:
+        monkeypatch.setattr(online_mod, "DENSE_MAX_BYTES", 0)
+    X = sp.random(1500, 4000, density=0.01, random_state=3, format="csr")
+    params = dict(lambda1=0.05, rho=1.0, n_inner=n_inner, batch_size=300, random_state=0)
+    one = OnlineRLSI(12, n_jobs=1, **params).fit(X)
+    two = OnlineRLSI(12, n_jobs=2, **params).fit(X)
+    assert one.components_.nnz > 1000  # thousands of live term rows: many parts of G
+    _assert_same_state(one, two)

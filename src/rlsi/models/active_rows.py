@@ -17,8 +17,6 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
-import numba
-
 from ..kernels.lasso import _cd_row, start_row
 from ..kernels.convert import csr_of_dense_rows, dense_to_csr
 from ..kernels.products import csr_row_into
@@ -36,6 +34,10 @@ SOLVE_ENTRIES = 1 << 24
 CSR_PROJECTION_FACTOR = 2
 #: Rows per task of the row kernels (tasks are dealt round-robin to the parts: term rows differ in cost).
 _CHUNK = 64
+#: Partial sums of G = UᵀU a solve accumulates (the parts are the unit of parallel work: 32 keeps 16 threads
+#: at two parts each); fewer when they would take more than :data:`GRAM_PARTS_BYTES` (K = 500: 32 x 2 MB).
+GRAM_PARTS = 32
+GRAM_PARTS_BYTES = 64 << 20
 
 
 class ActiveRows:
@@ -181,9 +183,11 @@ class ActiveRows:
 
 
 def _gram_parts(n_rows, K):
-    """Zeroed per-part G accumulators (parts, K, K): up to 4 per thread, at most 256 MB, no more than rows/64."""
-    parts = min(4 * numba.get_num_threads(), max(1, (n_rows + _CHUNK - 1) // _CHUNK),
-                max(1, (256 << 20) // (8 * K * K)))
+    """Zeroed per-part G accumulators (parts, K, K): :data:`GRAM_PARTS`, no more than rows/64 nor about
+    :data:`GRAM_PARTS_BYTES`. The count depends on the rows and K only, never on the thread count: G is the
+    sum of the parts, and a split that followed the threads would give other last digits on another machine
+    (the online topics then drift apart from mini-batch to mini-batch)."""
+    parts = min(GRAM_PARTS, max(1, (n_rows + _CHUNK - 1) // _CHUNK), max(1, GRAM_PARTS_BYTES // (8 * K * K)))
     return np.zeros((parts, K, K))
 
 
