@@ -152,13 +152,20 @@ def test_numba_sweep_matches_the_oracle(prior):
     par = dict(eps=1e-3, lam=0.05, gamma=0.1, rho=0.02)
     ref_theta, ref_S = oracle.coding_sweep(X, beta, theta, [S[X.indptr[d]:X.indptr[d + 1]] for d in range(X.shape[0])],
                                            prior=prior, **par)
-    th, SS = theta.copy(), S.copy()
-    G, B, f, sweeps, zeros = kernels.code_corpus(
-        X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data, np.ascontiguousarray(beta.T), th, SS,
-        True, True, True, par["eps"], par["lam"], par["gamma"], par["rho"], kernels.PRIORS_BY_NAME[prior],
-        False, 1, 0.0, np.zeros((0, K)), np.zeros(0, np.int64), 0.0, 0.0, 50, 2,
-        np.arange(X.shape[1], dtype=np.int64), X.shape[1], False)  # every argument, as the model passes them:
-    # an omitted default is a numba signature of its own, compiled for this test alone (about 30 s in CI)
+    runs = []
+    for n_buf in (1, 2, 5):  # 5 runs of documents, 1, 2 or 5 at a time (a last wave of one run for 2)
+        th, SS = theta.copy(), S.copy()
+        out = kernels.code_corpus(
+            X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data, np.ascontiguousarray(beta.T), th, SS,
+            True, True, True, par["eps"], par["lam"], par["gamma"], par["rho"], kernels.PRIORS_BY_NAME[prior],
+            False, 1, 0.0, np.zeros((0, K)), np.zeros(0, np.int64), 0.0, 0.0, 50, 5, n_buf,
+            np.arange(X.shape[1], dtype=np.int64), X.shape[1], False)  # every argument, as the model passes them:
+        # an omitted default is a numba signature of its own, compiled for this test alone (about 30 s in CI)
+        runs.append((th, SS) + out)
+    for other in runs[1:]:  # the statistics are summed in run order whatever the buffers: bit-identical
+        for a, b in zip(runs[0], other):
+            np.testing.assert_array_equal(a, b)
+    th, SS, G, B, f, sweeps, zeros = runs[0]
     np.testing.assert_allclose(SS, np.vstack(ref_S), rtol=1e-9, atol=1e-10)
     np.testing.assert_allclose(th, ref_theta, rtol=1e-9, atol=1e-12)
     ref_G = oracle.gradient(X, beta, ref_S, eps=par["eps"])

@@ -316,3 +316,31 @@ def test_refit_C_is_saved_and_a_damaged_one_refused(tmp_path, cls):
         (tmp_path / "m" / "manifest.json").write_text(json.dumps(manifest))
         with pytest.raises(RLSIError, match="refit_C_"):
             rlsi.io.load(tmp_path / "m")
+
+
+@pytest.mark.parametrize("cls", [SparseTopicalCoding, OnlineSTC, MedSTC, OnlineMedSTC])
+def test_the_thread_count_changes_no_number(cls):
+    """1 and 2 threads give bit-identical dictionaries and codes: the dictionary statistics are summed over
+    a fixed number of runs of documents, in run order (they were once summed per thread, and the last digits
+    of β differed)."""
+    import numba
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba has one thread here (NUMBA_NUM_THREADS=1): nothing to compare")
+    X, y = planted_counts(n_docs=200, seed=9)
+    params = dict(random_state=0)
+    if cls in (OnlineSTC, OnlineMedSTC):
+        params["batch_size"] = 40
+    else:
+        params["max_iter"] = 2
+    previous = numba.get_num_threads()
+    out = []
+    try:
+        for threads in (1, 2):
+            numba.set_num_threads(threads)
+            m = cls(4, **params).fit(X, y) if cls in (MedSTC, OnlineMedSTC) else cls(4, **params).fit(X)
+            out.append((m.components_, m.transform(X)))
+    finally:
+        numba.set_num_threads(previous)
+    np.testing.assert_array_equal(out[0][0], out[1][0])
+    np.testing.assert_array_equal(out[0][1], out[1][1])

@@ -202,7 +202,8 @@ class STCBase(TopicModel):
             eta = np.zeros((0, K))
             y = np.zeros(0, dtype=np.int64)
         threads = kernels.n_threads()
-        n_chunks = max(1, min(threads if want_grad else threads * 4, X.shape[0]))
+        # with the gradient, a fixed number of runs (the same sums on any thread count), `threads` at a time
+        n_chunks = max(1, min(kernels.GRAD_CHUNKS if want_grad else threads * 4, X.shape[0]))
         cols = np.unique(X.indices) if want_grad else np.zeros(0, dtype=np.int64)
         col_map = np.full(M if want_grad else 0, -1, dtype=np.int64)
         col_map[cols] = np.arange(len(cols))
@@ -211,7 +212,7 @@ class STCBase(TopicModel):
             want_grad, float(self.eps), float(self.lam), float(self.gamma), float(self.rho),
             PRIORS[self.prior], bool(self.collapsed), int(self.max_sweeps), float(self.tol),
             np.ascontiguousarray(eta, dtype=np.float64), y.astype(np.int64), float(delta), float(c), HINGE_MAX_ITER,
-            n_chunks, col_map, len(cols), bool(linear_hinge))
+            n_chunks, threads, col_map, len(cols), bool(linear_hinge))
         return G, B, f, sweeps, zeros, cols
 
     def _dictionary_step(self, beta, G, B, n_docs, alpha, cols=None):

@@ -363,9 +363,65 @@ def document_objective(w, s, recon, theta, eps, lam, gamma, rho, prior):
     return f
 
 
+#: Runs of documents whose dictionary statistics :func:`code_corpus` sums separately (fewer for fewer
+#: documents): a fixed number, so that G and B are the same sums in the same order on any thread count.
+GRAD_CHUNKS = 16
+
+
+@njit(cache=True, nogil=True)
+def _touch_columns(lo, hi, indptr, indices, col_map, stamp, marks, cols, Gt, Bt):
+    """The gradient columns of documents ``lo..hi-1`` into ``cols`` (each once: ``marks[t] == stamp`` once
+    seen), their rows of ``Gt`` and ``Bt`` (n_cols x K) zeroed; returns how many."""
+    K = Gt.shape[1]
+    n = 0
+    for p in range(indptr[lo], indptr[hi]):
+        t = col_map[indices[p]]
+        if marks[t] != stamp:
+            marks[t] = stamp
+            cols[n] = t
+            n += 1
+            for k in range(K):
+                Gt[t, k] = 0.0
+                Bt[t, k] = 0.0
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _code_chunk(lo, hi, indptr, indices, data, betaT, theta, S, use_S, warm, want_grad, eps, lam, gamma, rho,
+                prior, collapsed, max_sweeps, tol, eta, y, delta, c, hinge_iter, col_map, linear_hinge, work,
+                recon, f, sweeps, zeros, Gt, Bt):
+    """Code the documents ``lo..hi-1`` (see :func:`code_corpus`); with ``want_grad`` add their dictionary
+    statistics to Gt and Bt (n_cols x K: a term's K statistics are contiguous)."""
+    K = betaT.shape[1]
+    for d in range(lo, hi):
+        a, b = indptr[d], indptr[d + 1]
+        n = b - a
+        idx = indices[a:b]
+        w = data[a:b]
+        s = S[a:b] if use_S else work[:n]
+        yd = y[d] if y.shape[0] > 0 else -1
+        sweeps[d] = code_document(idx, w, betaT, theta[d], s, recon[:n], eps, lam, gamma, rho, prior,
+                                  collapsed, warm, max_sweeps, tol, eta, yd, delta, c, hinge_iter,
+                                  linear_hinge)
+        f[d] = document_objective(w, s, recon[:n], theta[d], eps, lam, gamma, rho, prior)
+        nz = 0
+        for i in range(n):
+            for k in range(K):
+                if s[i, k] == 0.0:
+                    nz += 1
+        zeros[d] = nz
+        if want_grad:
+            for i in range(n):
+                ratio = w[i] / (recon[i] + eps)
+                t = col_map[idx[i]]
+                for k in range(K):
+                    Gt[t, k] += s[i, k] * (1.0 - ratio)
+                    Bt[t, k] += s[i, k] * ratio
+
+
 @njit(parallel=True, cache=True)
 def code_corpus(indptr, indices, data, betaT, theta, S, use_S, warm, want_grad, eps, lam, gamma, rho,
-                prior, collapsed, max_sweeps, tol, eta, y, delta, c, hinge_iter, n_chunks, col_map, n_cols,
+                prior, collapsed, max_sweeps, tol, eta, y, delta, c, hinge_iter, n_chunks, n_buf, col_map, n_cols,
                 linear_hinge=False):
     """Code every document of a CSR (documents in parallel chunks); θ (D, K) updated in place.
 
@@ -377,56 +433,53 @@ def code_corpus(indptr, indices, data, betaT, theta, S, use_S, warm, want_grad, 
     and B (K, n_cols) = Σ_d s_dnk w_dn / (s_dnᵀβ_n + ε), A = Σ_d s_dnk being the code mass (the statistics
     of the multiplicative dictionary step, :func:`mm_rows`); the per-document objectives f (D,), sweeps (D,)
     and the number of zero word-code entries per document (D,).
+
+    ``n_chunks``: contiguous runs of documents. With ``want_grad`` each run sums its statistics in a buffer of
+    its own, over the columns of its documents only (zeroed and added back column by column), and the
+    buffers are added to G and B in run order, ``n_buf`` runs at a time (``n_buf`` buffers of n_cols x K
+    live at once). So G and B are the same numbers for any ``n_buf``: the caller fixes ``n_chunks``
+    independently of the threads and sets ``n_buf`` to the threads.
     """
     D = indptr.shape[0] - 1
     M, K = betaT.shape
     maxlen = 0
     for d in range(D):
         maxlen = max(maxlen, indptr[d + 1] - indptr[d])
-    n_buf = n_chunks if want_grad else 1
-    Gs = np.zeros((n_buf, K, n_cols if want_grad else 0))
-    Bs = np.zeros((n_buf, K, n_cols if want_grad else 0))
+    width = n_cols if want_grad else 0
+    # without the gradient every run goes at once (its buffers have no columns)
+    step = max(1, min(n_buf, n_chunks)) if want_grad else n_chunks
+    Gs = np.empty((step, width, K))
+    Bs = np.empty((step, width, K))
+    marks = np.full((step, width), -1, dtype=np.int64)
+    touched = np.empty((step, width), dtype=np.int64)
+    n_touched = np.zeros(step, dtype=np.int64)
+    Gt = np.zeros((width, K))
+    Bt = np.zeros((width, K))
     f = np.zeros(D)
     sweeps = np.zeros(D, dtype=np.int64)
     zeros = np.zeros(D, dtype=np.int64)
-    for ch in prange(n_chunks):
-        lo = (D * ch) // n_chunks
-        hi = (D * (ch + 1)) // n_chunks
-        work = np.empty((maxlen, K))
-        recon = np.empty(maxlen)
-        for d in range(lo, hi):
-            a, b = indptr[d], indptr[d + 1]
-            n = b - a
-            idx = indices[a:b]
-            w = data[a:b]
-            s = S[a:b] if use_S else work[:n]
-            yd = y[d] if y.shape[0] > 0 else -1
-            sweeps[d] = code_document(idx, w, betaT, theta[d], s, recon[:n], eps, lam, gamma, rho, prior,
-                                      collapsed, warm, max_sweeps, tol, eta, yd, delta, c, hinge_iter,
-                                      linear_hinge)
-            f[d] = document_objective(w, s, recon[:n], theta[d], eps, lam, gamma, rho, prior)
-            nz = 0
-            for i in range(n):
-                for k in range(K):
-                    if s[i, k] == 0.0:
-                        nz += 1
-            zeros[d] = nz
+    for w0 in range(0, n_chunks, step):
+        nw = min(step, n_chunks - w0)
+        for j in prange(nw):
+            ch = w0 + j
+            lo = (D * ch) // n_chunks
+            hi = (D * (ch + 1)) // n_chunks
             if want_grad:
-                G = Gs[ch]
-                Bc = Bs[ch]
-                for i in range(n):
-                    ratio = w[i] / (recon[i] + eps)
-                    t = col_map[idx[i]]
+                n_touched[j] = _touch_columns(lo, hi, indptr, indices, col_map, ch, marks[j], touched[j], Gs[j],
+                                              Bs[j])
+            work = np.empty((maxlen, K))
+            recon = np.empty(maxlen)
+            _code_chunk(lo, hi, indptr, indices, data, betaT, theta, S, use_S, warm, want_grad, eps, lam, gamma,
+                        rho, prior, collapsed, max_sweeps, tol, eta, y, delta, c, hinge_iter, col_map, linear_hinge,
+                        work, recon, f, sweeps, zeros, Gs[j], Bs[j])
+        if want_grad:
+            for j in range(nw):  # runs in order; a run's columns are distinct, so they go in parallel
+                for q in prange(n_touched[j]):
+                    t = touched[j, q]
                     for k in range(K):
-                        G[k, t] += s[i, k] * (1.0 - ratio)
-                        Bc[k, t] += s[i, k] * ratio
-    G = np.zeros((K, n_cols if want_grad else 0))
-    B = np.zeros((K, n_cols if want_grad else 0))
-    if want_grad:
-        for ch in range(n_buf):
-            G += Gs[ch]
-            B += Bs[ch]
-    return G, B, f, sweeps, zeros
+                        Gt[t, k] += Gs[j, t, k]
+                        Bt[t, k] += Bs[j, t, k]
+    return np.ascontiguousarray(Gt.T), np.ascontiguousarray(Bt.T), f, sweeps, zeros
 
 
 @njit(parallel=True, cache=True)
