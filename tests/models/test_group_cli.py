@@ -59,3 +59,58 @@ def test_multi_label_takes_first_and_unlabeled_policy():
     with pytest.raises(RLSIError, match="2 of 3 documents have no 'labels'"):
         document_labels([[], "grain", None], "labels")
     assert list(document_labels([[], "grain"], "labels", "own-class")) == ["(unlabeled)", "grain"]
+
+
+def test_search_a_group_model_on_the_documents_classes(tmp_path, capsys):
+    """``rlsi search`` with a group model matches each document on its class's topics (§7.3): with
+    ``--label-field`` the corpus's classes, else the predicted ones; the topic scores are those of the
+    library's ClassTopicMatcher; the saved index keeps the classes; wrong uses are one-line errors."""
+    from rlsi.io import load
+    from rlsi.retrieval import Searcher
+    from rlsi.retrieval.group_topic import ClassTopicMatcher
+    from rlsi.text import read_corpus
+
+    labels = ["heart", "eye", "germ"] * 8
+    corpus = write_corpus(tmp_path / "c.jsonl.gz", labels)
+    out_dir = tmp_path / "m"
+    status, _, err = run(capsys, "fit", corpus, "--model", "grlsi", "--label-field", "label", "--shared-topics", 2,
+                         "--class-topics", 2, "--lambda1", 1, "--max-iter", 5, "-o", out_dir)
+    assert status == 0, err
+    status, out, err = run(capsys, "search", out_dir, "cardiac pressure", "--corpus", corpus, "--label-field",
+                           "label", "--json", "-k", 24, "--save-index")
+    assert status == 0, err
+    hits = json.loads(out)["results"]
+    bundle = load(out_dir)
+    model, vec = bundle["model"], bundle["vectorizer"]
+    docs = read_corpus(corpus)
+    X = vec.transform(docs.texts)
+    ref = ClassTopicMatcher(model, fold_lambda2=float("inf"), doc_labels=np.array(labels)).fit(X)  # the default: projection
+    want = ref.score(vec.transform(["cardiac pressure"]))[0]
+    assert len(hits) == 24
+    for h in hits:
+        assert h["topic_score"] == pytest.approx(want[docs.ids.index(h["doc_id"])], abs=1e-9)
+    index = Searcher.load(out_dir)
+    assert isinstance(index.topic_index_, ClassTopicMatcher)
+    assert [model.classes_[p] for p in index.topic_index_.doc_classes_] == labels
+    status, again, _ = run(capsys, "search", out_dir, "cardiac pressure", "--json", "-k", 24)
+    assert status == 0 and json.loads(again) == json.loads(out)
+    # errors: the index exists; a matrix directory; a corpus without the field
+    status, _, err = run(capsys, "search", out_dir, "eye", "--label-field", "label")
+    assert status != 0 and "already has an index" in err and err.strip().count("\n") == 0
+    status, _, err = run(capsys, "search", out_dir, "eye", "--corpus", corpus, "--label-field", "topic")
+    assert status != 0 and "no field 'topic'" in err and err.strip().count("\n") == 0
+    status, _, err = run(capsys, "index", out_dir, "--matrix", tmp_path / "none", "--label-field", "label")
+    assert status != 0 and "--label-field needs --corpus" in err and err.strip().count("\n") == 0
+    # without labels: every document on its predicted class
+    status, out, err = run(capsys, "index", out_dir, "--corpus", corpus)
+    assert status == 0, err
+    index = Searcher.load(out_dir)
+    assert [model.classes_[p] for p in index.topic_index_.doc_classes_] == list(model.predict(X))
+
+
+def test_search_label_field_with_a_model_that_is_not_a_group_model(tmp_path, capsys):
+    corpus = write_corpus(tmp_path / "c.jsonl.gz", ["heart", "eye", "germ"] * 4)
+    status, _, err = run(capsys, "fit", corpus, "-k", 3, "--max-iter", 3, "-o", tmp_path / "m")
+    assert status == 0, err
+    status, _, err = run(capsys, "search", tmp_path / "m", "eye", "--corpus", corpus, "--label-field", "label")
+    assert status != 0 and "used by group models only" in err and err.strip().count("\n") == 0

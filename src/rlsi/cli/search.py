@@ -11,15 +11,26 @@ indexes; ``rlsi.retrieval.searcher``).
 
 ``rlsi index MODEL_DIR (--matrix DIR | --corpus FILE)`` builds the index and saves it in MODEL_DIR
 without running a query (for a corpus of millions of documents, once).
+
+Group models (GRLSI, GNMF, CRLSI, CNMF) match a query with a document on the topics of the document's class
+(Wang et al., SIGIR 2012, §7.3): ``--label-field FIELD`` takes each document's class from the corpus;
+without it every document takes the class the model predicts for it (smallest reconstruction error).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 
 from ..errors import RLSIError
+
+log = logging.getLogger(__name__)
+
+
+LABEL_HELP = ("group models: the corpus field with each document's class, on whose topics a query is matched "
+              "with the document (§7.3); default: the class the model predicts for each document")
 
 
 def register(subparsers):
@@ -48,6 +59,7 @@ def register(subparsers):
     p.add_argument("--folding", choices=["model", "projection"], default=None,
                    help="folding-in of a new index: the model's own transform, or the projection on its "
                         "topics (default: projection for RLSI models, model otherwise)")
+    p.add_argument("--label-field", default=None, metavar="FIELD", help=LABEL_HELP)
     p.add_argument("--json", action="store_true", help="print results as JSON lines")
     p.add_argument("-q", "--quiet", dest="quiet", action="store_true", default=argparse.SUPPRESS,
                    help="no info messages")
@@ -68,6 +80,7 @@ def register(subparsers):
     q.add_argument("--term-model", choices=["bm25", "vsm"], default=None, help="term matching model (default bm25)")
     q.add_argument("--folding", choices=["model", "projection"], default=None,
                    help="folding-in (default: projection for RLSI models, model otherwise)")
+    q.add_argument("--label-field", default=None, metavar="FIELD", help=LABEL_HELP)
     q.add_argument("-q", "--quiet", dest="quiet", action="store_true", default=argparse.SUPPRESS,
                    help="no info messages")
     q.set_defaults(func=run_index)
@@ -92,7 +105,7 @@ def run_index(args):
     start = time.perf_counter()
     searcher = load_searcher(args.model_dir, corpus=args.corpus, text_fields=fields, term_model=args.term_model,
                              folding=args.folding, save_index=True, matrix=args.matrix, text=False,
-                             show_progress=not getattr(args, "quiet", False))
+                             label_field=args.label_field, show_progress=not getattr(args, "quiet", False))
     if not getattr(args, "quiet", False):
         print(f"indexed {searcher.n_docs_} documents ({searcher.term_model}"
               f"{' + topics' if searcher.topic_index_ is not None else ''}) in "
@@ -109,10 +122,11 @@ def default_folding(model):
 
 
 def load_searcher(model_dir, *, corpus=None, text_fields=("title", "text"), alpha=None, term_model=None,
-                  folding=None, save_index=False, matrix=None, text=True, show_progress=False):
+                  folding=None, save_index=False, matrix=None, text=True, label_field=None, show_progress=False):
     """A ready :class:`~rlsi.retrieval.Searcher` from a model directory (building the index if needed,
     from the documents of ``corpus`` or of the matrix directory ``matrix``); ``text``: text queries will
-    follow (so a vectorizer is required before any work)."""
+    follow (so a vectorizer is required before any work); ``label_field``: group models, the corpus field
+    with each document's class (module docstring)."""
     from .. import io as rio
     from ..retrieval import Searcher
 
@@ -126,6 +140,9 @@ def load_searcher(model_dir, *, corpus=None, text_fields=("title", "text"), alph
     if matrix is not None:
         if corpus is not None:
             raise RLSIError("give either --corpus FILE or --matrix DIR, not both")
+        if label_field is not None:
+            raise RLSIError("--label-field needs --corpus FILE: a matrix directory keeps no labels (without "
+                            "--label-field each document takes the class the model predicts for it)")
         if text and bundle.get("vectorizer") is None:
             raise RLSIError(f"{model_dir} has no vectorizer (a synthetic corpus): text queries cannot be mapped "
                             "to its terms; build the index with 'rlsi index' and rank vectorised queries with "
@@ -137,6 +154,9 @@ def load_searcher(model_dir, *, corpus=None, text_fields=("title", "text"), alph
                         "write the model with `rlsi fit`, which saves the model and its vectorizer together")
     model = bundle.get("model")
     if "index" in bundle and corpus is None:
+        if label_field is not None:
+            raise RLSIError(f"{model_dir} already has an index: --label-field applies when it is built; rebuild "
+                            "it with --corpus FILE --label-field FIELD --save-index")
         searcher = bundle["index"]
         searcher.attach(model, bundle["vectorizer"])
         if term_model is not None and term_model != searcher.term_model:
@@ -151,16 +171,44 @@ def load_searcher(model_dir, *, corpus=None, text_fields=("title", "text"), alph
             raise RLSIError(f"{model_dir} has no search index: give the documents to search with --corpus FILE "
                             "(add --save-index to keep the index for later searches)")
         docs = read_documents(corpus, text_fields)
+        labels = _document_classes(model, docs, label_field)
         import math
 
         folding = folding or default_folding(model)
         searcher = Searcher(model, bundle["vectorizer"], alpha=NEW_INDEX_ALPHA if model is not None else 0.0,
                             term_model=term_model or "bm25",
                             fold_lambda2=math.inf if folding == "projection" and model is not None else None)
-        searcher.index(docs.texts, docs.ids)
+        searcher.index(docs.texts, docs.ids, labels=labels)
         if save_index:
             searcher.save(model_dir)
     return _with_alpha(searcher, alpha, model_dir)
+
+
+def _document_classes(model, docs, label_field):
+    """The documents' class labels from ``label_field`` (group models; None: the model predicts them)."""
+    from ..models.group_base import GroupModel
+
+    if not isinstance(model, GroupModel):
+        if label_field is not None:
+            raise RLSIError(f"--label-field: document classes are used by group models only (grlsi, gnmf, crlsi, "
+                            f"cnmf); the model is a {type(model).__name__ if model is not None else 'term index'}")
+        return None
+    if label_field is None:
+        log.info("group model: each document is matched on the topics of the class the model predicts for it "
+                 "(give --label-field to use the corpus's classes)")
+        return None
+    if label_field not in docs.fields:
+        raise RLSIError(f"the corpus has no field {label_field!r} (fields: {', '.join(sorted(docs.fields)) or 'none'})")
+    from .group import document_labels
+
+    values = docs.fields[label_field]
+    missing = [i for i, v in enumerate(values)
+               if v is None or (isinstance(v, str) and not v.strip()) or (isinstance(v, (list, tuple)) and not v)]
+    if missing:
+        raise RLSIError(f"{len(missing)} of {len(values)} documents have no {label_field!r} value (first: document "
+                        f"{missing[0] + 1}); label them, or leave out --label-field to let the model assign each "
+                        "document its predicted class")
+    return document_labels(values, label_field)
 
 
 def _with_alpha(searcher, alpha, model_dir):
@@ -215,7 +263,8 @@ def run(args):
         check_output_dir(args.model_dir)
     searcher = load_searcher(args.model_dir, corpus=args.corpus, text_fields=fields, alpha=args.alpha,
                              term_model=args.term_model, folding=args.folding, save_index=args.save_index,
-                             matrix=args.matrix, show_progress=not getattr(args, "quiet", False))
+                             matrix=args.matrix, label_field=args.label_field,
+                             show_progress=not getattr(args, "quiet", False))
     results = searcher.search_many(args.queries, k=args.k, candidates=args.candidates)
     out = sys.stdout
     for query, hits in zip(args.queries, results):

@@ -3,6 +3,9 @@
 * :mod:`rlsi.retrieval.term` — :class:`BM25`, :class:`VSM` over sparse matrices.
 * :mod:`rlsi.retrieval.topic` — :class:`TopicMatcher`: cosine of folded-in query and document vectors;
   :class:`RidgeFolding`: another folding-in (ridge with a chosen λ, or the projection) for any model.
+* :mod:`rlsi.retrieval.group_topic` — :class:`~rlsi.retrieval.group_topic.ClassTopicMatcher`: group models
+  match a query with a document on the topics of the document's class (SIGIR 2012 §7.3); the searcher and
+  the evaluation protocol pick it for group models.
 * :mod:`rlsi.retrieval.combine` — per-query score normalisation and Eq. 9 interpolation.
 * :mod:`rlsi.retrieval.searcher` — :class:`Searcher`: index once, ``search(query, k)``, save/load;
   ``Searcher.from_matrix`` and ``search(..., candidates=N)`` for corpora of millions of documents.

@@ -14,6 +14,9 @@ plus one block of rows, so that 1.6M documents with a 7M-term vocabulary fit a 2
 3. **topic vectors** — the rows folded in by the searcher's topic model (the model's own ``transform``, or
    the projection with ``fold_lambda2=inf``), block by block, L2-normalised into one ``(N, K)`` array of
    ``dtype``. Folding-in is row-wise, so the vectors equal those of :class:`TopicMatcher` on the whole matrix.
+   A group model folds each document in on its class's topics (§7.3: the given ``labels``, else the class
+   the model predicts for it), with the classes kept next to the vectors, as
+   :class:`~rlsi.retrieval.group_topic.ClassTopicMatcher` does on the whole matrix.
 
 Memory at the paper's web shape (N = 1.6M, nnz = 326M, K = 500, float32): term index 2.6 GB, topic vectors
 3.2 GB, plus a block; the matrix itself is memory-mapped (page cache, not private memory).
@@ -31,7 +34,8 @@ from .._progress import progress_bar
 from ..errors import RLSIError
 from .postings import column_pointers, scatter_rows
 from .term import BM25, VSM, _normalize_rows
-from .topic import TopicMatcher, model_input, normalize_rows
+from .group_topic import ClassTopicMatcher
+from .topic import model_input, normalize_rows
 
 __all__ = ["index_matrix", "DEFAULT_BLOCK_ROWS"]
 
@@ -58,14 +62,18 @@ def _index_type(nnz, n_docs):
     return np.int32 if max(int(nnz), int(n_docs)) < 2**31 else np.int64
 
 
-def index_matrix(searcher, matrix, *, block_rows=DEFAULT_BLOCK_ROWS, show_progress=False):
+def index_matrix(searcher, matrix, *, labels=None, block_rows=DEFAULT_BLOCK_ROWS, show_progress=False):
     """Give ``searcher`` (a :class:`~rlsi.retrieval.Searcher`, parameters set) the index of the
-    :class:`~rlsi.io.matrix.CorpusMatrix` ``matrix``; returns the searcher (see the module docstring)."""
+    :class:`~rlsi.io.matrix.CorpusMatrix` ``matrix``; returns the searcher (see the module docstring).
+    ``labels``: group models only, one class label per row (:meth:`~rlsi.retrieval.Searcher.index`)."""
     t0 = time.perf_counter()
     X = matrix.X
     n, m = X.shape
     if n == 0:
         raise RLSIError("nothing to index: the matrix has no document")
+    topic = searcher._new_topic_index(labels)  # before any work: a wrong use of labels stops here
+    if labels is not None and len(labels) != n:
+        raise RLSIError(f"{len(labels)} document labels for the {n} documents of the matrix")
     bm25 = searcher.term_model == "bm25"
     C = matrix.count_matrix() if bm25 else None  # RLSIError naming the fix for a directory without counts
     dtype = np.dtype(searcher.dtype)
@@ -124,15 +132,21 @@ def index_matrix(searcher, matrix, *, block_rows=DEFAULT_BLOCK_ROWS, show_progre
              dtype.name, n, m, nnz, t1 - t0)
 
     # 3. topic vectors of the documents, block by block
-    topic = None
-    if searcher.model is not None:
-        topic = TopicMatcher(searcher._topic_model(), dtype=searcher.dtype)
+    if topic is not None:
+        grouped = isinstance(topic, ClassTopicMatcher)
         counts_input = getattr(topic.model, "input_kind", "tfidf") == "counts"
         source = model_input(topic.model, tfidf=X, counts=matrix.count_matrix() if counts_input else None)
         V = None
+        classes = np.empty(n, dtype=np.int64) if grouped else None
         bar = progress_bar(n, "topic vectors", verbose=show_progress, unit="doc")
         for a, b in blocks:
-            Vb = normalize_rows(topic.fold_in(_row_slice(source, a, b)), dtype=dtype)
+            Xb = _row_slice(source, a, b)
+            if grouped:  # each document on its class's topics (normalised there)
+                topic.fit(Xb, y=None if labels is None else labels[a:b])
+                Vb = topic.doc_vectors_.astype(dtype, copy=False)
+                classes[a:b] = topic.doc_classes_
+            else:
+                Vb = normalize_rows(topic.fold_in(Xb), dtype=dtype)
             if V is None:
                 V = np.empty((n, Vb.shape[1]), dtype=dtype)
             V[a:b] = Vb
@@ -141,6 +155,8 @@ def index_matrix(searcher, matrix, *, block_rows=DEFAULT_BLOCK_ROWS, show_progre
         if bar is not None:
             bar.close()
         topic.doc_vectors_ = V
+        if grouped:
+            topic.doc_classes_ = classes
         log.info("topic vectors: %d x %d (%s), %.1f s", n, V.shape[1], dtype.name, time.perf_counter() - t1)
 
     ids = matrix.doc_ids

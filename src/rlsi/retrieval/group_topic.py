@@ -32,12 +32,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import check_number
-from ..errors import NotFittedError, RLSIError
+from ..errors import ModelFormatError, NotFittedError, RLSIError
+from ..io.safety import check_float_values
 from ..models.group_base import GroupModel, check_labels
 from ..models.squared import fold_in
 from .topic import RidgeFolding, TopicMatcher, model_input, normalize_rows
 
 __all__ = ["ClassTopicMatcher", "topic_matcher"]
+
+_STATE_VERSION = 1
 
 
 def topic_matcher(model, *, doc_labels=None, dtype=np.float64):
@@ -146,10 +149,32 @@ class ClassTopicMatcher:
         self._check_fitted()
         return self.doc_vectors_.shape[0]
 
+    def attach(self, model):
+        """Use ``model`` for the queries (after loading an index, whose model is saved apart): a group model,
+        or one wrapped in :class:`~rlsi.retrieval.topic.RidgeFolding`, whose λ becomes the folding λ. Checks
+        that the index fits it (its topics, its classes); returns self."""
+        if isinstance(model, RidgeFolding):
+            self.model, self.fold_lambda2 = model.model, model.lambda2
+        else:
+            self.model, self.fold_lambda2 = model, None
+        if not isinstance(self.model, GroupModel):
+            raise ModelFormatError(f"the index was built for a group model (its documents have classes, §7.3) "
+                                   f"but the model is a {type(self.model).__name__}: rebuild the index")
+        layout = self.model._layout()
+        if getattr(self, "doc_vectors_", None) is not None:
+            if self.doc_vectors_.shape[1] != layout.n_topics:
+                raise ModelFormatError(f"the index holds {self.doc_vectors_.shape[1]}-topic vectors but the model "
+                                       f"has {layout.n_topics} topics: rebuild the index")
+            if len(self.doc_classes_) and int(self.doc_classes_.max()) >= layout.n_classes:
+                raise ModelFormatError(f"the index names class {int(self.doc_classes_.max())} but the model has "
+                                       f"{layout.n_classes} classes: rebuild the index")
+        return self
+
     # ------------------------------------------------------------------ scoring
-    def score(self, X=None, *, tfidf=None, counts=None):
+    def score(self, X=None, *, tfidf=None, counts=None, docs=None):
         """Topic matching scores, dense ``(n_queries, n_docs)`` float64 in [-1, 1]: each query folded in
-        on the class of each document it is scored against (once per class)."""
+        on the class of each document it is scored against (once per class). ``docs``: the indices of the
+        documents to score (sorted, for a memory-mapped index read in file order), default all."""
         self._check_fitted()
         layout = self._check_model()
         if X is None:
@@ -158,13 +183,47 @@ class ClassTopicMatcher:
         if self.doc_vectors_.shape[1] != layout.n_topics:
             raise RLSIError(f"the model has {layout.n_topics} topics but the index holds vectors of "
                             f"{self.doc_vectors_.shape[1]}: the index was built with another model")
-        S = np.zeros((X.shape[0], self.doc_vectors_.shape[0]), dtype=np.float64)
-        for p in np.unique(self.doc_classes_):
-            rows = np.flatnonzero(self.doc_classes_ == p)
+        docs = np.arange(self.doc_vectors_.shape[0]) if docs is None else np.asarray(docs, dtype=np.int64)
+        classes = np.asarray(self.doc_classes_[docs])
+        S = np.zeros((X.shape[0], len(docs)), dtype=np.float64)
+        for p in np.unique(classes):
+            sel = np.flatnonzero(classes == p)
             cols = layout.columns(int(p))
             Q = normalize_rows(self.fold_class(X, int(p)), dtype=self.dtype)
-            S[:, rows] = Q @ self.doc_vectors_[np.ix_(rows, cols)].T
+            S[:, sel] = Q @ np.asarray(self.doc_vectors_[docs[sel]])[:, cols].T
         return S
+
+    # ------------------------------------------------------------------ persistence (arrays only)
+    def _to_state(self):
+        """(meta, arrays) of the cached document vectors and classes (the model is saved separately; the
+        folding λ is the searcher's parameter)."""
+        self._check_fitted()
+        return ({"class": "ClassTopicMatcher", "version": _STATE_VERSION, "dtype": np.dtype(self.dtype).name},
+                {"doc_vectors": np.ascontiguousarray(self.doc_vectors_),
+                 "doc_classes": np.ascontiguousarray(self.doc_classes_, dtype=np.int64)})
+
+    @classmethod
+    def _from_state(cls, meta, arrays, model=None):
+        """Rebuild from :meth:`_to_state`, checking it as untrusted input (the classes against the model in
+        :meth:`attach`)."""
+        if not isinstance(meta, dict) or meta.get("version") != _STATE_VERSION:
+            version = meta.get("version") if isinstance(meta, dict) else None
+            raise ModelFormatError(f"ClassTopicMatcher state version {str(version)[:20]!r} is not supported")
+        V, classes = arrays.get("doc_vectors"), arrays.get("doc_classes")
+        if (not isinstance(V, np.ndarray) or V.ndim != 2 or V.dtype.kind != "f" or meta.get("dtype")
+                not in ("float64", "float32")):
+            raise ModelFormatError("damaged ClassTopicMatcher state: the document vectors are not a 2-D float array")
+        if (not isinstance(classes, np.ndarray) or classes.ndim != 1 or classes.dtype.kind not in "iu"
+                or len(classes) != V.shape[0] or (len(classes) and int(classes.min()) < 0)):
+            raise ModelFormatError(f"damaged ClassTopicMatcher state: the document classes are not {V.shape[0]} "
+                                   "class indices")
+        check_float_values(V, "damaged ClassTopicMatcher state: the document vectors")
+        m = cls(None, dtype=np.dtype(meta["dtype"]).type)
+        m.doc_vectors_ = V
+        m.doc_classes_ = np.asarray(classes, dtype=np.int64)
+        if model is not None:
+            m.attach(model)
+        return m
 
     def __repr__(self):
         return (f"ClassTopicMatcher({self.model!r}, fold_lambda2={self.fold_lambda2!r}, "

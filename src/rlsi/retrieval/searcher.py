@@ -10,8 +10,10 @@
 
 Indexing tokenizes every document with the (fitted) vectorizer, builds the term index (BM25 on raw counts,
 or VSM on tf-idf) and folds every document into the topic space once, keeping the L2-normalised topic
-vectors (:class:`~rlsi.retrieval.topic.TopicMatcher`). A query is scored against all documents with both
-components; each row is normalised per query and interpolated (:mod:`rlsi.retrieval.combine`).
+vectors (:class:`~rlsi.retrieval.topic.TopicMatcher`; for a group model
+:class:`~rlsi.retrieval.group_topic.ClassTopicMatcher`, each document on its class's topics with its class kept,
+and a query folded in once per class, §7.3 of the GRLSI paper). A query is scored against all documents with
+both components; each row is normalised per query and interpolated (:mod:`rlsi.retrieval.combine`).
 
 Scores returned with each hit: ``score`` (the combined score that orders the hits), ``term_score`` (raw
 BM25 / cosine) and ``topic_score`` (raw topic cosine). Ties are broken by document id descending, the
@@ -51,6 +53,7 @@ from ..io import register
 from .postings import top_n
 from .combine import DEFAULT_TERM_NORM, DEFAULT_TOPIC_NORM, NORMALIZERS, interpolate
 from .term import BM25, VSM
+from .group_topic import ClassTopicMatcher, topic_matcher
 from .topic import RidgeFolding, TopicMatcher
 
 __all__ = ["Searcher", "Hit", "TERM_MODELS"]
@@ -153,9 +156,12 @@ class Searcher:
         return len(self.doc_ids_)
 
     # ------------------------------------------------------------------ indexing
-    def index(self, documents, doc_ids=None, *, show_progress=False):
+    def index(self, documents, doc_ids=None, *, labels=None, show_progress=False):
         """Index ``documents`` (an iterable of str); ``doc_ids`` default to "0", "1", ...
 
+        ``labels``: group models only — each document's class (one of the model's ``classes_``), against
+        whose topics a query is matched with it (§7.3); None: the class the model predicts for the document
+        (smallest reconstruction error, §4.3).
         Returns self. Documents must be tokenised with the model's vectorizer, which must be fitted.
         """
         self._validate()
@@ -180,24 +186,41 @@ class Searcher:
             raise RLSIError(f"document id {dup!r} is used more than once")
         counts = self.vectorizer.transform_counts(documents)
         tfidf = self.vectorizer.transform(documents)
-        return self.index_matrices(tfidf=tfidf, counts=counts, doc_ids=doc_ids)
+        return self.index_matrices(tfidf=tfidf, counts=counts, doc_ids=doc_ids, labels=labels)
 
-    def index_matrices(self, *, tfidf, counts, doc_ids):
-        """Index already vectorised documents (tf-idf and raw counts, documents x terms)."""
+    def index_matrices(self, *, tfidf, counts, doc_ids, labels=None):
+        """Index already vectorised documents (tf-idf and raw counts, documents x terms); ``labels``: see
+        :meth:`index`."""
         self._validate()
         if tfidf.shape != counts.shape or tfidf.shape[0] != len(doc_ids):
             raise RLSIError(f"tf-idf {tfidf.shape}, counts {counts.shape} and {len(doc_ids)} ids do not match")
+        topic = self._new_topic_index(labels)
         term = BM25(self.k1, self.b).fit(counts) if self.term_model == "bm25" else VSM().fit(tfidf)
         self.term_index_ = term
         self.topic_index_ = None
-        if self.model is not None:
-            self.topic_index_ = TopicMatcher(self._topic_model(), dtype=self.dtype).fit(tfidf=tfidf, counts=counts)
+        if topic is not None:
+            self.topic_index_ = topic.fit(tfidf=tfidf, counts=counts)
         self.doc_ids_ = np.asarray([str(d) for d in doc_ids], dtype=str)
         self._doc_order_ = None
         return self
 
+    def _new_topic_index(self, labels=None):
+        """The (unfitted) topic index of the model: :class:`~rlsi.retrieval.group_topic.ClassTopicMatcher` for
+        a group model (documents matched on their class's topics, §7.3), else
+        :class:`~rlsi.retrieval.topic.TopicMatcher`; None without a model."""
+        if self.model is None:
+            if labels is not None:
+                raise RLSIError("document labels were given but the searcher has no topic model to use them")
+            return None
+        topic = topic_matcher(self._topic_model(), doc_labels=labels, dtype=self.dtype)
+        if labels is not None and not isinstance(topic, ClassTopicMatcher):
+            raise RLSIError(f"document labels (classes) are used by group models only (§7.3); the model is a "
+                            f"{type(self.model).__name__}")
+        return topic
+
     @classmethod
-    def from_matrix(cls, matrix, model=None, vectorizer=None, *, block_rows=None, show_progress=False, **params):
+    def from_matrix(cls, matrix, model=None, vectorizer=None, *, labels=None, block_rows=None, show_progress=False,
+                    **params):
         """A searcher indexing the documents of a matrix directory, built block by block
         (:mod:`rlsi.retrieval.build`): the same index as ``index_matrices(tfidf=X, counts=C)`` on the
         directory's tf-idf ``X`` and raw counts ``C``, without holding either in memory.
@@ -208,6 +231,7 @@ class Searcher:
             :meth:`search_vectors` can rank). ``params``: the constructor's (alpha, term_model, dtype...;
             ``dtype=np.float32`` halves the index). A directory written without counts cannot give a BM25
             index (RLSIError naming the fix); ``term_model="vsm"`` needs only X.
+        labels : group models only, as in :meth:`index` (one per row of the matrix).
         """
         from ..io.matrix import CorpusMatrix, load_matrix
         from .build import DEFAULT_BLOCK_ROWS, index_matrix
@@ -227,7 +251,8 @@ class Searcher:
                             "use a model fitted on this matrix directory (rlsi fit --matrix DIR)")
         s = cls(model, vectorizer, **params)
         s._validate()
-        return index_matrix(s, matrix, block_rows=block_rows or DEFAULT_BLOCK_ROWS, show_progress=show_progress)
+        return index_matrix(s, matrix, labels=labels, block_rows=block_rows or DEFAULT_BLOCK_ROWS,
+                            show_progress=show_progress)
 
     # ------------------------------------------------------------------ scoring
     def _vectorize(self, queries):
@@ -259,8 +284,7 @@ class Searcher:
         else:
             term = self.term_index_.score(tfidf)
         if self.topic_index_ is not None and self.model is not None:
-            self.topic_index_.model = self._topic_model()
-            topic = self.topic_index_.score(tfidf=tfidf, counts=counts)
+            topic = self.topic_index_.attach(self._topic_model()).score(tfidf=tfidf, counts=counts)
         else:
             topic = np.zeros_like(term)
         return term, topic, empty
@@ -340,14 +364,8 @@ class Searcher:
         cand = self._candidates(term_row, touched, n_candidates)
         term = term_row[cand][None, :]
         if self.topic_index_ is not None and self.model is not None:
-            topics = self.topic_index_
-            topics.model = self._topic_model()
-            q = topics.query_vectors(tfidf=tfidf, counts=counts)
-            if q.shape[1] != topics.doc_vectors_.shape[1]:
-                raise RLSIError(f"the model gives {q.shape[1]} topics but the index holds vectors of "
-                                f"{topics.doc_vectors_.shape[1]}: the index was built with another model")
             # the candidates' rows only (sorted: a memory-mapped index is read in file order)
-            topic = np.asarray(q @ np.asarray(topics.doc_vectors_[cand]).T, dtype=np.float64)
+            topic = self.topic_index_.attach(self._topic_model()).score(tfidf=tfidf, counts=counts, docs=cand)
         else:
             topic = np.zeros_like(term)
         combined = self.combined_scores(term, topic)
@@ -475,11 +493,13 @@ class Searcher:
         topic_meta = meta.get("topic")
         if topic_meta is not None:
             V = arrays.get("topic_doc_vectors")
-            if (not isinstance(topic_meta, dict) or topic_meta.get("dtype") not in ("float64", "float32")
+            matcher = {"TopicMatcher": TopicMatcher, "ClassTopicMatcher": ClassTopicMatcher}.get(
+                topic_meta.get("class") if isinstance(topic_meta, dict) else None)
+            if (matcher is None or topic_meta.get("dtype") not in ("float64", "float32")
                     or not isinstance(V, np.ndarray) or V.ndim != 2 or V.dtype.kind != "f" or V.shape[0] != n):
                 raise ModelFormatError(f"damaged Searcher state: the topic index is not a float array of "
                                        f"{n} document vectors")
-            s.topic_index_ = TopicMatcher._from_state(
+            s.topic_index_ = matcher._from_state(
                 topic_meta, {k[len("topic_"):]: v for k, v in arrays.items() if k.startswith("topic_")})
             if s.topic_index_.n_docs_ != n:
                 raise ModelFormatError(f"index has {s.topic_index_.n_docs_} topic vectors for {n} documents")
@@ -540,7 +560,13 @@ class Searcher:
             raise ModelFormatError(f"{where}: the index has {self.term_index_.n_terms_} terms but the "
                                    f"vectorizer has {n_terms}; they were not built together (the model "
                                    f"directory is damaged, or rebuild the index with --corpus)")
-        if self.topic_index_ is not None:
+        if self.topic_index_ is not None and isinstance(self.topic_index_, ClassTopicMatcher):
+            if self.model is not None:
+                try:
+                    self.topic_index_.attach(self._topic_model())
+                except ModelFormatError as exc:
+                    raise ModelFormatError(f"{where}: {exc}") from None
+        elif self.topic_index_ is not None:
             self.topic_index_.model = self._topic_model()
             comps = getattr(self.model, "components_", None)
             if comps is not None and comps.shape[0] != self.topic_index_.doc_vectors_.shape[1]:

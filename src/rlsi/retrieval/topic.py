@@ -125,14 +125,21 @@ class TopicMatcher:
             X = model_input(self.model, tfidf=tfidf, counts=counts)
         return normalize_rows(self.fold_in(X), dtype=self.dtype)
 
-    def score(self, X=None, *, tfidf=None, counts=None):
-        """Topic matching scores, dense ``(n_queries, n_docs)`` float64, in [-1, 1]."""
+    def attach(self, model):
+        """Use ``model`` for the queries (after loading an index, whose model is saved apart); returns self."""
+        self.model = model
+        return self
+
+    def score(self, X=None, *, tfidf=None, counts=None, docs=None):
+        """Topic matching scores, dense ``(n_queries, n_docs)`` float64, in [-1, 1]; ``docs``: the indices of
+        the documents to score (sorted, for a memory-mapped index read in file order), default all."""
         self._check_fitted()
         Q = self.query_vectors(X, tfidf=tfidf, counts=counts)
         if Q.shape[1] != self.doc_vectors_.shape[1]:
             raise RLSIError(f"the model gives {Q.shape[1]} topics but the index holds vectors of "
                             f"{self.doc_vectors_.shape[1]}: the index was built with another model")
-        return np.asarray(Q @ self.doc_vectors_.T, dtype=np.float64)
+        V = self.doc_vectors_ if docs is None else np.asarray(self.doc_vectors_[docs])
+        return np.asarray(Q @ V.T, dtype=np.float64)
 
     # ------------------------------------------------------------------ persistence (arrays only)
     def _to_state(self):
