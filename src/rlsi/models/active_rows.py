@@ -191,6 +191,16 @@ def _gram_parts(n_rows, K):
     return np.zeros((parts, K, K))
 
 
+@njit(cache=True, nogil=True)
+def _part_chunk(n, P):
+    """Rows per chunk when n rows are dealt round-robin in chunks to P parts: at most :data:`_CHUNK`, and
+    as many chunks as make every part's count equal (±1). With 64-row chunks, 2,700 rows in 32 parts gave
+    parts 0-10 two chunks and the rest one, and the threads, which take contiguous runs of parts, 27 against
+    16 chunks (a solve 20 % slower at 2 threads)."""
+    per_part = max(1, -(-n // (P * _CHUNK)))
+    return max(1, -(-n // (P * per_part)))
+
+
 def _assemble(pieces, rows, M, K, dtype):
     """The M x K CSR whose rows ``rows`` (ascending) are the rows of the CSR ``pieces`` (stacked), the others
     empty."""
@@ -256,7 +266,8 @@ def _solve_dense_rows(R, S, U, rows, half_lam, max_iter, tol, positive, live, pa
     n = rows.shape[0]
     K = S.shape[0]
     P = parts.shape[0]
-    n_chunks = (n + _CHUNK - 1) // _CHUNK
+    chunk = _part_chunk(n, P)
+    n_chunks = (n + chunk - 1) // chunk
     for p in prange(P):
         u = np.empty(K)
         r = np.empty(K)
@@ -267,7 +278,7 @@ def _solve_dense_rows(R, S, U, rows, half_lam, max_iter, tol, positive, live, pa
         ws_M = np.empty((K, K))
         ws_work = np.empty((3, K))
         for c in range(p, n_chunks, P):
-            for i in range(c * _CHUNK, min(n, (c + 1) * _CHUNK)):
+            for i in range(c * chunk, min(n, (c + 1) * chunk)):
                 m = rows[i]
                 for k in range(K):
                     u[k] = U[m, k]
@@ -291,7 +302,8 @@ def _solve_csr_rows(R, S, indptr, indices, data, rows, half_lam, max_iter, tol, 
     n = rows.shape[0]
     K = S.shape[0]
     P = parts.shape[0]
-    n_chunks = (n + _CHUNK - 1) // _CHUNK
+    chunk = _part_chunk(n, P)
+    n_chunks = (n + chunk - 1) // chunk
     for p in prange(P):
         u = np.empty(K)
         r = np.empty(K)
@@ -301,7 +313,7 @@ def _solve_csr_rows(R, S, indptr, indices, data, rows, half_lam, max_iter, tol, 
         ws_M = np.empty((K, K))
         ws_work = np.empty((3, K))
         for c in range(p, n_chunks, P):
-            for i in range(c * _CHUNK, min(n, (c + 1) * _CHUNK)):
+            for i in range(c * chunk, min(n, (c + 1) * chunk)):
                 m = rows[i]
                 for k in range(K):
                     u[k] = 0.0
@@ -321,12 +333,13 @@ def _gram_rows(U, rows, parts):
     n = rows.shape[0]
     K = U.shape[1]
     P = parts.shape[0]
-    n_chunks = (n + _CHUNK - 1) // _CHUNK
+    chunk = _part_chunk(n, P)
+    n_chunks = (n + chunk - 1) // chunk
     for p in prange(P):
         u = np.empty(K)
         idx = np.empty(K, dtype=np.int64)
         for c in range(p, n_chunks, P):
-            for i in range(c * _CHUNK, min(n, (c + 1) * _CHUNK)):
+            for i in range(c * chunk, min(n, (c + 1) * chunk)):
                 m = rows[i]
                 for k in range(K):
                     u[k] = U[m, k]
