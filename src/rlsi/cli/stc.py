@@ -76,6 +76,7 @@ def register(sub):
     p.add_argument("--refit-C", default="cv", type=_refit_C,
                    help="MedSTC: C of the SVM refit on the training codes: 'cv' (default, 3-fold CV over "
                         "0.01..100), 'joint' (Eq. 16's C/delta) or a positive number")
+    p.add_argument("--jobs", type=_common.jobs_count, default=None, help="threads (default: all cores)")
     p.add_argument("--hinge", choices=["exact", "linearized"], default="exact",
                    help="MedSTC's θ-update: the exact hinge minimiser (default) or the released code's update "
                         "linearised at the loss-augmented label")
@@ -130,7 +131,7 @@ def run_fit(args):
     cls = getattr(stc, name)
     kw = dict(n_components=args.n_components, lam=args.lam, gamma=args.gamma, rho=args.rho,
               eps=args.eps, dictionary_step=args.dictionary_step, lda_passes=args.lda_passes,
-              verbose=0 if args.quiet else 1, **extra)
+              n_jobs=args.jobs, verbose=0 if args.quiet else 1, **extra)
     if name in ("SparseTopicalCoding", "MedSTC"):
         kw["max_iter"] = args.max_iter
     else:

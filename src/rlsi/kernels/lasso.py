@@ -389,14 +389,21 @@ def set_threads(n_jobs):
 
 
 @contextlib.contextmanager
+def numba_threads(n_jobs):
+    """numba threads from ``n_jobs`` (:func:`set_threads`) inside the block, restored on exit (BLAS untouched:
+    for fits whose BLAS work is a library's own, e.g. scikit-learn's LDA start of the STC models)."""
+    previous = set_threads(n_jobs)
+    try:
+        yield
+    finally:
+        set_threads(previous)
+
+
+@contextlib.contextmanager
 def compute_threads(n_jobs):
     """numba threads from ``n_jobs`` (:func:`set_threads`) and BLAS limited to one thread inside the block,
     both restored on exit: what a fit runs under. Its BLAS work is either K x K (tiny) or a tall product that
     :mod:`rlsi.kernels.blas_rows` cuts into row chunks on the library's own threads; threaded BLAS next to
     numba's threads would only spin (OpenBLAS) or oversubscribe the cores."""
-    previous = set_threads(n_jobs)
-    try:
-        with one_blas_thread():
-            yield
-    finally:
-        set_threads(previous)
+    with numba_threads(n_jobs), one_blas_thread():
+        yield

@@ -320,9 +320,9 @@ def test_refit_C_is_saved_and_a_damaged_one_refused(tmp_path, cls):
 
 @pytest.mark.parametrize("cls", [SparseTopicalCoding, OnlineSTC, MedSTC, OnlineMedSTC])
 def test_the_thread_count_changes_no_number(cls):
-    """1 and 2 threads give bit-identical dictionaries and codes: the dictionary statistics are summed over
-    a fixed number of runs of documents, in run order (they were once summed per thread, and the last digits
-    of β differed)."""
+    """1 and 2 threads (``n_jobs``) give bit-identical dictionaries and codes: the dictionary statistics are
+    summed over a fixed number of runs of documents, in run order (they were once summed per thread, and the
+    last digits of β differed). ``n_jobs`` sets the threads of fit and transform and restores them after."""
     import numba
 
     if numba.config.NUMBA_NUM_THREADS < 2:
@@ -333,14 +333,15 @@ def test_the_thread_count_changes_no_number(cls):
         params["batch_size"] = 40
     else:
         params["max_iter"] = 2
-    previous = numba.get_num_threads()
-    out = []
-    try:
-        for threads in (1, 2):
-            numba.set_num_threads(threads)
-            m = cls(4, **params).fit(X, y) if cls in (MedSTC, OnlineMedSTC) else cls(4, **params).fit(X)
-            out.append((m.components_, m.transform(X)))
-    finally:
-        numba.set_num_threads(previous)
+    seen, out = [], []
+    before = numba.get_num_threads()
+    for jobs in (1, 2):
+        m = cls(4, n_jobs=jobs, **params)
+        original = m._code
+        m._code = lambda *a, **k: (seen.append((jobs, numba.get_num_threads())), original(*a, **k))[1]
+        m = m.fit(X, y) if cls in (MedSTC, OnlineMedSTC) else m.fit(X)
+        out.append((m.components_, m.transform(X)))
+        assert numba.get_num_threads() == before
+    assert seen and all(j == t for j, t in seen)
     np.testing.assert_array_equal(out[0][0], out[1][0])
     np.testing.assert_array_equal(out[0][1], out[1][1])

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..._params import Boolean, Choice, Integer, Real
 from ...io import register
-from .core import STCBase, check_training_counts, log
+from .core import STCBase, check_training_counts, log, with_threads
 from . import kernels
 
 
@@ -56,7 +56,7 @@ class SparseTopicalCoding(STCBase):
     def __init__(self, n_components=60, *, lam=0.01, gamma=0.01, rho=0.1, eps=1e-3, prior="normal",
                  collapsed=False, max_sweeps=30, tol=1e-3, dictionary_step="mm", normalize_gradient=True,
                  max_iter=20, step_size=None, keep_word_codes=False, fit_tol=1e-4, dictionary_init="documents",
-                 lda_passes=10, random_state=0, verbose=0):
+                 lda_passes=10, random_state=0, n_jobs=None, verbose=0):
         self.n_components = n_components
         self.lam = lam
         self.gamma = gamma
@@ -75,8 +75,10 @@ class SparseTopicalCoding(STCBase):
         self.dictionary_init = dictionary_init
         self.lda_passes = lda_passes
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.verbose = verbose
 
+    @with_threads
     def fit(self, X, y=None):
         self._validate_params()
         X = check_training_counts(self._check_X(X, reset=True))

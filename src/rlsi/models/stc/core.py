@@ -36,6 +36,7 @@ perplexity moves with it: online STC on 20 Newsgroups 16,089 (ε = 1e-4) → 4,4
 
 from __future__ import annotations
 
+import functools
 import logging
 
 import numpy as np
@@ -44,6 +45,7 @@ import scipy.sparse as sp
 from ..._params import Anything, Boolean, Choice, Integer, Real
 from ..._validation import check_matrix
 from ...errors import RLSIError
+from ...kernels.lasso import numba_threads
 from ..base import TopicModel, check_fitted
 from . import kernels
 
@@ -104,6 +106,16 @@ def lda_dictionary(X, n_components, random_state, passes=LDA_INIT_PASSES):
     return B / B.sum(axis=1, keepdims=True)
 
 
+def with_threads(method):
+    """Run ``method`` with the model's ``n_jobs`` numba threads (its public entry points: fit, partial_fit,
+    word_codes, which transform, predict and score go through)."""
+    @functools.wraps(method)
+    def run(self, *args, **kwargs):
+        with numba_threads(getattr(self, "n_jobs", None)):
+            return method(self, *args, **kwargs)
+    return run
+
+
 class STCBase(TopicModel):
     """Shared parameters and machinery of the STC learners (see the module docstring).
 
@@ -125,6 +137,8 @@ class STCBase(TopicModel):
     normalize_gradient : bool, default True — ``"projected"`` only: scale each topic's gradient to unit
         ℓ1 norm before the step (see :meth:`_dictionary_step`); False is Eq. (12) with the raw mean gradient.
     random_state : int, None or Generator — β initialisation (and document order online).
+    n_jobs : None or int — numba threads of the coding and dictionary kernels (None: all cores; -1 all,
+        -2 all but one); the numbers do not depend on it.
     """
 
     input_kind = "counts"
@@ -134,7 +148,7 @@ class STCBase(TopicModel):
         "rho": Real(low=0.0), "eps": Real(low=0.0, low_open=True), "prior": Choice(PRIORS),
         "collapsed": Boolean(), "max_sweeps": Integer(low=1), "tol": Real(low=0.0),
         "random_state": Anything(), "verbose": Integer(low=0), "normalize_gradient": Boolean(),
-        "dictionary_step": Choice(DICTIONARY_STEPS),
+        "dictionary_step": Choice(DICTIONARY_STEPS), "n_jobs": Integer(none=True, not_zero=True),
     }
     _state_scalars = ("n_features_in_", "n_iter_")
 
@@ -257,6 +271,7 @@ class STCBase(TopicModel):
         """Document codes θ (n_samples x K) with β frozen (a document with no known word gets θ = 0)."""
         return self.word_codes(X, return_word_codes=False)
 
+    @with_threads
     def word_codes(self, X, return_word_codes=True):
         """``(θ, S)``: document codes (n x K) and word codes (nnz(X) x K, rows in the order of the CSR's
         stored entries) of the given documents; ``return_word_codes=False`` gives θ only. The word codes

@@ -71,6 +71,7 @@ from ...errors import RLSIError
 from ...io import register
 from ..base import check_fitted
 from .batch import SparseTopicalCoding
+from .core import with_threads
 from .online import OnlineSTC
 
 HINGES = ("exact", "linearized")
@@ -254,13 +255,13 @@ class MedSTC(_MaxMarginMixin, SparseTopicalCoding):
                  collapsed=False, max_sweeps=30, tol=1e-3, dictionary_step="mm", normalize_gradient=True,
                  max_iter=20, step_size=None, keep_word_codes=False, fit_tol=1e-4, C=1.0, delta=3600.0,
                  refit_classifier=True, hinge="exact", dictionary_init="documents", refit_C="cv", lda_passes=10,
-                 random_state=0, verbose=0):
+                 random_state=0, n_jobs=None, verbose=0):
         super().__init__(n_components, lam=lam, gamma=gamma, rho=rho, eps=eps, prior=prior,
                          collapsed=collapsed, max_sweeps=max_sweeps, tol=tol,
                          dictionary_step=dictionary_step, normalize_gradient=normalize_gradient,
                          max_iter=max_iter, step_size=step_size,
                          keep_word_codes=keep_word_codes, fit_tol=fit_tol, random_state=random_state,
-                         verbose=verbose)
+                         n_jobs=n_jobs, verbose=verbose)
         self.C = C
         self.delta = delta
         self.refit_classifier = refit_classifier
@@ -269,6 +270,7 @@ class MedSTC(_MaxMarginMixin, SparseTopicalCoding):
         self.refit_C = refit_C
         self.lda_passes = lda_passes
 
+    @with_threads
     def fit(self, X, y=None):
         self._validate_params()
         from .core import check_training_counts
@@ -310,12 +312,12 @@ class OnlineMedSTC(_MaxMarginMixin, OnlineSTC):
                  collapsed=False, max_sweeps=30, tol=1e-3, dictionary_step="mm", normalize_gradient=True,
                  batch_size=64, n_epochs=1, tau0=1.0, tau=10.0, C=1.0, delta=3600.0, refit_classifier=True,
                  hinge="exact", dictionary_init="documents", refit_C="cv", lda_passes=10, random_state=0,
-                 verbose=0):
+                 n_jobs=None, verbose=0):
         super().__init__(n_components, lam=lam, gamma=gamma, rho=rho, eps=eps, prior=prior,
                          collapsed=collapsed, max_sweeps=max_sweeps, tol=tol,
                          dictionary_step=dictionary_step, normalize_gradient=normalize_gradient,
                          batch_size=batch_size, n_epochs=n_epochs,
-                         tau0=tau0, tau=tau, random_state=random_state, verbose=verbose)
+                         tau0=tau0, tau=tau, random_state=random_state, n_jobs=n_jobs, verbose=verbose)
         self.C = C
         self.delta = delta
         self.refit_classifier = refit_classifier
@@ -324,6 +326,7 @@ class OnlineMedSTC(_MaxMarginMixin, OnlineSTC):
         self.refit_C = refit_C
         self.lda_passes = lda_passes
 
+    @with_threads
     def fit(self, X, y=None):
         self._validate_params()
         from .core import check_training_counts
@@ -335,6 +338,7 @@ class OnlineMedSTC(_MaxMarginMixin, OnlineSTC):
         self._epochs(X, codes)
         return self._refit(X, codes)
 
+    @with_threads
     def partial_fit(self, X, y=None, classes=None):
         first = getattr(self, "components_", None) is None
         n = X.shape[0]

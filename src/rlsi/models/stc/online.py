@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from ..._params import Choice, Integer, Real
 from ...io import register
 from . import kernels
-from .core import STCBase, check_counts, check_training_counts, log
+from .core import STCBase, check_counts, check_training_counts, log, with_threads
 
 
 @register("OnlineSTC")
@@ -45,7 +45,7 @@ class OnlineSTC(STCBase):
     def __init__(self, n_components=60, *, lam=0.01, gamma=0.01, rho=0.1, eps=1e-3, prior="normal",
                  collapsed=False, max_sweeps=30, tol=1e-3, dictionary_step="mm", normalize_gradient=True,
                  batch_size=64, n_epochs=1, tau0=1.0, tau=10.0, dictionary_init="documents", lda_passes=10,
-                 random_state=0, verbose=0):
+                 random_state=0, n_jobs=None, verbose=0):
         self.n_components = n_components
         self.lam = lam
         self.gamma = gamma
@@ -64,6 +64,7 @@ class OnlineSTC(STCBase):
         self.dictionary_init = dictionary_init
         self.lda_passes = lda_passes
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.verbose = verbose
 
     def learning_rate(self, t):
@@ -78,6 +79,7 @@ class OnlineSTC(STCBase):
         self.n_docs_seen_ = 0
         self.n_iter_ = 0
 
+    @with_threads
     def fit(self, X, y=None):
         self._validate_params()
         X = check_training_counts(self._check_X(X, reset=True))
@@ -109,6 +111,7 @@ class OnlineSTC(STCBase):
                 log.info("%s epoch %d: %d mini-batches, word-code sparsity %.3f, %.1fs", type(self).__name__,
                          epoch + 1, self.n_batches_, self.word_code_sparsity_, time.perf_counter() - t0)
 
+    @with_threads
     def partial_fit(self, X, y=None):
         """One mini-batch update with all rows of X (Algorithm 1, lines 3–6)."""
         if getattr(self, "components_", None) is None:
