@@ -84,7 +84,8 @@ def test_search_a_group_model_on_the_documents_classes(tmp_path, capsys):
     model, vec = bundle["model"], bundle["vectorizer"]
     docs = read_corpus(corpus)
     X = vec.transform(docs.texts)
-    ref = ClassTopicMatcher(model, fold_lambda2=float("inf"), doc_labels=np.array(labels)).fit(X)  # the default: projection
+    # the CLI's default folding for RLSI-family models: the projection
+    ref = ClassTopicMatcher(model, fold_lambda2=float("inf"), doc_labels=np.array(labels)).fit(X)
     want = ref.score(vec.transform(["cardiac pressure"]))[0]
     assert len(hits) == 24
     for h in hits:

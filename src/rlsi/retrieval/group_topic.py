@@ -138,6 +138,7 @@ class ClassTopicMatcher:
             V[np.ix_(rows, layout.columns(p))] = normalize_rows(self.fold_class(X[rows], int(p)), dtype=self.dtype)
         self.doc_classes_ = classes
         self.doc_vectors_ = V
+        self._checked_for = self.model  # the classes are this model's
         return self
 
     def _check_fitted(self):
@@ -152,7 +153,8 @@ class ClassTopicMatcher:
     def attach(self, model):
         """Use ``model`` for the queries (after loading an index, whose model is saved apart): a group model,
         or one wrapped in :class:`~rlsi.retrieval.topic.RidgeFolding`, whose λ becomes the folding λ. Checks
-        that the index fits it (its topics, its classes); returns self."""
+        that the index fits it (its topics, its classes), once per model (the searcher attaches its model
+        for every query; the classes of a memory-mapped index are read once); returns self."""
         if isinstance(model, RidgeFolding):
             self.model, self.fold_lambda2 = model.model, model.lambda2
         else:
@@ -161,13 +163,15 @@ class ClassTopicMatcher:
             raise ModelFormatError(f"the index was built for a group model (its documents have classes, §7.3) "
                                    f"but the model is a {type(self.model).__name__}: rebuild the index")
         layout = self.model._layout()
-        if getattr(self, "doc_vectors_", None) is not None:
+        fitted = getattr(self, "doc_vectors_", None) is not None
+        if fitted and getattr(self, "_checked_for", None) is not self.model:
             if self.doc_vectors_.shape[1] != layout.n_topics:
                 raise ModelFormatError(f"the index holds {self.doc_vectors_.shape[1]}-topic vectors but the model "
                                        f"has {layout.n_topics} topics: rebuild the index")
             if len(self.doc_classes_) and int(self.doc_classes_.max()) >= layout.n_classes:
                 raise ModelFormatError(f"the index names class {int(self.doc_classes_.max())} but the model has "
                                        f"{layout.n_classes} classes: rebuild the index")
+            self._checked_for = self.model
         return self
 
     # ------------------------------------------------------------------ scoring
@@ -190,7 +194,7 @@ class ClassTopicMatcher:
             sel = np.flatnonzero(classes == p)
             cols = layout.columns(int(p))
             Q = normalize_rows(self.fold_class(X, int(p)), dtype=self.dtype)
-            S[:, sel] = Q @ np.asarray(self.doc_vectors_[docs[sel]])[:, cols].T
+            S[:, sel] = Q @ np.asarray(self.doc_vectors_[np.ix_(docs[sel], cols)]).T
         return S
 
     # ------------------------------------------------------------------ persistence (arrays only)
