@@ -1,0 +1,161 @@
+"""Micro-variants of the lasso's coordinate-descent sweep at the dense end (issue 9), against the library kernel.
+
+Session 11's probe of where a warm-started sweep's time goes (K = 200, solutions ~93 % non-zero, 1 thread):
+
+* ``sweep K DENSITY [SCALE]`` — the library kernel (``lasso_cd_rows``, 3 sweeps from a near-optimal warm start)
+  against plain re-implementations: branch-free soft threshold (``max(w - h, 0) + min(w + h, 0)``) and FMA
+  contraction (``fastmath={"contract"}``), each checked against the library's result.
+* ``axpy`` — the floor: only the gradient updates ``g += d * S[k]`` of one pass over the non-zeros, float64 and
+  float32, with and without fastmath, g a view or a local array.
+
+    PYTHONPATH=src python benchmarks/bench_lasso_micro.py sweep 200 0.6
+    PYTHONPATH=src python benchmarks/bench_lasso_micro.py sweep 200 0.3 0.3
+    PYTHONPATH=src python benchmarks/bench_lasso_micro.py axpy
+
+Results: ``benchmarks/results/lasso_micro_s11.txt``. Not wired into the library: branch-free is 5-8 % faster at
+density 0.93 and 5-10 % slower at 0.5; contraction gains nothing in the sweep.
+"""
+
+import os
+import sys
+
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+from numba import njit  # noqa: E402
+
+from rlsi.kernels.lasso import lasso_cd_rows  # noqa: E402
+
+def make(inv, branchless, fm=False):
+    @njit(cache=False, fastmath={"contract"} if fm else False)
+    def kern(R, S, U, half_lam, max_iter, tol, sinv):
+        n, K = R.shape
+        g = np.empty(K); u = np.empty(K); r = np.empty(K)
+        tot = 0
+        for i in range(n):
+            for k in range(K):
+                u[k] = U[i, k]; r[k] = R[i, k]; g[k] = 0.0
+            for k in range(K):
+                if u[k] != 0.0:
+                    Sk = S[k]; uk = u[k]
+                    for l in range(K):
+                        g[l] += Sk[l] * uk
+            for it in range(max_iter):
+                tot += 1
+                max_delta = 0.0; max_u = 0.0
+                for k in range(K):
+                    skk = S[k, k]
+                    old = u[k]
+                    w = r[k] - (g[k] - skk * old)
+                    if branchless:
+                        t = max(w - half_lam, 0.0) + min(w + half_lam, 0.0)
+                        new = t * sinv[k] if inv else t / skk
+                    else:
+                        if w > half_lam:
+                            new = (w - half_lam) * sinv[k] if inv else (w - half_lam) / skk
+                        elif w < -half_lam:
+                            new = (w + half_lam) * sinv[k] if inv else (w + half_lam) / skk
+                        else:
+                            new = 0.0
+                    d = new - old
+                    if d != 0.0:
+                        u[k] = new
+                        Sk = S[k]
+                        for l in range(K):
+                            g[l] += d * Sk[l]
+                    max_delta = max(max_delta, abs(d))
+                    max_u = max(max_u, abs(new))
+                if max_delta <= tol * max_u:
+                    break
+            for k in range(K):
+                U[i, k] = u[k]
+        return tot
+    return kern
+
+
+def obj(R, S, U, lam):
+    return float(np.einsum("ij,jk,ik->", U, S, U) - 2 * (R * U).sum() + 2 * lam * np.abs(U).sum())
+
+
+def sweep(argv):
+    K = int(argv[0]); dens = float(argv[1]); scale = float(argv[2]) if len(argv) > 2 else 0.05
+    n = 20000
+    rng = np.random.default_rng(0)
+    V = rng.random((K, 3000)) ** 3
+    S = V @ V.T / 3000; S += 0.05 * np.eye(K) * np.trace(S) / K
+    Utrue = rng.standard_normal((n, K)) * (rng.random((n, K)) < dens)
+    R = Utrue @ S + 0.01 * rng.standard_normal((n, K))
+    half = scale * 0.02 * np.abs(R).max()
+    U0 = np.zeros((n, K)); lasso_cd_rows(R, S, U0, half, 30, 1e-6)
+    print("K", K, "solution density %.3f" % (U0 != 0).mean())
+    R2 = R * (1 + 0.02 * rng.standard_normal(R.shape))
+    sinv = 1.0 / np.diag(S)
+    kerns = {f"inv={a} branchless={b} contract={c}": make(a, b, c) for a in (False,) for b in (False, True) for c in (False, True)}
+    for k in kerns.values(): k(R2[:5], S, U0[:5].copy(), half, 3, 1e-4, sinv)
+    for rep in range(2):
+        Ua = U0.copy(); t = time.process_time(); sw = lasso_cd_rows(R2, S, Ua, half, 3, 1e-4); ta = time.process_time() - t
+        print("library %.2f us/sweep" % (ta / sw.sum() * 1e6))
+        for name, kern in kerns.items():
+            Ub = U0.copy(); t = time.process_time(); tot = kern(R2, S, Ub, half, 3, 1e-4, sinv); tb = time.process_time() - t
+            print("  %-28s %.2f us/sweep  (x%.2f)  max|dU| %.1e" % (name, tb / tot * 1e6, ta / sw.sum() / (tb / tot), np.abs(Ua - Ub).max()))
+
+
+def make_axpy(fm, dtype_is32=False):
+    @njit(fastmath=fm)
+    def f(S, U, G):
+        n, K = U.shape
+        for i in range(n):
+            g = G[i]
+            for k in range(K):
+                d = U[i, k]
+                if d != 0.0:
+                    Sk = S[k]
+                    for l in range(K):
+                        g[l] += d * Sk[l]
+        return 0
+    return f
+
+@njit
+def f_local(S, U, G):
+    # g kept in a local array allocated once (not a view of G)
+    n, K = U.shape
+    g = np.zeros(K)
+    for i in range(n):
+        for l in range(K):
+            g[l] = 0.0
+        for k in range(K):
+            d = U[i, k]
+            if d != 0.0:
+                Sk = S[k]
+                for l in range(K):
+                    g[l] += d * Sk[l]
+        for l in range(K):
+            G[i, l] = g[l]
+    return 0
+
+
+def axpy():
+    K, n = 200, 20000
+    rng = np.random.default_rng(0)
+    S = rng.random((K, K)); U = rng.standard_normal((n, K)) * (rng.random((n, K)) < 0.93)
+    S32 = S.astype(np.float32); U32 = U.astype(np.float32)
+    nz = np.count_nonzero(U)
+    for name, f, args in [("plain", make_axpy(False), (S, U)), ("fastmath", make_axpy(True), (S, U)), ("local g", f_local, (S, U)),
+                          ("plain f32", make_axpy(False), (S32, U32)), ("fastmath f32", make_axpy(True), (S32, U32))]:
+        G = np.zeros((n, K), dtype=args[0].dtype)
+        f(args[0], args[1][:5], G[:5])
+        best = 1e9
+        for r in range(3):
+            t = time.process_time(); f(args[0], args[1], G); best = min(best, time.process_time() - t)
+        print("%-14s %.2f ns per %d-element axpy, %.3f ns/element" % (name, best / nz * 1e9, K, best / nz / K * 1e9))
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["axpy"]:
+        axpy()
+    elif sys.argv[1:2] == ["sweep"]:
+        sweep(sys.argv[2:])
+    else:
+        sys.exit(__doc__)
