@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from rlsi.kernels import blas_rows
-from rlsi.kernels.blas_rows import blas_controller, gram_rows, matmul_rows, one_blas_thread
+from rlsi.kernels.blas_rows import blas_controller, cross_rows, gram_rows, matmul_rows, one_blas_thread
 
 DTYPES = [np.float32, np.float64]
 
@@ -48,6 +48,30 @@ def test_gram_rows_is_the_float64_gram(monkeypatch, dtype, row_chunk, sub_rows):
     np.testing.assert_allclose(S, ref, rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(S, S.T)
     np.testing.assert_array_equal(gram_rows(np.asfortranarray(W)), S)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("row_chunk, sub_rows", [(1, 1), (7, 5), (1000, 2048)])
+def test_cross_rows_is_the_float64_cross_product_and_a_block_of_the_gram(monkeypatch, dtype, row_chunk, sub_rows):
+    """``AᵀB`` in float64 (float32 input too) for any chunking; with B = A it is the gram's numbers; the
+    off-diagonal block of the gram of ``[A, B]``; the same bits on 1 and 4 threads; shapes checked."""
+    monkeypatch.setattr(blas_rows, "ROW_CHUNK", row_chunk)
+    monkeypatch.setattr(blas_rows, "GRAM_SUB_ROWS", sub_rows)
+    monkeypatch.setattr(blas_rows, "MIN_PARALLEL_WORK", 0)
+    rng = np.random.default_rng(62)
+    A = rng.standard_normal((130, 6)).astype(dtype)
+    B = rng.standard_normal((130, 3)).astype(dtype)
+    C = cross_rows(A, np.asfortranarray(B))
+    assert C.dtype == np.float64 and C.shape == (6, 3)
+    np.testing.assert_allclose(C, A.astype(np.float64).T @ B.astype(np.float64), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(gram_rows(np.hstack([A, B]))[:6, 6:], C, rtol=1e-12, atol=1e-12)
+    with _threads(1):
+        C1 = cross_rows(A, B)
+    with _threads(4):
+        C4 = cross_rows(A, B)
+    np.testing.assert_array_equal(C1, C4)
+    with pytest.raises(ValueError, match="as many rows"):
+        cross_rows(A, B[:-1])
 
 
 def test_gram_rows_holds_at_most_gram_parts_partial_grams(monkeypatch):

@@ -1,7 +1,8 @@
 """Dense products of many rows on the library's threads, each chunk on single-threaded BLAS.
 
 * :func:`matmul_rows` — ``out = A @ B`` for a tall A (n x K) and a small B (K x L), float64.
-* :func:`gram_rows` — ``S = WᵀW`` (K x K, float64) of a tall W of any float dtype.
+* :func:`gram_rows` — ``S = WᵀW`` (K x K, float64) of a tall W of any float dtype; :func:`cross_rows` — ``AᵀB``
+  of two tall arrays the same way.
 * :func:`blas_controller` — the one :class:`threadpoolctl.ThreadpoolController` of the library.
 
 Why not threaded BLAS: after every call, OpenBLAS's threads busy-wait (its ``THREAD_TIMEOUT``, 2²⁸ cycles,
@@ -118,6 +119,32 @@ def matmul_rows(A, B, out=None):
     return out
 
 
+def _row_bounds(n):
+    """Boundaries of the parts of n rows summed by :func:`gram_rows` and :func:`cross_rows`: at most
+    :data:`GRAM_PARTS` equal runs, fixed by n alone."""
+    n_parts = max(1, min(GRAM_PARTS, -(-n // ROW_CHUNK)))
+    return np.linspace(0, n, n_parts + 1).astype(np.int64)
+
+
+def _sum_over_rows(n, block, shape, work):
+    """``Σ block(a, b)`` (float64 arrays of ``shape``) over sub-blocks of :data:`GRAM_SUB_ROWS` rows: each
+    part of :func:`_row_bounds` sums its own sub-blocks, the parts run on the library's threads and are added
+    in order."""
+    bounds = _row_bounds(n)
+
+    def part(i):
+        S = np.zeros(shape)
+        for a in range(bounds[i], bounds[i + 1], GRAM_SUB_ROWS):
+            S += block(a, min(bounds[i + 1], a + GRAM_SUB_ROWS))
+        return S
+
+    parts = _run(part, len(bounds) - 1, work)
+    S = parts[0]
+    for P in parts[1:]:
+        S += P
+    return S
+
+
 def gram_rows(W):
     """``S = WᵀW`` (K x K, float64, exactly symmetric) of W (n x K, any float dtype or strides).
 
@@ -127,19 +154,27 @@ def gram_rows(W):
     one sub-block per thread, never a float64 copy of W."""
     W = np.asarray(W)
     n, K = W.shape
-    n_parts = max(1, min(GRAM_PARTS, -(-n // ROW_CHUNK)))
-    bounds = np.linspace(0, n, n_parts + 1).astype(np.int64)
 
-    def part(i):
-        S = np.zeros((K, K))
-        for a in range(bounds[i], bounds[i + 1], GRAM_SUB_ROWS):
-            c = np.ascontiguousarray(W[a:min(bounds[i + 1], a + GRAM_SUB_ROWS)], dtype=np.float64)
-            S += c.T @ c
-        return S
+    def block(a, b):
+        c = np.ascontiguousarray(W[a:b], dtype=np.float64)
+        return c.T @ c
 
-    parts = _run(part, n_parts, n * K * K)
-    S = parts[0]
-    for P in parts[1:]:
-        S += P
+    S = _sum_over_rows(n, block, (K, K), n * K * K)
     # mirrored from the upper triangle: exactly symmetric whichever BLAS routine numpy chose for c.T @ c
     return np.triu(S) + np.triu(S, 1).T
+
+
+def cross_rows(A, B):
+    """``AᵀB`` (K x L, float64) of A (n x K) and B (n x L), any float dtype or strides: the parts and
+    float64 sub-blocks of :func:`gram_rows` (a block ``[[AᵀA, AᵀB], [BᵀA, BᵀB]]`` of a gram from its pieces,
+    without the stacked ``[A, B]``)."""
+    A, B = np.asarray(A), np.asarray(B)
+    if A.ndim != 2 or B.ndim != 2 or A.shape[0] != B.shape[0]:
+        raise ValueError(f"cross_rows needs two 2-D arrays of as many rows, got {A.shape} and {B.shape}")
+    n, K = A.shape
+    L = B.shape[1]
+
+    def block(a, b):
+        return np.ascontiguousarray(A[a:b], dtype=np.float64).T @ np.ascontiguousarray(B[a:b], dtype=np.float64)
+
+    return _sum_over_rows(n, block, (K, L), n * K * L)

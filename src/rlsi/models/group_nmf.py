@@ -30,6 +30,7 @@ from .._params import Anything, Integer, Real
 from .._validation import check_random_state
 from ..errors import RLSIError
 from ..io import register
+from ..kernels.blas_rows import cross_rows
 from ..kernels.lasso import compute_threads
 from ..kernels.products import csr_dense_rows
 from . import steps
@@ -93,15 +94,33 @@ class GroupNMFProblem:
             self.Us[p] = U
         return {}
 
-    def class_topics(self, p):
-        parts = ([self.U0] if self.Ks else []) + ([self.Us[p]] if self.Us[p] is not None else [])
-        return np.ascontiguousarray(np.hstack(parts)) if len(parts) > 1 else parts[0]
+    def _topic_gram(self, p, G0):
+        """ŨpᵀŨp from blocks ``[[U0ᵀU0, U0ᵀUp], [UpᵀU0, UpᵀUp]]``, U0ᵀU0 (``G0``) formed once per V-step for
+        all classes (as GRLSI does): M·(Ks·Kc + Kc²) per class instead of M·(Ks + Kc)² on a stacked copy."""
+        U0, Up = self.U0, self.Us[p]
+        if U0 is None:
+            return steps.gram(Up)
+        if Up is None:
+            return G0
+        cross = cross_rows(U0, Up)
+        return np.block([[G0, cross], [cross.T, steps.gram(Up)]])
+
+    def _projection(self, p):
+        """``Φp = Dpᵀ Ũp`` (Np x (Ks + Kc_p)): one product with the stacked ``[U0, Up]`` (M x (Ks + Kc_p), a
+        copy per class). Two products ``[Xp U0, Xp Up]`` would spare the copy but read every entry of Xp twice:
+        measured 1.5x the product time at Ks = 10, Kc = 3 (50 classes, 100k x 60k)."""
+        X = self.Xs[p]
+        parts = [U for U in (self.U0, self.Us[p]) if U is not None]
+        U = np.ascontiguousarray(np.hstack(parts)) if len(parts) > 1 else parts[0]
+        return csr_dense_rows(X, 0, X.shape[0], U, dtype=self.dtype)
 
     def v_step(self, executor):
+        G0 = steps.gram(self.U0) if self.U0 is not None else None
+
         def class_task(p):
-            U, V, X = self.class_topics(p), self.Vs[p], self.Xs[p]
-            Phi = csr_dense_rows(X, 0, X.shape[0], U, dtype=self.dtype)  # (ŨpᵀDp)ᵀ
-            TG = steps.gram(U)  # ŨpᵀŨp by a symmetric rank-k update
+            V = self.Vs[p]
+            Phi = self._projection(p)  # (ŨpᵀDp)ᵀ
+            TG = self._topic_gram(p, G0)
             V = V * _ratio(Phi.copy(), V @ TG.astype(self.dtype))
             return V, float(np.einsum("ij,ij->", Phi, V, dtype=np.float64)), steps.gram(V), TG
 
