@@ -341,3 +341,20 @@ def test_topics_replaced_by_hand_are_used(data):
     W = m.transform(X, y)
     np.testing.assert_allclose(W, expected.transform(X, y))
     assert not np.allclose(W, fitted)
+
+
+@pytest.mark.parametrize("cls", [GroupRLSI, GroupNMF])
+def test_the_thread_count_changes_no_number(cls):
+    """n_jobs=1 and n_jobs=2 give bit-identical topics (the partial sums follow the rows, not the threads),
+    on enough rows for several parts of the row-chunked grams."""
+    import numba
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba has one thread here (NUMBA_NUM_THREADS=1): nothing to compare")
+    X, y = class_corpus(n_per_class=400, n_classes=4, block=40, seed=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        one = cls(3, 2, max_iter=4, random_state=0, n_jobs=1).fit(X, y).components_
+        two = cls(3, 2, max_iter=4, random_state=0, n_jobs=2).fit(X, y).components_
+    one, two = (a.toarray() if sp.issparse(a) else a for a in (one, two))
+    np.testing.assert_array_equal(one, two)
