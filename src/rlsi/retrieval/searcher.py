@@ -560,19 +560,11 @@ class Searcher:
             raise ModelFormatError(f"{where}: the index has {self.term_index_.n_terms_} terms but the "
                                    f"vectorizer has {n_terms}; they were not built together (the model "
                                    f"directory is damaged, or rebuild the index with --corpus)")
-        if self.topic_index_ is not None and isinstance(self.topic_index_, ClassTopicMatcher):
-            if self.model is not None:
-                try:
-                    self.topic_index_.attach(self._topic_model())
-                except ModelFormatError as exc:
-                    raise ModelFormatError(f"{where}: {exc}") from None
-        elif self.topic_index_ is not None:
-            self.topic_index_.model = self._topic_model()
-            comps = getattr(self.model, "components_", None)
-            if comps is not None and comps.shape[0] != self.topic_index_.doc_vectors_.shape[1]:
-                raise ModelFormatError(f"{where}: the index holds {self.topic_index_.doc_vectors_.shape[1]}-"
-                                       f"topic vectors but the model has {comps.shape[0]} topics (the model "
-                                       f"directory is damaged, or rebuild the index with --corpus)")
+        if self.topic_index_ is not None and self.model is not None:
+            try:  # the index's topics (and a group index's classes) against the model
+                self.topic_index_.attach(self._topic_model())
+            except ModelFormatError as exc:
+                raise ModelFormatError(f"{where}: {exc}") from None
 
     def __repr__(self):
         n = len(self.doc_ids_) if getattr(self, "doc_ids_", None) is not None else 0

@@ -126,8 +126,14 @@ class TopicMatcher:
         return normalize_rows(self.fold_in(X), dtype=self.dtype)
 
     def attach(self, model):
-        """Use ``model`` for the queries (after loading an index, whose model is saved apart); returns self."""
+        """Use ``model`` for the queries (after loading an index, whose model is saved apart); checks that the
+        index holds vectors of the model's number of topics (when it has ``components_``); returns self."""
         self.model = model
+        comps = getattr(model, "components_", None)
+        V = getattr(self, "doc_vectors_", None)
+        if comps is not None and V is not None and comps.shape[0] != V.shape[1]:
+            raise ModelFormatError(f"the index holds {V.shape[1]}-topic vectors but the model has {comps.shape[0]} "
+                                   f"topics (the model directory is damaged, or rebuild the index with --corpus)")
         return self
 
     def score(self, X=None, *, tfidf=None, counts=None, docs=None):
