@@ -83,7 +83,9 @@ def obj(R, S, U, lam):
     return float(np.einsum("ij,jk,ik->", U, S, U) - 2 * (R * U).sum() + 2 * lam * np.abs(U).sum())
 
 
-def sweep(argv):
+def problem(argv):
+    """``(S, R, U0, half_lam)`` of the probes: K x K Gram S, 20,000 rows of R perturbed by 2 % from those U0
+    solves (to 1e-6), λ/2 scaled by ``SCALE``; argv = K DENSITY [SCALE]."""
     K = int(argv[0]); dens = float(argv[1]); scale = float(argv[2]) if len(argv) > 2 else 0.05
     n = 20000
     rng = np.random.default_rng(0)
@@ -95,6 +97,11 @@ def sweep(argv):
     U0 = np.zeros((n, K)); lasso_cd_rows(R, S, U0, half, 30, 1e-6)
     print("K", K, "solution density %.3f" % (U0 != 0).mean())
     R2 = R * (1 + 0.02 * rng.standard_normal(R.shape))
+    return S, R2, U0, half
+
+
+def sweep(argv):
+    S, R2, U0, half = problem(argv)
     sinv = 1.0 / np.diag(S)
     kerns = {f"inv={a} branchless={b} contract={c}": make(a, b, c) for a in (False,) for b in (False, True) for c in (False, True)}
     for k in kerns.values(): k(R2[:5], S, U0[:5].copy(), half, 3, 1e-4, sinv)
@@ -158,6 +165,8 @@ def axpy():
 
 @njit(cache=False)
 def kern32(R, S, U, half_lam, max_iter, tol):
+    """``make(False, False)``'s sweep with every scalar and vector in float32 (a separate copy: with the
+    float64 literals of the generic kernel numba would promote the arithmetic back to float64)."""
     n, K = R.shape
     g = np.empty(K, np.float32); u = np.empty(K, np.float32); r = np.empty(K, np.float32)
     h = np.float32(half_lam); zero = np.float32(0.0)
@@ -199,17 +208,7 @@ def kern32(R, S, U, half_lam, max_iter, tol):
 
 
 def f32(argv):
-    K = int(argv[0]); dens = float(argv[1]); scale = float(argv[2]) if len(argv) > 2 else 0.05
-    n = 20000
-    rng = np.random.default_rng(0)
-    V = rng.random((K, 3000)) ** 3
-    S = V @ V.T / 3000; S += 0.05 * np.eye(K) * np.trace(S) / K
-    Utrue = rng.standard_normal((n, K)) * (rng.random((n, K)) < dens)
-    R = Utrue @ S + 0.01 * rng.standard_normal((n, K))
-    half = scale * 0.02 * np.abs(R).max()
-    U0 = np.zeros((n, K)); lasso_cd_rows(R, S, U0, half, 30, 1e-6)
-    print("K", K, "solution density %.3f" % (U0 != 0).mean())
-    R2 = R * (1 + 0.02 * rng.standard_normal(R.shape))
+    S, R2, U0, half = problem(argv)
     R32 = R2.astype(np.float32); S32 = S.astype(np.float32); U032 = U0.astype(np.float32)
     kern32(R32[:5], S32, U032[:5].copy(), half, 3, 1e-4)
     Ustar = U0.copy(); lasso_cd_rows(R2, S, Ustar, half, 200, 1e-10)
