@@ -97,7 +97,7 @@ def test_failed_write_leaves_nothing_and_keeps_the_old_directory(matrix_dir):
 def test_refuses_to_overwrite_a_foreign_folder(tmp_path):
     (tmp_path / "photos").mkdir()
     (tmp_path / "photos" / "cat.jpg").write_bytes(b"x")
-    with pytest.raises(RLSIError, match="not an rlsi matrix or model directory"):
+    with pytest.raises(RLSIError, match="exists and is not an rlsi matrix directory"):
         save_matrix(tmp_path / "photos", sp.identity(3, format="csr"))
 
 

@@ -15,7 +15,7 @@ from .. import io
 from ..errors import RLSIError
 from ..quality import avg_compactness
 from ..text import read_corpus
-from . import _common, scale as _scale
+from . import _common, _output, scale as _scale
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ def run(args):
     output = args.output or args.resume
     if output is None:
         raise RLSIError("give the model directory to write with -o MODEL_DIR")
-    _common.check_output_dir(output)
+    _output.model_destination(output, reads=_output.fit_inputs(args, output))
     if args.matrix or not args.corpus:
         return _scale.fit_matrix(args, output)
     fields = _common.text_fields(args)
@@ -111,11 +111,12 @@ def _resume(args, output, fields):
     start = time.perf_counter()
     if len(args.corpus) > 1:
         raise RLSIError("--resume continues on one corpus file; concatenate the files or resume once per file")
+    seen = _output.resume_fingerprint(args.resume, output)  # taken before reading: a later writer is seen
     model, stream = load_resumable(args.resume)
     corpus = read_corpus(args.corpus[0], text_fields=fields)
     before = model.n_docs_seen_
     resume_online(model, stream, corpus.texts, quiet=args.quiet)
-    io.save(output, model=model, vectorizer=stream)
+    io.save(output, model=model, vectorizer=stream, unchanged_since=seen)
     if not args.quiet:
         print(f"resumed {type(model).__name__} from {args.resume}: {model.n_docs_seen_ - before} more "
               f"documents ({model.n_docs_seen_} in all), {stream.n_terms_} terms, K={model.n_components}, "

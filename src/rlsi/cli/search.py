@@ -98,10 +98,10 @@ def run_index(args):
     """``rlsi index MODEL_DIR (--matrix DIR | --corpus FILE)``."""
     import time
 
-    from ._common import check_output_dir
+    from ._output import index_destination
 
     fields = _fields(args.text_fields)
-    check_output_dir(args.model_dir)
+    index_destination(args.model_dir, reads=[args.corpus, args.matrix])
     start = time.perf_counter()
     searcher = load_searcher(args.model_dir, corpus=args.corpus, text_fields=fields, term_model=args.term_model,
                              folding=args.folding, save_index=True, matrix=args.matrix, text=False,
@@ -129,7 +129,9 @@ def load_searcher(model_dir, *, corpus=None, text_fields=("title", "text"), alph
     with each document's class (module docstring)."""
     from .. import io as rio
     from ..retrieval import Searcher
+    from ._output import require_model_folder
 
+    require_model_folder(model_dir)
     if matrix is not None:  # a new index: an old one in MODEL_DIR is not even read
         from ..io.store import read_manifest
 
@@ -258,9 +260,9 @@ def run(args):
         raise RLSIError(f"--candidates {args.candidates}: must be at least 1")
     fields = _fields(args.text_fields)
     if args.save_index:  # the index is written into MODEL_DIR at the end: check it can be, first
-        from ._common import check_output_dir
+        from ._output import index_destination
 
-        check_output_dir(args.model_dir)
+        index_destination(args.model_dir, reads=[args.corpus, args.matrix])
     searcher = load_searcher(args.model_dir, corpus=args.corpus, text_fields=fields, alpha=args.alpha,
                              term_model=args.term_model, folding=args.folding, save_index=args.save_index,
                              matrix=args.matrix, label_field=args.label_field,

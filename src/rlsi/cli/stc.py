@@ -23,7 +23,7 @@ import numpy as np
 from .. import io
 from ..errors import RLSIError
 from ..text import read_corpus
-from . import _common
+from . import _common, _output
 
 MODELS = {"stc": ("SparseTopicalCoding", {}), "cstc": ("SparseTopicalCoding", {"collapsed": True}),
           "ostc": ("OnlineSTC", {}), "medstc": ("MedSTC", {}), "omedstc": ("OnlineMedSTC", {})}
@@ -122,7 +122,7 @@ def run_fit(args):
 
     if args.dictionary_init == "class" and args.model not in ("medstc", "omedstc"):
         raise RLSIError("--dictionary-init class needs labels; it is for --model medstc or omedstc")
-    _common.check_output_dir(args.output)
+    _output.model_destination(args.output, reads=[args.corpus])
     start = time.perf_counter()
     corpus = _split(read_corpus(args.corpus, text_fields=_common.text_fields(args)), args, args.train_split)
     vectorizer = _common.make_vectorizer(args).fit(corpus.texts)

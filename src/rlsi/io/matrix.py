@@ -55,8 +55,8 @@ import scipy.sparse as sp
 from numpy.lib import format as npy_format
 
 from ..errors import ModelFormatError, RLSIError
-from .atomic import atomic_dir, check_output_dir
-from .store import FORMAT, FORMAT_VERSION, MANIFEST, load, read_manifest, register
+from .atomic import atomic_dir
+from .store import FORMAT, FORMAT_VERSION, MANIFEST, _check_replaceable, load, read_manifest, register
 
 __all__ = ["CorpusMatrix", "MatrixWriter", "load_matrix", "save_matrix", "index_dtype"]
 
@@ -145,8 +145,7 @@ class MatrixWriter:
         self.vectorizer = None
         self.doc_ids = None
         self.extra = {}  # name -> dense ndarray (doc_topics, topic_terms)
-        check_output_dir(self.path, what="matrix directory", is_ours=lambda p: (Path(p) / MANIFEST).is_file(),
-                         kind="an rlsi matrix or model directory", remedy="choose another -o")
+        _check_replaceable(self.path, "matrix")
 
     def __enter__(self):
         self._ctx = atomic_dir(self.path)
@@ -265,7 +264,7 @@ class MatrixWriter:
                                         "arrays": entries}
         manifest = {"format": FORMAT, "format_version": FORMAT_VERSION, "rlsi_version": __version__,
                     "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                    "components": components}
+                    "kind": "matrix", "components": components}
         (self.tmp / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
 
 
