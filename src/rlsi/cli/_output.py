@@ -15,8 +15,8 @@ from __future__ import annotations
 from ..errors import RLSIError
 from ..io import kinds
 
-__all__ = ["model_destination", "matrix_destination", "index_destination", "file_destination", "fit_inputs", "resume_fingerprint",
-           "require_model_folder", "printable"]
+__all__ = ["model_destination", "matrix_destination", "index_destination", "file_destination", "fit_inputs",
+           "resume_fingerprint", "require_model_folder", "printable", "printable_all"]
 
 
 def model_destination(path, reads=()):
@@ -96,3 +96,8 @@ def resume_fingerprint(resume, output):
     if os.path.realpath(resume) != os.path.realpath(output):
         return None
     return kinds.fingerprint(resume)
+
+
+def printable_all(texts) -> list:
+    """:func:`printable` of each of ``texts`` (a vocabulary: printable terms cost one test each)."""
+    return [t if t.isprintable() else printable(t) for t in map(str, texts)]

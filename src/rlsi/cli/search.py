@@ -132,7 +132,7 @@ def load_searcher(model_dir, *, corpus=None, text_fields=("title", "text"), alph
     from ._output import require_model_folder
 
     require_model_folder(model_dir)
-    if matrix is not None:  # a new index: an old one in MODEL_DIR is not even read
+    if matrix is not None or corpus is not None:  # a new index: an old one in MODEL_DIR is not even read
         from ..io.store import read_manifest
 
         present = read_manifest(model_dir)["components"]
@@ -268,18 +268,21 @@ def run(args):
                              matrix=args.matrix, label_field=args.label_field,
                              show_progress=not getattr(args, "quiet", False))
     results = searcher.search_many(args.queries, k=args.k, candidates=args.candidates)
+    from ._output import printable
+
     out = sys.stdout
     for query, hits in zip(args.queries, results):
         if args.json:
             out.write(json.dumps({"query": query, "results": [h._asdict() for h in hits]}) + "\n")
             continue
         if len(args.queries) > 1:
-            out.write(f"# {query}\n")
+            out.write(f"# {printable(query)}\n")
         if not hits:
             out.write("no result: none of the query's terms is in the model's vocabulary\n")
             continue
-        width = max(6, max(len(h.doc_id) for h in hits))
+        shown = [printable(h.doc_id) for h in hits]  # ids read from the index: control characters escaped
+        width = max(6, max(map(len, shown)))
         out.write(f"{'rank':>4}  {'doc':<{width}}  {'score':>8}  {'term':>8}  {'topic':>8}\n")
-        for rank, h in enumerate(hits, 1):
-            out.write(f"{rank:>4}  {h.doc_id:<{width}}  {h.score:8.4f}  {h.term_score:8.4f}  {h.topic_score:8.4f}\n")
+        for rank, (h, doc_id) in enumerate(zip(hits, shown), 1):
+            out.write(f"{rank:>4}  {doc_id:<{width}}  {h.score:8.4f}  {h.term_score:8.4f}  {h.topic_score:8.4f}\n")
     return 0

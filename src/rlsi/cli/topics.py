@@ -7,6 +7,7 @@ import json
 from ..errors import RLSIError
 from ..quality import RANKINGS, format_topics, quality_report, topic_summary
 from . import _common
+from ._output import printable_all
 
 
 def register(sub):
@@ -25,6 +26,8 @@ def run(args):
     if vectorizer is None:
         raise RLSIError(f"{args.model_dir} has no vectorizer: cannot name the terms")
     names = vectorizer.get_feature_names_out()
+    if not args.json:  # terms read from the model file are shown escaped (JSON escapes them itself)
+        names = printable_all(names)
     if len(getattr(model, "topic_groups", {})) > 1:  # shared and per-class topics (rlsi.cli.group)
         from .group import print_group_topics
 

@@ -45,7 +45,7 @@ def run(args):
         return 0
     buf = _io.StringIO()
     for doc_id, row in zip(corpus.ids, W):
-        buf.write(doc_id + "\t" + "\t".join(f"{x:.6g}" for x in row) + "\n")
+        buf.write(_output.printable(doc_id) + "\t" + "\t".join(f"{x:.6g}" for x in row) + "\n")
     if args.output:
         _common.write_text_atomic(args.output, buf.getvalue())
     else:

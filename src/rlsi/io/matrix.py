@@ -56,7 +56,8 @@ from numpy.lib import format as npy_format
 
 from ..errors import ModelFormatError, RLSIError
 from .atomic import atomic_dir
-from .store import FORMAT, FORMAT_VERSION, MANIFEST, _check_replaceable, load, read_manifest, register
+from .store import (FORMAT, FORMAT_VERSION, MANIFEST, _check_replaceable, check_text_to_save, load, read_manifest,
+                    register)
 
 __all__ = ["CorpusMatrix", "MatrixWriter", "load_matrix", "save_matrix", "index_dtype"]
 
@@ -108,6 +109,7 @@ class _NpyStream:
 
 
 def _dense_entry(directory, stem, arr):
+    check_text_to_save(np.asarray(arr), stem)
     fname = f"{stem}.npy"
     np.save(Path(directory) / fname, np.ascontiguousarray(arr), allow_pickle=False)
     return {"kind": "dense", "file": fname, "dtype": str(arr.dtype), "shape": list(arr.shape)}
@@ -245,7 +247,9 @@ class MatrixWriter:
                 raise ValueError("doc_lengths given for some blocks only")
             arrays["doc_lengths"] = _dense_entry(self.tmp, f"{COMPONENT}.doc_lengths", lengths)
         if self.doc_ids is not None:
-            ids = np.asarray(self.doc_ids, dtype=str)
+            from ..text.ids import check_ids
+
+            ids = check_ids(self.doc_ids, f"document ids of {self.path}")
             if ids.shape != (self.n_rows,):
                 raise ValueError("one id per row")
             arrays["doc_ids"] = _dense_entry(self.tmp, f"{COMPONENT}.doc_ids", ids)
@@ -407,6 +411,10 @@ def save_matrix(path, X, *, vectorizer=None, doc_lengths=None, doc_ids=None, met
     """Write an in-memory CSR matrix (N x M) as a matrix directory (see :class:`MatrixWriter`);
     ``counts``: the raw term counts X was weighted from (CSR, N x M), stored aligned with X."""
     X = sp.csr_matrix(X)
+    if doc_ids is not None:
+        from ..text.ids import check_ids
+
+        doc_ids = check_ids(doc_ids, f"document ids for {path}")
     with MatrixWriter(path, n_cols=X.shape[1], dtype=X.dtype, max_nnz=X.nnz, meta=meta) as w:
         w.append(X, doc_lengths=doc_lengths, counts=counts)
         w.vectorizer = vectorizer

@@ -36,7 +36,7 @@ from ..errors import ModelFormatError, RLSIError
 from .atomic import atomic_dir, check_output_dir, recover_dir, replace_dir  # noqa: F401 (replace_dir: API)
 from .checks import check_components_agree, check_loaded
 from .kinds import compatible_kinds, describe_kind, fingerprint, folder_kind, manifest_kind
-from .safety import check_manifest, parse_json, read_array, read_member_text
+from .safety import check_manifest, check_text_values, parse_json, read_array, read_member_text
 
 FORMAT = "rlsi"
 FORMAT_VERSION = 1
@@ -85,9 +85,20 @@ def _write_array(directory, stem, value):
     arr = np.asarray(value)
     if arr.dtype == object:
         raise RLSIError(f"array {stem!r} has dtype object, which cannot be saved without pickle")
+    check_text_to_save(arr, stem)
     fname = f"{stem}.npy"
     np.save(directory / fname, np.ascontiguousarray(arr), allow_pickle=False)
     return {"kind": "dense", "file": fname, "dtype": str(arr.dtype), "shape": list(arr.shape)}
+
+
+def check_text_to_save(arr, stem):
+    """A text array is saved only if it can be loaded again: no lone surrogate (RLSIError otherwise)."""
+    if arr.dtype.kind == "U":
+        try:
+            check_text_values(arr, f"array {stem!r}")
+        except ModelFormatError:
+            raise RLSIError(f"cannot save array {stem!r}: it holds a lone surrogate or another code point that "
+                            f"is not a character (invalid text from the input)") from None
 
 
 def _is_model_dir(path):
