@@ -362,8 +362,14 @@ class CorpusMatrix:
             raise ModelFormatError("the matrix X is missing or not a sparse (csr) array")
         N, M = X.shape
         for key, want in (("n_docs", N), ("n_terms", M), ("nnz", X.nnz)):
-            if meta.get(key) != want:
-                raise ModelFormatError(f"meta.{key}={str(meta.get(key))[:20]} but X has {want}")
+            value = meta.get(key)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ModelFormatError(f"meta.{key} must be an integer, got {repr(value)[:20]} "
+                                       f"({type(value).__name__})")
+            if value != want:
+                raise ModelFormatError(f"meta.{key} is {value} but X has {want} "
+                                       f"{dict(n_docs='rows', n_terms='columns', nnz='stored entries')[key]}")
+        check_sorted_rows(X)
         known = {"X", "counts", "doc_lengths", "doc_ids", "doc_topics", "topic_terms"}
         odd = sorted(set(arrays) - known)
         if odd:
@@ -387,6 +393,32 @@ class CorpusMatrix:
             shape = (N, doc_topics.shape[1] if doc_topics.ndim == 2 else -1)
             extra["doc_topics"] = _checked_ints(doc_topics, "doc_topics", shape, -1, n_topics - 1)
         return cls(X, counts=counts, doc_lengths=lengths, doc_ids=ids, extra=extra, meta=meta)
+
+
+def check_sorted_rows(X):
+    """The column indices of every row of ``X`` strictly increase (sorted, no duplicates), read in chunks of
+    about 4M entries (a memory map is never copied whole, nor written to); ModelFormatError otherwise.
+    Marks X as canonical, so that scipy never sorts it in place (a read-only map cannot be)."""
+    indptr, indices = X.indptr, X.indices
+    N = X.shape[0]
+    r0 = 0
+    while r0 < N:
+        r1 = int(np.searchsorted(indptr, int(indptr[r0]) + _CHUNK, side="right")) - 1
+        r1 = min(N, max(r1, r0 + 1))
+        a, b = int(indptr[r0]), int(indptr[r1])
+        if b - a > 1:
+            step = np.diff(np.asarray(indices[a:b], dtype=np.int64)) > 0
+            starts = np.asarray(indptr[r0 + 1:r1], dtype=np.int64) - a - 1  # the step from one row into the next
+            starts = starts[(starts >= 0) & (starts < step.size)]
+            step[starts] = True
+            if not step.all():
+                bad = int(np.flatnonzero(~step)[0]) + a + 1
+                row = int(np.searchsorted(indptr, bad, side="right")) - 1
+                raise ModelFormatError(f"the column indices of row {row} of X are unsorted or repeated; write the "
+                                       f"matrix directory again with rlsi synth or rlsi ingest")
+        r0 = r1
+    X.has_sorted_indices = True
+    X.has_canonical_format = True
 
 
 def _check_int_array(arr, name, shape):
