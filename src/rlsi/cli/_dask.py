@@ -48,6 +48,11 @@ def _open(args):
         logging.getLogger("distributed").setLevel(logging.WARNING)
     if args.resume_checkpoint and not args.checkpoint_dir:
         raise RLSIError("--resume-checkpoint needs --checkpoint-dir DIR (the folder of the checkpoints)")
+    check_scheduler(args.scheduler)
+    if args.checkpoint_dir:
+        from ..distributed.checkpoint import check_directory
+
+        check_directory(args.checkpoint_dir)
     handle = open_cluster(scheduler=args.scheduler, n_workers=args.workers or 2, timeout=args.scheduler_timeout)
     if not getattr(args, "quiet", False):
         n_workers = len(handle.client.scheduler_info(n_workers=-1)["workers"])
@@ -55,6 +60,24 @@ def _open(args):
         print(f"Dask cluster: {n_workers} worker(s) at {handle.client.scheduler.address}"
               + (f", dashboard {link}" if link else ""), file=sys.stderr)
     return handle
+
+
+def check_scheduler(address):
+    """RLSIError for a ``--scheduler`` address no Dask transport can reach (an unknown ``scheme://``, no
+    host), before any connection is tried."""
+    if address is None:
+        return
+    from distributed.comm.registry import backends
+
+    text = str(address)
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "tcp", text
+    if scheme not in backends:
+        raise RLSIError(f"--scheduler {text}: unknown protocol {scheme!r}; give tcp://HOST:PORT (or "
+                        f"{', '.join(s + '://' for s in sorted(backends) if s != 'tcp')})")
+    if not rest.strip():
+        raise RLSIError(f"--scheduler {text}: no host; give {scheme}://HOST:PORT, e.g. {scheme}://10.0.0.5:8786")
 
 
 def _batch_model(args, client):
@@ -109,6 +132,9 @@ def fit_dask_files(args, paths, fields):
         raise RLSIError("--online reads one corpus file; give one file, or drop --online for the batch fit of "
                         "several files on the Dask workers")
     model = _batch_model(args, None)  # options fail before the cluster starts
+    from ..distributed.files import check_distinct_files
+
+    check_distinct_files(paths)
     vectorizer = make_vectorizer(args)
     handle = _open(args)
     try:
