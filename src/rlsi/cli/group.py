@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
-
 from ..errors import RLSIError
+from ..text.labels import UNLABELED_POLICIES
+from ..text.labels import document_labels as _document_labels
 from . import _common
 
 MODELS = ("rlsi", "grlsi", "gnmf", "crlsi", "cnmf")
-UNLABELED_CLASS = "(unlabeled)"
+#: What a document without a label does, in the CLI's words.
+UNLABELED_REMEDY = "label them, use --unlabeled own-class, or --classes kmeans:P"
 
 
 def add_group_arguments(parser):
@@ -30,24 +31,13 @@ def add_group_arguments(parser):
     g.add_argument("--class-topics", type=_common.positive_int, default=5, help="topics per class Kc (default: 5)")
     g.add_argument("--lambda1-class", type=_common.non_negative_float, default=None,
                    help="λ1 of the class topics (default: --lambda1)")
-    g.add_argument("--unlabeled", choices=("error", "own-class"), default="error",
+    g.add_argument("--unlabeled", choices=UNLABELED_POLICIES, default="error",
                    help="documents without a label: stop with an error (default) or put them in one class")
 
 
 def document_labels(values, field, unlabeled="error"):
-    """One label per document from the raw field values (see the module docstring)."""
-    out, missing = [], []
-    for i, v in enumerate(values):
-        if isinstance(v, (list, tuple)):
-            v = v[0] if v else None
-        if v is None or (isinstance(v, str) and not v.strip()):
-            missing.append(i)
-            v = UNLABELED_CLASS
-        out.append(str(v))
-    if missing and unlabeled == "error":
-        raise RLSIError(f"{len(missing)} of {len(values)} documents have no {field!r} field value (first: document "
-                        f"{missing[0] + 1}); label them, use --unlabeled own-class, or --classes kmeans:P")
-    return np.asarray(out)
+    """One label per document from the raw field values (:func:`rlsi.text.labels.document_labels`)."""
+    return _document_labels(values, field, unlabeled, remedy=UNLABELED_REMEDY)
 
 
 def group_model_from_args(args, quiet):
