@@ -25,6 +25,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from .._progress import progress_bar
+from .._warnings import user_stacklevel
 from .executor import get_executor
 
 log = logging.getLogger(__name__)
@@ -81,5 +82,5 @@ def alternate(problem, *, max_iter, tol, executor=None, name="fit", verbose=0, c
         change = abs(objs[-2] - objs[-1]) / max(abs(objs[-2]), 1e-300)
         warnings.warn(
             f"{name} stopped at max_iter={max_iter} before converging: the last relative objective change "
-            f"was {change:.3g} > tol={tol}; raise max_iter or tol", ConvergenceWarning, stacklevel=3)
+            f"was {change:.3g} > tol={tol}; raise max_iter or tol", ConvergenceWarning, stacklevel=user_stacklevel())
     return trace
