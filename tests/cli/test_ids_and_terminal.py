@@ -3,7 +3,6 @@ an index is rebuilt without loading the old one; ids and terms read from files a
 
 import json
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -73,12 +73,7 @@ def fit_online_from_args(args, X, *, model=None):
     quiet."""
     if X.shape[0] == 0:
         raise RLSIError("no document to learn from")
-    if model is None:  # a corpus read in memory (rlsi fit --matrix checks its own model first)
-        model = online_model_from_args(args)
-        if hasattr(X, "indices"):  # the memory estimate reads a sparse X's structure
-            from .scale import preflight
-
-            preflight(args, model, X)
+    model = online_model_from_args(args) if model is None else model
     model.fit(X)
     log.info("online fit: %d documents seen in %d mini-batches, λ1 at the end %.4g",
              model.n_docs_seen_, model.n_batches_, model.lambda1_effective_)

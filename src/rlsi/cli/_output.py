@@ -12,8 +12,8 @@ escaping of text taken from files (ids, terms) in human-readable output.
 
 from __future__ import annotations
 
-from ..errors import RLSIError
 from ..io import kinds
+from ..io.kinds import require_model_folder
 
 __all__ = ["model_destination", "matrix_destination", "index_destination", "file_destination", "fit_inputs",
            "resume_fingerprint", "require_model_folder", "printable", "printable_all"]
@@ -39,17 +39,6 @@ def index_destination(model_dir, reads=()):
 def file_destination(path, reads=(), what="output"):
     """An output file (``rlsi transform -o``, ``rlsi evaluate --json``)."""
     return kinds.check_file_destination(path, reads=reads, what=what)
-
-
-def require_model_folder(path):
-    """RLSIError unless ``path`` is a model (or search index) folder: a matrix directory or a checkpoint is
-    never indexed, searched or rewritten as one."""
-    kind = kinds.folder_kind(path)
-    if kind in ("matrix", "checkpoint"):
-        hint = (f"fit a model on it with 'rlsi fit --matrix {path} -o MODEL_DIR', then index the documents with "
-                f"'rlsi index MODEL_DIR --matrix {path}'") if kind == "matrix" else "give a model folder"
-        raise RLSIError(f"{path} is {kinds.describe_kind(kind)}, not a model folder: {hint}")
-    return path
 
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from ..errors import RLSIError
 
-__all__ = ["KINDS", "manifest_kind", "folder_kind", "describe_kind", "check_destination",
+__all__ = ["KINDS", "manifest_kind", "folder_kind", "describe_kind", "require_model_folder", "check_destination",
            "check_file_destination", "check_reads_apart", "compatible_kinds", "enclosing_folder", "fingerprint"]
 
 MANIFEST = "manifest.json"
@@ -103,6 +103,17 @@ def folder_kind(path):
     if not isinstance(manifest, dict) or manifest.get("format") != "rlsi":
         return None  # another program's manifest: a foreign folder
     return manifest_kind(manifest)
+
+
+def require_model_folder(path):
+    """RLSIError unless ``path`` is a model (or search index) folder: a matrix directory or a checkpoint is
+    never indexed, searched or rewritten as one."""
+    kind = folder_kind(path)
+    if kind in ("matrix", "checkpoint"):
+        hint = (f"fit a model on it with 'rlsi fit --matrix {path} -o MODEL_DIR', then index the documents with "
+                f"'rlsi index MODEL_DIR --matrix {path}'") if kind == "matrix" else "give a model folder"
+        raise RLSIError(f"{path} is {describe_kind(kind)}, not a model folder: {hint}")
+    return path
 
 
 def enclosing_folder(path):
