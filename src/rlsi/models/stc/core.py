@@ -226,7 +226,7 @@ class STCBase(TopicModel):
             want_grad, float(self.eps), float(self.lam), float(self.gamma), float(self.rho),
             PRIORS[self.prior], bool(self.collapsed), int(self.max_sweeps), float(self.tol),
             np.ascontiguousarray(eta, dtype=np.float64), y.astype(np.int64), float(delta), float(c), HINGE_MAX_ITER,
-            n_chunks, threads, col_map, len(cols), bool(linear_hinge))
+            n_chunks, threads, col_map, len(cols), bool(linear_hinge), kernels.START_SCALED)
         return G, B, f, sweeps, zeros, cols
 
     def _dictionary_step(self, beta, G, B, n_docs, alpha, cols=None):
