@@ -26,6 +26,7 @@ import scipy.sparse as sp
 from .._params import Anything, Choice, Integer, Real
 from .._validation import check_random_state
 from ..errors import RLSIError
+from ..gpu.backend import DEVICES, is_device
 from ..io import register
 from ..kernels.lasso import compute_threads
 from ..kernels.convert import csr_rows_to_dense, dense_to_csr
@@ -283,6 +284,9 @@ class BatchRLSI(SquaredLossModel):
     executor : None, "serial", "threads" or an executor object — where the per-block tasks run
         (:mod:`rlsi.models.executor`); every executor gives the same result.
     verbose : int — 1 shows a progress bar with the objective.
+    device : {"cpu", "cuda", "cuda:float64", ...}, default "cpu" — where the steps run: "cpu" is the host
+        path; "cuda" runs them on the CUDA card with CuPy (``pip install "rlsi[gpu]"``; float32), with the same
+        objective, initialisation, stop rule and attributes (:mod:`rlsi.gpu`, docs/gpu.md).
 
     Attributes
     ----------
@@ -312,6 +316,7 @@ class BatchRLSI(SquaredLossModel):
         "topic_sweeps": Integer(low=1, none=True),
         "random_state": Anything(),  # checked by check_random_state where it is used
         "executor": Anything(),  # checked by get_executor
+        "device": Choice(DEVICES),
     }
     _state_scalars = SquaredLossModel._state_scalars + ("lambda1_", "topic_representation_")
     # Exact screening of term rows in the U-step (see screening.ScreenedBatchR); a switch for tests only.
@@ -321,7 +326,7 @@ class BatchRLSI(SquaredLossModel):
                  doc_penalty="l2", lambda1_scale="per_doc", target_terms_per_topic=None,
                  topic_representation="auto", init="docs",
                  max_iter=100, tol=1e-4, inner_max_iter=100, inner_tol=1e-4, topic_sweeps=TOPIC_SWEEPS,
-                 random_state=None, n_jobs=None, executor=None, verbose=0):
+                 random_state=None, n_jobs=None, executor=None, verbose=0, device="cpu"):
         self.n_components = n_components
         self.lambda1 = lambda1
         self.lambda2 = lambda2
@@ -340,6 +345,7 @@ class BatchRLSI(SquaredLossModel):
         self.n_jobs = n_jobs
         self.executor = executor
         self.verbose = verbose
+        self.device = device
 
     def effective_lambda1(self, n_docs):
         """The λ₁ of Eq. (1) used for a corpus of ``n_docs`` documents."""
@@ -354,6 +360,9 @@ class BatchRLSI(SquaredLossModel):
 
     def fit_transform(self, X, y=None, V_init=None):
         """Fit and return the document vectors W = Vᵀ (n_samples x n_components) of the final model."""
+        if is_device(self.device):  # the same skeleton with the device problem (rlsi.gpu.fit)
+            from ..gpu.fit import fit_batch
+            return fit_batch(self, X, V_init)
         self._validate_params()
         X = self._check_X(X, reset=True)
         self._check_sizes(X, V_init)
