@@ -56,6 +56,9 @@ class Backend:
     xp: object
     sparse: object
     dtype: np.dtype = field(default_factory=lambda: np.dtype(np.float32))
+    #: Compiled kernels the backend brings (name -> callable ``k(grid, block, args)`` as a CuPy RawKernel);
+    #: empty: CuPy compiles its own, numpy uses array operations.
+    kernels: dict = field(default_factory=dict)
 
     @property
     def is_cuda(self):
@@ -117,9 +120,9 @@ class Backend:
         return f"{name} (CuPy {self.xp.__version__}, {self.dtype.name})"
 
 
-def numpy_backend(dtype=np.float32):
-    """The device code path on numpy/scipy (what the test suite runs)."""
-    return Backend("numpy", np, sp, np.dtype(dtype))
+def numpy_backend(dtype=np.float32, kernels=None):
+    """The device code path on numpy/scipy (what the test suite runs); ``kernels``: see :class:`Backend`."""
+    return Backend("numpy", np, sp, np.dtype(dtype), dict(kernels or {}))
 
 
 def _import_cupy():

@@ -121,12 +121,14 @@ class DeviceRLSIProblem:
     X : host CSR (N x M); W : host (N x K) initial document vectors (BatchRLSI's initialisation).
     screen : exact zero-row screening of ℓ1 U-steps; topics, phi : see :data:`TOPICS`, :data:`PHI`;
     budget : device bytes the plan may use (None: 90 % of the free memory on a card, unlimited on numpy);
-    stream : stream the corpus from host memory (None: when it does not fit); term_rows, doc_rows : blocks.
+    stream : stream the corpus from host memory (None: when it does not fit); term_rows, doc_rows : blocks
+    (``term_rows`` also bounds the rows of one coordinate-descent solve); block, kernel : of
+    :func:`rlsi.gpu.cd.solve_rows`.
     """
 
     def __init__(self, be, X, W, *, topic_penalty="l1", doc_penalty="l2", lambda1, lambda2, inner_max_iter=100,
                  inner_tol=1e-4, topic_sweeps=None, screen=True, topics="auto", phi="auto", budget=None,
-                 stream=None, term_rows=TERM_ROWS, doc_rows=DOC_ROWS, block=BLOCK):
+                 stream=None, term_rows=TERM_ROWS, doc_rows=DOC_ROWS, block=BLOCK, kernel=None):
         if topics not in TOPICS or phi not in PHI:
             raise RLSIError(f"topics={topics!r} / phi={phi!r}: choose topics from {sorted(TOPICS)} and phi from "
                             f"{sorted(PHI)}")
@@ -139,7 +141,7 @@ class DeviceRLSIProblem:
         self.topic_penalty, self.doc_penalty = topic_penalty, doc_penalty
         self.lambda1, self.lambda2 = float(lambda1), float(lambda2)
         self.inner_max_iter, self.inner_tol, self.topic_sweeps = inner_max_iter, inner_tol, topic_sweeps
-        self.topics, self.phi, self.block = topics, phi, block
+        self.topics, self.phi, self.block, self.kernel = topics, phi, block, kernel
         self.plan = plan_for(be, N, M, X.nnz, K, budget=budget, stream=stream, term_rows=term_rows,
                              doc_rows=doc_rows, dense_topics=topics == "dense")
         self._budget = budget
@@ -197,6 +199,23 @@ class DeviceRLSIProblem:
         parts = []
         live_new = xp.zeros(M, dtype=bool)
         sweeps = 0
+        pending, n_pending = [], 0  # rows of R gathered over term blocks: one solve per ``term_rows`` rows
+
+        def solve(pending):
+            nonlocal sweeps
+            rows = pending[0][0] if len(pending) == 1 else xp.concatenate([p[0] for p in pending])
+            Rb = pending[0][1] if len(pending) == 1 else xp.concatenate([p[1] for p in pending])
+            Ub, sw = solve_penalty(be, self.topic_pen, prepared, Rb, self._warm_rows(rows), self.lambda1,
+                                   max_iter=max_iter, tol=self.inner_tol, max_work=max_work, block=self.block,
+                                   kernel=self.kernel)
+            sweeps += 0 if sw is None else int(sw.sum())
+            live_new[rows] = xp.any(Ub != 0, axis=1)
+            if self.dense:
+                U_new[rows] = Ub
+            else:
+                r, c = xp.nonzero(Ub)
+                parts.append((rows[r], c, Ub[r, c]))
+
         for a, b, Db in self.D:
             live = self.live[a:b] if self.live is not None else xp.zeros(b - a, dtype=bool)
             if self.screen is not None:
@@ -208,15 +227,13 @@ class DeviceRLSIProblem:
                 self.screen.store(a + rows, xp.abs(Rb).max(axis=1) if int(rows.shape[0]) else Rb[:, 0], b - a)
             if int(rows.shape[0]) == 0:
                 continue
-            Ub, sw = solve_penalty(be, self.topic_pen, prepared, Rb, self._warm_rows(a + rows), self.lambda1,
-                                   max_iter=max_iter, tol=self.inner_tol, max_work=max_work, block=self.block)
-            sweeps += 0 if sw is None else int(sw.sum())
-            live_new[a + rows] = xp.any(Ub != 0, axis=1)
-            if self.dense:
-                U_new[a + rows] = Ub
-            else:
-                r, c = xp.nonzero(Ub)
-                parts.append((a + rows[r], c, Ub[r, c]))
+            if n_pending + int(rows.shape[0]) > self.plan.term_rows and pending:
+                solve(pending)
+                pending, n_pending = [], 0
+            pending.append((a + rows, Rb))
+            n_pending += int(rows.shape[0])
+        if pending:
+            solve(pending)
         if self.dense:
             self.U = U_new
             nnz = int(xp.count_nonzero(U_new))

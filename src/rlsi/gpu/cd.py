@@ -24,14 +24,89 @@ least ``NEWTON_MIN_SWEEPS`` sweeps) are not done here: such U-steps reach the sa
 plain sweeps, along different iterates.
 
 Arithmetic is in the backend's dtype (float32 by default on a card; the host kernel computes in float64).
+
+Kernels. ``kernel="xp"`` writes the in-block updates as array operations (about ten small operations per
+coordinate: what runs on numpy, and on CuPy as separate launches); ``kernel="fused"`` (CuPy only, the default
+there) runs the b in-block coordinates of a row in one CUDA thread, one launch per block and sweep
+(:data:`FUSED_SOURCE`: the same arithmetic in the same order; rows are threads, so reads and writes of the
+column-major blocks are coalesced). The card tests (tests/gpu/test_cuda.py) compare the two.
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
 #: Topics per block: one GEMM per block and sweep; b(b−1)/2 rank-1 updates of n rows inside it.
 BLOCK = 32
+#: Kernels of the in-block updates (see the module docstring).
+KERNELS = {"xp": "array operations (numpy or CuPy)", "fused": "one CUDA thread per row and block (CuPy)"}
+
+#: The fused in-block kernel; ``T`` is float or double. U, R: column-major (na x K); Gt: (b x na) C order;
+#: S: (K x K) C order; diag: float64 (K,).
+FUSED_SOURCE = r"""
+extern "C" __global__ void cd_block_T(const T* __restrict__ R, T* __restrict__ U, T* __restrict__ Gt,
+        const T* __restrict__ S, const double* __restrict__ diag, const long long na, const int K,
+        const int s, const int e, const T half, const int positive,
+        T* __restrict__ max_delta, T* __restrict__ max_u, int* __restrict__ changes)
+{
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= na) return;
+    T md = max_delta[i];
+    T mu = max_u[i];
+    int ch = changes[i];
+    const int b = e - s;
+    for (int j = 0; j < b; ++j) {
+        const int k = s + j;
+        const long long at = (long long)k * na + i;
+        const T old = U[at];
+        const T skk = (T)diag[k];
+        T nw = (T)0;
+        if (skk > (T)0) {
+            const T w = R[at] - (Gt[(long long)j * na + i] - skk * old);
+            if (w > half) nw = (w - half) / skk;
+            else if (w < -half && !positive) nw = (w + half) / skk;
+        }
+        const T d = nw - old;
+        if (d != (T)0) {
+            U[at] = nw;
+            ch += 1;
+            const T* Sk = S + (long long)k * K + s;
+            for (int l = j + 1; l < b; ++l) Gt[(long long)l * na + i] += d * Sk[l];
+            const T ad = d < (T)0 ? -d : d;
+            if (ad > md) md = ad;
+        }
+        const T an = nw < (T)0 ? -nw : nw;
+        if (an > mu) mu = an;
+    }
+    max_delta[i] = md;
+    max_u[i] = mu;
+    changes[i] = ch;
+}
+"""
+_FUSED = {}
+
+
+def fused_source(ctype):
+    """:data:`FUSED_SOURCE` for ``ctype`` ("float" or "double"): the kernel ``cd_block_<ctype>``."""
+    return re.sub(r"\bT\b", ctype, FUSED_SOURCE.replace("cd_block_T", f"cd_block_{ctype}"))
+
+
+def fused_kernel(be):
+    """The fused kernel for the backend's dtype: ``be.kernels["cd_block"]`` when the backend brings one (the
+    tests run the kernel's C source compiled for the host through it), else compiled by CuPy (once per
+    dtype)."""
+    if "cd_block" in be.kernels:
+        return be.kernels["cd_block"]
+    key = be.dtype.name
+    if key not in _FUSED:
+        ctype = {"float32": "float", "float64": "double"}[key]
+        _FUSED[key] = be.xp.RawKernel(fused_source(ctype), f"cd_block_{ctype}")
+    return _FUSED[key]
+
+
+THREADS = 256
 
 
 def start_mask(be, R, U0, half_lam, positive):
@@ -47,12 +122,13 @@ def start_mask(be, R, U0, half_lam, positive):
     return need
 
 
-def solve_rows(be, R, S, U0, half_lam, *, max_iter, tol, positive=False, max_work=None, block=BLOCK):
+def solve_rows(be, R, S, U0, half_lam, *, max_iter, tol, positive=False, max_work=None, block=BLOCK, kernel=None):
     """Solve every row of R (n x K, device) for the Gram matrix ``S`` (K x K, host float64).
 
     U0 : (n, K) device warm start, or None (zeros, as Algorithm 2). Returns ``(U, sweeps)``: U (n x K, the
     backend's dtype, column-major) and the sweeps of each row (int32 device array, 0 for rows optimal at
-    their start). ``max_work``: each row's budget of multiply-adds (None: none).
+    their start). ``max_work``: each row's budget of multiply-adds (None: none). ``kernel``: a name of
+    :data:`KERNELS` (None: "fused" on CuPy, "xp" on numpy).
     """
     xp = be.xp
     n, K = R.shape
@@ -63,11 +139,18 @@ def solve_rows(be, R, S, U0, half_lam, *, max_iter, tol, positive=False, max_wor
     if n == 0 or K == 0:
         return U, sweeps
     S = np.asarray(S, dtype=np.float64)
-    Sd = xp.asarray(S, dtype=dt)
+    Sd = xp.ascontiguousarray(xp.asarray(S, dtype=dt))
     diag = np.diag(S)
     half = float(half_lam)
     active = xp.flatnonzero(start_mask(be, R, U0, half, positive))
     work = xp.zeros(n, dtype=xp.float64) if max_work is not None and np.isfinite(max_work) else None
+    kernel = kernel or ("fused" if be.is_cuda else "xp")
+    if kernel not in KERNELS or (kernel == "fused" and not (be.is_cuda or "cd_block" in be.kernels)):
+        raise ValueError(f"kernel={kernel!r}: choose 'xp', or 'fused' on CuPy")
+    if kernel == "fused":
+        fused = fused_kernel(be)
+        diag_d = xp.ascontiguousarray(xp.asarray(diag, dtype=np.float64))
+        half_t = dt.type(half)
     for _ in range(int(max_iter)):
         na = int(active.shape[0])
         if na == 0:
@@ -76,10 +159,16 @@ def solve_rows(be, R, S, U0, half_lam, *, max_iter, tol, positive=False, max_wor
         Ra = xp.asfortranarray(R[active])
         max_delta = xp.zeros(na, dtype=dt)
         max_u = xp.zeros(na, dtype=dt)
-        changes = xp.zeros(na, dtype=xp.int32) if work is not None else None
+        changes = xp.zeros(na, dtype=xp.int32) if work is not None or kernel == "fused" else None
         for s in range(0, K, block):
             e = min(K, s + block)
             Gt = Sd[s:e] @ Ua.T  # (b, na): row j is g_{s+j} of every row, with the current U
+            if kernel == "fused":
+                Gt = xp.ascontiguousarray(Gt)
+                fused(((na + THREADS - 1) // THREADS,), (THREADS,),
+                      (Ra, Ua, Gt, Sd, diag_d, np.int64(na), np.int32(K), np.int32(s), np.int32(e), half_t,
+                       np.int32(bool(positive)), max_delta, max_u, changes))
+                continue
             for j in range(e - s):
                 k = s + j
                 old = Ua[:, k]
@@ -110,7 +199,7 @@ def solve_rows(be, R, S, U0, half_lam, *, max_iter, tol, positive=False, max_wor
     return U, sweeps
 
 
-def solve_penalty(be, pen, prepared, R, U0, lam, *, max_iter, tol, max_work=None, block=BLOCK):
+def solve_penalty(be, pen, prepared, R, U0, lam, *, max_iter, tol, max_work=None, block=BLOCK, kernel=None):
     """Every row of R for a :class:`rlsi.models.penalties.Penalty` given its ``prepared`` matrix (host, from
     ``pen.prepare(S, lam)``): the closed form ``R Σ`` for "l2", coordinate descent otherwise. Returns
     ``(U, sweeps)`` as :func:`solve_rows` (sweeps None for the closed form)."""
@@ -118,4 +207,4 @@ def solve_penalty(be, pen, prepared, R, U0, lam, *, max_iter, tol, max_work=None
         return R @ be.asarray(prepared), None
     half = lam / 2.0 if pen.norm == "l1" else 0.0
     return solve_rows(be, R, prepared, U0, half, max_iter=max_iter, tol=tol, positive=pen.nonneg,
-                      max_work=max_work, block=block)
+                      max_work=max_work, block=block, kernel=kernel)

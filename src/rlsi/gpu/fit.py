@@ -20,8 +20,8 @@ from .backend import resolve
 from .batch import DeviceRLSIProblem, fold_in
 
 #: Keyword options of the device problem a caller may set on an estimator as ``est.device_options`` (a dict;
-#: not a constructor parameter): screen, topics, phi, budget, stream, term_rows, doc_rows, block.
-OPTIONS = ("screen", "topics", "phi", "budget", "stream", "term_rows", "doc_rows", "block")
+#: not a constructor parameter): screen, topics, phi, budget, stream, term_rows, doc_rows, block, kernel.
+OPTIONS = ("screen", "topics", "phi", "budget", "stream", "term_rows", "doc_rows", "block", "kernel")
 
 
 def device_options(est):

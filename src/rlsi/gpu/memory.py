@@ -6,8 +6,9 @@ A batch fit keeps on the card (bytes, with ``s`` the dtype's size and int32 spar
     W (N x K), the document vectors                        N·K·s
     U: sparse (nnz(U)·(s + 4), twice while a U-step
        builds the new one) or dense (M·K·s)
-    one term block of the U-step                           t·K·s · 5   (R rows, U rows, their gathered copies,
-                                                                         the GEMM block; t = term_rows)
+    the rows of one U-step solve                           t·K·s · 6   (R rows gathered over term blocks, one
+                                                                         more block, U rows, their copies in
+                                                                         the sweeps, the GEMM block; t = term_rows)
     one document block of the V-step                       d·K·s · 4   (Φ, the new W rows, their products)
 
 ``R = D Vᵀ`` is never whole: it is formed and consumed ``term_rows`` terms at a time (the paper's shape,
@@ -82,7 +83,7 @@ def plan(n_docs, n_terms, nnz, n_components, *, dtype=np.float32, budget=None, t
     corpus = {"D = X^T": csr_bytes(nnz, M, s), "X": csr_bytes(nnz, N, s)}
     rest = {"W": N * K * s,
             "U": M * K * s if dense_topics else 2 * csr_bytes(dens * M * K, M, s),
-            "U-step block": 5 * t * K * s,
+            "U-step block": 6 * t * K * s,
             "V-step block": 4 * d * K * s}
     if stream is None:
         stream = budget is not None and sum(corpus.values()) + sum(rest.values()) > budget
