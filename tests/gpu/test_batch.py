@@ -152,3 +152,12 @@ def test_fold_in_blocks(corpus):
 def test_target_terms_not_on_the_device(corpus):
     with pytest.raises(RLSIError, match="target_terms_per_topic is not available with a device"):
         BatchRLSI(6, target_terms_per_topic=20, device="numpy").fit(corpus)
+
+
+@pytest.mark.parametrize("init", ["docs", "random"])
+def test_initialisation_on_the_device_equals_the_host(corpus, init):
+    """The initialisation used for a corpus already on the card: the same draws, the same W₀."""
+    from rlsi.gpu.fit import initial_doc_vectors
+    est = BatchRLSI(6, init=init, random_state=7)
+    W = initial_doc_vectors(numpy_backend(np.float64), est, corpus)
+    np.testing.assert_allclose(W, est._initial_doc_vectors(corpus, None), rtol=1e-12, atol=1e-14)

@@ -41,3 +41,23 @@ def test_online_on_the_card(corpus):
     a = OnlineRLSI(20, **kw).fit(corpus)
     b = OnlineRLSI(20, device="cuda:float64", **kw).fit(corpus)
     assert abs(a.components_ - b.components_).max() <= 1e-9 * abs(a.components_).max()
+
+
+def test_corpus_already_on_the_card(corpus):
+    import cupyx.scipy.sparse as cusparse
+    kw = dict(lambda1=0.05, inner_max_iter=8, max_iter=3, tol=0.0, random_state=0)
+    a = BatchRLSI(20, device="cuda:float64", **kw).fit(corpus)
+    b = BatchRLSI(20, device="cuda:float64", **kw)
+    W = b.fit_transform(cusparse.csr_matrix(corpus))
+    assert W.shape == (corpus.shape[0], 20) and hasattr(W, "get")
+    np.testing.assert_allclose(b.objective_, a.objective_, rtol=1e-10)
+
+
+def test_fused_and_array_kernels_agree(corpus):
+    kw = dict(lambda1=0.05, inner_max_iter=8, max_iter=3, tol=0.0, random_state=0)
+    objs = []
+    for kernel in ("fused", "xp"):
+        m = BatchRLSI(20, device="cuda:float64", **kw)
+        m.device_options = {"kernel": kernel}
+        objs.append(m.fit(corpus).objective_)
+    np.testing.assert_allclose(objs[0], objs[1], rtol=1e-12)

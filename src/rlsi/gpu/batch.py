@@ -34,7 +34,7 @@ from ..kernels.convert import dense_to_csr
 from ..models.batch import DENSE_ABOVE, SPARSE_WORK_SHARE, cold_work, topic_max_iter
 from ..models.penalties import penalty as get_penalty
 from .cd import BLOCK, solve_penalty
-from .corpus import RowBlocks, Screen, spans, take_rows
+from .corpus import RowBlocks, Screen, on_card, spans, take_rows
 from .memory import DOC_ROWS, TERM_ROWS, plan_for
 
 log = logging.getLogger(__name__)
@@ -118,7 +118,8 @@ def project(be, blocks, U, pen, lam, *, W_prev=None, max_iter=100, tol=1e-4, phi
 class DeviceRLSIProblem:
     """Batch RLSI with its arrays on backend ``be`` (see the module docstring).
 
-    X : host CSR (N x M); W : host (N x K) initial document vectors (BatchRLSI's initialisation).
+    X : CSR (N x M) on the host, or a CuPy CSR already on the card; W : (N x K) initial document vectors
+    (BatchRLSI's initialisation; host or device).
     screen : exact zero-row screening of ℓ1 U-steps; topics, phi : see :data:`TOPICS`, :data:`PHI`;
     budget : device bytes the plan may use (None: 90 % of the free memory on a card, unlimited on numpy);
     stream : stream the corpus from host memory (None: when it does not fit); term_rows, doc_rows : blocks
@@ -132,7 +133,8 @@ class DeviceRLSIProblem:
         if topics not in TOPICS or phi not in PHI:
             raise RLSIError(f"topics={topics!r} / phi={phi!r}: choose topics from {sorted(TOPICS)} and phi from "
                             f"{sorted(PHI)}")
-        X = sp.csr_matrix(X)
+        card = on_card(be, X)
+        X = (X.tocsr() if X.dtype == be.dtype else X.tocsr().astype(be.dtype)) if card else sp.csr_matrix(X)
         N, M = X.shape
         K = W.shape[1]
         self.be = be
@@ -145,13 +147,18 @@ class DeviceRLSIProblem:
         self.plan = plan_for(be, N, M, X.nnz, K, budget=budget, stream=stream, term_rows=term_rows,
                              doc_rows=doc_rows, dense_topics=topics == "dense")
         self._budget = budget
+        if card and self.plan.streamed:
+            raise RLSIError(f"the corpus is on the card and the fit needs about {self.plan.describe()} beside it: "
+                            f"pass it as a host (scipy) matrix to stream it from host memory")
         D = X.T.tocsr()
         self.D = RowBlocks(be, D, self.plan.term_rows, streamed=self.plan.streamed)
         self.X = RowBlocks(be, X, self.plan.doc_rows, streamed=self.plan.streamed)
         self.n_terms, self.n_components = M, K
-        self.x_sqnorm = float(np.square(X.data, dtype=np.float64).sum())
-        self.x_nnz = X.nnz
-        self.df = be.xp.asarray(np.diff(D.indptr), dtype=np.float64)
+        xp = be.xp
+        self.x_sqnorm = (float(xp.square(X.data.astype(np.float64)).sum()) if card
+                         else float(np.square(X.data, dtype=np.float64).sum()))
+        self.x_nnz = int(X.nnz)
+        self.df = xp.diff(xp.asarray(D.indptr)).astype(np.float64)
         self.W = be.asarray(W)
         self.S = gram_blocks(be, self.W)
         self.G = None

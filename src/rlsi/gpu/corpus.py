@@ -29,14 +29,41 @@ def spans(n, rows):
     return [(a, min(n, a + rows)) for a in range(0, n, rows)]
 
 
+def on_card(be, A):
+    """Whether ``A`` is a CuPy sparse matrix (a corpus already on the card)."""
+    return be.is_cuda and be.sparse.issparse(A)
+
+
+def row_view(be, A, a, b):
+    """Rows a..b of a device CSR as a CSR sharing A's data and indices (no copy of the entries)."""
+    p0, p1 = int(A.indptr[a]), int(A.indptr[b])
+    return be.sparse.csr_matrix((A.data[p0:p1], A.indices[p0:p1], A.indptr[a:b + 1] - p0), shape=(b - a, A.shape[1]))
+
+
+def row_norms(be, A):
+    """ℓ2 norm of each row (float64, device) of a CSR matrix on the host (the host path's numbers) or the card."""
+    if not on_card(be, A):
+        return be.xp.asarray(csr_row_norms(sp.csr_matrix(A)), dtype=np.float64)
+    xp = be.xp
+    sq = be.sparse.csr_matrix((xp.square(A.data.astype(np.float64)), A.indices, A.indptr), shape=A.shape)
+    return xp.sqrt(sq @ xp.ones(A.shape[1], dtype=np.float64))
+
+
 class RowBlocks:
-    """Blocks of rows of a host CSR matrix ``A`` on backend ``be``; iterate ``for a, b, block in blocks``."""
+    """Blocks of rows of a CSR matrix ``A`` (host scipy, or already on the card) on backend ``be``; iterate
+    ``for a, b, block in blocks``. A matrix on the card is cut into views (no copy) and never streamed."""
 
     def __init__(self, be, A, rows, *, streamed=False):
         self.be = be
         self.shape = A.shape
         self.spans = spans(A.shape[0], rows)
         self.streamed = bool(streamed)
+        if on_card(be, A):
+            if self.streamed:
+                raise ValueError("a matrix on the card is not streamed")
+            self._host = None
+            self._blocks = [row_view(be, A, a, b) for a, b in self.spans]
+            return
         A = sp.csr_matrix(A)
         if self.streamed:
             self._host = [A[a:b] for a, b in self.spans]
@@ -84,7 +111,7 @@ def take_rows(be, block, rows):
 class Screen:
     """Exact zero-row screening of the batch ℓ1 U-step (see the module docstring), on the card.
 
-    D : host CSR (terms x docs); half_lam : λ₁/2. Per iteration: :meth:`set_state` with the new W (and the
+    D : CSR (terms x docs, host or card); half_lam : λ₁/2. Per iteration: :meth:`set_state` with the new W (and the
     drift of W reported by the V-step), then :meth:`need` per term block, :meth:`store` for the rows formed.
     """
 
@@ -92,10 +119,9 @@ class Screen:
         self.be = be
         xp = be.xp
         self.half_lam = float(half_lam)
-        norms = csr_row_norms(sp.csr_matrix(D))
-        self.row_norms = xp.asarray(norms, dtype=np.float64)
-        slack = rounding_factor(np.diff(D.indptr), be.dtype) * norms
-        self.slack = xp.asarray(slack, dtype=np.float64)
+        self.row_norms = row_norms(be, D)
+        df = np.diff(np.asarray(be.to_host(D.indptr)))
+        self.slack = xp.asarray(rounding_factor(df, be.dtype), dtype=np.float64) * self.row_norms
         self.bound = xp.full(D.shape[0], np.inf)
         self._col_norm = 0.0
         self._drift = None  # max_k ‖W_new[:, k] − W_old[:, k]‖² from the V-step, for the next state
