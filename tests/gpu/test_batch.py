@@ -161,3 +161,10 @@ def test_initialisation_on_the_device_equals_the_host(corpus, init):
     est = BatchRLSI(6, init=init, random_state=7)
     W = initial_doc_vectors(numpy_backend(np.float64), est, corpus)
     np.testing.assert_allclose(W, est._initial_doc_vectors(corpus, None), rtol=1e-12, atol=1e-14)
+
+
+def test_the_problem_does_not_write_into_the_given_w(corpus):
+    W0 = BatchRLSI(6, random_state=0)._initial_doc_vectors(corpus, None)
+    keep = W0.copy()
+    run(problem(corpus, W0), 2)
+    np.testing.assert_array_equal(W0, keep)

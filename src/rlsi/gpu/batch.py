@@ -112,7 +112,8 @@ def project(be, blocks, U, pen, lam, *, W_prev=None, max_iter=100, tol=1e-4, phi
         W[a:b] = Wb
     if not stats:
         return W
-    return W, G, cross, np.asarray(be.to_host(S)), float(drift.max(initial=0.0)), float(norms.max(initial=0.0))
+    S = np.asarray(be.to_host(S))
+    return W, G, cross, S, float(drift.max()) if K else 0.0, float(norms.max()) if K else 0.0
 
 
 class DeviceRLSIProblem:
@@ -159,7 +160,7 @@ class DeviceRLSIProblem:
                          else float(np.square(X.data, dtype=np.float64).sum()))
         self.x_nnz = int(X.nnz)
         self.df = xp.diff(xp.asarray(D.indptr)).astype(np.float64)
-        self.W = be.asarray(W)
+        self.W = be.xp.array(W, dtype=be.dtype)  # a copy: the V-step writes into it
         self.S = gram_blocks(be, self.W)
         self.G = None
         self.cross = 0.0
@@ -201,7 +202,7 @@ class DeviceRLSIProblem:
         max_work = cold_work(K, self.topic_sweeps, warm)
         prepared = self.topic_pen.prepare(self.S, self.lambda1)
         if self.screen is not None:
-            self.screen.set_state(self.W)
+            self.screen.set_state(float(np.max(np.diag(self.S), initial=0.0)))
         U_new = xp.zeros((M, K), dtype=be.dtype) if self.dense else None
         parts = []
         live_new = xp.zeros(M, dtype=bool)
@@ -229,11 +230,12 @@ class DeviceRLSIProblem:
                 rows = xp.flatnonzero(self.screen.need(a, b, live))
             else:
                 rows = xp.arange(b - a)
+            if int(rows.shape[0]) == 0:  # every row of the block certified zero
+                self.screen.rows_skipped += b - a
+                continue
             Rb = xp.asarray(take_rows(be, Db, rows) @ self.W, dtype=be.dtype)
             if self.screen is not None:
-                self.screen.store(a + rows, xp.abs(Rb).max(axis=1) if int(rows.shape[0]) else Rb[:, 0], b - a)
-            if int(rows.shape[0]) == 0:
-                continue
+                self.screen.store(a + rows, xp.abs(Rb).max(axis=1), b - a)
             if n_pending + int(rows.shape[0]) > self.plan.term_rows and pending:
                 solve(pending)
                 pending, n_pending = [], 0
@@ -267,9 +269,7 @@ class DeviceRLSIProblem:
         rows = xp.concatenate([p[0] for p in parts])
         cols = xp.concatenate([p[1] for p in parts])
         vals = xp.concatenate([p[2] for p in parts]).astype(be.dtype)
-        U = be.sparse.coo_matrix((vals, (rows, cols)), shape=(M, K)).tocsr()
-        U.has_canonical_format = True
-        return U
+        return be.sparse.coo_matrix((vals, (rows, cols)), shape=(M, K)).tocsr()
 
     # ------------------------------------------------------------------ V-step
     def v_step_topics(self):

@@ -132,18 +132,17 @@ class Screen:
         """The V-step replaced W: its largest column drift² and column norm² (floats)."""
         self._drift = (float(max_drift_sq), float(max_norm_sq))
 
-    def set_state(self, W):
-        """Start a U-step at W (N x K device)."""
+    def set_state(self, col_norm_sq):
+        """Start a U-step at the current W, whose largest column norm² is ``col_norm_sq`` (``max diag(WᵀW)``)."""
         self.total_skipped += self.rows_skipped
         self.rows_skipped = 0
         if self._drift is None:  # first state (or W from elsewhere): bounds void, every row formed
             self.bound[:] = np.inf
-            norm_sq = float(self.be.xp.max(self.be.xp.sum(W.astype(np.float64) ** 2, axis=0), initial=0.0))
         else:
-            drift_sq, norm_sq = self._drift
+            drift_sq, _ = self._drift
             self.bound += self.row_norms * np.sqrt(drift_sq)
         self._drift = None
-        self._col_norm = float(np.sqrt(norm_sq))
+        self._col_norm = float(np.sqrt(col_norm_sq))
 
     def need(self, a, b, live):
         """Bool (b − a,) device: rows of the block that must be formed (``live``: their warm start is non-zero)."""
