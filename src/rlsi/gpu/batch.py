@@ -182,6 +182,7 @@ class DeviceRLSIProblem:
         return self.U[rows]
 
     def _dense_fits(self):
+        """Whether the plan with dense M x K topics fits the budget (dense topics, or a dense copy for Φ)."""
         if self._budget is None and self.be.free_bytes() is None:
             return True
         try:
@@ -280,7 +281,9 @@ class DeviceRLSIProblem:
         if self.phi == "dense":
             return U.toarray()
         work = float(self.be.xp.dot(self.df, self.be.xp.diff(U.indptr).astype(np.float64)))
-        return U.toarray() if work > SPARSE_WORK_SHARE * self.x_nnz * U.shape[1] else None
+        if work <= SPARSE_WORK_SHARE * self.x_nnz * U.shape[1] or not self._dense_fits():
+            return None  # (the dense copy is M x K: 14 GB at 7M terms, K = 500, float32)
+        return U.toarray()
 
     def v_step(self, executor=None):
         """Project the documents on the new topics; S = WᵀW and tr(Uᵀ D Vᵀ) for the objective."""
