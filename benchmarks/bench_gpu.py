@@ -171,7 +171,7 @@ def stage_check(a, be_name, sizes, rec, clock):
     from rlsi.datasets.synthetic import make_corpus
     from rlsi.gpu.backend import resolve
     from rlsi.gpu.batch import DeviceRLSIProblem
-    from rlsi.kernels.lasso import compute_threads
+    from rlsi.kernels.threads import compute_threads
 
     N, M, tok, K = sizes
     t = time.perf_counter()
@@ -254,7 +254,7 @@ def stage_shape(a, be_name, sizes, rec, clock):
 
 def stage_online(a, be_name, X, rec, clock):
     from rlsi import OnlineRLSI
-    from rlsi.kernels.lasso import compute_threads
+    from rlsi.kernels.threads import compute_threads
 
     K = rec["check_corpus"]["k"]
     kw = dict(lambda1=0.05, rho=1.0, n_inner=10, batch_size=a.online_batch, random_state=0)

@@ -116,6 +116,17 @@ def project(be, blocks, U, pen, lam, *, W_prev=None, max_iter=100, tol=1e-4, phi
     return W, G, cross, S, float(drift.max()) if K else 0.0, float(norms.max()) if K else 0.0
 
 
+class _NoScreen:
+    rows_skipped = 0
+    total_skipped = 0
+
+    def finish(self):
+        pass
+
+
+NO_SCREEN = _NoScreen()
+
+
 class DeviceRLSIProblem:
     """Batch RLSI with its arrays on backend ``be`` (see the module docstring).
 
@@ -160,8 +171,10 @@ class DeviceRLSIProblem:
                          else float(np.square(X.data, dtype=np.float64).sum()))
         self.x_nnz = int(X.nnz)
         self.df = xp.diff(xp.asarray(D.indptr)).astype(np.float64)
-        self.W = be.xp.array(W, dtype=be.dtype)  # a copy: the V-step writes into it
-        self.S = gram_blocks(be, self.W)
+        self.Wd = be.xp.array(W, dtype=be.dtype)  # a copy: the V-step writes into it
+        self.S = gram_blocks(be, self.Wd)
+        self.card = card
+        self.out_dtype = X.dtype
         self.G = None
         self.cross = 0.0
         self.U = None
@@ -234,7 +247,7 @@ class DeviceRLSIProblem:
             if int(rows.shape[0]) == 0:  # every row of the block certified zero
                 self.screen.rows_skipped += b - a
                 continue
-            Rb = xp.asarray(take_rows(be, Db, rows) @ self.W, dtype=be.dtype)
+            Rb = xp.asarray(take_rows(be, Db, rows) @ self.Wd, dtype=be.dtype)
             if self.screen is not None:
                 self.screen.store(a + rows, xp.abs(Rb).max(axis=1), b - a)
             if n_pending + int(rows.shape[0]) > self.plan.term_rows and pending:
@@ -288,9 +301,9 @@ class DeviceRLSIProblem:
     def v_step(self, executor=None):
         """Project the documents on the new topics; S = WᵀW and tr(Uᵀ D Vᵀ) for the objective."""
         W, self.G, self.cross, self.S, drift, norm = project(
-            self.be, self.X, self.U, self.doc_pen, self.lambda2, W_prev=self.W, max_iter=self.inner_max_iter,
-            tol=self.inner_tol, phi_dense=self.v_step_topics(), out=self.W, stats=True)
-        self.W = W
+            self.be, self.X, self.U, self.doc_pen, self.lambda2, W_prev=self.Wd, max_iter=self.inner_max_iter,
+            tol=self.inner_tol, phi_dense=self.v_step_topics(), out=self.Wd, stats=True)
+        self.Wd = W
         if self.screen is not None:
             self.screen.advance(drift, norm)
         return {}
@@ -300,7 +313,7 @@ class DeviceRLSIProblem:
         """Eq. (1) of the current U and W, as :func:`rlsi.models.steps.objective` computes it."""
         loss = self.x_sqnorm - 2.0 * self.cross + float(np.sum(self.G * self.S))
         return (loss + self.lambda1 * penalty_value(self.be, self.topic_pen, self.U)
-                + self.lambda2 * penalty_value(self.be, self.doc_pen, self.W))
+                + self.lambda2 * penalty_value(self.be, self.doc_pen, self.Wd))
 
     def components(self, dtype):
         """The topics as ``components_``: host CSR (K x M) of ``dtype``."""
@@ -313,14 +326,23 @@ class DeviceRLSIProblem:
 
     def doc_vectors(self, dtype):
         """W (N x K) on the host in ``dtype``."""
-        return np.asarray(self.be.to_host(self.W)).astype(dtype, copy=False)
+        return np.asarray(self.be.to_host(self.Wd)).astype(dtype, copy=False)
+
+    @property
+    def W(self):
+        """The document vectors as the fit returns them: a CuPy array for a corpus on the card, else a host
+        copy in X's dtype (the device array is ``Wd``)."""
+        return self.Wd if self.card else self.doc_vectors(self.out_dtype)
+
+    @property
+    def r_rows(self):
+        """The screening's counters as the skeleton reads them (``finish()``, ``total_skipped``)."""
+        return self.screen if self.screen is not None else NO_SCREEN
 
     @property
     def total_skipped(self):
-        if self.screen is None:
-            return 0
-        self.screen.finish()
-        return self.screen.total_skipped
+        self.r_rows.finish()
+        return self.r_rows.total_skipped
 
 
 def fold_in(be, X, components, *, penalty="l2", lam=1.0, max_iter=100, tol=1e-4, doc_rows=DOC_ROWS):

@@ -1,10 +1,12 @@
-"""``BatchRLSI(device=...)``: the estimator's skeleton with the device problem in place of the host one.
+"""``BatchRLSI(device=...)``: the GPU as a placement of the RLSI problem in the one fit skeleton.
 
-:func:`fit_batch` is what :meth:`rlsi.BatchRLSI.fit_transform` runs when ``device`` is not "cpu": the same
-parameter checks, the same initialisation (``init="docs"`` / ``"random"`` / ``V_init``, on the host), the
-same driver (:func:`rlsi.models.driver.alternate`: stop rule, progress, ConvergenceWarning), the same fitted
-attributes (``components_`` as host CSR, ``objective_``, ``n_iter_``, ``lambda1_``, ...), with
-:class:`rlsi.gpu.batch.DeviceRLSIProblem` doing the steps. ``transform`` of a fitted model with a device
+The skeleton (:class:`rlsi.models.skeleton.AlternatingFit`) runs every batch fit: validate, check X, build the
+problem, alternate to the stop rule (:func:`rlsi.models.driver.alternate`), finish the fitted attributes. With a
+``device`` BatchRLSI's two hooks call :func:`check_fit_input` and :func:`start` here, which build a
+:class:`rlsi.gpu.batch.DeviceRLSIProblem` — the same problem (objective, initialisation, sweeps, screening)
+with its arrays on the card — and the skeleton does the rest: the same parameter checks, the same
+initialisation (``init="docs"`` / ``"random"`` / ``V_init``, on the host), the same stop rule and fitted
+attributes (``components_`` as host CSR, ``objective_``, ``n_iter_``, ``lambda1_``, ``n_rows_screened_``). ``transform`` of a fitted model with a device
 runs :func:`rlsi.gpu.batch.fold_in`.
 
 Input: a scipy sparse matrix (moved to the card block by block, or streamed), or a CuPy sparse matrix already
@@ -18,10 +20,7 @@ import numpy as np
 
 from .._validation import check_random_state
 from ..errors import RLSIError
-from ..kernels.lasso import compute_threads
 from ..models.penalties import penalty as get_penalty
-from ..models.driver import alternate
-from ..models.regularization import DOCS_PER_UNIT, warn_dead_topics
 from .backend import resolve
 from .batch import DeviceRLSIProblem, fold_in, project
 from .corpus import RowBlocks, on_card
@@ -69,45 +68,36 @@ def initial_doc_vectors(be, est, X, V_init=None):
 DOC_ROWS_INIT = 1 << 17
 
 
-def fit_batch(est, X, V_init=None):
-    """``est.fit_transform(X, V_init=V_init)`` on ``est.device``; returns W (n_samples x K): host, of X's
-    dtype, for host X; a CuPy array for X on the card."""
-    est._validate_params()
+def check_fit_input(est, X, V_init=None):
+    """The skeleton's ``_check_fit_input`` on a device: a CuPy sparse matrix stays on the card (CSR), anything
+    else is checked as on the host; the sizes as on the host."""
     be = resolve(est.device)
-    card = on_card(be, X)
-    if card:
+    if on_card(be, X):
         X = X.tocsr()
     else:
         X = est._check_X(X, reset=True)
-    est._check_sizes(X, V_init)
+    est._check_sizes(X.shape, V_init)
     if est.target_terms_per_topic is not None:
         raise RLSIError("target_terms_per_topic is not available with a device yet; fit with device='cpu' "
                         "and reuse its lambda1_")
+    return X
+
+
+def start(est, X, V_init=None):
+    """The skeleton's ``_start`` on a device: W₀ (the host path's initialisation, or :func:`initial_doc_vectors`
+    for a corpus on the card), λ₁, and the :class:`rlsi.gpu.batch.DeviceRLSIProblem`."""
+    be = resolve(est.device)
     N, M = X.shape
-    lam1 = est.effective_lambda1(N)
     est.n_features_in_ = M
-    if card:
-        W0 = initial_doc_vectors(be, est, X, V_init)
-    else:
-        with compute_threads(est.n_jobs):
-            W0 = est._initial_doc_vectors(X, V_init)
+    W0 = initial_doc_vectors(be, est, X, V_init) if on_card(be, X) else est._initial_doc_vectors(X, V_init)
+    lam1 = est.effective_lambda1(N)
     problem = DeviceRLSIProblem(
         be, X, W0, topic_penalty=est.topic_penalty, doc_penalty=est.doc_penalty, lambda1=lam1,
         lambda2=est.lambda2, inner_max_iter=est.inner_max_iter, inner_tol=est.inner_tol,
         topic_sweeps=est.topic_sweeps, **device_options(est))
-    del W0
-    est.lambda1_effective_ = lam1
-    est.lambda1_ = lam1 if est.lambda1_scale == "paper" else lam1 * DOCS_PER_UNIT / N
-    trace = alternate(problem, max_iter=est.max_iter, tol=est.tol, name=type(est).__name__, verbose=est.verbose)
-    dtype = be.dtype if card else X.dtype
-    est._set_components(problem.components(dtype))
-    est.topic_representation_ = problem.used[-1] if problem.used else "sparse"
-    est.objective_ = np.asarray(trace.objectives)
-    est.n_rows_screened_ = int(problem.total_skipped)
-    est.n_iter_ = trace.n_iter
+    est._set_lambda1(lam1, N)
     est.device_plan_ = problem.plan
-    warn_dead_topics(est, N)
-    return problem.W if card else problem.doc_vectors(X.dtype)
+    return problem
 
 
 def transform(est, X):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .._params import Choice, Integer, Real
 from ..gpu.backend import is_device
-from ..kernels.lasso import compute_threads
+from ..kernels.threads import compute_threads
 from . import steps
 from .base import TopicModel, check_fitted
 from .penalties import PENALTIES
