@@ -239,15 +239,18 @@ def stage_shape(a, be_name, sizes, rec, clock):
     est = BatchRLSI(K, random_state=0)
     W0, t_init = sync_time(be, lambda: initial_doc_vectors(be, est, X))
     lam = calibrate_lambda1(be, X, W0, a.density)
-    p, t_setup = sync_time(be, lambda: DeviceRLSIProblem(be, X, W0, lambda1=lam, lambda2=1.0, topic_sweeps=a.sweeps))
-    del W0
+
+    def build():
+        return DeviceRLSIProblem(be, X, W0, lambda1=lam, lambda2=1.0, topic_sweeps=a.sweeps)
+    p, t_setup = sync_time(be, build)
+    W0 = None  # the problem holds its own copy
     rows = run_problem(be, p, a.shape_iters, clock)
     res = {"docs": N, "terms": M, "nnz": nnz, "k": K, "gen_s": t_gen, "init_s": t_init, "setup_s": t_setup,
            "lambda1_effective": lam, "lambda1_per_1000": lam * 1000.0 / N, "rows": rows, **per_iter(rows),
            "avgcomp": rows[-1]["nnz"] / (M * K), "pool_bytes": pool_bytes(be), "plan": p.plan.describe(),
            "plan_bytes": p.plan.total, "screened": p.total_skipped}
     harness.log(f"shape {N} x {M}: {res['iter_s']:.3f} s/iter, AvgComp {res['avgcomp']:.4f}")
-    del p, X
+    p = X = None
     reset_pool(be)
     return res
 

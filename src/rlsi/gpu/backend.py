@@ -41,7 +41,7 @@ DEVICES = {
     "numpy:float64": "the device code path on numpy/scipy, float64 (tests)",
 }
 
-INSTALL_HINT = 'pip install "rlsi[gpu]" (CuPy for CUDA 12: cupy-cuda12x)'
+INSTALL_HINT = 'pip install "rlsi[gpu]" (CuPy for CUDA 12, cupy-cuda12x; with a CUDA 13 driver cupy-cuda13x works too)'
 
 
 @dataclass
