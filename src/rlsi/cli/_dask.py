@@ -49,13 +49,7 @@ def _open(args):
 
         import_distributed()  # its import sets the "distributed" logger to INFO: lower it afterwards
         logging.getLogger("distributed").setLevel(logging.WARNING)
-    if args.resume_checkpoint and not args.checkpoint_dir:
-        raise RLSIError("--resume-checkpoint needs --checkpoint-dir DIR (the folder of the checkpoints)")
-    check_scheduler(args.scheduler)
-    if args.checkpoint_dir:
-        from ..distributed.checkpoint import check_directory
-
-        check_directory(args.checkpoint_dir)
+    check_where(args)
     handle = open_cluster(scheduler=args.scheduler, n_workers=args.workers or 2, timeout=args.scheduler_timeout)
     if not getattr(args, "quiet", False):
         n_workers = len(handle.client.scheduler_info(n_workers=-1)["workers"])
@@ -63,6 +57,17 @@ def _open(args):
         print(f"Dask cluster: {n_workers} worker(s) at {handle.client.scheduler.address}"
               + (f", dashboard {link}" if link else ""), file=sys.stderr)
     return handle
+
+
+def check_where(args):
+    """The options that name places (``--scheduler``, ``--checkpoint-dir``), checked before any work."""
+    if args.resume_checkpoint and not args.checkpoint_dir:
+        raise RLSIError("--resume-checkpoint needs --checkpoint-dir DIR (the folder of the checkpoints)")
+    check_scheduler(args.scheduler)
+    if args.checkpoint_dir:
+        from ..distributed.checkpoint import check_directory
+
+        check_directory(args.checkpoint_dir)
 
 
 def check_scheduler(address):
@@ -111,6 +116,7 @@ def _report(args, model, unit):
 def fit_dask(args, X, model):
     """Fit the local estimator ``model`` (BatchRLSI / OnlineRLSI, unfitted) on the cluster named by ``args``;
     returns the fitted local model."""
+    check_where(args)
     _on_dask(model, None, args)  # options fail before the cluster starts
     handle = _open(args)
     try:
@@ -135,10 +141,11 @@ def fit_dask_files(args, paths, fields, model):
     if args.online:
         raise RLSIError("--online reads one corpus file; give one file, or drop --online for the batch fit of "
                         "several files on the Dask workers")
-    dask_model, unit = _on_dask(model, None, args)  # options fail before the cluster starts
     from ..distributed.files import check_distinct_files
 
     check_distinct_files(paths)
+    check_where(args)
+    dask_model, unit = _on_dask(model, None, args)  # options fail before the cluster starts
     vectorizer = make_vectorizer(args)
     handle = _open(args)
     try:

@@ -212,7 +212,7 @@ class DaskRLSI(BatchRLSI):
             client = X.client
         else:
             X = self._check_X(X, reset=True)
-        self._check_sizes(X, V_init)
+        self._check_sizes(X.shape, V_init)
         N, M = X.shape
         target = self.target_terms_per_topic
         if target is not None and get_penalty(self.topic_penalty).norm != "l1":  # as BatchRLSI
