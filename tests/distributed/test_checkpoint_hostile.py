@@ -165,3 +165,12 @@ def test_a_checkpoint_dir_naming_a_file_is_refused_before_any_work(X, cluster_of
     with pytest.raises(RLSIError, match="exists and is not a folder"):
         DaskRLSI(**PARAMS, max_iter=2, client=cluster_of(2), checkpoint_dir=f).fit(X)
     assert f.read_text() == "mine"
+
+
+def test_a_checkpoint_dir_inside_or_equal_to_an_rlsi_folder_is_refused(tmp_path):
+    io.save_matrix(tmp_path / "mx", sp.identity(3, format="csr"))
+    with pytest.raises(RLSIError, match="is an rlsi matrix directory"):
+        checkpoint.check_directory(tmp_path / "mx")
+    with pytest.raises(RLSIError, match="is inside"):
+        checkpoint.check_directory(tmp_path / "mx" / "ckpt")
+    assert checkpoint.check_directory(tmp_path / "new") == tmp_path / "new"
