@@ -234,7 +234,7 @@ def topic_step(Rb, prepared, U_prev_b, n_rows, K, dtype, *, penalty, lam, max_it
     """U-step of one term block: ``(U_b (n_rows x K), sweeps, rows, max_k |r_mk| of those rows)`` from
     the compact rows ``Rb`` of R (:func:`r_partial`); None means no partition sent rows (R_b = 0).
     U_b is CSR, or an ndarray with ``dense`` (the dense topic representation). ``max_work``: each row's
-    budget of multiply-adds (the cold first U-step's, :func:`rlsi.models.batch.cold_work`).
+    budget of multiply-adds (the cold first U-step's, :func:`rlsi.models.rlsi_policy.cold_work`).
 
     Sparse ℓ1 topics: only the rows sent are solved. A row that no partition sent has r = 0 and a zero
     warm start (no document holds the term, or the screening certified it, which it does only for rows

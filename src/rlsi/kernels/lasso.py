@@ -186,7 +186,7 @@ def lasso_cd_row(r, S, u, g, half_lam, max_iter, tol, positive=False, max_work=n
 
     max_work : float — a budget of multiply-adds (sweeps count ``K·(1 + changes)``, support solves their
         cost above): the row stops after the sweep that exceeds it, as if capped (inf: no budget). The cold
-        first U-step of a fit uses it (see :func:`rlsi.models.batch.cold_work`), so that rows with dense
+        first U-step of a fit uses it (see :func:`rlsi.models.rlsi_policy.cold_work`), so that rows with dense
         solutions stop after about as much work as a few dense sweeps while sparse rows are solved exactly.
 
     Returns the number of sweeps done.

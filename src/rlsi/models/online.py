@@ -30,12 +30,12 @@ runs on the block without the general V-step's per-block set-up. Nothing of a mi
 lazy (R is kept as ``scale · R_stored`` and the U-step solved on the stored rows with ``(S/scale,
 λ₁/scale)``, the same minimiser exactly; see :mod:`rlsi.models.stats`), and with ξ = 1 the batch's rows
 of R are added to in place (no copy of them). Topics are a dense M x K array when that fits
-(``DENSE_MAX_BYTES``), else CSR (7M terms x K = 500 would be 28 GB dense); both go through ActiveRows —
+(``RLSITuning.dense_max_bytes``), else CSR (7M terms x K = 500 would be 28 GB dense); both go through ActiveRows —
 with CSR topics the rows solved are the new topics, since every other row is zero and stays zero. A term
 absent from the mini-batch has no cheaper exact update: its row of R is only re-scaled, but S gains the
 batch's ``WᵀW`` and λ₁ follows the weight, so its solution changes; only zero rows with
 ``max|r| <= λ₁/2`` are skipped (exactly optimal). Warm-started U-steps take at most ``topic_sweeps``
-coordinate-descent sweeps per row (BatchRLSI's inexact U-step, see :func:`rlsi.models.batch.topic_max_iter`);
+coordinate-descent sweeps per row (BatchRLSI's inexact U-step, see :func:`rlsi.models.rlsi_policy.topic_max_iter`);
 ``topic_sweeps=None`` solves each to ``inner_tol``.
 
 Time and re-scaling. The paper's t counts documents (η = 1). With mini-batches t still counts
@@ -117,7 +117,7 @@ from ..kernels.products import csr_csr_dense
 from . import steps
 from .regularization import INITS, LAMBDA1_SCALES, effective_lambda1
 from .base import check_fitted
-from .batch import DENSE_MAX_BYTES, topic_max_iter
+from .rlsi_policy import topic_max_iter
 from .seeding import pick_seed_documents, unit_topics
 from .penalties import penalty as get_penalty
 from .squared import SquaredLossModel
@@ -173,7 +173,7 @@ class OnlineRLSI(SquaredLossModel):
     inner_max_iter, inner_tol : coordinate-descent sweeps per row and stopping rule.
     topic_sweeps : None or int, default None — coordinate-descent sweeps per term row in every warm-started
         U-step (all but the first U-step of the stream, which is solved to ``inner_tol``), as
-        :class:`rlsi.models.BatchRLSI`'s parameter of that name (:func:`rlsi.models.batch.topic_max_iter`);
+        :class:`rlsi.models.BatchRLSI`'s parameter of that name (:func:`rlsi.models.rlsi_policy.topic_max_iter`);
         None solves every U-step to ``inner_tol`` (at most ``inner_max_iter`` sweeps): Algorithm 4's exact
         U-steps. Unlike BatchRLSI's, the default is None: warm-started online U-steps already converge in
         about 2 sweeps per row on average (20 Newsgroups, ρ = 1, ξ = 10: 1.78 exact vs 1.69 with 3), and
@@ -219,10 +219,6 @@ class OnlineRLSI(SquaredLossModel):
     _state_scalars = ("n_iter_", "n_features_in_", "lambda1_effective_", "n_batches_", "n_docs_seen_",
                       "u_change_", "topics_initialized_", "rng_state_", "n_reseeded_")
     _state_arrays = ("components_",)
-    #: ξ > 1 with dense topics: run a mini-batch's embedded iterations on a compact copy of the rows they touch
-    #: (:class:`rlsi.models.active_rows.CompactBatch`; the same numbers as the scattered path, which tests
-    #: compare by setting this to False on an instance).
-    _COMPACT = True
 
     def __init__(self, n_components=20, *, lambda1=0.05, lambda2=1.0, topic_penalty="l1",
                  doc_penalty="l2", lambda1_scale="per_doc", rho=0.0, batch_size=256, n_inner=1,
@@ -424,7 +420,7 @@ class OnlineRLSI(SquaredLossModel):
             if active:  # the row maxima and live rows of the previous mini-batch, when U is the same
                 cache = self._row_cache[1] if self._row_cache is not None and self._row_cache[0] is U else None
                 # ξ > 1 on dense topics: the iterations run on a contiguous copy of the rows they touch
-                compact = self._COMPACT and dense and self.n_inner > 1
+                compact = self._tuning.online_compact and dense and self.n_inner > 1
                 rows = ActiveRows(stats, U, lam1, cache=cache, track_change=dense and not compact,
                                   single_solve=self.n_inner == 1)
                 if compact:
@@ -487,11 +483,11 @@ class OnlineRLSI(SquaredLossModel):
         return W, U
 
     def _working_topics(self):
-        """U for the steps of a mini-batch: a dense M x K array when it fits (``DENSE_MAX_BYTES``; the
+        """U for the steps of a mini-batch: a dense M x K array when it fits (``tuning.dense_max_bytes``; the
         statistics R are M x K already), so that the ξ embedded U-steps solve rows in place instead of
         converting every block between CSR and dense; the same numbers either way."""
         U = self._U
-        if sp.issparse(U) and U.shape[0] * U.shape[1] * 8 <= DENSE_MAX_BYTES:
+        if sp.issparse(U) and U.shape[0] * U.shape[1] * 8 <= self._tuning.dense_max_bytes:
             return csr_rows_to_dense(sp.csr_matrix(U), 0, U.shape[0], dtype=np.float64)
         return U
 

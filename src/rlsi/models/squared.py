@@ -17,6 +17,7 @@ from ..kernels.threads import compute_threads
 from . import steps
 from .base import TopicModel, check_fitted
 from .penalties import PENALTIES
+from .rlsi_policy import TUNING
 
 
 def fold_in(X, topics, *, penalty="l2", lam=1.0, max_iter=100, tol=1e-4, dtype=None, n_jobs=None,
@@ -53,6 +54,15 @@ class SquaredLossModel(TopicModel):
     }
     _state_scalars = ("n_iter_", "n_features_in_", "lambda1_effective_")
     _state_arrays = ("components_", "objective_")
+    #: The numbers behind the RLSI learners' decisions (:class:`rlsi.models.rlsi_policy.RLSITuning`); a model
+    #: gets another with :meth:`with_tuning` (tests and studies), not as a parameter.
+    _tuning = TUNING
+
+    def with_tuning(self, **changes):
+        """Use the tuning with ``changes`` (fields of :class:`rlsi.models.rlsi_policy.RLSITuning`, e.g.
+        ``screen=False`` or ``dense_above=1.0``) in later fits of this model; returns self."""
+        self._tuning = self._tuning.but(**changes)
+        return self
 
     def _fold_in(self, X):
         """``w = argmin ‖x − U w‖² + λ₂ Q(w)`` for each row of X (see :func:`fold_in`): the ridge

@@ -156,17 +156,6 @@ def update_doc_vectors(X, U, *, penalty, lam, W_prev=None, max_iter=100, tol=1e-
     return W, stats.cross
 
 
-def objective(x_sqnorm, cross, U, S, W, *, topic_penalty, doc_penalty, lambda1, lambda2, G=None):
-    """Eq. (1): ``‖D − UV‖²_F + λ₁P(U) + λ₂Q(V)`` without forming D − UV.
-
-    ``‖D − UV‖² = ‖D‖² − 2 tr(Uᵀ D Vᵀ) + tr(UᵀU V Vᵀ)`` with ``cross = tr(Uᵀ D Vᵀ)`` from the V-step,
-    ``S = V Vᵀ`` and ``G = UᵀU`` (computed here unless given: the V-step already formed it).
-    """
-    loss = x_sqnorm - 2.0 * cross + float(np.sum((topic_gram(U) if G is None else G) * S))
-    return (loss + lambda1 * get_penalty(topic_penalty).value(U)
-            + lambda2 * get_penalty(doc_penalty).value(W))
-
-
 #: Rows per chunk of :func:`topic_change` (a few MB at K = 500).
 CHANGE_ROWS = 4096
 
