@@ -74,6 +74,20 @@ def svm_on_codes(Ttr, ytr, Tte, yte, cv=True):
     return grid.score(Tte, yte), grid.best_params_["linearsvc__C"]
 
 
+def subset(Xtr, ytr, Xte, yte, spec):
+    """The subset protocol of the calibration script (bench_stc_calibrate.py): rows drawn by ``default_rng(0).choice``; the vocabulary cut to
+    the terms of the training subset."""
+    if not spec:
+        return Xtr, ytr, Xte, yte
+    ntr, nte = (int(v) for v in spec.split(","))
+    rng = np.random.default_rng(0)
+    a = rng.choice(Xtr.shape[0], ntr, replace=False)
+    b = rng.choice(Xte.shape[0], nte, replace=False)
+    Xtr, ytr, Xte, yte = Xtr[a], ytr[a], Xte[b], yte[b]
+    cols = np.flatnonzero(np.asarray(Xtr.sum(axis=0)).ravel() > 0)
+    return Xtr[:, cols].tocsr(), ytr, Xte[:, cols].tocsr(), yte
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--batch-sizes", default="1,8,16,32,64", help="comma-separated online batch sizes")
@@ -128,7 +142,6 @@ def main(argv=None):
     t = time.perf_counter()
     Xtr, ytr, Xte, yte = load(DATA)
     if args.subset:
-        from bench_stc_calibrate import subset
         Xtr, ytr, Xte, yte = subset(Xtr, ytr, Xte, yte, args.subset)
     lines = [f"data: train {Xtr.shape[0]} x {Xtr.shape[1]} ({Xtr.nnz} nnz), test {Xte.shape[0]} docs, "
              f"prepared in {time.perf_counter() - t:.1f} s"]

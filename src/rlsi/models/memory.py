@@ -54,8 +54,8 @@ the process holds already (the interpreter, the libraries, the compiled kernels:
 the latter). The search for λ₁ of ``target_terms_per_topic`` is the phase "λ1 search" (``search=True``: the
 fit's one copy of D, shared by the search's problems, which the fit then continues, and up to three copies
 of W at once). Not counted: the allocator's fragmentation, and what freed temporaries (the prediction's,
-the initialisation's) leave resident: 5–10 % of the measured peaks at 50k–200k documents
-(benchmarks/results/memory_estimate.md), which is why the estimate there is a few % low.
+the initialisation's) leave resident: 5–10 % of the measured peaks at 50k–200k documents,
+which is why the estimate there is a few % low.
 
 Why a memory limit does not size the blocks. The blocks are the one part of the peak that a block size
 could bound, and they are small: ``E`` = 4M entries make 3 E b = 96 MB of R blocks in float64 (48 MB in
@@ -367,7 +367,7 @@ def predict_topics(X, n_components, *, lambda1=None, target=None, lambda2=1.0, d
     the ``head_terms`` most frequent terms of the sample, which carry most of X's entries and so decide the
     V-step's cost, and a uniform sample of ``sample_terms`` of the others, weighted up to all of them. The
     first U-step is the one before the V-step where the dense copy of U is decided first; on the ladder's
-    corpora later iterations keep about its density (benchmarks/results/memory_estimate.md).
+    corpora later iterations keep about its density.
     Returns a :class:`TopicProfile`."""
     from .._validation import check_random_state
     from ..kernels.lasso import lasso_rows

@@ -177,7 +177,7 @@ class OnlineRLSI(SquaredLossModel):
         None solves every U-step to ``inner_tol`` (at most ``inner_max_iter`` sweeps): Algorithm 4's exact
         U-steps. Unlike BatchRLSI's, the default is None: warm-started online U-steps already converge in
         about 2 sweeps per row on average (20 Newsgroups, ρ = 1, ξ = 10: 1.78 exact vs 1.69 with 3), and
-        the cap's speed-up was within the noise of benchmarks/results/online_tracking.md at ξ = 10 and
+        the cap's speed-up was within the noise of the online tracking benchmark at ξ = 10 and
         ξ = 1 with the same reconstruction error; it is there for streams where the U-step dominates.
     stats_dtype : None, "float64" or "float32", default None — dtype of the statistics R (M x K); None: that
         of the first X of the stream (``fit``'s X). float32 halves the largest array of an online fit with a

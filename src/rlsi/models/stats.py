@@ -386,7 +386,7 @@ class PendingBatch:
             # R[cols] = R_base + X_bᵀ W in one pass per block of terms: no contribution array, no sum array, no
             # scatter copy. (The cache-blocked product of kernels.products, then base + contribution, was
             # measured no faster for 25,000 documents x K = 500: most of X's entries are in terms too rare for
-            # a chunk of W to be reused; benchmarks/results/online_pass_25k.md.)
+            # a chunk of W to be reused.)
             R_dest, rows, rowmax = (st._R, self.cols, self.rowmax) if into is None else into
             self.write_rows(W, R_dest, rows, rowmax, self.R_base)
         st.weight = self.weight_base + float(self.n)

@@ -107,7 +107,7 @@ class BlockScratch:
     start (up to ``BLOCK_ENTRIES`` entries each) and the V-step's blocks of Φ are the same sizes at every
     iteration, and a fresh block is zeroed by the OS on first write (3.3 ms per 32 MB block). Measured on a
     10-iteration fit at 50k x 200k, K = 200: page faults ÷ 3.5-4.3, system time -0.4 to -0.6 s, wall -1 to
-    -6 % (benchmarks/results/products_s9.md). A block handed out is valid until the same thread asks for the
+    -6 %. A block handed out is valid until the same thread asks for the
     same name again. Threads get their own buffers (the "threads" executor solves blocks concurrently)."""
 
     def __init__(self):
