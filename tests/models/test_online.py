@@ -12,6 +12,7 @@ import rlsi.io
 from rlsi.errors import RLSIError
 from rlsi.models import BatchRLSI
 from rlsi.models import steps as _steps
+from rlsi.models.penalties import SolverSettings, penalty
 from rlsi.models.screening import batch_r_rows
 from rlsi.models.online import OnlineRLSI
 from rlsi.text.stream import StreamingTfidf
@@ -40,8 +41,8 @@ def test_one_step_on_the_whole_corpus_is_one_batch_u_update(corpus, initial):
     W0, _ = _steps.update_doc_vectors(X, initial.topics_, penalty="l2", lam=1.0)
     online = OnlineRLSI(4, lambda1=2.0, rho=0.0, batch_size=N, n_inner=1, topic_init=initial.components_,
                         **EXACT).fit(X)
-    U, _ = _steps.update_topics(batch_r_rows(X.T.tocsr(), W0), _steps.gram(W0), None,
-                                n_terms=X.shape[1], penalty="l1", lam=2.0 * N / 1000, **_tight_steps())
+    U, _ = _steps.update_topics(batch_r_rows(X.T.tocsr(), W0), penalty("l1").prepared(_steps.gram(W0), 2.0 * N / 1000),
+                                None, _tight_steps(), n_terms=X.shape[1])
     np.testing.assert_allclose(online.components_.toarray(), U.T.toarray(), atol=1e-9)
     assert online.lambda1_effective_ == pytest.approx(2.0 * N / 1000)
     np.testing.assert_allclose(online.stats_.S, _steps.gram(W0), rtol=1e-12)
@@ -78,7 +79,7 @@ def test_capped_embedded_iterations_are_capped_batch_iterations(corpus, initial,
 
 
 def _tight_steps():
-    return dict(max_iter=TIGHT["inner_max_iter"], tol=TIGHT["inner_tol"])
+    return SolverSettings(max_iter=TIGHT["inner_max_iter"], tol=TIGHT["inner_tol"])
 
 
 def test_topic_changes_shrink_over_a_stationary_stream():
@@ -307,7 +308,8 @@ def test_row_screening_state_carried_between_batches_is_exact(monkeypatch, stats
     model = OnlineRLSI(4, lambda1=2.0, rho=1.0, n_inner=2, stats_dtype=stats_dtype, random_state=0).with_tuning(**tuning)
     for a in range(0, 600, 60):
         model.partial_fit(X[a:a + 60])
-        U, (rowmax, live, n_folds, G) = model._row_cache
+        cache = model._row_cache
+        U, rowmax, live, G = cache.U, cache.rowmax, cache.live, cache.G
         assert U is model._U and sp.issparse(U) != dense_topics
         Ud = (U.toarray() if sp.issparse(U) else U).astype(np.float64)  # G = UᵀU carried to the next mini-batch's first V-step
         np.testing.assert_allclose(G, Ud.T @ Ud, rtol=1e-12, atol=1e-14 * max(1.0, np.abs(G).max()))
@@ -389,8 +391,8 @@ def test_compact_block_equals_the_scattered_rows(monkeypatch):
         np.testing.assert_array_equal(got.components_.toarray(), ref.components_.toarray())
         np.testing.assert_array_equal(got.stats_.stored_R, ref.stats_.stored_R)
         np.testing.assert_array_equal(got.stats_.S, ref.stats_.S)
-        for a, b in zip(got._row_cache[1], ref._row_cache[1]):
-            np.testing.assert_array_equal(a, b)
+        for name in ("rowmax", "live", "n_folds", "G"):
+            np.testing.assert_array_equal(getattr(got._row_cache, name), getattr(ref._row_cache, name))
         np.testing.assert_allclose(changes, ref_changes, rtol=1e-12)
         opened.clear()
 

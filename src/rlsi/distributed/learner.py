@@ -382,9 +382,9 @@ class DaskRLSI(BatchRLSI):
                     pieces.append(sub(_tasks.take_rows, problem.parts[i], local, part=i))
             U0_fut = sub(_tasks.identity, unit_topics(sp.vstack(problem.gather(pieces), format="csr"), dtype))
             prepared = sub(_tasks.prepare_docs, U0_fut, problem.doc_pen, self.lambda2)
-            problem.W = [sub(_tasks.doc_step, part, U0_fut, prepared, None, penalty=problem.doc_pen,
-                             lam=self.lambda2, dtype=dtype, whole_gram=True, part=i, threads=problem.threads,
-                             **problem.inner) for i, part in enumerate(problem.parts)]
+            problem.W = [sub(_tasks.doc_step, part, U0_fut, prepared, None, problem.policy.doc_settings(),
+                             dtype=dtype, whole_gram=True, part=i, threads=problem.threads)
+                         for i, part in enumerate(problem.parts)]
             grams = [sub(_tasks.second, r, part=i) for i, r in enumerate(problem.W)]
         problem.stats = tree_reduce(sub, _tasks.merge_stats, grams)
 

@@ -56,7 +56,6 @@ class DistributedProblem:
         self.x_sqnorm, self.K, self.dtype = x_sqnorm, K, np.dtype(dtype)
         self.topic_pen = get_penalty(topic_penalty, param="topic_penalty")
         self.doc_pen = get_penalty(doc_penalty, param="doc_penalty")
-        self.inner = dict(max_iter=inner_max_iter, tol=inner_tol)
         self.threads = threads
         self.U = self.U_fut = self.U_blocks = None
         self.cross = 0.0
@@ -66,7 +65,8 @@ class DistributedProblem:
         self.n_terms = term_blocks[-1][1] if term_blocks else 0
         self.df = df  # document frequency of each term: the V-step's work model
         self.policy = RLSIPolicy(representation, self.n_terms, K, self.dtype.itemsize, self.topic_pen.norm,
-                                 inner_max_iter=inner_max_iter, topic_sweeps=topic_sweeps, tuning=tuning)
+                                 inner_max_iter=inner_max_iter, inner_tol=inner_tol, topic_sweeps=topic_sweeps,
+                                 tuning=tuning)
         self.screen = None if row_norms is None else ScreeningBounds(row_norms, df, self.dtype, 0.0)
         self.lambda1, self.lambda2 = lambda1, lambda2
         self.W_at_r = None
@@ -95,7 +95,7 @@ class DistributedProblem:
         return self.ex.submit(fn, *args, where=None if part is None else self.part_workers[part], **kwargs)
 
     def gather(self, futures):
-        out = self.ex.client.gather(futures)
+        out = self.ex.gather(futures)
         self.client_bytes += sizeof(out)
         return out
 
@@ -131,7 +131,7 @@ class DistributedProblem:
             self.W_at_r, self.rows_skipped = None, 0
         else:
             need = self._rows_needed()
-        max_iter, max_work = self.policy.caps(warm=self.U_blocks is not None)
+        settings = self.policy.topic_settings(warm=self.U_blocks is not None)
         results = []
         for j, (a, b) in enumerate(self.term_blocks):
             need_b = None if need is None else need[a:b]
@@ -140,9 +140,8 @@ class DistributedProblem:
                                   threads=self.threads) for p in parts]
             Rb = tree_reduce(self.submit, _tasks.add, shares)
             U_prev = None if self.U_blocks is None else self.U_blocks[j]
-            results.append(self.submit(_tasks.topic_step, Rb, prepared, U_prev, b - a, self.K, self.dtype,
-                                       penalty=self.topic_pen, lam=self.lambda1, threads=self.threads, dense=dense,
-                                       max_iter=max_iter, tol=self.inner["tol"], max_work=max_work))
+            results.append(self.submit(_tasks.topic_step, Rb, prepared, U_prev, b - a, self.K, self.dtype, settings,
+                                       threads=self.threads, dense=dense))
         self.U_fut = self.submit(_tasks.assemble, *results)  # (U, sweeps): the tasks take U from it
         self.U_blocks = results  # (U_b, ...) results: warm starts of the next U-step
         self.U, sweeps, peaks = self.gather(self.U_fut)
@@ -164,8 +163,8 @@ class DistributedProblem:
         U_v = self.submit(_tasks.dense_copy, self.U_fut) if self.v_dense_copy else self.U_fut
         prepared = self.submit(_tasks.prepare_docs, U_v, self.doc_pen, self.lambda2)
         for p, part in enumerate(self.parts):  # W[p] holds (W_p, DocStats_p, Q(W_p)) on its worker
-            self.W[p] = self.submit(_tasks.doc_step, part, U_v, prepared, self.W[p], penalty=self.doc_pen,
-                                    lam=self.lambda2, dtype=self.dtype, part=p, threads=self.threads, **self.inner)
+            self.W[p] = self.submit(_tasks.doc_step, part, U_v, prepared, self.W[p], self.policy.doc_settings(),
+                                    dtype=self.dtype, part=p, threads=self.threads)
         self.stats = tree_reduce(self.submit, _tasks.merge_stats, self.W)
         if len(self.W) == 1:
             self.stats = self.submit(_tasks.second, self.W[0], part=0)

@@ -1,8 +1,10 @@
 """Batch RLSI (TOIS §4, Algorithm 1): alternate the U-step and the V-step until the objective settles.
 
 The per-block math is in :mod:`rlsi.models.tasks` (solve term rows; project documents), the steps that
-map it over blocks in :mod:`rlsi.models.steps`, the loop in :mod:`rlsi.models.driver`. This module only
-states the problem (:class:`RLSIProblem`) and the estimator around it.
+map it over blocks in :mod:`rlsi.models.steps`, the decisions of the problem in
+:mod:`rlsi.models.rlsi_policy`, the fit in :mod:`rlsi.models.skeleton` and :mod:`rlsi.models.driver`. This
+module places the problem's blocks in this process (:class:`RLSIProblem`) and writes the estimator's hooks:
+its checks, its start (W₀, λ₁) and its finish.
 
 Regularization scale: see :mod:`rlsi.models.regularization` (``lambda1`` is per 1000 documents by
 default, ``lambda1_scale="paper"`` reads it as the λ₁ of Eq. 1).
@@ -76,7 +78,8 @@ class RLSIProblem:
         self.x_sqnorm = float(np.square(X.data, dtype=np.float64).sum())
         topic_norm = get_penalty(topic_penalty).norm
         self.policy = RLSIPolicy(representation, self.D.shape[0], W.shape[1], X.dtype.itemsize, topic_norm,
-                                 inner_max_iter=inner_max_iter, topic_sweeps=topic_sweeps, tuning=tuning)
+                                 inner_max_iter=inner_max_iter, inner_tol=inner_tol, topic_sweeps=topic_sweeps,
+                                 tuning=tuning)
         self._plain_r_rows = BatchR(self.D)
         # reused dense row blocks (R, warm starts, Φ) for the whole fit: see tasks.BlockScratch
         self.scratch = BlockScratch()
@@ -100,11 +103,9 @@ class RLSIProblem:
             r_rows.invalidate()
             r_rows = self._plain_r_rows
         r_rows.set_state(self.W, self.U)
-        sweeps_cap, max_work = self.policy.caps(warm=self.U is not None)
-        self.U, sweeps = steps.update_topics(
-            r_rows, self.S, self.U, n_terms=self.D.shape[0], penalty=self.topic_penalty,
-            lam=self.lambda1, max_iter=sweeps_cap, tol=self.inner_tol, executor=executor,
-            dense=dense, max_work=max_work)
+        step = get_penalty(self.topic_penalty, param="topic_penalty").prepared(self.S, self.lambda1)
+        self.U, sweeps = steps.update_topics(r_rows, step, self.U, self.policy.topic_settings(warm=self.U is not None),
+                                             n_terms=self.D.shape[0], executor=executor, dense=dense)
         nnz = int(np.count_nonzero(self.U)) if dense else self.U.nnz
         diag = {"nnz": nnz, "sweeps": sweeps, "screened": r_rows.rows_skipped, "dense": dense}
         if self.policy.after_u_step(nnz):  # converted at once: the V-step runs on the new representation
@@ -124,9 +125,8 @@ class RLSIProblem:
         self.G = steps.topic_gram(U)
         W_old = self.W
         self.W, self.cross, self.S = steps.update_doc_vectors(
-            self.X, U, penalty=self.doc_penalty, lam=self.lambda2, W_prev=W_old,
-            max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=self.X.dtype, return_gram=True,
-            executor=executor, G=self.G, scratch=self.scratch)
+            self.X, U, penalty=self.doc_penalty, lam=self.lambda2, settings=self.policy.doc_settings(), W_prev=W_old,
+            dtype=self.X.dtype, return_gram=True, executor=executor, G=self.G, scratch=self.scratch)
         if isinstance(self.r_rows, ScreenedBatchR):  # the drift of W for its bounds, while both W exist
             self.r_rows.advance(W_old, self.W)
         return {}
@@ -355,5 +355,5 @@ class BatchRLSI(AlternatingFit, SquaredLossModel):
         U0 = seed_topics(X, K, rng)  # M x K
         # U₀ only seeds V₀; it is not a warm start for the lasso (a different problem): that starts at zero.
         W, _ = steps.update_doc_vectors(X, U0, penalty=self.doc_penalty, lam=self.lambda2,
-                                        max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=X.dtype)
+                                        settings=self._inner_settings(), dtype=X.dtype)
         return W

@@ -373,6 +373,7 @@ def predict_topics(X, n_components, *, lambda1=None, target=None, lambda2=1.0, d
     from ..kernels.lasso import lasso_rows
     from ..kernels.products import DENSE_ROW_SHARE, csr_dense_take
     from . import steps
+    from .penalties import SolverSettings
     from .seeding import seed_topics
 
     rng = check_random_state(random_state)
@@ -383,7 +384,7 @@ def predict_topics(X, n_components, *, lambda1=None, target=None, lambda2=1.0, d
     U0 = seed_topics(X, K, rng).astype(np.float64)  # as init="docs"
     docs = np.sort(rng.choice(N, size=min(N, int(sample_docs)), replace=False))
     Xs = X[docs].astype(np.float64)
-    Ws, _ = steps.update_doc_vectors(Xs, U0, penalty=doc_penalty, lam=lambda2, max_iter=max_iter, tol=tol,
+    Ws, _ = steps.update_doc_vectors(Xs, U0, penalty=doc_penalty, lam=lambda2, settings=SolverSettings(max_iter, tol),
                                      dtype=np.float64)
     del U0
     Ds = Xs.T.tocsr()

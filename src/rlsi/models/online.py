@@ -119,6 +119,7 @@ from .regularization import INITS, LAMBDA1_SCALES, effective_lambda1
 from .base import check_fitted
 from .rlsi_policy import topic_max_iter
 from .seeding import pick_seed_documents, unit_topics
+from .penalties import SolverSettings
 from .penalties import penalty as get_penalty
 from .squared import SquaredLossModel
 from .active_rows import ActiveRows, CompactBatch
@@ -142,6 +143,31 @@ def _topics_from(obj):
         obj = comp
     comp = check_matrix(obj, name="topic_init", dtype=np.float64)
     return comp
+
+
+class LocalProjection:
+    """Where OnlineRLSI projects a mini-batch: here. Each embedded iteration's V-step is
+    :func:`rlsi.models.steps.update_doc_vectors` on the batch (Φ = X U from the live rows as CSR where a dense
+    U would be read K-wide for every entry of X), its statistics :meth:`PendingBatch.assign`. The distributed
+    learner's projection (:class:`rlsi.distributed.online.DaskProjection`) is the only other one; the rest
+    of the mini-batch step is the same code."""
+
+    def __init__(self, model, X):
+        self.model, self.X = model, X
+
+    def __call__(self, U, rows, G, W_prev, pending):
+        """W (n x K float64) of the batch on the topics U (``rows``: the ActiveRows of ℓ1 topics, or None;
+        ``G = UᵀU``), warm-started from ``W_prev``; the batch's statistics are set from it."""
+        m = self.model
+        U_proj = rows.projection_topics(U, self.X.nnz) if rows is not None else U
+        W, _ = steps.update_doc_vectors(self.X, U_proj, penalty=m.doc_penalty, lam=m.lambda2,
+                                        settings=m._inner_settings(), W_prev=W_prev, dtype=np.float64, G=G)
+        pending.assign(W)
+        return W
+
+    def vectors(self, W):
+        """The batch's vectors after the last iteration (here: ``W`` itself)."""
+        return W
 
 
 @register("OnlineRLSI")
@@ -219,6 +245,9 @@ class OnlineRLSI(SquaredLossModel):
     _state_scalars = ("n_iter_", "n_features_in_", "lambda1_effective_", "n_batches_", "n_docs_seen_",
                       "u_change_", "topics_initialized_", "rng_state_", "n_reseeded_")
     _state_arrays = ("components_",)
+    #: Whether :meth:`_projection` projects the batches in this process (a compact block of the rows a batch
+    #: touches, ξ > 1, projects it here too).
+    _projects_here = True
 
     def __init__(self, n_components=20, *, lambda1=0.05, lambda2=1.0, topic_penalty="l1",
                  doc_penalty="l2", lambda1_scale="per_doc", rho=0.0, batch_size=256, n_inner=1,
@@ -317,7 +346,7 @@ class OnlineRLSI(SquaredLossModel):
                 delattr(self, key)
         self._rng = check_random_state(self.random_state)
         self._U = None
-        self._row_cache = None  # (U, ActiveRows.cache) after the last mini-batch: row maxima of R, live rows
+        self._row_cache = None  # the RowCache of the last mini-batch (row maxima of R, live rows, G)
         self.n_features_in_ = 0
         K = self.n_components
         self.stats_ = TopicStatistics(K, 0, self._stats_dtype(dtype))
@@ -400,6 +429,10 @@ class OnlineRLSI(SquaredLossModel):
             self._U = self._reseed(X, self._csr_topics())
         return X, n, M, t0
 
+    def _projection(self, X):
+        """Where this mini-batch's documents are projected on the topics (:class:`LocalProjection`: here)."""
+        return LocalProjection(self, X)
+
     def _step(self, X):
         """One mini-batch of Algorithm 4; returns W (float64). X: CSR with >= n_features_in_ columns."""
         warm = self.topics_initialized_  # U-steps done before: every U-step of this batch is warm-started
@@ -418,9 +451,10 @@ class OnlineRLSI(SquaredLossModel):
             active = get_penalty(self.topic_penalty).norm == "l1"
             rows = blk = None
             if active:  # the row maxima and live rows of the previous mini-batch, when U is the same
-                cache = self._row_cache[1] if self._row_cache is not None and self._row_cache[0] is U else None
-                # ξ > 1 on dense topics: the iterations run on a contiguous copy of the rows they touch
-                compact = self._tuning.online_compact and dense and self.n_inner > 1
+                cache = self._row_cache if self._row_cache is not None and self._row_cache.U is U else None
+                # ξ > 1 on dense topics: the iterations run on a contiguous copy of the rows they touch (which
+                # projects the batch here: only for a local projection)
+                compact = self._tuning.online_compact and dense and self.n_inner > 1 and self._projects_here
                 rows = ActiveRows(stats, U, lam1, cache=cache, track_change=dense and not compact,
                                   single_solve=self.n_inner == 1)
                 if compact:
@@ -434,7 +468,7 @@ class OnlineRLSI(SquaredLossModel):
                 W, U = self._iterate(X, U, pending, rows, lam1, warm)
             self._U = U
             if active:
-                self._row_cache = (U, rows.cache)
+                self._row_cache = rows.cache_for(U)
         self.lambda1_effective_ = lam1
         self.n_batches_ += 1
         self.n_docs_seen_ = stats.n_docs
@@ -453,20 +487,16 @@ class OnlineRLSI(SquaredLossModel):
 
     def _iterate(self, X, U, pending, rows, lam1, warm):
         """The ξ embedded iterations on the M x K arrays (``rows``: the ActiveRows of ℓ1 topics, else None);
-        sets ``u_change_``, returns ``(W, U)``."""
+        sets ``u_change_``, returns ``(W, U)``. The projection of the batch is :meth:`_projection`'s."""
         stats, M = self.stats_, X.shape[1]
         dense = isinstance(U, np.ndarray)
         U_before = None if rows is not None and dense else U  # dense: the solved rows' old values are kept by rows
+        project = self._projection(X)
         W = None
         for it in range(self.n_inner):
             # with tracked live rows, G = UᵀU needs no scan of the whole M x K array
-            G = rows.gram(U) if rows is not None else None
-            # Φ = X U from the live rows as CSR where a dense U would be read K-wide for every entry of X
-            U_proj = rows.projection_topics(U, X.nnz) if rows is not None else U
-            W, _ = steps.update_doc_vectors(
-                X, U_proj, penalty=self.doc_penalty, lam=self.lambda2, W_prev=W,
-                max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=np.float64, G=G)
-            pending.assign(W)
+            G = rows.gram(U) if rows is not None else steps.topic_gram(U)
+            W = project(U, rows, G, W, pending)
             sweeps_cap = self._topic_sweeps(warm or it > 0)
             if rows is not None:
                 U = rows.solve(U, pending.cols, self.topic_penalty, max_iter=sweeps_cap, tol=self.inner_tol,
@@ -474,13 +504,13 @@ class OnlineRLSI(SquaredLossModel):
             else:  # the stored rows of R with (S/scale, λ/scale): the same minimiser (stats.py)
                 S, lam = stats.scaled_problem(lam1)
                 U, _ = steps.update_topics(
-                    stats.stored_rows, S, U, n_terms=M, penalty=self.topic_penalty, lam=lam,
-                    max_iter=sweeps_cap, tol=self.inner_tol, dense=dense)
+                    stats.stored_rows, get_penalty(self.topic_penalty).prepared(S, lam), U,
+                    SolverSettings(sweeps_cap, self.inner_tol), n_terms=M, dense=dense)
         if rows is not None and dense:
             self.u_change_ = rows.change(U)
         else:
             self.u_change_ = steps.topic_change(U, U_before)
-        return W, U
+        return project.vectors(W), U
 
     def _working_topics(self):
         """U for the steps of a mini-batch: a dense M x K array when it fits (``tuning.dense_max_bytes``; the
@@ -505,7 +535,7 @@ class OnlineRLSI(SquaredLossModel):
         if len(dead) == 0 or X.nnz == 0:
             return U
         W, _ = steps.update_doc_vectors(X, U, penalty=self.doc_penalty, lam=self.lambda2,
-                                         max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=np.float64)
+                                         settings=self._inner_settings(), dtype=np.float64)
         Phi = csr_csr_dense(X, U, dtype=np.float64)
         G = (U.T @ U).toarray()
         x2 = np.asarray(X.multiply(X).sum(axis=1)).ravel()

@@ -38,6 +38,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .penalties import SolverSettings
 __all__ = ["RLSIPolicy", "RLSITuning", "ScreeningBounds", "TUNING", "cold_work", "topic_max_iter"]
 
 def rounding_factor(n_terms, dtype):
@@ -145,18 +146,18 @@ class RLSIPolicy:
 
     representation : "auto", "sparse" or "dense"; n_terms, n_components, itemsize : M, K and the bytes of a
     topic weight; topic_norm : "l1" or "l2" (ℓ2 topics are dense whatever λ: "auto" starts dense);
-    inner_max_iter, topic_sweeps : the U-step's sweeps (:func:`topic_max_iter`).
+    inner_max_iter, inner_tol, topic_sweeps : the U-step's sweeps and tolerance (:func:`topic_max_iter`).
     """
 
     def __init__(self, representation, n_terms, n_components, itemsize, topic_norm, *, inner_max_iter,
-                 topic_sweeps, tuning=TUNING):
+                 inner_tol, topic_sweeps, tuning=TUNING):
         self.representation = representation
         self.n_terms, self.K = int(n_terms), int(n_components)
         self.tuning = tuning
         self.dense_fits = self.n_terms * self.K * itemsize <= tuning.dense_max_bytes
         self.dense = representation == "dense" or (representation == "auto" and self.dense_fits
                                                    and topic_norm == "l2")
-        self.inner_max_iter, self.topic_sweeps = inner_max_iter, topic_sweeps
+        self.inner_max_iter, self.inner_tol, self.topic_sweeps = inner_max_iter, inner_tol, topic_sweeps
         self.used = []  # the representation of each U-step
 
     @property
@@ -169,10 +170,15 @@ class RLSIPolicy:
         self.used.append("dense" if self.dense else "sparse")
         return self.dense
 
-    def caps(self, warm):
-        """``(max_iter, max_work)`` of a U-step: sweeps per term row and each row's work budget."""
-        return (topic_max_iter(self.inner_max_iter, self.topic_sweeps, warm=warm),
-                cold_work(self.K, self.topic_sweeps, warm, self.tuning))
+    def topic_settings(self, warm):
+        """The :class:`rlsi.models.penalties.SolverSettings` of a U-step (warm-started or not): sweeps per
+        term row, tolerance, each row's work budget."""
+        return SolverSettings(topic_max_iter(self.inner_max_iter, self.topic_sweeps, warm=warm), self.inner_tol,
+                              cold_work(self.K, self.topic_sweeps, warm, self.tuning))
+
+    def doc_settings(self):
+        """The :class:`rlsi.models.penalties.SolverSettings` of a V-step."""
+        return SolverSettings(self.inner_max_iter, self.inner_tol)
 
     def after_u_step(self, nnz):
         """The representation of the next U-step after topics with ``nnz`` non-zeros; returns whether the

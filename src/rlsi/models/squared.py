@@ -16,7 +16,7 @@ from .._params import Choice, Integer, Real
 from ..kernels.threads import compute_threads
 from . import steps
 from .base import TopicModel, check_fitted
-from .penalties import PENALTIES
+from .penalties import PENALTIES, SolverSettings
 from .rlsi_policy import TUNING
 
 
@@ -30,7 +30,7 @@ def fold_in(X, topics, *, penalty="l2", lam=1.0, max_iter=100, tol=1e-4, dtype=N
     ``dtype`` (X's by default). A row without any known term gives a zero vector.
     """
     with compute_threads(n_jobs):  # BLAS on one thread: see kernels.blas_rows
-        W, _ = steps.update_doc_vectors(X, topics, penalty=penalty, lam=lam, max_iter=max_iter, tol=tol,
+        W, _ = steps.update_doc_vectors(X, topics, penalty=penalty, lam=lam, settings=SolverSettings(max_iter, tol),
                                         dtype=dtype or X.dtype, executor=executor)
     return W
 
@@ -57,6 +57,10 @@ class SquaredLossModel(TopicModel):
     #: The numbers behind the RLSI learners' decisions (:class:`rlsi.models.rlsi_policy.RLSITuning`); a model
     #: gets another with :meth:`with_tuning` (tests and studies), not as a parameter.
     _tuning = TUNING
+
+    def _inner_settings(self):
+        """The :class:`rlsi.models.penalties.SolverSettings` of ``inner_max_iter`` and ``inner_tol``."""
+        return SolverSettings(self.inner_max_iter, self.inner_tol)
 
     def with_tuning(self, **changes):
         """Use the tuning with ``changes`` (fields of :class:`rlsi.models.rlsi_policy.RLSITuning`, e.g.
