@@ -3,7 +3,7 @@
 The algorithm is :class:`rlsi.models.OnlineRLSI`'s (TOIS Algorithm 4 with re-scaling, mini-batches and
 embedded iterations; read its module docstring), and so is the code of the mini-batch step: only the
 projection of the mini-batch moves (:class:`DaskProjection` in place of
-:class:`rlsi.models.online.LocalProjection`). A mini-batch of η documents is cut into ``partitions``
+:class:`rlsi.models.minibatch.LocalProjection`). A mini-batch of η documents is cut into ``partitions``
 contiguous parts (default: one per worker), each sent once to a worker; for each of the ξ embedded
 iterations
 

@@ -123,7 +123,7 @@ from .penalties import SolverSettings
 from .penalties import penalty as get_penalty
 from .squared import SquaredLossModel
 from .active_rows import ActiveRows, CompactBatch
-from .minibatch import batch_rows
+from .minibatch import LocalProjection, batch_rows
 from .stats import TopicStatistics
 
 log = logging.getLogger(__name__)
@@ -143,31 +143,6 @@ def _topics_from(obj):
         obj = comp
     comp = check_matrix(obj, name="topic_init", dtype=np.float64)
     return comp
-
-
-class LocalProjection:
-    """Where OnlineRLSI projects a mini-batch: here. Each embedded iteration's V-step is
-    :func:`rlsi.models.steps.update_doc_vectors` on the batch (Φ = X U from the live rows as CSR where a dense
-    U would be read K-wide for every entry of X), its statistics :meth:`PendingBatch.assign`. The distributed
-    learner's projection (:class:`rlsi.distributed.online.DaskProjection`) is the only other one; the rest
-    of the mini-batch step is the same code."""
-
-    def __init__(self, model, X):
-        self.model, self.X = model, X
-
-    def __call__(self, U, rows, G, W_prev, pending):
-        """W (n x K float64) of the batch on the topics U (``rows``: the ActiveRows of ℓ1 topics, or None;
-        ``G = UᵀU``), warm-started from ``W_prev``; the batch's statistics are set from it."""
-        m = self.model
-        U_proj = rows.projection_topics(U, self.X.nnz) if rows is not None else U
-        W, _ = steps.update_doc_vectors(self.X, U_proj, penalty=m.doc_penalty, lam=m.lambda2,
-                                        settings=m._inner_settings(), W_prev=W_prev, dtype=np.float64, G=G)
-        pending.assign(W)
-        return W
-
-    def vectors(self, W):
-        """The batch's vectors after the last iteration (here: ``W`` itself)."""
-        return W
 
 
 @register("OnlineRLSI")
