@@ -78,7 +78,7 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
-from .rlsi_policy import TUNING
+from .rlsi_policy import TUNING, RLSIPolicy
 
 __all__ = ["MemoryEstimate", "TopicProfile", "estimate_batch_fit", "estimate_for", "estimate_online_fit",
            "predict_topics", "batch_terms", "current_rss", "peak_rss", "available_memory", "format_bytes",
@@ -219,13 +219,13 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
     W = N * K * b
     l1 = topic_penalty in ("l1", "nonneg_l1")
     per_term = 8 * M + (16 * M if l1 else 0)  # df; the screening's row norms and bounds
-    dense_ok = M * K * b <= tuning.dense_max_bytes
+    # the fit's own decisions (rlsi_policy.RLSIPolicy, with the fit's tuning)
+    policy = RLSIPolicy(topic_representation, M, K, b, "l1" if l1 else "l2", inner_max_iter=1, inner_tol=0.0,
+                        topic_sweeps=None, tuning=tuning)
     density = float(topic_density)
-    # the representation follows the density itself (the switch of batch.RLSIProblem), so a predicted
-    # density decides it without the margin (dense topics cost 2 M K b in the U-step, sparse ones 3 nnz(U))
-    switch_density = float(topics.density) if topics is not None else density
-    dense = topic_representation == "dense" or (topic_representation == "auto" and dense_ok and (
-        not l1 or switch_density > tuning.dense_above))
+    # the representation follows the density itself, so a predicted density decides it without the margin
+    # (dense topics cost 2 M K b in the U-step, sparse ones 3 nnz(U))
+    dense = policy.dense_at(float(topics.density) if topics is not None else density)
     if dense:
         U_step, U_kept = 2 * M * K * b, M * K * b
     else:
@@ -235,8 +235,7 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
     # "auto" with sparse topics: the V-step takes a dense copy of U once the sparse product X U would cost
     # more (tuning.sparse_work_share: common terms' topics fill first, so this happens at a few % density);
     # without a prediction, whenever it can
-    copy = topic_representation == "auto" and dense_ok and not dense and (
-        topics is None or SHARE_MARGIN * topics.work_share > tuning.sparse_work_share)
+    copy = not dense and policy.copies_at(np.inf if topics is None else SHARE_MARGIN * topics.work_share)
     v_copy = M * K * b if copy else 0
     # the sparse product's plan (kernels.products.sparse_plan): a row index per term and the heavy rows
     # dense; a heavy row holds > DENSE_ROW_SHARE K entries, so there are at most nnz(U) / (0.2 K) of them

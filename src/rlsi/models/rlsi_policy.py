@@ -180,6 +180,13 @@ class RLSIPolicy:
         """The :class:`rlsi.models.penalties.SolverSettings` of a V-step."""
         return SolverSettings(self.inner_max_iter, self.inner_tol)
 
+    def dense_at(self, density):
+        """The representation of the U-steps once the topics hold ``density`` non-zero weights (what
+        :meth:`after_u_step` settles on; the memory estimate's question)."""
+        if not self.auto:
+            return self.dense
+        return self.dense or density > self.tuning.dense_above
+
     def after_u_step(self, nnz):
         """The representation of the next U-step after topics with ``nnz`` non-zeros; returns whether the
         topics just solved are to be converted at once (so the V-step that follows already runs on them: the
@@ -200,6 +207,11 @@ class RLSIPolicy:
             return False
         work = float(np.dot(df, row_nnz))
         return work > self.tuning.sparse_work_share * float(x_nnz) * self.K
+
+    def copies_at(self, work_share):
+        """:meth:`v_dense_copy`'s rule for sparse topics whose product ``X U`` does ``work_share`` of the dense
+        product's work (the memory estimate's question)."""
+        return self.auto and work_share > self.tuning.sparse_work_share
 
     def finish(self):
         """``(representation of the last U-step, counts)`` for the fitted attributes."""
