@@ -8,12 +8,13 @@ import pytest
 
 from rlsi.datasets import demo_collection_dir
 from rlsi.evaluation import load_collection
-from rlsi.experiments import run_protocol
+from rlsi.experiments import ProtocolConfig, run_protocol
 
 
 def test_run_protocol_end_to_end_on_a_tiny_collection(tiny):
-    rep = run_protocol(tiny, ["lsi", "rlsi"], k_grid=(2, 3), lambda1_grid=(0.05,), fold_grid=(None, math.inf),
-                       n_folds=2, alphas=(0.0, 0.5, 1.0), fit_normalize="l2")
+    rep = run_protocol(tiny, ["lsi", "rlsi"], ProtocolConfig(k_grid=(2, 3), lambda1_grid=(0.05,),
+                                                             fold_grid=(None, math.inf), n_folds=2,
+                                                             alphas=(0.0, 0.5, 1.0), fit_normalize="l2"))
     assert set(rep.selections) == {"cv", "best"}
     rows = rep.rows("cv")
     assert [r["method"] for r in rows] == ["BM25", "BM25+LSI", "BM25+RLSI"]
@@ -65,8 +66,9 @@ MED_RLSI_DENSITY = [0.32819968135953265, 0.32819968135953265, 0.2347318109399893
 
 def test_med_protocol_reproduces_the_pre_refactor_values():
     coll = load_collection(demo_collection_dir())
-    rep = run_protocol(coll, ["lsi", "rlsi"], k_grid=(10, 20), lambda1_grid=(0.005,),
-                       fold_grid=(None, math.inf), alphas=(0.0, 0.3, 0.6, 1.0), n_folds=3, n_repeats=2, seed=0)
+    rep = run_protocol(coll, ["lsi", "rlsi"], ProtocolConfig(k_grid=(10, 20), lambda1_grid=(0.005,),
+                                                             fold_grid=(None, math.inf), alphas=(0.0, 0.3, 0.6, 1.0),
+                                                             n_folds=3, n_repeats=2, seed=0))
     rows = {(p, r["method"]): r for p in ("cv", "best") for r in rep.rows(p)}
     for key, means in MED_REGRESSION.items():
         for m, value in means.items():

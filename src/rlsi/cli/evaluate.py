@@ -186,7 +186,7 @@ def run(args):
         return _evaluate_runs(args, quiet)
     from ..evaluation import load_collection
     from ..experiments import (DEFAULT_FIT_NORMALIZE, DEFAULT_FOLD_GRID, DEFAULT_STEMMER, GRID_PRESETS,
-                               prepare_collection, run_protocol)
+                               ProtocolConfig, prepare_collection, run_protocol)
     from ..retrieval.combine import NORMALIZERS
     from ..text import TfidfVectorizer
 
@@ -230,12 +230,12 @@ def run(args):
         print(f"rlsi: note: {empty} evaluated quer(y/ies) have no term in the vocabulary; they score 0",
               file=sys.stderr)
     protocols = ("cv", "best") if args.protocol == "both" else (args.protocol,)
-    report = run_protocol(coll, topic, prepared=prepared, protocols=protocols, k_grid=k_grid,
-                          lambda1_grid=lambda1_grid, fold_grid=fold_grid, fit_normalize=DEFAULT_FIT_NORMALIZE,
-                          alphas=alphas, term_model=term_model, k1=args.k1, b=args.b, topic_norm=args.norm,
-                          term_norm=args.norm, n_folds=args.folds, n_repeats=args.repeats, seed=args.seed,
-                          random_state=args.seed, test=args.test, progress=not quiet,
-                          extra=extra)
+    config = ProtocolConfig(protocols=protocols, k_grid=k_grid, lambda1_grid=lambda1_grid, fold_grid=fold_grid,
+                            extra=extra, alphas=alphas, term_model=term_model, k1=args.k1, b=args.b,
+                            topic_norm=args.norm, term_norm=args.norm, fit_normalize=DEFAULT_FIT_NORMALIZE,
+                            n_folds=args.folds, n_repeats=args.repeats, test=args.test, seed=args.seed,
+                            progress=not quiet)
+    report = run_protocol(coll, topic, config, prepared=prepared)
     report.settings["stemmer"] = stemmer
     report.settings["grid"] = args.grid
     print(report.to_text())
@@ -251,7 +251,7 @@ def run(args):
 
 
 def _group_extra(topic, classes):
-    """``extra`` of run_protocol: the number of k-means classes for the group models named in --methods."""
+    """``ProtocolConfig.extra``: the number of k-means classes for the group models named in --methods."""
     if classes is None:
         return None
     if classes < 1:
