@@ -128,7 +128,7 @@ def main(argv=None):
                      / a.k, float("nan")))
 
     cmd = "PYTHONPATH=src python benchmarks/bench_online_tracking.py " + " ".join(argv or sys.argv[1:])
-    lines = [f"# Online RLSI at the tracking setting vs MiniBatchNMF", "", f"    {cmd.strip()}", "",
+    lines = ["# Online RLSI at the tracking setting vs MiniBatchNMF", "", f"    {cmd.strip()}", "",
              f"20 Newsgroups {X.shape[0]} x {X.shape[1]} (nnz {X.nnz:,}), K = {a.k}, mini-batches of {a.batch}, "
              f"ρ = {a.rho}, ξ = {a.inner}, one pass. Threads: numba {numba.get_num_threads()}, BLAS {a.threads}, "
              f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}; documents per second of "

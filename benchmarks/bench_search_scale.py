@@ -87,7 +87,6 @@ def _dir_bytes(path, prefix=""):
 
 # ------------------------------------------------------------------------------------------ children
 def child_fit(a):
-    import numpy as np
 
     from rlsi import io
     from rlsi.io.matrix import load_matrix

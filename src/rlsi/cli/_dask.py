@@ -44,6 +44,9 @@ def _open(args):
     from ..distributed import open_cluster
 
     if getattr(args, "verbose", 0) < 2:  # dask's INFO lines (cluster start/stop) only with -vv
+        from ..distributed.cluster import import_distributed
+
+        import_distributed()  # its import sets the "distributed" logger to INFO: lower it afterwards
         logging.getLogger("distributed").setLevel(logging.WARNING)
     if args.resume_checkpoint and not args.checkpoint_dir:
         raise RLSIError("--resume-checkpoint needs --checkpoint-dir DIR (the folder of the checkpoints)")

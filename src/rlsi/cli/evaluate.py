@@ -64,7 +64,9 @@ def register(subparsers):
         "evaluate", help="compare BM25 with BM25 + topic models on a test collection (MAP, NDCG)",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     src = p.add_argument_group("collection")
-    src.add_argument("--collection", metavar="DIR", help="folder with corpus, queries and qrels")
+    src.add_argument("--collection", metavar="DIR",
+                     help="folder with corpus, queries and qrels, or the name of a collection shipped with rlsi "
+                          "(med)")
     src.add_argument("--corpus", metavar="FILE", help="documents (JSON lines, optionally .gz)")
     src.add_argument("--queries", metavar="FILE", help="queries (JSON lines {id, text} or qid<TAB>text)")
     src.add_argument("--qrels", metavar="FILE", help="TREC qrels 'qid 0 docid rel'")
@@ -79,7 +81,9 @@ def register(subparsers):
                         f"query is scored on each document's class) (default {DEFAULT_METHODS})")
     m.add_argument("--classes", type=int, default=None, metavar="P",
                    help="number of k-means classes of the group models (default 8)")
-    m.add_argument("--protocol", choices=["cv", "best", "both"], default="both")
+    m.add_argument("--protocol", choices=["cv", "best", "both"], default="both",
+                   help="cv: settings tuned on training folds of queries, held-out scores; best: the best "
+                        "setting on the test queries (the paper's, optimistic); both (default)")
     m.add_argument("--grid", choices=["default", "extended"], default="default",
                    help="named K and lambda1 grids: 'default' (K 10..50, fast) or 'extended' (K up to 300, "
                         "lambda1 down to 1e-5; far slower, see above)")
@@ -97,7 +101,9 @@ def register(subparsers):
     m.add_argument("--stemmer", choices=["none", "english", "porter"], default=None,
                    help="stemming of documents and queries (default: the protocol's choice)")
     m.add_argument("--norm", default=None, help="per-query score normalisation: minmax, zscore, max, none")
-    m.add_argument("--test", choices=["ttest", "randomization"], default="ttest")
+    m.add_argument("--test", choices=["ttest", "randomization"], default="ttest",
+                   help="significance test against the term baseline: one-sided paired t-test (default) or "
+                        "randomization test")
     m.add_argument("--seed", type=non_negative_int, default=0, help="seed of the folds and of the models (>= 0)")
     o = p.add_argument_group("output")
     o.add_argument("--json", metavar="OUT", help="write all results (with per-query values) as JSON")
@@ -179,6 +185,15 @@ def _evaluate_runs(args, quiet):
     return 0
 
 
+def _collection(name):
+    """``--collection``: a folder, else the packaged collection of that name (``med``)."""
+    from ..datasets import PACKAGED_COLLECTIONS, collection_dir
+
+    if name is None or Path(name).exists() or str(name).lower() not in PACKAGED_COLLECTIONS:
+        return name
+    return collection_dir(name)
+
+
 def run(args):
     quiet = bool(getattr(args, "quiet", False))
     _check_outputs(args)
@@ -218,7 +233,7 @@ def run(args):
     if args.repeats < 1:
         raise RLSIError(f"--repeats {args.repeats}: need at least 1")
     fields = tuple(f.strip() for f in args.text_fields.split(",") if f.strip())
-    coll = load_collection(args.collection, corpus=args.corpus, queries=args.queries, qrels=args.qrels,
+    coll = load_collection(_collection(args.collection), corpus=args.corpus, queries=args.queries, qrels=args.qrels,
                            text_fields=fields)
     stemmer = DEFAULT_STEMMER if args.stemmer is None else (None if args.stemmer == "none" else args.stemmer)
     prepared = prepare_collection(coll, TfidfVectorizer(stemmer=stemmer))

@@ -61,9 +61,9 @@ def group_labels_from_args(args, corpus):
     if args.classes is not None:
         return None
     if args.label_field not in corpus.fields:
-        raise RLSIError(f"the corpus has no field {args.label_field!r} (fields: "
-                        f"{', '.join(sorted(corpus.fields)) or 'none'}); name it with --label-field or "
-                        f"derive classes with --classes kmeans:P")
+        others = ", ".join(sorted(corpus.fields)) or "none besides id, title and text"
+        raise RLSIError(f"the corpus has no field {args.label_field!r} for the classes (its other fields: "
+                        f"{others}); name it with --label-field or derive classes with --classes kmeans:P")
     return document_labels(corpus.fields[args.label_field], args.label_field, args.unlabeled)
 
 

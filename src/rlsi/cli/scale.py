@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import logging
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -181,6 +182,9 @@ def fit_matrix(args, output):
         raise RLSIError("give a corpus file, or a matrix directory with --matrix DIR")
     if args.corpus:
         raise RLSIError("give either a CORPUS or --matrix DIR, not both")
+    if Path(args.matrix).exists() and not Path(args.matrix).is_dir():
+        raise RLSIError(f"--matrix {args.matrix}: a file, not a matrix directory (one written by 'rlsi synth' or "
+                        "'rlsi ingest'); to fit on a corpus file, give it as CORPUS without --matrix")
     learner = get_learner(getattr(args, "model", "rlsi"))
     if args.resume or getattr(args, "backend", "local") != "local" or "matrix" not in learner.modes:
         able = " / ".join(n for n, lrn in learners("fit").items() if "matrix" in lrn.modes)

@@ -41,12 +41,15 @@ def register(sub):
     p = sub.add_parser("fit-stc", help="fit a sparse topical coding model (STC family) and save it",
                        description="Fit STC, collapsed STC, online STC, MedSTC or online MedSTC on the word "
                                    "counts of a corpus and save the model and its vectorizer.")
-    p.add_argument("corpus")
-    p.add_argument("-o", "--output", required=True)
+    p.add_argument("corpus", help="corpus file (.jsonl / .jsonl.gz) or folder of .txt files")
+    p.add_argument("-o", "--output", required=True, help="model directory to write")
     p.add_argument("--model", choices=sorted(learners("fit-stc")), default="stc", help=model_help("fit-stc"))
-    p.add_argument("-k", "--n-components", type=_common.positive_int, default=60)
-    p.add_argument("--lam", type=float, default=0.01)
-    p.add_argument("--gamma", type=float, default=0.01)
+    p.add_argument("-k", "--n-components", type=_common.positive_int, default=60,
+                   help="number of topics K (default 60)")
+    p.add_argument("--lam", type=float, default=0.01,
+                   help="λ: ℓ1 weight on document codes θ (default 0.01)")
+    p.add_argument("--gamma", type=float, default=0.01,
+                   help="γ: weight tying word codes to their document code (default 0.01)")
     p.add_argument("--rho", type=float, default=0.1,
                    help="ℓ1 weight on word codes (paper: 0.1; on a ~50k vocabulary 0.001 classifies better, see "
                         "benchmarks/results/stc.md)")
@@ -58,7 +61,8 @@ def register(sub):
     p.add_argument("--max-iter", type=_common.positive_int, default=20, help="batch iterations")
     p.add_argument("--batch-size", type=_common.positive_int, default=64, help="online mini-batch size")
     p.add_argument("--epochs", type=_common.positive_int, default=1, help="online passes")
-    p.add_argument("--tau0", type=float, default=1.0)
+    p.add_argument("--tau0", type=float, default=1.0,
+                   help="online models: τ0 of the learning rate τ0/(t + τ) (default 1)")
     p.add_argument("--delta", type=float, default=3600.0, help="MedSTC loss Δ(y,y')=delta·1(y≠y')")
     p.add_argument("--C", type=float, default=1.0, help="MedSTC weight of each document's hinge loss")
     p.add_argument("--dictionary-init", choices=["documents", "class", "lda"], default="documents",
@@ -81,10 +85,13 @@ def register(sub):
     p.set_defaults(func=run_fit)
 
     c = sub.add_parser("classify", help="accuracy and confusion summary of an STC model on a labelled corpus")
-    c.add_argument("model_dir")
-    c.add_argument("corpus")
+    c.add_argument("model_dir", help="model directory written by 'rlsi fit-stc'")
+    c.add_argument("corpus", help="labelled corpus (.jsonl / .jsonl.gz) with a split field")
     _label_arguments(c)
     c.add_argument("--test-split", default="test", help="value of the split field to evaluate on")
+    c.add_argument("--same-documents", action="store_true",
+                   help="without --split-field: train and test on every document and report it as training "
+                        "accuracy (otherwise refused: it says nothing about new documents)")
     c.set_defaults(func=run_classify)
 
 
@@ -127,6 +134,13 @@ def run_classify(args):
     if vectorizer is None or not hasattr(model, "word_codes"):
         raise RLSIError(f"{args.model_dir} is not an STC model directory with a vectorizer; fit it with "
                         f"rlsi fit-stc")
+    if not args.split_field and not args.same_documents:
+        raise RLSIError("without --split-field the accuracy would be measured on the documents the classifier "
+                        "was trained on; give --split-field FIELD (with --train-split/--test-split), or "
+                        "--same-documents for the training accuracy")
+    if args.split_field and args.train_split == args.test_split:
+        raise RLSIError(f"--train-split and --test-split are both {args.test_split!r}: the test documents "
+                        "would be the training documents")
     corpus = read_corpus(args.corpus)
     test = _split(corpus, args, args.test_split)
     Xte, yte = vectorizer.transform_counts(test.texts), stc_labels(test, args)
@@ -137,7 +151,8 @@ def run_classify(args):
         svm = LinearSVC().fit(model.transform(vectorizer.transform_counts(train.texts)), stc_labels(train, args))
         pred = svm.predict(model.transform(Xte))
     acc = float(np.mean(pred == yte))
-    print(f"accuracy {100 * acc:.2f}% on {len(yte)} documents")
+    what = "training accuracy" if not args.split_field else "accuracy"
+    print(f"{what} {100 * acc:.2f}% on {len(yte)} documents")
     for label in sorted(set(yte)):
         mask = yte == label
         top = Counter(pred[mask & (pred != yte)]).most_common(1)

@@ -194,7 +194,7 @@ def run(args):
 def _write_report(out, timeline, model, vectorizer, args):
     with io.atomic_dir(out) as tmp:
         title = f"Topic tracking: {Path(args.corpus).name}"
-        (tmp / "report.md").write_text(_header(args) + timeline.to_markdown(n_terms=args.top_terms, title=title),
+        (tmp / "report.md").write_text(_header(args, model) + timeline.to_markdown(n_terms=args.top_terms, title=title),
                                        encoding="utf-8")
         (tmp / "report.txt").write_text(timeline.to_text(n_terms=args.top_terms), encoding="utf-8")
         (tmp / "shares.csv").write_text(timeline.to_csv(), encoding="utf-8")
@@ -205,7 +205,9 @@ def _write_report(out, timeline, model, vectorizer, args):
         (tmp / MARKER).write_text(json.dumps(timeline.to_dict(), indent=1), encoding="utf-8")
 
 
-def _header(args):
+def _header(args, model):
+    """The settings of the run as an HTML comment; λ1 and λ2 are the model's (defaults included)."""
     p = {k: getattr(args, k) for k in ("topics", "lambda1", "lambda2", "lambda1_scale", "rho", "batch_size",
                                         "n_inner", "idf", "period", "date_field", "seed")}
+    p["lambda1"], p["lambda2"] = model.lambda1, model.lambda2
     return "<!-- rlsi track " + ", ".join(f"{k}={v}" for k, v in p.items()) + " -->\n"

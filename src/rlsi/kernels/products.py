@@ -27,7 +27,6 @@ covers all of B (the plain product).
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from numba import njit, prange
 
 from rlsi.kernels.convert import _take_rows, out_block

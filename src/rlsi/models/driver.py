@@ -25,6 +25,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from .._progress import progress_bar
+from .._warnings import user_stacklevel
 from .executor import get_executor
 
 log = logging.getLogger(__name__)
@@ -49,13 +50,13 @@ def converged(previous, current, tol):
 
 
 def alternate(problem, *, max_iter, tol, executor=None, name="fit", verbose=0, callback=None, history=(),
-              stacklevel=3, tol_name="tol"):
+              tol_name="tol"):
     """Run ``problem`` (see the module docstring) for at most ``max_iter`` iterations. Returns a Trace.
 
     ``history``: the objectives of iterations already done (a resumed fit): the bar and the callback number
     from there, ``max_iter`` is the total, the first resumed iteration's stopping test compares with the last
     of them (as the uninterrupted fit would), and a history that already met the stop rule runs nothing.
-    ``stacklevel``: of the ConvergenceWarning (3: the caller of the function that calls this one);
+    The ConvergenceWarning points at the user's call (:func:`rlsi._warnings.user_stacklevel`);
     ``tol_name``: the learner's name of ``tol`` in its message.
     """
     executor = get_executor(executor)
@@ -93,5 +94,6 @@ def alternate(problem, *, max_iter, tol, executor=None, name="fit", verbose=0, c
         change = abs(objs[-2] - objs[-1]) / max(abs(objs[-2]), 1e-300)
         warnings.warn(
             f"{name} stopped at max_iter={max_iter} before converging: the last relative objective change "
-            f"was {change:.3g} > {tol_name}={tol}; raise max_iter or {tol_name}", ConvergenceWarning, stacklevel=stacklevel)
+            f"was {change:.3g} > {tol_name}={tol}; raise max_iter or {tol_name}", ConvergenceWarning,
+            stacklevel=user_stacklevel())
     return trace

@@ -418,6 +418,12 @@ class GroupModel(AlternatingFit, TopicModel):
         X = self._check_X(X, reset=False)
         return self.classes_[self._fold(X, None)[1]]
 
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy of :meth:`predict` on ``X`` against the labels ``y`` (as a scikit-learn classifier)."""
+        from sklearn.metrics import accuracy_score
+
+        return float(accuracy_score(np.asarray(y), self.predict(X), sample_weight=sample_weight))
+
     def _fold_in(self, X):
         return self._fold(X, None)[0]
 

@@ -15,6 +15,7 @@ import logging
 import math
 import warnings
 
+from .._warnings import user_stacklevel
 from ..errors import RLSIError
 
 log = logging.getLogger(__name__)
@@ -50,12 +51,12 @@ def warn_dead_topics(model, n_docs):
             warnings.warn(
                 f"{dead} of {K} topics are empty: lambda2={model.lambda2:g} shrinks every document vector "
                 f"to almost zero, which leaves the topics nothing to fit; use a value near 1",
-                DeadTopicsWarning, stacklevel=3)
+                DeadTopicsWarning, stacklevel=user_stacklevel())
             return
         scale = "lambda1" if model.lambda1_scale == "per_doc" else "lambda1 (paper scale)"
         warnings.warn(
             f"{dead} of {K} topics are empty: {scale}={model.lambda1:g} (λ₁={model.lambda1_effective_:g} "
             f"for {n_docs:g} documents) is too strong for this corpus; try a value 3-10x smaller",
-            DeadTopicsWarning, stacklevel=3)
+            DeadTopicsWarning, stacklevel=user_stacklevel())
     elif dead:
         log.info("%d of %d topics are empty (all-zero weights)", dead, K)

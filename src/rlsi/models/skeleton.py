@@ -66,7 +66,7 @@ class AlternatingFit:
                 problem = self._start(X, y, executor, **fit_params)
                 trace = alternate(problem, max_iter=self.max_iter, tol=getattr(self, self._tol_param),
                                   executor=executor, name=type(self).__name__, verbose=self.verbose,
-                                  stacklevel=4, tol_name=self._tol_param, **self._alternate_options(problem))
+                                  tol_name=self._tol_param, **self._alternate_options(problem))
                 self._finish(problem, trace, X)
                 return self._fit_output(problem, X) if output else None
         finally:
