@@ -17,7 +17,7 @@ Modules, in pipeline order:
 * :mod:`~rlsi.experiments.report` — tables with one-sided p-values (:class:`ProtocolReport`);
 * :mod:`~rlsi.experiments.config` — the settings of a run (:class:`ProtocolConfig`);
 * :mod:`~rlsi.experiments.protocol` — all of it on one collection (:func:`run_protocol`);
-* :mod:`~rlsi.experiments.defaults` — the defaults, those of ``benchmarks/results/ranking.md``.
+* :mod:`~rlsi.experiments.defaults` — the defaults, those ``benchmarks/bench_ranking.py`` measures.
 
 Evaluation is vectorised over the whole document ranking (no depth cut-off) by
 :class:`rlsi.evaluation.metrics.MatrixEvaluator`, with trec_eval's conventions (ties broken by document id
