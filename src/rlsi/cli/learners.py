@@ -162,10 +162,10 @@ def _group(args):
     return group_model_from_args(args, bool(getattr(args, "quiet", False)))
 
 
-register(Learner("fit", "rlsi", "RLSI (default): BatchRLSI, or OnlineRLSI with --online", _rlsi,
+register(Learner("fit", "rlsi", "BatchRLSI, or OnlineRLSI with --online (the default)", _rlsi,
                  modes=frozenset({"batch", "online", "dask", "matrix"}), preflight=True))
-for _name, _what in (("grlsi", "Group RLSI"), ("gnmf", "Group NMF"), ("crlsi", "class topics only (RLSI)"),
-                     ("cnmf", "class topics only (NMF)")):
+for _name, _what in (("grlsi", "GroupRLSI, shared and class topics"), ("gnmf", "GroupNMF, shared and class topics"),
+                     ("crlsi", "CRLSI, class topics only"), ("cnmf", "CNMF, class topics only")):
     register(Learner("fit", _name, _what, _group, options=(add_group_arguments,), labels=group_labels_from_args))
 
 
