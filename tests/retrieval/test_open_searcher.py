@@ -17,14 +17,14 @@ from rlsi.retrieval import DEFAULT_FOLDING, FOLDINGS, Searcher, open_searcher
 from rlsi.text import Corpus, TfidfVectorizer
 
 TEXTS = [
-    "aircraft wing flutter at high speed",
-    "airplane wing design and flutter tests",
-    "jet aircraft engine noise",
-    "heart disease and blood pressure",
-    "cardiac surgery on the heart valves",
-    "blood vessels arteries and the heart",
-    "library catalog of books",
-    "books indexing in the library",
+    "wing flutter of a supersonic aircraft",
+    "airplane design wind tunnel tests of the wing",
+    "heart valve surgery and cardiac recovery",
+    "blood pressure in heart disease",
+    "arteries veins and the heart muscle",
+    "catalog of library books and journals",
+    "indexing books for a library catalog",
+    "engine noise of jet aircraft",
 ]
 IDS = [f"d{i}" for i in range(len(TEXTS))]
 
