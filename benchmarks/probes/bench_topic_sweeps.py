@@ -21,7 +21,7 @@ from pathlib import Path
 os.environ["NUMBA_NUM_THREADS"] = "1"
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = "1"
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(1, str(HERE))
 

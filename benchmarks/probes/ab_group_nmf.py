@@ -14,7 +14,7 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, sys.argv[1])
-sys.path.insert(1, str(Path(__file__).parent))
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 warnings.simplefilter("ignore")
 
 import numba  # noqa: E402

@@ -23,7 +23,7 @@ for _v in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_
 import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from synthetic import make_corpus  # noqa: E402
 
 from rlsi.models.batch import BatchRLSI  # noqa: E402

@@ -21,7 +21,7 @@ os.environ["NUMBA_NUM_THREADS"] = "1"
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = "1"
 sys.path.insert(0, sys.argv[1])
-sys.path.insert(1, str(Path(__file__).parent))
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 
 warnings.simplefilter("ignore")
 from synthetic import ab_matrix  # noqa: E402
