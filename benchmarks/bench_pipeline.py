@@ -13,7 +13,7 @@ under the cross-validation protocol of ``rlsi evaluate`` (:func:`rlsi.experiment
 
 Usage::
 
-    PYTHONPATH=src python benchmarks/bench_pipeline.py --k 30 --lambda2 1e-3 --ranking 1,1e-4 \
+    PYTHONPATH=src python benchmarks/bench_pipeline.py --k 30 --lambda2 1e-3,3e-4,1e-4 --ranking 1,1e-4 \
         --out benchmarks/results/pipeline.md
 """
 
