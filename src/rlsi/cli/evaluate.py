@@ -19,9 +19,8 @@ default methods and grid fits 5 K x 4 baselines + 25 RLSI models: a few minutes 
 benchmark's MED section, which fits more, took 214 s), 15 minutes measured with the 2 cores shared with a
 benchmark. ``extended`` reaches K = 300 for every method and lambda1 = 1e-5 for RLSI (K 10,20,50,100,200,300;
 lambda1 1e-5,1e-4,0.001,0.01), for when the default grid's optimum is on its edge (the warning says so). It
-is not the default because it is far slower: about 30 minutes on MED with 2 shared cores (the same fits in
-benchmarks/results/ranking_extended_med.md took 29.7 min; the RLSI fits at K >= 200 and lambda1 <= 1e-4
-dominate, 3 to 5 minutes each). Each (method, setting) is fitted once and shared by
+is not the default because it is far slower: about 30 minutes on MED with 2 shared cores (the RLSI fits
+at K >= 200 and lambda1 <= 1e-4 dominate, 3 to 5 minutes each). Each (method, setting) is fitted once and shared by
 both protocols, every alpha and every fold. ``--k-grid`` and ``--lambda1-grid`` override the preset.
 
 Existing TREC runs can be evaluated instead: ``rlsi evaluate --qrels QRELS --run A.run --run B.run``

@@ -16,7 +16,7 @@ Modules, in pipeline order:
 * :mod:`~rlsi.experiments.edges` — warnings for chosen settings on the edge of a grid (:func:`find_edges`);
 * :mod:`~rlsi.experiments.report` — tables with one-sided p-values (:class:`ProtocolReport`);
 * :mod:`~rlsi.experiments.protocol` — all of it on one collection (:func:`run_protocol`);
-* :mod:`~rlsi.experiments.defaults` — the defaults, those of ``benchmarks/results/ranking.md``.
+* :mod:`~rlsi.experiments.defaults` — the defaults, those of the ranking benchmark.
 
 Evaluation is vectorised over the whole document ranking (no depth cut-off) by
 :class:`rlsi.evaluation.metrics.MatrixEvaluator`, with trec_eval's conventions (ties broken by document id

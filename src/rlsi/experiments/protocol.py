@@ -30,8 +30,8 @@ def run_protocol(collection, methods=("lsi", "rlsi"), *, protocols=("cv", "best"
 
     ``methods``: names of :data:`~rlsi.experiments.METHODS` (or :class:`~rlsi.experiments.MethodSpec`
     objects); ``protocols``: any of ``"cv"`` and ``"best"``. The tuning metrics (``best_metric``,
-    ``cv_tune``) are added to ``metrics`` when missing. The defaults are the pipeline of
-    ``benchmarks/results/ranking.md``: stemmed tf-idf (:func:`~rlsi.experiments.prepare_collection`),
+    ``cv_tune``) are added to ``metrics`` when missing. The defaults are the pipeline of the
+    ranking benchmark (``benchmarks/bench_ranking.py``): stemmed tf-idf (:func:`~rlsi.experiments.prepare_collection`),
     RLSI folded in by projection (``fold_grid``), tf-idf models fitted on L2-normalised rows
     (``fit_normalize``), min-max normalisation, 5-fold CV tuned on mean(MAP, NDCG@10). Other parameters:
     see :class:`~rlsi.experiments.Experiment`, :func:`~rlsi.experiments.select_best`,

@@ -182,7 +182,7 @@ class RidgeFolding:
     ``lambda2=inf`` is the limit λ → ∞ up to a scale, the plain projection ``v = Uᵀ x`` — the cosine is
     scale-free, so only the direction matters. For RLSI, a folding ``lambda2`` larger than the training λ₂
     gives each query term the weight of its topics without the least-squares "explaining away" between
-    overlapping topics (see ``benchmarks/results/ranking.md`` for the evidence); for LSI (orthonormal
+    overlapping topics (the folding-in ablation of the ranking benchmark); for LSI (orthonormal
     topics) every λ gives the same cosines.
 
     ``fit`` fits the wrapped model; attributes not defined here (``components_``, ``input_kind``...) are
