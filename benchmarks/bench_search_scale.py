@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import threading
 import time
@@ -111,18 +110,16 @@ def child_build(a):
     import numpy as np
 
     from rlsi import io
-    from rlsi.cli.search import default_folding
     from rlsi.io.matrix import load_matrix
-    from rlsi.retrieval import Searcher
+    from rlsi.retrieval import DEFAULT_FOLDING, FOLDINGS, Searcher
 
     anon = _AnonPeak()
     t0 = time.perf_counter()
     matrix = load_matrix(a.matrix)
     t_load = time.perf_counter() - t0
     model = io.load(a.model_dir, mmap=True, only=["model"]).get("model")  # the matrix has the vectorizer
-    folding = default_folding(model)
-    searcher = Searcher.from_matrix(matrix, model, alpha=a.alpha, dtype=np.float32,
-                                    fold_lambda2=math.inf if folding == "projection" else None)
+    folding = DEFAULT_FOLDING
+    searcher = Searcher.from_matrix(matrix, model, alpha=a.alpha, dtype=np.float32, fold_lambda2=FOLDINGS[folding])
     t_build = time.perf_counter() - t0 - t_load
     index_dir = Path(a.workdir) / "index"
     searcher.save(index_dir)

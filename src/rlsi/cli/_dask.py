@@ -2,11 +2,11 @@
 
 ``add_dask_arguments(parser)`` adds ``--backend {local,dask}``, ``--workers N`` (a loopback LocalCluster
 started for the fit, the default), ``--scheduler tcp://HOST:PORT`` (an existing cluster),
-``--scheduler-timeout``, ``--checkpoint-dir`` and ``--resume-checkpoint``; ``fit_dask(args, X)`` fits
-:class:`rlsi.distributed.DaskRLSI` (or :class:`~rlsi.distributed.DaskOnlineRLSI` with ``--online``) with the
-options of the local learner, prints the cluster (and its dashboard when it has one) and the bytes moved
-per iteration, and returns the equivalent local model — so the model directory is the one a local fit
-writes. ``fit_dask_files(args, paths, fields)`` is the batch fit of several corpus files, read and
+``--scheduler-timeout``, ``--checkpoint-dir`` and ``--resume-checkpoint``; ``fit_dask(args, X, model)``
+fits the local estimator's Dask placement (:class:`rlsi.distributed.DaskRLSI` for a BatchRLSI,
+:class:`~rlsi.distributed.DaskOnlineRLSI` for an OnlineRLSI) with the same parameters, prints the cluster
+(and its dashboard when it has one) and the bytes moved per iteration, and returns the equivalent local model — so the model directory is the one a local fit
+writes. ``fit_dask_files(args, paths, fields, model)`` is the batch fit of several corpus files, read and
 vectorized on the workers (:func:`rlsi.distributed.vectorize_files`): the client never holds the
 documents nor X.
 """
@@ -17,7 +17,8 @@ import logging
 import sys
 
 from ..errors import RLSIError
-from ._common import non_negative_float, positive_int
+from ._bounds import local_workers
+from ._common import non_negative_float
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +28,7 @@ def add_dask_arguments(parser):
     g.add_argument("--backend", choices=["local", "dask"], default="local",
                    help="local: this process (default); dask: documents partitioned over Dask workers")
     where = g.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=positive_int, default=None,
+    where.add_argument("--workers", type=local_workers, default=None,
                        help="dask: workers of the loopback LocalCluster started for the fit (default: 2)")
     where.add_argument("--scheduler", default=None, metavar="ADDR",
                        help="dask: address of a running scheduler, e.g. tcp://10.0.0.5:8786")
@@ -59,13 +60,19 @@ def _open(args):
     return handle
 
 
-def _batch_model(args, client):
-    from ..distributed import DaskRLSI
-    from ._common import batch_model_from_args
+def _on_dask(model, client, args):
+    """The Dask placement of the local estimator ``model`` (BatchRLSI or OnlineRLSI): the same parameters."""
+    from ..distributed import DaskOnlineRLSI, DaskRLSI
+    from ..models.online import OnlineRLSI
 
-    params = batch_model_from_args(args, bool(getattr(args, "quiet", False))).get_params(deep=False)
+    params = model.get_params(deep=False)
+    if isinstance(model, OnlineRLSI):
+        if args.checkpoint_dir or args.resume_checkpoint:
+            raise RLSIError("--checkpoint-dir and --resume-checkpoint apply to the batch fit; drop them or --online")
+        return DaskOnlineRLSI(**params, client=client), "mini-batch"
     params.pop("executor", None)
-    return DaskRLSI(**params, client=client, checkpoint_dir=args.checkpoint_dir, resume=args.resume_checkpoint)
+    return DaskRLSI(**params, client=client, checkpoint_dir=args.checkpoint_dir,
+                    resume=args.resume_checkpoint), "iteration"
 
 
 def _report(args, model, unit):
@@ -75,32 +82,24 @@ def _report(args, model, unit):
               f"MB per {unit} on average (the first includes the partitions of X)", file=sys.stderr)
 
 
-def fit_dask(args, X):
-    """Fit on the cluster named by ``args``; returns the fitted local model (BatchRLSI / OnlineRLSI)."""
-    from ..distributed import DaskOnlineRLSI
-
-    if (args.checkpoint_dir or args.resume_checkpoint) and args.online:
-        raise RLSIError("--checkpoint-dir and --resume-checkpoint apply to the batch fit; drop them or --online")
+def fit_dask(args, X, model):
+    """Fit the local estimator ``model`` (BatchRLSI / OnlineRLSI, unfitted) on the cluster named by ``args``;
+    returns the fitted local model."""
+    _on_dask(model, None, args)  # options fail before the cluster starts
     handle = _open(args)
     try:
-        if args.online:
-            from ._online import online_model_from_args
-
-            params = online_model_from_args(args, quiet=bool(getattr(args, "quiet", False))).get_params(deep=False)
-            model = DaskOnlineRLSI(**params, client=handle.client).fit(X)
-            unit = "mini-batch"
-        else:
-            model = _batch_model(args, handle.client).fit(X)
-            unit = "iteration"
+        dask_model, unit = _on_dask(model, handle.client, args)
+        dask_model.fit(X)
     finally:
         handle.close()
-    _report(args, model, unit)
-    return model.to_local()
+    _report(args, dask_model, unit)
+    return dask_model.to_local()
 
 
-def fit_dask_files(args, paths, fields):
-    """The batch fit of the corpus files ``paths`` (JSON lines), read and vectorized on the workers.
-    Returns ``(local model, fitted vectorizer, (n_docs, n_terms))``."""
+def fit_dask_files(args, paths, fields, model):
+    """The batch fit of the local estimator ``model`` (BatchRLSI, unfitted) on the corpus files ``paths``
+    (JSON lines), read and vectorized on the workers. Returns ``(local model, fitted vectorizer, (n_docs,
+    n_terms))``."""
     from ..distributed import vectorize_files
     from ._common import check_learnable, make_vectorizer
 
@@ -110,7 +109,7 @@ def fit_dask_files(args, paths, fields):
     if args.online:
         raise RLSIError("--online reads one corpus file; give one file, or drop --online for the batch fit of "
                         "several files on the Dask workers")
-    model = _batch_model(args, None)  # options fail before the cluster starts
+    dask_model, unit = _on_dask(model, None, args)  # options fail before the cluster starts
     vectorizer = make_vectorizer(args)
     handle = _open(args)
     try:
@@ -118,9 +117,9 @@ def fit_dask_files(args, paths, fields):
         log.info("vectorized %d documents x %d terms (%d non-zeros) on the workers, %d file(s)",
                  *matrix.shape, matrix.nnz, len(paths))
         check_learnable(matrix, matrix.shape[0])
-        model.set_params(client=handle.client).fit(matrix)
+        dask_model.set_params(client=handle.client).fit(matrix)
         matrix.release()
     finally:
         handle.close()
-    _report(args, model, "iteration")
-    return model.to_local(), matrix.vectorizer, matrix.shape
+    _report(args, dask_model, unit)
+    return dask_model.to_local(), matrix.vectorizer, matrix.shape

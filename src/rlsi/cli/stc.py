@@ -20,14 +20,10 @@ from collections import Counter
 
 import numpy as np
 
-from .. import io
 from ..errors import RLSIError
 from ..text import read_corpus
-from . import _common
-
-MODELS = {"stc": ("SparseTopicalCoding", {}), "cstc": ("SparseTopicalCoding", {"collapsed": True}),
-          "ostc": ("OnlineSTC", {}), "medstc": ("MedSTC", {}), "omedstc": ("OnlineMedSTC", {})}
-
+from . import _common, _output
+from .learners import get_learner, learners, model_help, report_fit, stc_labels
 
 def _refit_C(text):
     if text in ("cv", "joint"):
@@ -47,9 +43,7 @@ def register(sub):
                                    "counts of a corpus and save the model and its vectorizer.")
     p.add_argument("corpus", help="corpus file (.jsonl / .jsonl.gz) or folder of .txt files")
     p.add_argument("-o", "--output", required=True, help="model directory to write")
-    p.add_argument("--model", choices=sorted(MODELS), default="stc",
-                   help="stc: batch STC (default); cstc: collapsed STC; ostc: online STC; medstc: max-margin "
-                        "STC (needs labels); omedstc: online MedSTC")
+    p.add_argument("--model", choices=sorted(learners("fit-stc")), default="stc", help=model_help("fit-stc"))
     p.add_argument("-k", "--n-components", type=_common.positive_int, default=60,
                    help="number of topics K (default 60)")
     p.add_argument("--lam", type=float, default=0.01,
@@ -119,43 +113,18 @@ def _split(corpus, args, value):
     return corpus.subset(keep)
 
 
-def _labels(corpus, args):
-    values = corpus.fields.get(args.label_field)
-    if values is None:
-        raise RLSIError(f"the corpus has no field {args.label_field!r}; check --label-field")
-    return np.array(values, dtype=object).astype(str)
-
-
 def run_fit(args):
-    from ..models import stc
-
-    if args.dictionary_init == "class" and args.model not in ("medstc", "omedstc"):
-        raise RLSIError("--dictionary-init class needs labels; it is for --model medstc or omedstc")
-    _common.check_output_dir(args.output)
+    learner = get_learner(args.model, "fit-stc")
+    model = learner.build(args)  # options are checked before the corpus is read
+    _output.model_destination(args.output, reads=[args.corpus])
     start = time.perf_counter()
     corpus = _split(read_corpus(args.corpus, text_fields=_common.text_fields(args)), args, args.train_split)
     vectorizer = _common.make_vectorizer(args).fit(corpus.texts)
     X = vectorizer.transform_counts(corpus.texts)
-    name, extra = MODELS[args.model]
-    cls = getattr(stc, name)
-    kw = dict(n_components=args.n_components, lam=args.lam, gamma=args.gamma, rho=args.rho,
-              eps=args.eps, dictionary_step=args.dictionary_step, lda_passes=args.lda_passes,
-              n_jobs=args.jobs, verbose=0 if args.quiet else 1, **extra)
-    if name in ("SparseTopicalCoding", "MedSTC"):
-        kw["max_iter"] = args.max_iter
-    else:
-        kw.update(batch_size=args.batch_size, n_epochs=args.epochs, tau0=args.tau0)
-    if name in ("MedSTC", "OnlineMedSTC"):
-        model = cls(delta=args.delta, C=args.C, dictionary_init=args.dictionary_init, hinge=args.hinge,
-                    refit_C=args.refit_C, **kw).fit(X, _labels(corpus, args))
-    else:
-        model = cls(dictionary_init=args.dictionary_init, **kw).fit(X)
-    io.save(args.output, model=model, vectorizer=vectorizer)
-    if not args.quiet:
-        print(f"fitted {name}: {X.shape[0]} documents, {X.shape[1]} terms, K={model.n_components}, "
-              f"word-code sparsity {model.word_code_sparsity_:.3f}, {time.perf_counter() - start:.1f}s")
-        print(f"saved to {args.output}")
-    return 0
+    y = learner.targets(args, corpus)
+    model.fit(X, y)
+    return report_fit(learner, args.output, {"model": model, "vectorizer": vectorizer}, X.shape[0], X.shape[1],
+                      start, quiet=args.quiet)
 
 
 def run_classify(args):
@@ -174,12 +143,12 @@ def run_classify(args):
                         "would be the training documents")
     corpus = read_corpus(args.corpus)
     test = _split(corpus, args, args.test_split)
-    Xte, yte = vectorizer.transform_counts(test.texts), _labels(test, args)
+    Xte, yte = vectorizer.transform_counts(test.texts), stc_labels(test, args)
     if hasattr(model, "predict"):
         pred = model.predict(Xte).astype(str)
     else:
         train = _split(corpus, args, args.train_split)
-        svm = LinearSVC().fit(model.transform(vectorizer.transform_counts(train.texts)), _labels(train, args))
+        svm = LinearSVC().fit(model.transform(vectorizer.transform_counts(train.texts)), stc_labels(train, args))
         pred = svm.predict(model.transform(Xte))
     acc = float(np.mean(pred == yte))
     what = "training accuracy" if not args.split_field else "accuracy"

@@ -35,7 +35,14 @@ class _QuietCounterReads(logging.Filter):
         return "_worker_sent" not in record.getMessage()
 
 
-logging.getLogger("distributed.worker").addFilter(_QuietCounterReads())
+_QUIET = _QuietCounterReads()
+
+
+def quiet_counter_reads():
+    """Install the filter on the ``distributed.worker`` logger (once; called when an executor opens)."""
+    logger = logging.getLogger("distributed.worker")
+    if _QUIET not in logger.filters:
+        logger.addFilter(_QUIET)
 
 
 class DaskExecutor(Executor):
@@ -55,6 +62,7 @@ class DaskExecutor(Executor):
 
     def __init__(self, client=None, *, scheduler=None, n_workers=2, threads_per_worker=1, timeout=10.0,
                  task_threads=None):
+        quiet_counter_reads()
         self._handle = open_cluster(client, scheduler, n_workers=n_workers,
                                     threads_per_worker=threads_per_worker, timeout=timeout)
         self.task_threads = task_threads

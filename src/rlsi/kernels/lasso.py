@@ -26,13 +26,9 @@ by. Arithmetic is in float64 whatever the storage dtype, so float32 storage lose
 
 from __future__ import annotations
 
-import contextlib
-
-import numba
 import numpy as np
 from numba import njit, prange
 
-from .blas_rows import one_blas_thread
 
 
 #: Support solves (see :func:`lasso_cd_row`) only when a row may take at least this many sweeps: the capped,
@@ -375,35 +371,3 @@ def lasso_rows(R, S, U_init, lam, *, max_iter=100, tol=1e-6, positive=False, out
     sweeps = lasso_cd_rows(R, S, U, half, int(max_iter), float(tol), bool(positive), U0,
                            np.inf if max_work is None else float(max_work))
     return U, sweeps
-
-
-def set_threads(n_jobs):
-    """Map a scikit-learn style ``n_jobs`` onto numba's thread count; returns the previous count."""
-    previous = numba.get_num_threads()
-    if n_jobs is None:
-        return previous
-    limit = numba.config.NUMBA_NUM_THREADS
-    n = limit if n_jobs == -1 else (max(1, limit + 1 + n_jobs) if n_jobs < 0 else min(int(n_jobs), limit))
-    numba.set_num_threads(max(1, n))
-    return previous
-
-
-@contextlib.contextmanager
-def numba_threads(n_jobs):
-    """numba threads from ``n_jobs`` (:func:`set_threads`) inside the block, restored on exit (BLAS untouched:
-    for fits whose BLAS work is a library's own, e.g. scikit-learn's LDA start of the STC models)."""
-    previous = set_threads(n_jobs)
-    try:
-        yield
-    finally:
-        set_threads(previous)
-
-
-@contextlib.contextmanager
-def compute_threads(n_jobs):
-    """numba threads from ``n_jobs`` (:func:`set_threads`) and BLAS limited to one thread inside the block,
-    both restored on exit: what a fit runs under. Its BLAS work is either K x K (tiny) or a tall product that
-    :mod:`rlsi.kernels.blas_rows` cuts into row chunks on the library's own threads; threaded BLAS next to
-    numba's threads would only spin (OpenBLAS) or oversubscribe the cores."""
-    with numba_threads(n_jobs), one_blas_thread():
-        yield

@@ -27,15 +27,14 @@ from .._params import Anything, Choice, Integer, Real
 from .._validation import check_random_state
 from ..errors import RLSIError
 from ..io import register
-from ..kernels.lasso import compute_threads
 from ..kernels.convert import csr_rows_to_dense, dense_to_csr
 from . import steps
-from .driver import alternate
-from .executor import get_executor
 from .penalties import penalty as get_penalty
 from .regularization import (DOCS_PER_UNIT, INITS, LAMBDA1_SCALES, DeadTopicsWarning, effective_lambda1,
                              warn_dead_topics)
 from .screening import BatchR, ScreenedBatchR
+from .seeding import check_doc_vectors, random_doc_vectors, seed_topics
+from .skeleton import AlternatingFit
 from .sparsity import lambda1_for_terms_per_topic
 from .tasks import BlockScratch
 from .squared import SquaredLossModel
@@ -245,7 +244,7 @@ def _use_lambda1(problem, lam1):
 
 
 @register("BatchRLSI")
-class BatchRLSI(SquaredLossModel):
+class BatchRLSI(AlternatingFit, SquaredLossModel):
     """Batch Regularized Latent Semantic Indexing.
 
     Minimises ``‖D − U V‖²_F + λ₁ P(U) + λ₂ Q(V)`` over topics U (n_features x n_components, sparse)
@@ -345,70 +344,71 @@ class BatchRLSI(SquaredLossModel):
         """The λ₁ of Eq. (1) used for a corpus of ``n_docs`` documents."""
         return effective_lambda1(self.lambda1, self.lambda1_scale, n_docs)
 
-    # ------------------------------------------------------------------ fitting
-    def fit(self, X, y=None, V_init=None):
-        """Fit on X (n_samples x n_features, tf-idf). ``V_init`` (n_samples x n_components) overrides
-        ``init`` with a given V₀ᵀ. Returns self."""
-        self.fit_transform(X, V_init=V_init)
-        return self
-
-    def fit_transform(self, X, y=None, V_init=None):
-        """Fit and return the document vectors W = Vᵀ (n_samples x n_components) of the final model."""
-        self._validate_params()
+    # ------------------------------------------------------------------ the problem and its finish (skeleton: AlternatingFit)
+    def _check_fit_input(self, X, y, V_init=None):
         X = self._check_X(X, reset=True)
-        self._check_sizes(X, V_init)
+        self._check_sizes(X.shape, V_init)
+        return X, y
+
+    def _start(self, X, y, executor, V_init=None):
+        """W₀, λ₁ (searched for ``target_terms_per_topic``) and the problem; ``V_init`` (n_samples x
+        n_components) overrides ``init`` with a given V₀ᵀ."""
         N, M = X.shape
+        self.n_features_in_ = M
+        W = self._initial_doc_vectors(X, V_init)
+        D = X.T.tocsr()  # one transposed copy for the λ₁ search and the fit
+        target = self.target_terms_per_topic
+        if target is None:
+            lam1 = self.effective_lambda1(N)
+            problem = self._problem(X, W, lam1, D)
+        else:  # the fit continues from the search's last problem (sparsity module)
+            lam1, problem = self._lambda1_for_target(X, W, target, D)
+            if problem is None:
+                problem = self._problem(X, W, lam1, D)
+            else:
+                _use_lambda1(problem, lam1)
+        self._set_lambda1(lam1, N)
+        # W₀ lives on only as the problem's W, freed by the first V-step (no third N x K array)
+        return problem
+
+    def _set_lambda1(self, lam1, n_docs):
+        self.lambda1_effective_ = lam1
+        self.lambda1_ = lam1 if self.lambda1_scale == "paper" else lam1 * DOCS_PER_UNIT / n_docs
+
+    def _finish(self, problem, trace, X):
+        if hasattr(problem.r_rows, "finish"):
+            problem.r_rows.finish()
+        self._set_components(problem.components(X.dtype))
+        self._finish_representation(problem.used)
+        self.objective_ = np.asarray(trace.objectives)
+        self.n_rows_screened_ = int(problem.r_rows.total_skipped)
+        self.n_iter_ = trace.n_iter
+        warn_dead_topics(self, X.shape[0])
+
+    def _finish_representation(self, used):
+        self.topic_representation_ = used[-1] if used else "sparse"
+        if len(set(used)) > 1:
+            log.info("topics were sparse for %d and dense for %d iterations", used.count("sparse"),
+                     used.count("dense"))
+
+    def _fit_output(self, problem, X):
+        return problem.W
+
+    def _check_sizes(self, shape, V_init):
+        """K must fit the vocabulary, and the documents when they seed the topics (``init="docs"``); a
+        sparsity target needs ℓ1 topics and fits the vocabulary."""
+        N, M = shape
+        K = self.n_components
+        if K > M:
+            raise RLSIError(f"n_components={K} is larger than the vocabulary ({M} terms)")
+        if V_init is None and self.init == "docs" and K > N:
+            raise RLSIError(f"n_components={K} is larger than the number of documents ({N})")
         target = self.target_terms_per_topic
         if target is not None and get_penalty(self.topic_penalty).norm != "l1":
             raise RLSIError(f"target_terms_per_topic needs l1 topics; topic_penalty={self.topic_penalty!r} "
                             f"gives dense topics")
         if target is not None and target > M:
             raise RLSIError(f"target_terms_per_topic={target} is larger than the vocabulary ({M} terms)")
-        lam1 = None if target is not None else self.effective_lambda1(N)
-        self.n_features_in_ = M
-        executor = get_executor(self.executor)
-        try:
-            # numba threads from n_jobs; BLAS on one thread: its large products run in row chunks on the
-            # library's threads (kernels.blas_rows), and OpenBLAS's own threads would spin next to numba's
-            with compute_threads(self.n_jobs):
-                W = self._initial_doc_vectors(X, V_init)
-                D = X.T.tocsr()  # one transposed copy for the λ₁ search and the fit
-                problem = None
-                if target is not None:  # the fit continues from the search's last problem (sparsity module)
-                    lam1, problem = self._lambda1_for_target(X, W, target, D)
-                self.lambda1_effective_ = lam1
-                self.lambda1_ = lam1 if self.lambda1_scale == "paper" else lam1 * DOCS_PER_UNIT / N
-                if problem is None:
-                    problem = self._problem(X, W, lam1, D)
-                else:
-                    _use_lambda1(problem, lam1)
-                del D, W  # W₀ lives on only as the problem's W, freed by the first V-step (no third N x K array)
-                trace = alternate(problem, max_iter=self.max_iter, tol=self.tol, executor=executor,
-                                  name=type(self).__name__, verbose=self.verbose)
-        finally:
-            if executor is not self.executor:
-                executor.close()
-        if hasattr(problem.r_rows, "finish"):
-            problem.r_rows.finish()
-        self._set_components(problem.components(X.dtype))
-        self.topic_representation_ = problem.used[-1] if problem.used else "sparse"
-        if len(set(problem.used)) > 1:
-            log.info("topics were sparse for %d and dense for %d iterations", problem.used.count("sparse"),
-                     problem.used.count("dense"))
-        self.objective_ = np.asarray(trace.objectives)
-        self.n_rows_screened_ = int(problem.r_rows.total_skipped)
-        self.n_iter_ = trace.n_iter
-        warn_dead_topics(self, N)
-        return problem.W
-
-    def _check_sizes(self, X, V_init):
-        """K must fit the vocabulary, and the documents when they seed the topics (``init="docs"``)."""
-        N, M = X.shape
-        K = self.n_components
-        if K > M:
-            raise RLSIError(f"n_components={K} is larger than the vocabulary ({M} terms)")
-        if V_init is None and self.init == "docs" and K > N:
-            raise RLSIError(f"n_components={K} is larger than the number of documents ({N})")
 
     def _problem(self, X, W, lam1, D=None):
         return RLSIProblem(X, W, None, topic_penalty=self.topic_penalty, doc_penalty=self.doc_penalty,
@@ -427,31 +427,14 @@ class BatchRLSI(SquaredLossModel):
         return lam, problem
 
     def _initial_doc_vectors(self, X, V_init):
-        """W₀ = V₀ᵀ as described in the module docstring."""
-        N, M = X.shape
-        K = self.n_components
+        """W₀ = V₀ᵀ as described in the module docstring (:mod:`rlsi.models.seeding`)."""
+        N, K = X.shape[0], self.n_components
         if V_init is not None:
-            V_init = np.asarray(V_init, dtype=X.dtype)
-            if V_init.shape != (N, K):
-                raise RLSIError(f"V_init has shape {V_init.shape}, expected (n_samples, n_components)="
-                                f"{(N, K)}")
-            if not np.all(np.isfinite(V_init)):
-                raise RLSIError("V_init holds NaN or infinite values")
-            return np.ascontiguousarray(V_init)
+            return check_doc_vectors(V_init, (N, K), X.dtype)
         rng = check_random_state(self.random_state)
         if self.init == "random":
-            sigma = np.sqrt(float(np.square(X.data, dtype=np.float64).sum()) / (N * K))
-            return (rng.standard_normal((N, K)) * sigma).astype(X.dtype)
-        nonempty = np.flatnonzero(np.diff(X.indptr) > 0)
-        if len(nonempty) < K:
-            raise RLSIError(
-                f"n_components={K} needs at least {K} documents with non-zero weights; X has {len(nonempty)} "
-                f"of {N} (with tf-idf weights a document is all zero when every one of its terms occurs in "
-                f"every document, e.g. identical documents)")
-        picks = np.sort(rng.choice(nonempty, size=K, replace=False))
-        U0 = X[picks].T.tocsr()  # M x K
-        norms = np.sqrt(np.asarray(U0.multiply(U0).sum(axis=0)).ravel())
-        U0 = (U0 @ sp.diags(1.0 / norms)).tocsr().astype(X.dtype)
+            return random_doc_vectors(rng, N, K, np.square(X.data, dtype=np.float64).sum(), X.dtype)
+        U0 = seed_topics(X, K, rng)  # M x K
         # U₀ only seeds V₀; it is not a warm start for the lasso (a different problem): that starts at zero.
         W, _ = steps.update_doc_vectors(X, U0, penalty=self.doc_penalty, lam=self.lambda2,
                                         max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=X.dtype)

@@ -367,23 +367,18 @@ def predict_topics(X, n_components, *, lambda1=None, target=None, lambda2=1.0, d
     first U-step is the one before the V-step where the dense copy of U is decided first; on the ladder's
     corpora later iterations keep about its density (benchmarks/results/memory_estimate.md).
     Returns a :class:`TopicProfile`."""
-    import scipy.sparse as sp
-
     from .._validation import check_random_state
     from ..kernels.lasso import lasso_rows
     from ..kernels.products import DENSE_ROW_SHARE, csr_dense_take
     from . import steps
+    from .seeding import seed_topics
 
     rng = check_random_state(random_state)
     N, M = X.shape
     K = int(n_components)
-    nonempty = np.flatnonzero(np.diff(X.indptr) > 0)
-    if len(nonempty) < K or K > M or (lambda1 is None) == (target is None):
-        raise ValueError("predict_topics needs K <= M, K non-empty documents and one of lambda1, target")
-    seeds = np.sort(rng.choice(nonempty, size=K, replace=False))
-    U0 = X[seeds].T.tocsr().astype(np.float64)
-    norms = np.sqrt(np.asarray(U0.multiply(U0).sum(axis=0)).ravel())
-    U0 = (U0 @ sp.diags(1.0 / norms)).tocsr()
+    if K > M or (lambda1 is None) == (target is None):
+        raise ValueError("predict_topics needs K <= M and one of lambda1, target")
+    U0 = seed_topics(X, K, rng).astype(np.float64)  # as init="docs"
     docs = np.sort(rng.choice(N, size=min(N, int(sample_docs)), replace=False))
     Xs = X[docs].astype(np.float64)
     Ws, _ = steps.update_doc_vectors(Xs, U0, penalty=doc_penalty, lam=lambda2, max_iter=max_iter, tol=tol,

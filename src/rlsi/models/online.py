@@ -111,13 +111,14 @@ from .._progress import progress_bar
 from .._validation import check_matrix, check_random_state
 from ..errors import RLSIError
 from ..io import register
-from ..kernels.lasso import compute_threads
+from ..kernels.threads import compute_threads
 from ..kernels.convert import csr_rows_to_dense, dense_to_csr
 from ..kernels.products import csr_csr_dense
 from . import steps
 from .regularization import INITS, LAMBDA1_SCALES, effective_lambda1
 from .base import check_fitted
 from .batch import DENSE_MAX_BYTES, topic_max_iter
+from .seeding import pick_seed_documents, unit_topics
 from .penalties import penalty as get_penalty
 from .squared import SquaredLossModel
 from .active_rows import ActiveRows, CompactBatch
@@ -379,15 +380,11 @@ class OnlineRLSI(SquaredLossModel):
         if len(nonempty) == 0:
             return None
         if len(nonempty) >= K:
-            picks = np.sort(rng.choice(nonempty, size=K, replace=False))
-            U0 = X[picks].T.tocsr()
-        else:
+            U0 = unit_topics(X[pick_seed_documents(nonempty, K, X.shape[0], rng)])
+        else:  # fewer documents than topics: the others are random mixtures of them
             base = X[nonempty]
             mix = rng.standard_normal((K - len(nonempty), len(nonempty)))
-            U0 = sp.vstack([base, sp.csr_matrix(mix) @ base], format="csr").T.tocsr()
-        norms = np.sqrt(np.asarray(U0.multiply(U0).sum(axis=0)).ravel())
-        norms[norms == 0] = 1.0
-        U0 = (U0 @ sp.diags(1.0 / norms)).tocsr()
+            U0 = unit_topics(sp.vstack([base, sp.csr_matrix(mix) @ base], format="csr"))
         U0.eliminate_zeros()
         return U0
 

@@ -13,7 +13,7 @@ topics frozen (§7) — and so does :class:`rlsi.retrieval.topic.RidgeFolding` f
 from __future__ import annotations
 
 from .._params import Choice, Integer, Real
-from ..kernels.lasso import compute_threads
+from ..kernels.threads import compute_threads
 from . import steps
 from .base import TopicModel, check_fitted
 from .penalties import PENALTIES

@@ -98,8 +98,9 @@ class Searcher:
     topic_norm, term_norm : per-query normalisations (:data:`rlsi.retrieval.combine.NORMALIZERS`).
     fold_lambda2 : None (default), a number >= 0 or ``math.inf`` — folding-in of documents and queries:
         None uses the model's own ``transform``; a number folds in by ridge regression with that λ on the
-        model's topics, ``inf`` by the projection ``v = Uᵀx`` (:class:`~rlsi.retrieval.topic.RidgeFolding`;
-        the projection is what the benchmark found best for RLSI). The model itself is saved unchanged.
+        model's topics, ``inf`` by the projection ``v = Uᵀx`` (:class:`~rlsi.retrieval.topic.RidgeFolding`).
+        None is the topic vector of TOIS §7 and the default of ``rlsi search`` too
+        (:data:`rlsi.retrieval.directory.DEFAULT_FOLDING`). The model itself is saved unchanged.
     dtype : float type of the cached topic vectors.
     """
 

@@ -45,7 +45,7 @@ import scipy.sparse as sp
 from ..._params import Anything, Boolean, Choice, Integer, Real
 from ..._validation import check_matrix
 from ...errors import RLSIError
-from ...kernels.lasso import numba_threads
+from ...kernels.threads import numba_threads
 from ..base import TopicModel, check_fitted
 from . import kernels
 
