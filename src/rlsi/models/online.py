@@ -110,6 +110,7 @@ from .._params import Anything, Boolean, Choice, Integer, Real
 from .._progress import progress_bar
 from .._validation import check_matrix, check_random_state
 from ..errors import RLSIError
+from ..gpu.backend import DEVICES, is_device
 from ..io import register
 from ..kernels.threads import compute_threads
 from ..kernels.convert import csr_rows_to_dense, dense_to_csr
@@ -188,6 +189,9 @@ class OnlineRLSI(SquaredLossModel):
     random_state : None, int or Generator.
     n_jobs : None or int — numba threads.
     verbose : int — 1 shows a progress bar in ``fit`` (documents per second).
+    device : {"cpu", "cuda", "cuda:float64", ...}, default "cpu" — where the mini-batch steps run ("cuda": the
+        statistics and topics on the CUDA card with CuPy, mini-batches moved asynchronously; see
+        :mod:`rlsi.gpu.online` and docs/gpu.md).
 
     Attributes
     ----------
@@ -215,6 +219,7 @@ class OnlineRLSI(SquaredLossModel):
         "topic_sweeps": Integer(low=1, none=True),
         "stats_dtype": Choice((None, "float64", "float32")),
         "random_state": Anything(),
+        "device": Choice(DEVICES),
     }
     _state_scalars = ("n_iter_", "n_features_in_", "lambda1_effective_", "n_batches_", "n_docs_seen_",
                       "u_change_", "topics_initialized_", "rng_state_", "n_reseeded_")
@@ -228,7 +233,7 @@ class OnlineRLSI(SquaredLossModel):
                  doc_penalty="l2", lambda1_scale="per_doc", rho=0.0, batch_size=256, n_inner=1,
                  n_passes=1, shuffle=False, init="docs", topic_init=None, reseed_dead=False,
                  inner_max_iter=100, inner_tol=1e-4, topic_sweeps=None, stats_dtype=None,
-                 random_state=None, n_jobs=None, verbose=0):
+                 random_state=None, n_jobs=None, verbose=0, device="cpu"):
         self.n_components = n_components
         self.lambda1 = lambda1
         self.lambda2 = lambda2
@@ -250,6 +255,7 @@ class OnlineRLSI(SquaredLossModel):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.device = device
 
     # ------------------------------------------------------------------ parameters
     def lambda1_at(self, weight):
@@ -266,6 +272,9 @@ class OnlineRLSI(SquaredLossModel):
     def fit(self, X, y=None):
         """Reset and learn from X (n_samples x n_features) in mini-batches of ``batch_size``, ``n_passes``
         times (in X's order unless ``shuffle``). Returns self."""
+        if is_device(self.device):  # the same stream of mini-batches on the device (rlsi.gpu.online)
+            from ..gpu.online import fit_online
+            return fit_online(self, X)
         self._validate_params()
         X = self._check_X(X, reset=True)
         self._reset(X.dtype)
@@ -296,6 +305,9 @@ class OnlineRLSI(SquaredLossModel):
         """Like :meth:`partial_fit`; returns the batch's document vectors W (n_samples x n_components)
         — the projections stored in the statistics, made with the topics before this step's last
         U-update (Algorithm 4's v_t)."""
+        if is_device(self.device):
+            from ..gpu.online import partial_fit_transform
+            return partial_fit_transform(self, X)
         if not hasattr(self, "stats_"):
             self._validate_params()
             X = check_matrix(X)
