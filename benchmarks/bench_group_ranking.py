@@ -1,4 +1,4 @@
-"""Relevance ranking with group models (issue 11, SIGIR 2012 §7.3, Tables 12–13) on Cranfield, MED, CISI.
+"""Relevance ranking with group models (SIGIR 2012 §7.3, Tables 12–13) on Cranfield, MED, CISI.
 
 BM25 vs BM25 + RLSI / CRLSI / GRLSI and BM25 + NMF / CNMF / GNMF under the protocol of
 :mod:`rlsi.experiments` (the one of ``benchmarks/results/ranking.md``): every grid setting fitted once,
@@ -147,7 +147,7 @@ def main(argv=None):
     t0 = time.perf_counter()
     facts = machine_facts()
     parts = [run_collection(c.strip(), args)[0] for c in args.collections.split(",") if c.strip()]
-    head = ["# Relevance ranking with group models (issue 11, §7.3)", "",
+    head = ["# Relevance ranking with group models (§7.3)", "",
             f"Command (from the repository root): `{command_line(__file__, argv)}`  ",
             f"Run: {time.strftime('%Y-%m-%d %H:%M')} · total {(time.perf_counter() - t0) / 60:.1f} min", "",
             machine_line(facts), "",

@@ -1,4 +1,4 @@
-"""Fuzzing the model loader: a model directory is untrusted input (issue 8).
+"""Fuzzing the model loader: a model directory is untrusted input.
 
 A seeded mutator (tests/io/fuzz_child.py) damages small saved models in hundreds of ways — flipped
 bytes, truncated or extended files, out-of-range indices, non-monotone row pointers, NaN/inf/huge values,

@@ -1,4 +1,4 @@
-"""Ranking with group models (issue 11, SIGIR 2012 §7.3): a query takes the class of the document."""
+"""Ranking with group models (SIGIR 2012 §7.3): a query takes the class of the document."""
 
 import math
 import warnings
