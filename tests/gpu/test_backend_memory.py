@@ -66,7 +66,7 @@ def test_streaming_then_the_one_line_error():
 def test_the_problem_checks_its_plan_before_work():
     X = planted_corpus()
     W = np.ones((X.shape[0], 4))
-    with pytest.raises(RLSIError, match="needs about .* GB"):
+    with pytest.raises(RLSIError, match=r"needs about .* MB .*; the card has 0\.0 MB usable"):
         DeviceRLSIProblem(numpy_backend(), X, W, lambda1=0.1, lambda2=1.0, budget=10_000)
 
 

@@ -40,6 +40,11 @@ USABLE = 0.9
 DEFAULT_DENSITY = 0.02
 
 
+def size(b):
+    """Bytes as "12.95 GB", or "3.4 MB" below 0.1 GB."""
+    return f"{b / GB:.2f} GB" if b >= 0.1 * GB else f"{b / 1e6:.1f} MB"
+
+
 def csr_bytes(nnz, rows, itemsize):
     return int(nnz) * (itemsize + 4) + 4 * (int(rows) + 1)
 
@@ -63,9 +68,9 @@ class MemoryPlan:
         return int(sum(self.components.values()))
 
     def describe(self):
-        parts = ", ".join(f"{k} {v / GB:.2f} GB" for k, v in sorted(self.components.items(), key=lambda kv: -kv[1]))
+        parts = ", ".join(f"{k} {size(v)}" for k, v in sorted(self.components.items(), key=lambda kv: -kv[1]))
         where = "corpus streamed from host memory" if self.streamed else "corpus on the card"
-        return f"{self.total / GB:.2f} GB ({where}: {parts})"
+        return f"{size(self.total)} ({where}: {parts})"
 
 
 def plan(n_docs, n_terms, nnz, n_components, *, dtype=np.float32, budget=None, topic_density=None,
@@ -100,7 +105,7 @@ def check(p, budget, *, what="device='cuda'"):
         return p
     hint = "a smaller n_components, float32 (device='cuda'), sparser topics (a larger lambda1) or device='cpu'"
     raise RLSIError(f"{what} needs about {p.describe()} for {p.n_docs} x {p.n_terms} (nnz {p.nnz}), "
-                    f"K={p.n_components}; the card has {budget / GB:.2f} GB usable: use {hint}")
+                    f"K={p.n_components}; the card has {size(budget)} usable: use {hint}")
 
 
 def plan_for(be, n_docs, n_terms, nnz, n_components, *, budget=None, **kw):
@@ -129,8 +134,8 @@ def check_online(be, n_terms, n_components, batch_nnz, batch_docs, budget=None):
     parts = online_bytes(n_terms, n_components, batch_nnz, batch_docs, be.dtype.itemsize)
     total = sum(parts.values())
     if budget is not None and total > budget:
-        desc = ", ".join(f"{k} {v / GB:.2f} GB" for k, v in parts.items())
-        raise RLSIError(f"OnlineRLSI(device=...) needs about {total / GB:.2f} GB of GPU memory ({desc}) for "
-                        f"{n_terms} terms, K={n_components}; the card has {budget / GB:.2f} GB usable: use a "
+        desc = ", ".join(f"{k} {size(v)}" for k, v in parts.items())
+        raise RLSIError(f"OnlineRLSI(device=...) needs about {size(total)} of GPU memory ({desc}) for "
+                        f"{n_terms} terms, K={n_components}; the card has {size(budget)} usable: use a "
                         f"smaller n_components or batch_size, or device='cpu'")
     return total
