@@ -286,6 +286,7 @@ def partial_fit_transform(est, X):
         est._validate_params()
         _check(est)
         X = check_matrix(X)
+        check_online(be, X.shape[1], est.n_components, X.nnz, X.shape[0])
         est._reset(X.dtype)
         est.n_features_in_ = X.shape[1]
         est._device_state = None
