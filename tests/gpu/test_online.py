@@ -76,3 +76,20 @@ def test_float32_device(corpus):
 def test_reseed_dead_not_on_the_device(corpus):
     with pytest.raises(RLSIError, match="reseed_dead=True is not available with a device"):
         OnlineRLSI(6, reseed_dead=True, device="numpy").fit(corpus)
+
+
+def test_a_host_stream_continues_on_the_device_and_back(corpus):
+    parts = [corpus[i * 100:(i + 1) * 100] for i in range(5)]
+    a = OnlineRLSI(6, lambda1=0.05, rho=1.0, n_inner=2, **EXACT)
+    b = OnlineRLSI(6, lambda1=0.05, rho=1.0, n_inner=2, **EXACT)
+    for P in parts[:2]:
+        a.partial_fit(P)
+        b.partial_fit(P)
+    b.set_params(device="numpy:float64")
+    for P in parts[2:4]:
+        a.partial_fit(P)
+        b.partial_fit(P)
+    b.set_params(device="cpu")
+    a.partial_fit(parts[4])
+    b.partial_fit(parts[4])
+    assert_same(a, b, corpus[:20])
