@@ -121,3 +121,48 @@ def test_online_prefetch_thread_on_the_stand_in(kernels, corpus):
     assert abs(est.components_ - ref.components_).max() <= 1e-10 * abs(ref.components_).max()
     np.testing.assert_allclose(est.stats_.R, ref.stats_.R, atol=1e-12)
     assert est.n_batches_ == ref.n_batches_ == len(spans)
+
+
+class CardBackend(Backend):
+    """The stand-in, where a matrix flagged ``_on_card`` plays a CuPy matrix already on the card."""
+
+    def holds(self, A):
+        return bool(getattr(A, "_on_card", False))
+
+
+def on_card(X):
+    Y = sp.csr_matrix(X, copy=True)
+    Y._on_card = True
+    return Y
+
+
+def card_backend(kernels):
+    return CardBackend("cuda", FakeCupy(1 << 40), sp, np.dtype(np.float64), {"cd_block": kernels["double"]})
+
+
+def test_corpus_on_the_card_paths(kernels, corpus):
+    """Blocks as views, row norms, the initialisation and the λ₁ search's bisection for a corpus on the card."""
+    from rlsi.gpu.corpus import row_norms
+    from rlsi.gpu.fit import initial_doc_vectors, lambda1_for_target
+    from rlsi.models.screening import csr_row_norms
+
+    be = card_backend(kernels)
+    Xc = on_card(corpus)
+    D = on_card(corpus.T.tocsr())
+    np.testing.assert_allclose(row_norms(be, D), csr_row_norms(corpus.T.tocsr()), rtol=1e-14)
+    est = BatchRLSI(6, lambda1=0.3, random_state=0, inner_max_iter=8, target_terms_per_topic=25)
+    W0 = initial_doc_vectors(be, est, Xc)
+    np.testing.assert_allclose(W0, est._initial_doc_vectors(corpus, None), rtol=1e-12, atol=1e-14)
+    kw = dict(lambda1=0.3, lambda2=1.0, inner_max_iter=8, topic_sweeps=3)
+    p = DeviceRLSIProblem(be, Xc, W0, doc_rows=50, **kw)
+    assert p.card and len(p.X._blocks) == 6  # blocks of 50 documents cut from the corpus on the card
+    ref, Uref = iterate(DeviceRLSIProblem(numpy_backend(np.float64), corpus, W0, **kw))
+    got, U = iterate(p)
+    np.testing.assert_allclose(got, ref, rtol=1e-12)
+    assert p.W is p.Wd  # a corpus on the card gets its W on the card
+
+    def problem_at(W, lam):
+        return DeviceRLSIProblem(be, Xc, W, **{**kw, "lambda1": lam})
+    lam_card, _ = lambda1_for_target(be, est, Xc, W0, problem_at)
+    lam_host, _ = est._lambda1_for_target(corpus, W0, 25)
+    assert lam_card == pytest.approx(lam_host, rel=1e-9)

@@ -183,6 +183,16 @@ class DeviceRLSIProblem:
         self.screen = Screen(be, D, self.lambda1 / 2.0) if screen and self.topic_pen.norm == "l1" else None
         self.used = []
 
+    def set_lambda1(self, lam):
+        """Go on with λ₁ = ``lam`` (the λ₁ search's last problem): the state stays valid (the screening bounds
+        bound ``|r̂|``, which does not depend on λ₁); the fit's diagnostics count from here."""
+        self.lambda1 = float(lam)
+        if self.screen is not None:
+            self.screen.half_lam = self.lambda1 / 2.0
+            self.screen.finish()
+            self.screen.total_skipped = 0
+        self.used = []
+
     # ------------------------------------------------------------------ U-step
     def _warm_rows(self, rows):
         """The previous topics' rows ``rows`` (device ints) as a dense (len x K) array, or None (cold)."""
