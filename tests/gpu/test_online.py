@@ -6,7 +6,6 @@ import scipy.sparse as sp
 
 from rlsi import OnlineRLSI
 from rlsi.datasets.synthetic import make_corpus
-from rlsi.errors import RLSIError
 from rlsi.io import load, save
 
 EXACT = dict(inner_max_iter=8, random_state=0)  # no support solves on the host: pure coordinate descent
@@ -73,9 +72,13 @@ def test_float32_device(corpus):
     assert abs(a.components_ - b.components_).max() <= 1e-4 * abs(a.components_).max()
 
 
-def test_reseed_dead_not_on_the_device(corpus):
-    with pytest.raises(RLSIError, match="reseed_dead=True is not available with a device"):
-        OnlineRLSI(6, reseed_dead=True, device="numpy").fit(corpus)
+def test_reseed_dead(corpus):
+    """Topics killed by a strong λ₁ are re-seeded from the same documents, with their statistics forgotten."""
+    kw = dict(lambda1=3.0, rho=1.0, n_inner=2, batch_size=100, reseed_dead=True, **EXACT)
+    a = OnlineRLSI(6, **kw).fit(corpus)
+    b = OnlineRLSI(6, device="numpy:float64", **kw).fit(corpus)
+    assert a.n_reseeded_ > 0 and b.n_reseeded_ == a.n_reseeded_
+    assert_same(a, b, corpus[:20])
 
 
 def test_a_host_stream_continues_on_the_device_and_back(corpus):
