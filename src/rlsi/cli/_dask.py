@@ -65,6 +65,8 @@ def _on_dask(model, client, args):
     from ..models.online import OnlineRLSI
 
     params = model.get_params(deep=False)
+    if params.pop("device", "cpu") != "cpu":  # the local estimator's device: another placement than Dask
+        raise RLSIError("a device fit (device='cuda') and --dask are two placements of the fit; choose one")
     if isinstance(model, OnlineRLSI):
         if args.checkpoint_dir or args.resume_checkpoint:
             raise RLSIError("--checkpoint-dir and --resume-checkpoint apply to the batch fit; drop them or --online")
