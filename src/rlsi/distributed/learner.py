@@ -200,6 +200,7 @@ class DaskRLSI(BatchRLSI):
         self._validate_params()
         if self.resume and self.checkpoint_dir is None:
             raise RLSIError("resume=True needs checkpoint_dir= (the directory of the interrupted fit)")
+        checkpoint.check_directory(self.checkpoint_dir)  # a file or a read-only folder: refused before any work
         client = self.client
         if isinstance(X, WorkerMatrix):
             if client is not None and client is not X.client:
