@@ -131,7 +131,8 @@ def interruptible():
             logging.getLogger(name).setLevel(logging.CRITICAL)
         raise KeyboardInterrupt
 
-    main_thread = threading.current_thread() is threading.main_thread()
+    # only in the main thread, and not where Ctrl-C is ignored (a background job keeps ignoring it)
+    main_thread = threading.current_thread() is threading.main_thread() and previous is not signal.SIG_IGN
     if main_thread:
         signal.signal(signal.SIGINT, on_interrupt)
     try:
