@@ -170,7 +170,7 @@ def instrument(prof, state):
     for name in ("topic_block", "topic_block_rows", "doc_block", "gram"):
         P(tasks, name)
     P(steps, "topic_gram", "topic_gram G = UᵀU")
-    for name in ("update_topics", "update_doc_vectors", "objective"):
+    for name in ("update_topics", "update_doc_vectors"):
         P(steps, name)
     for cls in (screening.ScreenedBatchR, screening.BatchR):
         P(cls, "set_state", f"{cls.__name__}.set_state")

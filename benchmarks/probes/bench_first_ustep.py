@@ -11,7 +11,7 @@ save (#13), on a memory-mapped matrix directory (``rlsi synth`` / ``rlsi ingest`
    entries of D it removes, against the rows whose computed ``max_k |R_tk|`` is <= λ₁/2 (what the U-step skips
    anyway once R is computed), and rows it would remove wrongly (must be 0).
 3. The lasso of a random sample of term rows (those not optimal at zero) from zero: exact (100 sweeps,
-   ``inner_tol``), capped at 3 and 10 sweeps, and with the cold step's work budget (``COLD_DENSE_SWEEPS·K²``).
+   ``inner_tol``), capped at 3 and 10 sweeps, and with the cold step's work budget (``RLSITuning.cold_dense_sweeps·K²``).
 """
 
 import argparse
@@ -29,8 +29,10 @@ from rlsi.io.matrix import load_matrix  # noqa: E402
 from rlsi.kernels.lasso import lasso_rows  # noqa: E402
 from rlsi.kernels.products import csr_dense_take  # noqa: E402
 from rlsi.models import steps  # noqa: E402
-from rlsi.models.batch import COLD_DENSE_SWEEPS, BatchRLSI  # noqa: E402
-from rlsi.models.screening import rounding_factor  # noqa: E402
+from rlsi.models.batch import BatchRLSI  # noqa: E402
+from rlsi.models.rlsi_policy import TUNING, rounding_factor  # noqa: E402
+
+COLD_DENSE_SWEEPS = TUNING.cold_dense_sweeps
 
 
 def emit(rec):

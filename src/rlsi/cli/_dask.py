@@ -60,19 +60,27 @@ def _open(args):
     return handle
 
 
-def _on_dask(model, client, args):
-    """The Dask placement of the local estimator ``model`` (BatchRLSI or OnlineRLSI): the same parameters."""
+def dask_placement(model, client, args):
+    """The Dask placement of the local estimator ``model`` (BatchRLSI or OnlineRLSI): the same parameters;
+    a parameter the Dask learner does not have (``executor``, ``device``) must keep its local default."""
     from ..distributed import DaskOnlineRLSI, DaskRLSI
     from ..models.online import OnlineRLSI
 
+    online = isinstance(model, OnlineRLSI)
+    if online and (args.checkpoint_dir or args.resume_checkpoint):
+        raise RLSIError("--checkpoint-dir and --resume-checkpoint apply to the batch fit; drop them or --online")
+    cls = DaskOnlineRLSI if online else DaskRLSI
+    accepted = set(cls._get_param_names())
+    local_defaults = type(model)().get_params(deep=False)
     params = model.get_params(deep=False)
-    if isinstance(model, OnlineRLSI):
-        if args.checkpoint_dir or args.resume_checkpoint:
-            raise RLSIError("--checkpoint-dir and --resume-checkpoint apply to the batch fit; drop them or --online")
-        return DaskOnlineRLSI(**params, client=client), "mini-batch"
-    params.pop("executor", None)
-    return DaskRLSI(**params, client=client, checkpoint_dir=args.checkpoint_dir,
-                    resume=args.resume_checkpoint), "iteration"
+    changed = sorted(k for k in set(params) - accepted if params[k] != local_defaults[k])
+    if changed:
+        raise RLSIError(f"--backend dask does not take {', '.join(changed)}: drop it or fit on this machine")
+    params = {k: v for k, v in params.items() if k in accepted}
+    if online:
+        return cls(**params, client=client), "mini-batch"
+    return cls(**params, client=client, checkpoint_dir=args.checkpoint_dir, resume=args.resume_checkpoint), \
+        "iteration"
 
 
 def _report(args, model, unit):
@@ -85,10 +93,10 @@ def _report(args, model, unit):
 def fit_dask(args, X, model):
     """Fit the local estimator ``model`` (BatchRLSI / OnlineRLSI, unfitted) on the cluster named by ``args``;
     returns the fitted local model."""
-    _on_dask(model, None, args)  # options fail before the cluster starts
+    dask_placement(model, None, args)  # options fail before the cluster starts
     handle = _open(args)
     try:
-        dask_model, unit = _on_dask(model, handle.client, args)
+        dask_model, unit = dask_placement(model, handle.client, args)
         dask_model.fit(X)
     finally:
         handle.close()
@@ -109,7 +117,7 @@ def fit_dask_files(args, paths, fields, model):
     if args.online:
         raise RLSIError("--online reads one corpus file; give one file, or drop --online for the batch fit of "
                         "several files on the Dask workers")
-    dask_model, unit = _on_dask(model, None, args)  # options fail before the cluster starts
+    dask_model, unit = dask_placement(model, None, args)  # options fail before the cluster starts
     vectorizer = make_vectorizer(args)
     handle = _open(args)
     try:

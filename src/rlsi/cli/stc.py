@@ -143,12 +143,12 @@ def run_classify(args):
                         "would be the training documents")
     corpus = read_corpus(args.corpus)
     test = _split(corpus, args, args.test_split)
-    Xte, yte = vectorizer.transform_counts(test.texts), stc_labels(test, args)
+    Xte, yte = vectorizer.transform_counts(test.texts), stc_labels(args, test)
     if hasattr(model, "predict"):
         pred = model.predict(Xte).astype(str)
     else:
         train = _split(corpus, args, args.train_split)
-        svm = LinearSVC().fit(model.transform(vectorizer.transform_counts(train.texts)), stc_labels(train, args))
+        svm = LinearSVC().fit(model.transform(vectorizer.transform_counts(train.texts)), stc_labels(args, train))
         pred = svm.predict(model.transform(Xte))
     acc = float(np.mean(pred == yte))
     what = "training accuracy" if not args.split_field else "accuracy"
