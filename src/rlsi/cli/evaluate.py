@@ -47,7 +47,8 @@ def _floats(text, name):
     except ValueError:
         raise RLSIError(f"{name} {text!r}: expected comma-separated numbers") from None
     if not values:
-        raise RLSIError(f"{name} is empty")
+        raise RLSIError(f"{name} {text!r} names no value: give comma-separated values, or leave the option out "
+                        f"for the preset's")
     return values
 
 
@@ -209,8 +210,9 @@ def run(args):
     term_model, topic = _parse_methods(args.methods)
     extra = _group_extra(topic, args.classes)
     preset = GRID_PRESETS[args.grid]
-    k_grid = _ints(args.k_grid, "--k-grid") if args.k_grid else list(preset["k_grid"])
-    lambda1_grid = _floats(args.lambda1_grid, "--lambda1-grid") if args.lambda1_grid else list(preset["lambda1_grid"])
+    k_grid = _ints(args.k_grid, "--k-grid") if args.k_grid is not None else list(preset["k_grid"])
+    lambda1_grid = (_floats(args.lambda1_grid, "--lambda1-grid") if args.lambda1_grid is not None
+                    else list(preset["lambda1_grid"]))
     if args.fold_grid is None:
         fold_grid = DEFAULT_FOLD_GRID
     else:

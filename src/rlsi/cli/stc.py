@@ -156,6 +156,6 @@ def run_classify(args):
     for label in sorted(set(yte)):
         mask = yte == label
         top = Counter(pred[mask & (pred != yte)]).most_common(1)
-        conf = f", most confused with {top[0][0]} ({top[0][1]})" if top else ""
-        print(f"  {label}: {100 * np.mean(pred[mask] == label):.1f}% of {int(mask.sum())}{conf}")
+        conf = f", most confused with {_output.printable(top[0][0])} ({top[0][1]})" if top else ""
+        print(f"  {_output.printable(label)}: {100 * np.mean(pred[mask] == label):.1f}% of {int(mask.sum())}{conf}")
     return 0
