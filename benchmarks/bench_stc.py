@@ -40,6 +40,7 @@ from sklearn.svm import LinearSVC  # noqa: E402
 from rlsi.models.stc import (MedSTC, OnlineMedSTC, OnlineSTC, SparseTopicalCoding,  # noqa: E402
                              lda_perplexity, split_counts, stc_perplexity)
 from rlsi.models.stc.perplexity import lda_word_code_sparsity  # noqa: E402
+from rlsi.models.stc.settings import stc_params  # noqa: E402
 from rlsi.text.vectorize import TfidfVectorizer  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "twenty_newsgroups"
@@ -47,7 +48,6 @@ PAPER_STC = {"1": (53.1, 41.1), "8": (64.7, 7.0), "16": (66.1, 3.9), "32": (66.3
              "batch": (62.7, 4.7)}
 PAPER_MED = {"1": (65.3, 44.4), "8": (80.0, 14.1), "16": (81.2, 12.3), "32": (80.5, 8.8), "64": (81.3, 10.9),
              "batch": (81.6, 18.4)}
-PARAMS = dict(n_components=60, lam=0.01, gamma=0.01, rho=0.1)
 
 
 def load(path):
@@ -62,6 +62,20 @@ def load(path):
     return Xtr, y[tr], Xte, y[te]
 
 
+def subset(Xtr, ytr, Xte, yte, spec):
+    """``spec`` "ntrain,ntest": random rows (``default_rng(0).choice``), the vocabulary cut to the terms of
+    the training subset; empty: everything."""
+    if not spec:
+        return Xtr, ytr, Xte, yte
+    ntr, nte = (int(v) for v in spec.split(","))
+    rng = np.random.default_rng(0)
+    a = rng.choice(Xtr.shape[0], ntr, replace=False)
+    b = rng.choice(Xte.shape[0], nte, replace=False)
+    Xtr, ytr, Xte, yte = Xtr[a], ytr[a], Xte[b], yte[b]
+    cols = np.flatnonzero(np.asarray(Xtr.sum(axis=0)).ravel() > 0)
+    return Xtr[:, cols].tocsr(), ytr, Xte[:, cols].tocsr(), yte
+
+
 def svm_on_codes(Ttr, ytr, Tte, yte, cv=True):
     """Test accuracy of a linear SVM on the document codes and the C it used.
 
@@ -74,32 +88,28 @@ def svm_on_codes(Ttr, ytr, Tte, yte, cv=True):
     return grid.score(Tte, yte), grid.best_params_["linearsvc__C"]
 
 
-def subset(Xtr, ytr, Xte, yte, spec):
-    """The subset protocol of the calibration script (bench_stc_calibrate.py): rows drawn by ``default_rng(0).choice``; the vocabulary cut to
-    the terms of the training subset."""
-    if not spec:
-        return Xtr, ytr, Xte, yte
-    ntr, nte = (int(v) for v in spec.split(","))
-    rng = np.random.default_rng(0)
-    a = rng.choice(Xtr.shape[0], ntr, replace=False)
-    b = rng.choice(Xte.shape[0], nte, replace=False)
-    Xtr, ytr, Xte, yte = Xtr[a], ytr[a], Xte[b], yte[b]
-    cols = np.flatnonzero(np.asarray(Xtr.sum(axis=0)).ravel() > 0)
-    return Xtr[:, cols].tocsr(), ytr, Xte[:, cols].tocsr(), yte
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--batch-sizes", default="1,8,16,32,64", help="comma-separated online batch sizes")
     ap.add_argument("--epochs", type=int, default=1)
-    ap.add_argument("--batch-iters", type=int, default=2, help="iterations of batch STC / MedSTC")
-    ap.add_argument("--max-sweeps", type=int, default=10)
+    ap.add_argument("--settings", choices=["printed", "released"], default="printed",
+                    help="the preset of rlsi.models.stc.settings the other options override (printed: the "
+                         "paper's λ = γ = 0.01, ρ = 0.1; released: the released code's settings_20ng.txt)")
+    ap.add_argument("--batch-iters", type=int, default=None, help="iterations of batch STC / MedSTC (max_iter)")
+    ap.add_argument("--fit-tol", type=float, default=None, help="batch EM stop (relative objective change)")
+    ap.add_argument("--max-sweeps", type=int, default=None)
+    ap.add_argument("--tol", type=float, default=None, help="coding stop (relative change of θ)")
+    ap.add_argument("--keep-word-codes", type=int, choices=[0, 1], default=None,
+                    help="batch: keep the word codes as warm starts (needed by --batch-dictionary-step lbfgs)")
+    ap.add_argument("--batch-dictionary-step", choices=["mm", "projected", "lbfgs"], default=None,
+                    help="batch rows' dictionary step (default: the preset's; online rows use --dictionary-step)")
+    ap.add_argument("--hinge", choices=["exact", "linearized"], default=None, help="MedSTC θ-update")
     ap.add_argument("--tau0", type=float, default=None,
                     help="online rate numerator; default 1.0 with --dictionary-step mm, 0.3 with projected")
-    ap.add_argument("--dictionary-step", choices=["mm", "projected"], default="mm")
+    ap.add_argument("--dictionary-step", choices=["mm", "projected"], default="mm", help="online rows")
     ap.add_argument("--raw-gradient", action="store_true",
                     help="projected step: Eq. (12) as printed (normalize_gradient=False; τ0 ~ 1e-5)")
-    ap.add_argument("--rho", type=float, default=PARAMS["rho"],
+    ap.add_argument("--rho", type=float, default=None,
                     help="ℓ1 weight on word codes (paper: 0.1; see the result file for its scale)")
     ap.add_argument("--lda-svm", action="store_true",
                     help="also a linear SVM on scikit-learn LDA's θ (batch variational EM, --lda-passes passes; "
@@ -110,7 +120,7 @@ def main(argv=None):
     ap.add_argument("--tau0-scale", action="store_true",
                     help="use tau0 * batch_size / 64 (the normalised step moves the same mass per step at any "
                          "batch size, so smaller batches need a proportionally smaller tau0)")
-    ap.add_argument("--C", type=float, default=1.0)
+    ap.add_argument("--C", type=float, default=None)
     ap.add_argument("--refit-C", default="cv",
                     help="MedSTC refit_C: 'cv' (default: 3-fold CV on the training codes), 'joint' (Eq. 16's C/ℓ, "
                          "the runs before this option) or a number")
@@ -118,17 +128,17 @@ def main(argv=None):
     ap.add_argument("--no-svm-cv", action="store_true",
                     help="SVM on raw θ with C = 1 (the first runs' protocol) instead of l2-normalised θ and C "
                          "chosen by 3-fold cross-validation on the training split")
-    ap.add_argument("--gamma", type=float, default=PARAMS["gamma"], help="γ (paper: 0.01)")
-    ap.add_argument("--lam", type=float, default=PARAMS["lam"], help="λ (paper: 0.01)")
-    ap.add_argument("--eps", type=float, default=1e-3, help="ε of Eq. (1) (default: the released code's 1e-3; stc_audit.md)")
-    ap.add_argument("--delta", type=float, default=3600.0, help="ℓ of Δ = ℓ·1(y ≠ y′) (paper: 3600)")
+    ap.add_argument("--gamma", type=float, default=None, help="γ (printed: 0.01; released: 0.2 in rlsi's ½ form)")
+    ap.add_argument("--lam", type=float, default=None, help="λ (printed: 0.01; released: 0.2 in rlsi's ½ form)")
+    ap.add_argument("--eps", type=float, default=None, help="ε of Eq. (1) (both presets: 1e-3)")
+    ap.add_argument("--delta", type=float, default=None, help="ℓ of Δ = ℓ·1(y ≠ y′) (3600)")
     ap.add_argument("--perplexity", action="store_true",
                     help="also held-out perplexity and word-code sparsity vs scikit-learn's online LDA")
     ap.add_argument("--sparsity", action="store_true", help="word-code sparsity of the test split per row")
-    ap.add_argument("--stc-init", choices=["documents", "lda"], default="documents",
+    ap.add_argument("--stc-init", choices=["documents", "lda", "uniform"], default=None,
                     help="STC's β⁰ (batch and online): random documents (default) or scikit-learn LDA's topics "
                          "(outside the paper)")
-    ap.add_argument("--med-init", choices=["documents", "class", "lda"], default="documents",
+    ap.add_argument("--med-init", choices=["documents", "class", "lda", "uniform"], default=None,
                     help="MedSTC's β⁰: random documents (default) or documents of one class per topic (outside "
                          "the paper)")
     ap.add_argument("--init-lda-passes", type=int, default=10,
@@ -141,29 +151,51 @@ def main(argv=None):
     load0 = os.getloadavg()
     t = time.perf_counter()
     Xtr, ytr, Xte, yte = load(DATA)
-    if args.subset:
-        Xtr, ytr, Xte, yte = subset(Xtr, ytr, Xte, yte, args.subset)
+    Xtr, ytr, Xte, yte = subset(Xtr, ytr, Xte, yte, args.subset)
     lines = [f"data: train {Xtr.shape[0]} x {Xtr.shape[1]} ({Xtr.nnz} nnz), test {Xte.shape[0]} docs, "
              f"prepared in {time.perf_counter() - t:.1f} s"]
     print(lines[0], flush=True)
     rows = []
-    common = dict(PARAMS, max_sweeps=args.max_sweeps, dictionary_step=args.dictionary_step, rho=args.rho,
-                  gamma=args.gamma, lam=args.lam, eps=args.eps, normalize_gradient=not args.raw_gradient,
-                  lda_passes=args.init_lda_passes)
     refit_C = args.refit_C if args.refit_C in ("cv", "joint") else float(args.refit_C)
-    med = dict(common, dictionary_init=args.med_init, refit_C=refit_C)
     models = set(args.models.split(","))
     if args.tau0 is None:
         args.tau0 = 1.0 if args.dictionary_step == "mm" else 0.3
+    # explicit options override the preset; None leaves the preset's value (or the class default)
+    given = {"max_sweeps": args.max_sweeps, "tol": args.tol, "rho": args.rho, "gamma": args.gamma,
+             "lam": args.lam, "eps": args.eps, "delta": args.delta, "C": args.C}
+    given = {k: v for k, v in given.items() if v is not None}
+    shared = dict(given, normalize_gradient=not args.raw_gradient, lda_passes=args.init_lda_passes)
+
+    def params(cls, init, **extra):
+        kw = dict(shared, **extra)
+        if init is not None:
+            kw["dictionary_init"] = init
+        if cls in (OnlineSTC, OnlineMedSTC):
+            kw["dictionary_step"] = args.dictionary_step
+        else:
+            for key, val in (("max_iter", args.batch_iters), ("fit_tol", args.fit_tol),
+                             ("dictionary_step", args.batch_dictionary_step)):
+                if val is not None:
+                    kw[key] = val
+            if args.keep_word_codes is not None:
+                kw["keep_word_codes"] = bool(args.keep_word_codes)
+        if cls in (MedSTC, OnlineMedSTC):
+            kw["refit_C"] = refit_C
+            if args.hinge is not None:
+                kw["hinge"] = args.hinge
+        accepted = cls().get_params()
+        return stc_params(args.settings, cls, **{k: v for k, v in kw.items() if k in accepted})
+
+    def describe(m):
+        p = m.get_params()
+        keys = ("lam", "gamma", "rho", "eps", "C", "delta", "max_sweeps", "tol", "max_iter", "fit_tol",
+                "dictionary_step", "dictionary_init", "keep_word_codes", "hinge", "refit_C", "batch_size",
+                "n_epochs", "tau0")
+        return ", ".join(f"{k}={p[k]}" for k in keys if k in p)
 
     def render(final):
         out = [f"Command: `{' '.join(shlex.quote(a) for a in [sys.argv[0]] + list(argv if argv is not None else sys.argv[1:]))}`",
-               "", f"Setting: K = {PARAMS['n_components']}, ρ = {args.rho:g}, γ = {args.gamma:g}, λ = {args.lam:g}, "
-               f"ε = {args.eps:g}, ℓ = {args.delta:g}, MedSTC C = {args.C:g}, refit C {args.refit_C} and β⁰ {args.med_init}, STC β⁰ {args.stc_init}"
-               f"{f' (LDA start: {args.init_lda_passes} passes)' if 'lda' in (args.stc_init, args.med_init) else ''}, dictionary step {args.dictionary_step}"
-               f"{' (raw gradient, Eq. 12 as printed)' if args.raw_gradient else ''}, "
-               f"max sweeps {args.max_sweeps}, online {args.epochs} epoch(s) τ0 = {args.tau0:g}"
-               f"{' x batch/64' if args.tau0_scale else ''}, τ = 10, batch {args.batch_iters} iteration(s). "
+               "", f"Settings preset: {args.settings} (rlsi.models.stc.settings; each row lists its parameters). "
                f"Numba threads {os.environ.get('NUMBA_NUM_THREADS', 'default')}. Load average (1/5/15 min) at the "
                f"start {load0[0]:.1f}/{load0[1]:.1f}/{load0[2]:.1f}, at the end "
                "{:.1f}/{:.1f}/{:.1f}.".format(*os.getloadavg())
@@ -199,6 +231,7 @@ def main(argv=None):
         total, total_c = time.perf_counter() - t0, time.process_time() - c0
         paper = (PAPER_MED if supervised else PAPER_STC).get(bs, (float("nan"), float("nan")))
         sparsity = m.word_code_sparsity(Xte) if args.sparsity else float("nan")
+        note = f"{note}; {describe(m)}" + (f"; {m.n_iter_} iteration(s)" if hasattr(m, "objective_") else "")
         rows.append((name, bs, 100 * acc, fit_s, fit_c, total, total_c, paper, note, sparsity))
         print(f"{name:12s} batch={bs:>5s} acc={100 * acc:5.1f}% fit={fit_s:6.1f}s (cpu {fit_c:6.1f}s) "
               f"total={total:6.1f}s (cpu {total_c:6.1f}s) {note} (paper {paper[0]}% in {paper[1]} ks) "
@@ -211,18 +244,16 @@ def main(argv=None):
         b = int(bs)
         tau0 = args.tau0 * b / 64 if args.tau0_scale else args.tau0
         if "stc" in models:
-            ostc = run("OnlineSTC", bs, lambda: OnlineSTC(batch_size=b, n_epochs=args.epochs, tau0=tau0,
-                                                           dictionary_init=args.stc_init, **common), False)
+            ostc = run("OnlineSTC", bs, lambda: OnlineSTC(**params(OnlineSTC, args.stc_init, batch_size=b,
+                                                                   n_epochs=args.epochs, tau0=tau0)), False)
         if "med" in models:
-            run("OnlineMedSTC", bs, lambda: OnlineMedSTC(batch_size=b, n_epochs=args.epochs, tau0=tau0,
-                                                         delta=args.delta, C=args.C, **med), True)
+            run("OnlineMedSTC", bs, lambda: OnlineMedSTC(**params(OnlineMedSTC, args.med_init, batch_size=b,
+                                                                  n_epochs=args.epochs, tau0=tau0)), True)
     if not args.skip_batch:
         if "stc" in models:
-            run("STC", "batch", lambda: SparseTopicalCoding(max_iter=args.batch_iters, dictionary_init=args.stc_init,
-                                                            **common), False)
+            run("STC", "batch", lambda: SparseTopicalCoding(**params(SparseTopicalCoding, args.stc_init)), False)
         if "med" in models:
-            run("MedSTC", "batch", lambda: MedSTC(max_iter=args.batch_iters, delta=args.delta, C=args.C, **med),
-                True)
+            run("MedSTC", "batch", lambda: MedSTC(**params(MedSTC, args.med_init)), True)
 
     if args.lda_svm:
         t0, c0 = time.perf_counter(), time.process_time()
@@ -251,7 +282,7 @@ def main(argv=None):
         sp_lda = lda_word_code_sparsity(lda, Xte)
         out.append("")
         out.append(f"Held-out perplexity (document completion, test split, batch size {b}, {args.epochs} "
-                   f"epoch(s)): online STC {p_stc:.1f} (Eq. 19, ε = {args.eps:g}; with θ = 0 it would be "
+                   f"epoch(s)): online STC {p_stc:.1f} (Eq. 19, ε = {ostc.eps:g}; with θ = 0 it would be "
                    f"{p_info['floor']:.1f}, and {100 * p_info['share_below_eps']:.1f} % of the held-out terms "
                    f"have θᵀβ_n < ε), scikit-learn online LDA {p_lda:.1f} (Eq. 18; "
                    f"paper Table 1: STC 1,589, LDA 5,656). Word-code sparsity on the test split: online STC "

@@ -1,13 +1,12 @@
 """Helpers shared by the sub-commands: argument groups, model directories, output checks and files.
 
-Every command checks its inputs and where its output goes before any work (``check_output_dir``,
-``check_output_file``), and writes through :mod:`rlsi.io.atomic` (whole or not at all).
+Every command checks its inputs and where its output goes before any work (:mod:`rlsi.cli._output`), and
+writes through :mod:`rlsi.io.atomic` (whole or not at all).
 """
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 import numpy as np
 
@@ -175,21 +174,6 @@ def write_text_atomic(path, text):
 def save_npy_atomic(path, array):
     """Save ``array`` as ``.npy`` whole or not at all (:func:`rlsi.io.atomic.save_npy`)."""
     io.save_npy(path, array)
-
-
-def _is_model_dir(path):
-    return (Path(path) / "manifest.json").is_file()
-
-
-def check_output_dir(path):
-    """Refuse early (before any work) a model output that could not be written at the end."""
-    return io.check_output_dir(path, what="output", is_ours=_is_model_dir, kind="an rlsi model directory",
-                               remedy="choose another -o")
-
-
-def check_output_file(path, what="output"):
-    """Refuse early (before any work) a file output that could not be written at the end."""
-    return io.check_output_file(path, what=what)
 
 
 def check_learnable(X, n_docs):

@@ -17,7 +17,8 @@ import logging
 import sys
 
 from ..errors import RLSIError
-from ._common import non_negative_float, positive_int
+from ._bounds import local_workers
+from ._common import non_negative_float
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +28,7 @@ def add_dask_arguments(parser):
     g.add_argument("--backend", choices=["local", "dask"], default="local",
                    help="local: this process (default); dask: documents partitioned over Dask workers")
     where = g.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=positive_int, default=None,
+    where.add_argument("--workers", type=local_workers, default=None,
                        help="dask: workers of the loopback LocalCluster started for the fit (default: 2)")
     where.add_argument("--scheduler", default=None, metavar="ADDR",
                        help="dask: address of a running scheduler, e.g. tcp://10.0.0.5:8786")

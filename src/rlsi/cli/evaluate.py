@@ -138,11 +138,11 @@ def _write(path, text):
 
 def _check_outputs(args):
     """--json and --markdown must be writable before any work (one line, nothing computed in vain)."""
-    from ..io import check_output_file
+    from ._output import file_destination
 
     for option, path in (("--json", args.json), ("--markdown", args.markdown)):
         if path:
-            check_output_file(path, what=f"{option} output")
+            file_destination(path, what=f"{option} output")
             if not Path(path).parent.is_dir():
                 raise RLSIError(f"cannot write {option} output {path}: folder {Path(path).parent} does not exist")
 

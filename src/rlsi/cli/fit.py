@@ -14,7 +14,7 @@ import time
 from .. import io
 from ..errors import RLSIError
 from ..text import read_corpus
-from . import _common, scale as _scale
+from . import _common, _output, scale as _scale
 from ._dask import add_dask_arguments, fit_dask, fit_dask_files
 from ._online import add_online_arguments, fit_online_from_args, load_resumable, resume_online
 from .learners import check_modes, fit_modes, get_learner, learners, model_help, option_adders, report_fit
@@ -52,7 +52,7 @@ def run(args):
     output = args.output or args.resume
     if output is None:
         raise RLSIError("give the model directory to write with -o MODEL_DIR")
-    _common.check_output_dir(output)
+    _output.model_destination(output, reads=_output.fit_inputs(args, output))
     if args.matrix or not args.corpus:
         return _scale.fit_matrix(args, output)
     fields = _common.text_fields(args)
@@ -74,12 +74,10 @@ def run(args):
     y = learner.targets(args, corpus)
     if getattr(args, "backend", "local") == "dask":
         model = fit_dask(args, X, model)
-    elif args.online:
-        model = fit_online_from_args(args, X, model=model)
     else:
-        if learner.preflight:
+        if learner.preflight:  # the peak memory of the fit, checked before it starts
             _scale.preflight(args, model, X)
-        model.fit(X, y)
+        model = fit_online_from_args(args, X, model=model) if args.online else model.fit(X, y)
     return report_fit(learner, output, {"model": model, "vectorizer": vectorizer}, X.shape[0], X.shape[1], start,
                       quiet=args.quiet)
 
@@ -88,11 +86,12 @@ def _resume(args, output, fields):
     start = time.perf_counter()
     if len(args.corpus) > 1:
         raise RLSIError("--resume continues on one corpus file; concatenate the files or resume once per file")
+    seen = _output.resume_fingerprint(args.resume, output)  # taken before reading: a later writer is seen
     model, stream = load_resumable(args.resume)
     corpus = read_corpus(args.corpus[0], text_fields=fields)
     before = model.n_docs_seen_
     resume_online(model, stream, corpus.texts, quiet=args.quiet)
-    io.save(output, model=model, vectorizer=stream)
+    io.save(output, model=model, vectorizer=stream, unchanged_since=seen)
     if not args.quiet:
         print(f"resumed {type(model).__name__} from {args.resume}: {model.n_docs_seen_ - before} more "
               f"documents ({model.n_docs_seen_} in all), {stream.n_terms_} terms, K={model.n_components}, "

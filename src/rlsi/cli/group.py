@@ -70,6 +70,7 @@ def group_labels_from_args(args, corpus):
 def print_group_topics(model, names, args):
     """``rlsi topics`` for a model with several topic groups: each group's topics and its AvgComp."""
     from ..quality import format_topics
+    from ._output import printable
 
     summary = model.group_summary()
     if args.json:
@@ -81,7 +82,7 @@ def print_group_topics(model, names, args):
         print(json.dumps({"groups": out}, default=float, indent=1))
         return 0
     for g, s in summary.items():
-        print(f"== {g}: {s['topics']} topics, AvgComp={s['avg_compactness']:.4g}")
+        print(f"== {printable(g)}: {s['topics']} topics, AvgComp={s['avg_compactness']:.4g}")
         print(format_topics(model.get_topics(g), names, n_terms=args.terms, by=args.by))
         print()
     return 0

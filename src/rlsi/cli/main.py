@@ -155,6 +155,10 @@ def _main(argv) -> int:
     except RLSIError as exc:
         print(f"rlsi: error: {exc}", file=sys.stderr)
         return 2
+    except MemoryError as exc:  # a size no check foresaw: one line, nothing written (outputs are atomic)
+        print(f"rlsi: error: out of memory ({' '.join(str(exc).split()) or 'MemoryError'}); use fewer topics "
+              f"(-k), fewer documents or a machine with more memory", file=sys.stderr)
+        return 2
     except BrokenPipeError:  # output piped into `head` and closed: stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

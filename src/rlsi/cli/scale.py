@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import RLSIError
-from . import _common
+from . import _common, _output
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +117,7 @@ def run_synth(args):
     from ..models.memory import format_bytes
 
     quiet = getattr(args, "quiet", False)
+    _output.matrix_destination(args.output)
     info = write_corpus(args.output, args.docs, args.terms, args.tokens, n_topics=args.topics,
                         topic_vocab=args.topic_vocab, dtype=np.dtype(args.dtype),
                         norm=None if args.norm == "none" else "l2", seed=args.seed, verbose=not quiet)

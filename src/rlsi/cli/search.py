@@ -97,10 +97,10 @@ def run_index(args):
     import time
 
     from ..retrieval import open_searcher
-    from ._common import check_output_dir
+    from ._output import index_destination
 
     fields = _fields(args.text_fields)
-    check_output_dir(args.model_dir)
+    index_destination(args.model_dir, reads=[args.corpus, args.matrix])
     start = time.perf_counter()
     searcher = open_searcher(args.model_dir, corpus=args.corpus, matrix=args.matrix, text_fields=fields,
                              term_model=args.term_model, folding=args.folding, label_field=args.label_field,
@@ -127,26 +127,29 @@ def run(args):
         raise RLSIError(f"--candidates {args.candidates}: must be at least 1")
     fields = _fields(args.text_fields)
     if args.save_index:  # the index is written into MODEL_DIR at the end: check it can be, first
-        from ._common import check_output_dir
+        from ._output import index_destination
 
-        check_output_dir(args.model_dir)
+        index_destination(args.model_dir, reads=[args.corpus, args.matrix])
     searcher = open_searcher(args.model_dir, corpus=args.corpus, matrix=args.matrix, text_fields=fields,
                              alpha=args.alpha, term_model=args.term_model, folding=args.folding,
                              label_field=args.label_field, save_index=args.save_index,
                              show_progress=not getattr(args, "quiet", False))
     results = searcher.search_many(args.queries, k=args.k, candidates=args.candidates)
+    from ._output import printable
+
     out = sys.stdout
     for query, hits in zip(args.queries, results):
         if args.json:
             out.write(json.dumps({"query": query, "results": [h._asdict() for h in hits]}) + "\n")
             continue
         if len(args.queries) > 1:
-            out.write(f"# {query}\n")
+            out.write(f"# {printable(query)}\n")
         if not hits:
             out.write("no result: none of the query's terms is in the model's vocabulary\n")
             continue
-        width = max(6, max(len(h.doc_id) for h in hits))
+        shown = [printable(h.doc_id) for h in hits]  # ids read from the index: control characters escaped
+        width = max(6, max(map(len, shown)))
         out.write(f"{'rank':>4}  {'doc':<{width}}  {'score':>8}  {'term':>8}  {'topic':>8}\n")
-        for rank, h in enumerate(hits, 1):
-            out.write(f"{rank:>4}  {h.doc_id:<{width}}  {h.score:8.4f}  {h.term_score:8.4f}  {h.topic_score:8.4f}\n")
+        for rank, (h, doc_id) in enumerate(zip(hits, shown), 1):
+            out.write(f"{rank:>4}  {doc_id:<{width}}  {h.score:8.4f}  {h.term_score:8.4f}  {h.topic_score:8.4f}\n")
     return 0

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import RLSIError
 from ..text import read_corpus
-from . import _common
+from . import _common, _output
 from .learners import get_learner, learners, model_help, report_fit, stc_labels
 
 def _refit_C(text):
@@ -116,7 +116,7 @@ def _split(corpus, args, value):
 def run_fit(args):
     learner = get_learner(args.model, "fit-stc")
     model = learner.build(args)  # options are checked before the corpus is read
-    _common.check_output_dir(args.output)
+    _output.model_destination(args.output, reads=[args.corpus])
     start = time.perf_counter()
     corpus = _split(read_corpus(args.corpus, text_fields=_common.text_fields(args)), args, args.train_split)
     vectorizer = _common.make_vectorizer(args).fit(corpus.texts)

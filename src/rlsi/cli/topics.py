@@ -6,6 +6,7 @@ import json
 
 from ..quality import RANKINGS, format_topics, quality_report, topic_summary
 from . import _common
+from ._output import printable_all
 
 
 def register(sub):
@@ -36,6 +37,8 @@ def run(args):
         names = np.arange(model.components_.shape[1]).astype(str)
     else:
         names = vectorizer.get_feature_names_out()
+    if not args.json:  # terms read from the model file are shown escaped (JSON escapes them itself)
+        names = printable_all(names)
     if len(getattr(model, "topic_groups", {})) > 1:  # shared and per-class topics (rlsi.cli.group)
         from .group import print_group_topics
 

@@ -214,6 +214,7 @@ class DaskRLSI(BatchRLSI):
     def _check_fit_input(self, X, y, V_init=None):
         if self.resume and self.checkpoint_dir is None:
             raise RLSIError("resume=True needs checkpoint_dir= (the directory of the interrupted fit)")
+        checkpoint.check_directory(self.checkpoint_dir)  # a file or a read-only folder: refused before any work
         if isinstance(X, WorkerMatrix):
             if self.client is not None and self.client is not X.client:
                 raise RLSIError("X lives on another Dask cluster than client=; fit it with its own client "

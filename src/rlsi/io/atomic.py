@@ -41,7 +41,7 @@ import numpy as np
 
 from ..errors import RLSIError
 
-__all__ = ["atomic_file", "atomic_dir", "write_text", "save_npy", "replace_dir", "recover_dir",
+__all__ = ["atomic_file", "atomic_dir", "write_text", "save_npy", "replace_dir", "recover_dir", "scratch_dir",
            "check_output_file", "check_output_dir"]
 
 log = logging.getLogger(__name__)
@@ -221,6 +221,22 @@ def _drop_stale(path: Path):
     for tmp in _old_siblings(path, "tmp"):
         if _writer_is_dead(tmp.name):
             _remove_tree(tmp)
+
+
+def scratch_dir(path, tag) -> Path:
+    """A new hidden working folder ``.NAME.TAG-HOST-PID-RANDOM`` next to ``path`` (the caller removes it);
+    the ones that writers of this host killed before they could remove theirs (kill -9) are removed first."""
+    path = Path(path)
+    for old in _old_siblings(path, tag):
+        if _writer_is_dead(old.name):
+            _remove_tree(old)
+    folder = _sibling(path, tag)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        folder.mkdir()
+    except OSError as exc:
+        raise RLSIError(f"cannot write next to {path}: {_one_line(exc)}") from None
+    return folder
 
 
 def recover_dir(path) -> bool:

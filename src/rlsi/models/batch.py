@@ -28,6 +28,7 @@ import scipy.sparse as sp
 from .._params import Anything, Choice, Integer, Real
 from .._validation import check_random_state
 from ..errors import RLSIError
+from ..gpu.backend import DEVICES, is_device
 from ..io import register
 from ..kernels.convert import csr_rows_to_dense, dense_to_csr
 from . import steps
@@ -202,6 +203,9 @@ class BatchRLSI(AlternatingFit, SquaredLossModel):
     executor : None, "serial", "threads" or an executor object — where the per-block tasks run
         (:mod:`rlsi.models.executor`); every executor gives the same result.
     verbose : int — 1 shows a progress bar with the objective.
+    device : {"cpu", "cuda", "cuda:float64", ...}, default "cpu" — where the steps run: "cpu" is the host
+        path; "cuda" runs them on the CUDA card with CuPy (``pip install "rlsi[gpu]"``; float32), with the same
+        objective, initialisation, stop rule and attributes (:mod:`rlsi.gpu`, docs/gpu.md).
 
     Attributes
     ----------
@@ -231,6 +235,7 @@ class BatchRLSI(AlternatingFit, SquaredLossModel):
         "topic_sweeps": Integer(low=1, none=True),
         "random_state": Anything(),  # checked by check_random_state where it is used
         "executor": Anything(),  # checked by get_executor
+        "device": Choice(DEVICES),
     }
     _state_scalars = SquaredLossModel._state_scalars + ("lambda1_", "topic_representation_")
 
@@ -238,7 +243,7 @@ class BatchRLSI(AlternatingFit, SquaredLossModel):
                  doc_penalty="l2", lambda1_scale="per_doc", target_terms_per_topic=None,
                  topic_representation="auto", init="docs",
                  max_iter=100, tol=1e-4, inner_max_iter=100, inner_tol=1e-4, topic_sweeps=TOPIC_SWEEPS,
-                 random_state=None, n_jobs=None, executor=None, verbose=0):
+                 random_state=None, n_jobs=None, executor=None, verbose=0, device="cpu"):
         self.n_components = n_components
         self.lambda1 = lambda1
         self.lambda2 = lambda2
@@ -257,6 +262,7 @@ class BatchRLSI(AlternatingFit, SquaredLossModel):
         self.n_jobs = n_jobs
         self.executor = executor
         self.verbose = verbose
+        self.device = device
 
     def effective_lambda1(self, n_docs):
         """The λ₁ of Eq. (1) used for a corpus of ``n_docs`` documents."""
@@ -264,13 +270,20 @@ class BatchRLSI(AlternatingFit, SquaredLossModel):
 
     # ------------------------------------------------------------------ the problem and its finish (skeleton: AlternatingFit)
     def _check_fit_input(self, X, y, V_init=None):
+        if is_device(self.device):  # the device placement checks its input (a CuPy matrix stays on the card)
+            from ..gpu.fit import check_fit_input
+            return check_fit_input(self, X, V_init), y
         X = self._check_X(X, reset=True)
         self._check_sizes(X.shape, V_init)
         return X, y
 
     def _start(self, X, y, executor, V_init=None):
         """W₀, λ₁ (searched for ``target_terms_per_topic``) and the problem; ``V_init`` (n_samples x
-        n_components) overrides ``init`` with a given V₀ᵀ."""
+        n_components) overrides ``init`` with a given V₀ᵀ. With a ``device``: the same problem placed on the
+        card (:func:`rlsi.gpu.fit.start`)."""
+        if is_device(self.device):
+            from ..gpu.fit import start
+            return start(self, X, V_init)
         N, M = X.shape
         self.n_features_in_ = M
         W = self._initial_doc_vectors(X, V_init)

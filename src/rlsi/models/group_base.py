@@ -323,9 +323,12 @@ class GroupModel(AlternatingFit, TopicModel):
         self.classes_ = np.asarray(self.classes_)
         self.class_topics_ = np.asarray(self.class_topics_, dtype=np.int64)
         layout = self._layout()
-        if layout.n_topics != self.components_.shape[0] or len(self.class_topics_) != len(self.classes_):
-            raise RLSIError(f"{type(self).__name__} state has {self.components_.shape[0]} topics but "
-                            f"{layout.n_topics} by its classes and topic counts: the model is damaged")
+        if len(self.class_topics_) != len(self.classes_):
+            raise RLSIError(f"{type(self).__name__} state has {len(self.classes_)} classes but "
+                            f"{len(self.class_topics_)} class topic counts: the model is damaged")
+        if layout.n_topics != self.components_.shape[0]:
+            raise RLSIError(f"{type(self).__name__} state has {self.components_.shape[0]} topics but its classes "
+                            f"own {layout.n_topics} (with the shared ones): the model is damaged")
         self._prepare_class_topics()
 
     def _to_state(self):

@@ -110,6 +110,7 @@ from .._params import Anything, Boolean, Choice, Integer, Real
 from .._progress import progress_bar
 from .._validation import check_matrix, check_random_state
 from ..errors import RLSIError
+from ..gpu.backend import DEVICES, is_device
 from ..io import register
 from ..kernels.threads import compute_threads
 from ..kernels.convert import csr_rows_to_dense, dense_to_csr
@@ -118,7 +119,7 @@ from . import steps
 from .regularization import INITS, LAMBDA1_SCALES, effective_lambda1
 from .base import check_fitted
 from .rlsi_policy import topic_max_iter
-from .seeding import pick_seed_documents, unit_topics
+from .seeding import given_topics, pick_seed_documents, unit_topics
 from .penalties import SolverSettings
 from .penalties import penalty as get_penalty
 from .squared import SquaredLossModel
@@ -131,18 +132,6 @@ log = logging.getLogger(__name__)
 _BIT_GENERATORS = {"PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64"}
 # a document seeds a dead topic only if the live topics explain less than 10% of ‖d‖² (a new theme)
 RESEED_MIN_UNEXPLAINED = 0.9
-
-
-def _topics_from(obj):
-    """Components (K x M, CSR float64) from a fitted model, a sparse matrix or an array."""
-    if hasattr(obj, "get_params") or hasattr(obj, "components_"):
-        comp = getattr(obj, "components_", None)
-        if comp is None:
-            raise RLSIError(f"topic_init={type(obj).__name__} is not fitted (a clone loses its topics; "
-                            f"pass model.components_ instead)")
-        obj = comp
-    comp = check_matrix(obj, name="topic_init", dtype=np.float64)
-    return comp
 
 
 @register("OnlineRLSI")
@@ -189,6 +178,9 @@ class OnlineRLSI(SquaredLossModel):
     random_state : None, int or Generator.
     n_jobs : None or int — numba threads.
     verbose : int — 1 shows a progress bar in ``fit`` (documents per second).
+    device : {"cpu", "cuda", "cuda:float64", ...}, default "cpu" — where the mini-batch steps run ("cuda": the
+        statistics and topics on the CUDA card with CuPy, mini-batches moved asynchronously; see
+        :mod:`rlsi.gpu.online` and docs/gpu.md).
 
     Attributes
     ----------
@@ -212,10 +204,11 @@ class OnlineRLSI(SquaredLossModel):
         "n_passes": Integer(low=1),
         "shuffle": Boolean(),
         "reseed_dead": Boolean(),
-        "topic_init": Anything(),  # checked by _topics_from when the stream starts
+        "topic_init": Anything(),  # checked by seeding.given_topics when the stream starts
         "topic_sweeps": Integer(low=1, none=True),
         "stats_dtype": Choice((None, "float64", "float32")),
         "random_state": Anything(),
+        "device": Choice(DEVICES),
     }
     _state_scalars = ("n_iter_", "n_features_in_", "lambda1_effective_", "n_batches_", "n_docs_seen_",
                       "u_change_", "topics_initialized_", "rng_state_", "n_reseeded_")
@@ -228,7 +221,7 @@ class OnlineRLSI(SquaredLossModel):
                  doc_penalty="l2", lambda1_scale="per_doc", rho=0.0, batch_size=256, n_inner=1,
                  n_passes=1, shuffle=False, init="docs", topic_init=None, reseed_dead=False,
                  inner_max_iter=100, inner_tol=1e-4, topic_sweeps=None, stats_dtype=None,
-                 random_state=None, n_jobs=None, verbose=0):
+                 random_state=None, n_jobs=None, verbose=0, device="cpu"):
         self.n_components = n_components
         self.lambda1 = lambda1
         self.lambda2 = lambda2
@@ -250,6 +243,7 @@ class OnlineRLSI(SquaredLossModel):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.device = device
 
     # ------------------------------------------------------------------ parameters
     def lambda1_at(self, weight):
@@ -266,6 +260,9 @@ class OnlineRLSI(SquaredLossModel):
     def fit(self, X, y=None):
         """Reset and learn from X (n_samples x n_features) in mini-batches of ``batch_size``, ``n_passes``
         times (in X's order unless ``shuffle``). Returns self."""
+        if is_device(self.device):  # the same stream of mini-batches on the device (rlsi.gpu.online)
+            from ..gpu.online import fit_online
+            return fit_online(self, X)
         self._validate_params()
         X = self._check_X(X, reset=True)
         self._reset(X.dtype)
@@ -296,6 +293,9 @@ class OnlineRLSI(SquaredLossModel):
         """Like :meth:`partial_fit`; returns the batch's document vectors W (n_samples x n_components)
         — the projections stored in the statistics, made with the topics before this step's last
         U-update (Algorithm 4's v_t)."""
+        if is_device(self.device):
+            from ..gpu.online import partial_fit_transform
+            return partial_fit_transform(self, X)
         if not hasattr(self, "stats_"):
             self._validate_params()
             X = check_matrix(X)
@@ -331,7 +331,7 @@ class OnlineRLSI(SquaredLossModel):
         self.lambda1_effective_ = 0.0
         self.u_change_ = 0.0
         self.n_reseeded_ = 0
-        self._init_comp = None if self.topic_init is None else _topics_from(self.topic_init)
+        self._init_comp = None if self.topic_init is None else given_topics(self.topic_init)
         if self._init_comp is not None and self._init_comp.shape[0] != K:
             raise RLSIError(f"topic_init has {self._init_comp.shape[0]} topics but n_components={K}")
 
@@ -545,7 +545,7 @@ class OnlineRLSI(SquaredLossModel):
     def _to_state(self):
         check_fitted(self)
         saved_init = self.topic_init
-        init_arr = None if saved_init is None else _topics_from(saved_init)
+        init_arr = None if saved_init is None else given_topics(saved_init)
         try:
             self.topic_init = None  # stored as an array below, not as a JSON parameter
             meta, arrays = super()._to_state()
@@ -582,7 +582,7 @@ class OnlineRLSI(SquaredLossModel):
         bitgen = getattr(np.random, name)()
         bitgen.state = state
         est._rng = np.random.Generator(bitgen)
-        est._init_comp = None if est.topic_init is None else _topics_from(est.topic_init)
+        est._init_comp = None if est.topic_init is None else given_topics(est.topic_init)
         return est
 
 

@@ -13,6 +13,7 @@ topics frozen (§7) — and so does :class:`rlsi.retrieval.topic.RidgeFolding` f
 from __future__ import annotations
 
 from .._params import Choice, Integer, Real
+from ..gpu.backend import is_device
 from ..kernels.threads import compute_threads
 from . import steps
 from .base import TopicModel, check_fitted
@@ -72,6 +73,9 @@ class SquaredLossModel(TopicModel):
         """``w = argmin ‖x − U w‖² + λ₂ Q(w)`` for each row of X (see :func:`fold_in`): the ridge
         projection ``(UᵀU + λ₂I)⁻¹ Uᵀ x`` for ℓ2 documents, the lasso for ℓ1 (footnote 8)."""
         check_fitted(self)
+        if is_device(getattr(self, "device", "cpu")):  # folding-in on the device (rlsi.gpu.fit)
+            from ..gpu.fit import transform
+            return transform(self, X)
         return fold_in(X, self.topics_, penalty=self.doc_penalty, lam=self.lambda2,
                        max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=X.dtype, n_jobs=self.n_jobs)
 

@@ -17,9 +17,14 @@ import numpy as np
 
 
 def _larger_root(a, b, c):
+    """The larger root of ``a x² + b x + c`` (a ≥ 0). For b > 0 it is written ``2c / (−b − √disc)``: the
+    textbook ``(−b + √disc) / 2a`` cancels when 4ac ≪ b² (a term with a tiny β_kn) and gives 0 or noise."""
     if a == 0.0:
         return -c / b
-    return (-b + np.sqrt(b * b - 4.0 * a * c)) / (2.0 * a)
+    sq = np.sqrt(max(b * b - 4.0 * a * c, 0.0))
+    if b > 0.0:
+        return -2.0 * c / (b + sq)
+    return (-b + sq) / (2.0 * a)
 
 
 def coding_sweep(X, beta, theta, S, *, eps, lam, gamma, rho, prior="normal"):

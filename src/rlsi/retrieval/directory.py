@@ -91,6 +91,8 @@ def open_searcher(model_dir, *, corpus=None, matrix=None, text_fields=DEFAULT_TE
     Every refusal is an :class:`~rlsi.errors.RLSIError` (or ModelFormatError for a damaged directory).
     """
     from .. import io as rio
+    from ..io.kinds import require_model_folder
+    from ..io.store import read_manifest
 
     if alpha is not None and not 0.0 <= alpha <= 1.0:
         raise RLSIError(f"alpha={alpha}: must be between 0 and 1")
@@ -102,21 +104,22 @@ def open_searcher(model_dir, *, corpus=None, matrix=None, text_fields=DEFAULT_TE
         raise RLSIError("give the documents to index as a corpus or as a matrix directory, not both")
     if save_index and corpus is None and matrix is None:
         raise RLSIError("saving an index needs the documents to index: a corpus or a matrix directory")
+    require_model_folder(model_dir)
+    if matrix is not None or corpus is not None:  # a new index: an old one is not even read
+        present = read_manifest(model_dir)["components"]
+        bundle = rio.load(model_dir, mmap=True, only=[c for c in ("model", "vectorizer") if c in present])
+    else:
+        bundle = rio.load(model_dir, mmap=True)  # a large index costs page cache, not private memory
     if matrix is not None:
         if label_field is not None:
             raise RLSIError("a label field needs a corpus: a matrix directory keeps no labels (without a label field "
                             "each document takes the class the model predicts for it)")
-        from ..io.store import read_manifest
-
-        present = read_manifest(model_dir)["components"]  # a new index: an old one is not even read
-        bundle = rio.load(model_dir, mmap=True, only=[c for c in ("model", "vectorizer") if c in present])
         if text_queries and bundle.get("vectorizer") is None:
             raise RLSIError(f"{model_dir} has no vectorizer (a synthetic corpus): text queries cannot be mapped "
                             "to its terms; build the index without text queries (rlsi index) and rank "
                             "vectorised queries with Searcher.search_vectors")
         searcher = _matrix_searcher(bundle, matrix, term_model, folding, show_progress)
     else:
-        bundle = rio.load(model_dir, mmap=True)
         if "vectorizer" not in bundle:
             raise RLSIError(f"{model_dir} has no 'vectorizer' component (it has {', '.join(sorted(bundle))}); "
                             "write the model with its vectorizer (rlsi fit saves them together)")

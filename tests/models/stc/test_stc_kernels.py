@@ -159,7 +159,7 @@ def test_numba_sweep_matches_the_oracle(prior):
             X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data, np.ascontiguousarray(beta.T), th, SS,
             True, True, True, par["eps"], par["lam"], par["gamma"], par["rho"], kernels.PRIORS_BY_NAME[prior],
             False, 1, 0.0, np.zeros((0, K)), np.zeros(0, np.int64), 0.0, 0.0, 50, 5, n_buf,
-            np.arange(X.shape[1], dtype=np.int64), X.shape[1], False)  # every argument, as the model passes them:
+            np.arange(X.shape[1], dtype=np.int64), X.shape[1], False, kernels.START_SCALED)  # every argument, as the model passes them:
         # an omitted default is a numba signature of its own, compiled for this test alone (about 30 s in CI)
         runs.append((th, SS) + out)
     for other in runs[1:]:  # the statistics are summed in run order whatever the buffers: bit-identical
@@ -282,3 +282,40 @@ def test_hinge_document_code_converges_at_medstc_scale():
         np.testing.assert_allclose(theta[d], ref, atol=1e-3 * (1 + np.abs(ref).max()))
         shifted += not np.allclose(ref, np.maximum(m, 0), atol=1e-3)
     assert shifted >= X.shape[0] // 2  # the hinge is active: the test is not about θ = m
+
+
+def _converged_reference(X, beta, *, sweeps, **par):
+    """θ of the plain-numpy coding (oracle sweeps from codes 1/K and θ = 0) run until θ stops moving."""
+    K = beta.shape[0]
+    theta = np.zeros((X.shape[0], K))
+    S = [np.full((X.indptr[d + 1] - X.indptr[d], K), 1.0 / K) for d in range(X.shape[0])]
+    for _ in range(sweeps):
+        new, S = oracle.coding_sweep(X, beta, theta, S, **par)
+        done = np.max(np.abs(new - theta)) <= 1e-13 * max(1.0, np.max(np.abs(new)))
+        theta = new
+        if done:
+            break
+    return theta
+
+
+@pytest.mark.parametrize("tiny", [1e-30, 1e-12])
+def test_transform_is_the_reference_coding_when_a_term_has_a_tiny_beta_column(tiny):
+    """A term whose β column is tiny (the released solver floors β at 1e-30) must not spoil its document's
+    θ. The cold start once put that term's codes at w / (K Σ_k β_kn) (~1e29) and θ came from a running sum
+    of the codes, which kept the rounding error of those codes once they fell to 0 (θ of ~1e13 or 0). The
+    document's problem is convex, so θ from transform is the minimiser the slow reference reaches."""
+    from rlsi.models.stc import SparseTopicalCoding
+
+    X, _ = planted_counts(n_docs=12, n_topics=3, words_per_topic=5, noise_terms=3, seed=4)
+    K = 3
+    rng = np.random.default_rng(0)
+    beta = rng.uniform(0.2, 1.0, (K, X.shape[1]))
+    beta[:, 0] = tiny  # term 0: in most documents of planted topic 0
+    beta /= beta.sum(axis=1, keepdims=True)
+    par = dict(eps=1e-3, lam=0.2, gamma=0.2, rho=0.01)  # the released settings in this convention
+    model = SparseTopicalCoding(K, max_iter=1, max_sweeps=20000, tol=1e-14, **par).fit(X)
+    model._set_components(beta)
+    theta = model.transform(X)
+    ref = _converged_reference(X, beta, sweeps=20000, **par)
+    assert np.all(np.isfinite(theta))
+    np.testing.assert_allclose(theta, ref, rtol=1e-6, atol=1e-9)

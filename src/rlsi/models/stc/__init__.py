@@ -12,3 +12,4 @@ from .batch import SparseTopicalCoding  # noqa: F401
 from .medstc import MedSTC, OnlineMedSTC  # noqa: F401
 from .online import OnlineSTC  # noqa: F401
 from .perplexity import lda_perplexity, split_counts, stc_perplexity  # noqa: F401
+from . import dictionary  # noqa: F401,E402

@@ -15,6 +15,8 @@ Dictionary step, two choices (``dictionary_step``):
   topic, and a single Euclidean step size cannot serve it. The
   online step blends ``β ← (1 − α_t) β + α_t β̂`` with β̂ the step on the mini-batch (convex: stays on the
   simplex and, with α = 1, is the batch step).
+* ``"lbfgs"``: the released code's solver, up to 20 projected L-BFGS steps on ℓ(S, ·) per iteration
+  (:mod:`rlsi.models.stc.dictionary`; batch STC with ``keep_word_codes=True``).
 * ``"projected"``: the paper's projected gradient, Eq. (12): ``β ← Π_P(β − α G / n)``, G the gradient of
   the log-Poisson loss summed over the n coded documents, Π_P the row-wise Euclidean projection on the
   simplex (:func:`kernels.project_simplex_rows`, sort-based, O(M log M)); ``normalize_gradient`` scales
@@ -52,7 +54,7 @@ from . import kernels
 log = logging.getLogger("rlsi.models.stc")
 
 PRIORS = {"normal": kernels.NORMAL, "laplace": kernels.LAPLACE}
-DICTIONARY_STEPS = ("mm", "projected")
+DICTIONARY_STEPS = ("mm", "projected", "lbfgs")
 # iterations of MedSTC's per-document θ solver (kernels._theta_hinge), which stops earlier on its duality
 # gap; 50 leave θ far from the minimiser at Δ = 3600
 HINGE_MAX_ITER = 1000
@@ -156,9 +158,14 @@ class STCBase(TopicModel):
         super()._validate_params()
         if self.collapsed and self.prior != "normal":
             raise RLSIError("collapsed=True marginalises θ under the normal prior; use prior='normal'")
+        if self.dictionary_step == "lbfgs" and not getattr(self, "keep_word_codes", False):
+            raise RLSIError("dictionary_step='lbfgs' evaluates the loss on the stored word codes: it needs batch "
+                            "STC with keep_word_codes=True")
 
     # ------------------------------------------------------------------ initialisation
     def _init_beta(self, n_features, X=None, y=None):
+        if getattr(self, "dictionary_init", "documents") == "uniform":  # the released code's start, 1/M
+            return np.full((self.n_components, n_features), 1.0 / n_features)
         if getattr(self, "dictionary_init", "documents") == "lda" and X is not None and X.shape[0] > 0:
             return lda_dictionary(X, self.n_components, self.random_state,
                                   passes=getattr(self, "lda_passes", LDA_INIT_PASSES))
@@ -226,7 +233,7 @@ class STCBase(TopicModel):
             want_grad, float(self.eps), float(self.lam), float(self.gamma), float(self.rho),
             PRIORS[self.prior], bool(self.collapsed), int(self.max_sweeps), float(self.tol),
             np.ascontiguousarray(eta, dtype=np.float64), y.astype(np.int64), float(delta), float(c), HINGE_MAX_ITER,
-            n_chunks, threads, col_map, len(cols), bool(linear_hinge))
+            n_chunks, threads, col_map, len(cols), bool(linear_hinge), kernels.START_SCALED)
         return G, B, f, sweeps, zeros, cols
 
     def _dictionary_step(self, beta, G, B, n_docs, alpha, cols=None):

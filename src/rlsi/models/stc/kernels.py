@@ -51,6 +51,18 @@ from numba import njit, prange
 
 NORMAL, LAPLACE = 0, 1
 PRIORS_BY_NAME = {"normal": NORMAL, "laplace": LAPLACE}
+#: cold starts of the word codes (θ = 0): w/K spread over the topics (capped), or 1/K (the released code's)
+START_SCALED, START_UNIFORM = 0, 1
+STARTS_BY_NAME = {"scaled": START_SCALED, "uniform": START_UNIFORM}
+
+
+@njit(cache=True, nogil=True)
+def _column_sums(s, n, out):
+    """``out[k] = Σ_{i<n} s[i, k]``, summed afresh."""
+    out[:] = 0.0
+    for i in range(n):
+        for k in range(s.shape[1]):
+            out[k] += s[i, k]
 
 
 @njit(cache=True, nogil=True)
@@ -232,7 +244,7 @@ def _theta_hinge(theta, m, A, c, eta, yd, delta, n_iter, mu=None):
 
 @njit(cache=True, nogil=True)
 def code_document(idx, w, betaT, theta, s, recon, eps, lam, gamma, rho, prior, collapsed, warm,
-                  max_sweeps, tol, eta, yd, delta, c, hinge_iter, linear_hinge=False):
+                  max_sweeps, tol, eta, yd, delta, c, hinge_iter, linear_hinge=False, start=START_SCALED):
     """Hierarchical sparse coding of one document in place; returns the number of sweeps.
 
     idx (n,) term ids, w (n,) counts, betaT (M, K) = βᵀ, theta (K,), s (n, K) word codes (a warm start
@@ -240,27 +252,38 @@ def code_document(idx, w, betaT, theta, s, recon, eps, lam, gamma, rho, prior, c
     MedSTC hinge for the θ-update (weight ``c``, loss ``delta``): solved exactly (:func:`_theta_hinge`), or
     with ``linear_hinge`` linearised at the loss-augmented label ŷ of the label-free code after the first
     sweep, ``θ = max(0, m + (c/A)(η_{y_d} − η_ŷ))`` (the released MedSTC code's update; see medstc.py).
+    ``start``: the word codes' cold start (below). θ is computed from column sums of the codes taken afresh
+    after every sweep, and ``recon`` is recomputed then too (exact on return).
     """
     n = idx.shape[0]
     K = theta.shape[0]
     if n == 0:
         theta[:] = 0.0
         return 0
-    # start: warm codes, else θ, else the codes that reconstruct w exactly, spread evenly over topics
+    # start: warm codes, else θ, else (``start == START_SCALED``) the codes that reconstruct w/K on every
+    # topic, v = w / (K Σ_k β_kn), capped at √(w/γ) — a code at the minimiser with θ = 0 is at most that
+    # (γx ≤ w/x from its stationarity condition), and without the cap a term whose β column is tiny starts
+    # at ~1e27 (β_kn = 1e-30) — or (``START_UNIFORM``) 1/K on every topic (the released code's start).
+    # The document's problem is convex in (s, θ): the start changes the sweeps taken, not the minimiser.
     if not warm:
         tsum = 0.0
         for k in range(K):
             tsum += theta[k]
+        cap = math.sqrt(1.0 / gamma) if gamma > 0.0 else math.inf
         for i in range(n):
             row = betaT[idx[i]]
             if tsum > 0.0:
                 for k in range(K):
                     s[i, k] = theta[k]
+            elif start == START_UNIFORM:
+                for k in range(K):
+                    s[i, k] = 1.0 / K
             else:
                 bsum = 0.0
                 for k in range(K):
                     bsum += row[k]
                 v = w[i] / (K * bsum) if bsum > 0.0 else 0.0
+                v = min(v, cap * math.sqrt(w[i]))
                 for k in range(K):
                     s[i, k] = v
     for i in range(n):
@@ -270,9 +293,7 @@ def code_document(idx, w, betaT, theta, s, recon, eps, lam, gamma, rho, prior, c
             acc += s[i, k] * row[k]
         recon[i] = acc
     colsum = np.zeros(K)
-    for i in range(n):
-        for k in range(K):
-            colsum[k] += s[i, k]
+    _column_sums(s, n, colsum)
     bprime = gamma * gamma / (2.0 * (lam + gamma * n))
     supervised = eta.shape[0] > 0 and yd >= 0
     m = np.empty(K)
@@ -301,6 +322,15 @@ def code_document(idx, w, betaT, theta, s, recon, eps, lam, gamma, rho, prior, c
                     s[i, k] = x
                     recon[i] += (x - old) * bk
                     colsum[k] += x - old
+        # exact sums for θ and the next sweep: the running ones lose the small codes when a large one falls
+        # to zero (a code of 1e13 leaves colsum with an error of ~1e-3, one of 1e27 with ~1e11)
+        _column_sums(s, n, colsum)
+        for i in range(n):
+            row = betaT[idx[i]]
+            acc = 0.0
+            for k in range(K):
+                acc += s[i, k] * row[k]
+            recon[i] = acc
         # document code (Eq. 8 / Eq. 9 / the MedSTC hinge); the relative change of θ decides convergence
         change = 0.0
         scale = 0.0
@@ -337,14 +367,7 @@ def code_document(idx, w, betaT, theta, s, recon, eps, lam, gamma, rho, prior, c
             scale = max(scale, abs(theta[k]))
         if change <= tol * scale:
             break
-    # exact reconstructions for the gradient and the objective (the running sums drift a little)
-    for i in range(n):
-        row = betaT[idx[i]]
-        acc = 0.0
-        for k in range(K):
-            acc += s[i, k] * row[k]
-        recon[i] = acc
-    return sweeps
+    return sweeps  # recon holds the exact reconstructions (recomputed after the last sweep)
 
 
 @njit(cache=True, nogil=True)
@@ -389,7 +412,7 @@ def _touch_columns(lo, hi, indptr, indices, col_map, stamp, marks, cols, Gt, Bt)
 @njit(cache=True, nogil=True)
 def _code_chunk(lo, hi, indptr, indices, data, betaT, theta, S, use_S, warm, want_grad, eps, lam, gamma, rho,
                 prior, collapsed, max_sweeps, tol, eta, y, delta, c, hinge_iter, col_map, linear_hinge, work,
-                recon, f, sweeps, zeros, Gt, Bt):
+                recon, f, sweeps, zeros, Gt, Bt, start):
     """Code the documents ``lo..hi-1`` (see :func:`code_corpus`); with ``want_grad`` add their dictionary
     statistics to Gt and Bt (n_cols x K: a term's K statistics are contiguous)."""
     K = betaT.shape[1]
@@ -402,7 +425,7 @@ def _code_chunk(lo, hi, indptr, indices, data, betaT, theta, S, use_S, warm, wan
         yd = y[d] if y.shape[0] > 0 else -1
         sweeps[d] = code_document(idx, w, betaT, theta[d], s, recon[:n], eps, lam, gamma, rho, prior,
                                   collapsed, warm, max_sweeps, tol, eta, yd, delta, c, hinge_iter,
-                                  linear_hinge)
+                                  linear_hinge, start)
         f[d] = document_objective(w, s, recon[:n], theta[d], eps, lam, gamma, rho, prior)
         nz = 0
         for i in range(n):
@@ -422,11 +445,12 @@ def _code_chunk(lo, hi, indptr, indices, data, betaT, theta, S, use_S, warm, wan
 @njit(parallel=True, cache=True)
 def code_corpus(indptr, indices, data, betaT, theta, S, use_S, warm, want_grad, eps, lam, gamma, rho,
                 prior, collapsed, max_sweeps, tol, eta, y, delta, c, hinge_iter, n_chunks, n_buf, col_map, n_cols,
-                linear_hinge=False):
+                linear_hinge=False, start=START_SCALED):
     """Code every document of a CSR (documents in parallel chunks); θ (D, K) updated in place.
 
     S (nnz, K): when ``use_S`` the word codes are kept there (aligned with ``data``; a warm start if
     ``warm``); otherwise each thread codes into its own workspace and nothing of size nnz x K exists.
+    ``start``: the cold start of the word codes (``START_SCALED`` or ``START_UNIFORM``, see code_document).
     ``col_map`` (M,) maps a term to its column of the gradient (``n_cols`` columns: the terms of this
     batch, so a mini-batch's gradient is K x |batch vocabulary|, not K x M).
     Returns ``(G, B, f, sweeps, zeros)``: G (K, n_cols) = Σ_d ∂ℓ/∂β = A − B (empty unless ``want_grad``)
@@ -471,7 +495,7 @@ def code_corpus(indptr, indices, data, betaT, theta, S, use_S, warm, want_grad, 
             recon = np.empty(maxlen)
             _code_chunk(lo, hi, indptr, indices, data, betaT, theta, S, use_S, warm, want_grad, eps, lam, gamma,
                         rho, prior, collapsed, max_sweeps, tol, eta, y, delta, c, hinge_iter, col_map, linear_hinge,
-                        work, recon, f, sweeps, zeros, Gs[j], Bs[j])
+                        work, recon, f, sweeps, zeros, Gs[j], Bs[j], start)
         if want_grad:
             for j in range(nw):  # runs in order; a run's columns are distinct, so they go in parallel
                 for q in prange(n_touched[j]):

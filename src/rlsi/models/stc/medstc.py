@@ -76,7 +76,7 @@ from .online import OnlineSTC
 HINGES = ("exact", "linearized")
 REFIT_C_GRID = (0.01, 0.1, 1.0, 10.0, 100.0)
 REFIT_C_FOLDS = 3
-INITS = ("documents", "class", "lda")
+INITS = ("documents", "class", "lda", "uniform")
 
 
 def encode_labels(y, n_samples, classes=None):

@@ -39,7 +39,8 @@ class OnlineSTC(STCBase):
 
     _parameter_constraints = {"batch_size": Integer(low=1), "n_epochs": Integer(low=1),
                               "tau0": Real(low=0.0, low_open=True), "tau": Real(low=0.0),
-                              "dictionary_init": Choice(("documents", "lda")), "lda_passes": Integer(low=1)}
+                              "dictionary_init": Choice(("documents", "lda", "uniform")),
+                              "lda_passes": Integer(low=1)}
     _state_scalars = ("n_features_in_", "n_iter_", "n_batches_", "n_docs_seen_")
 
     def __init__(self, n_components=60, *, lam=0.01, gamma=0.01, rho=0.1, eps=1e-3, prior="normal",

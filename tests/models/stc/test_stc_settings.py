@@ -1,0 +1,34 @@
+"""The named STC settings: the released code's values in rlsi's conventions, per learner."""
+
+import pytest
+
+from rlsi.errors import RLSIError
+from rlsi.models.stc import MedSTC, OnlineMedSTC, OnlineSTC, SparseTopicalCoding
+from rlsi.models.stc.settings import stc_params
+
+
+def test_released_values_in_the_half_convention():
+    p = stc_params("released", MedSTC)
+    # released λ = γ = 0.1 in λ‖θ‖² + γΣ‖s − θ‖² is 0.2 in (λ/2)‖θ‖² + (γ/2)Σ‖s − θ‖²
+    assert (p["lam"], p["gamma"], p["rho"], p["C"], p["delta"]) == (0.2, 0.2, 0.01, 0.5, 3600.0)
+    assert (p["max_sweeps"], p["tol"], p["max_iter"], p["fit_tol"]) == (21, 1e-4, 100, 1e-4)
+    assert p["dictionary_step"] == "lbfgs" and p["keep_word_codes"]
+    MedSTC(**p)._validate_params()
+
+
+@pytest.mark.parametrize("cls", [SparseTopicalCoding, OnlineSTC, MedSTC, OnlineMedSTC])
+def test_every_learner_takes_both_presets(cls):
+    for name in ("printed", "released"):
+        m = cls(**stc_params(name, cls))
+        m._validate_params()
+    assert "C" not in stc_params("released", SparseTopicalCoding)
+    assert stc_params("released", OnlineSTC).get("dictionary_step", "mm") == "mm"  # no stored codes online
+
+
+def test_printed_values_and_overrides():
+    p = stc_params("printed", SparseTopicalCoding, max_iter=3)
+    assert (p["lam"], p["gamma"], p["rho"], p["max_iter"]) == (0.01, 0.01, 0.1, 3)
+    with pytest.raises(RLSIError, match="unknown STC settings"):
+        stc_params("paper", SparseTopicalCoding)
+    with pytest.raises(RLSIError, match="no parameter"):
+        stc_params("printed", SparseTopicalCoding, C=1.0)
