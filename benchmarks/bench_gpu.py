@@ -206,7 +206,8 @@ def stage_options(a, be_name, X, W0, lam, rec, clock):
     from rlsi.gpu.batch import DeviceRLSIProblem
 
     be = resolve(be_name)
-    variants = [("default (screening, sparse topics, Φ auto, fused kernel)", {}),
+    kernel = "fused kernel" if be.is_cuda else "array kernel"
+    variants = [(f"default (screening, sparse topics, Φ auto, {kernel})", {}),
                 ("no screening", {"screen": False}), ("Φ sparse x sparse", {"topics": "sparse", "phi": "sparse"}),
                 ("Φ with a dense copy of U", {"topics": "sparse", "phi": "dense"}), ("dense topics", {"topics": "dense"})]
     if be.is_cuda:

@@ -7,7 +7,6 @@ import pytest
 import scipy.sparse as sp
 
 from rlsi import BatchRLSI
-from rlsi.errors import RLSIError
 from rlsi.datasets.synthetic import make_corpus
 from rlsi.gpu.backend import numpy_backend
 from rlsi.gpu.batch import DeviceRLSIProblem, fold_in
@@ -43,7 +42,7 @@ def assert_same_fit(a, b, Xq, rtol=1e-12):
     assert abs(ma.components_ - mb.components_).max() <= 1e-10 * abs(ma.components_).max()
     np.testing.assert_allclose(Wb, Wa, rtol=0, atol=1e-10 * np.abs(Wa).max())
     np.testing.assert_allclose(mb.transform(Xq), ma.transform(Xq), rtol=0, atol=1e-10)
-    assert mb.n_iter_ == ma.n_iter_ and mb.lambda1_ == ma.lambda1_
+    assert mb.n_iter_ == ma.n_iter_ and mb.lambda1_ == pytest.approx(ma.lambda1_, rel=1e-12)
     assert mb.topic_representation_ == ma.topic_representation_
 
 
@@ -153,9 +152,12 @@ def test_fold_in_blocks(corpus):
     np.testing.assert_allclose(W, m.transform(corpus), atol=1e-12)
 
 
-def test_target_terms_not_on_the_device(corpus):
-    with pytest.raises(RLSIError, match="target_terms_per_topic is not available with a device"):
-        BatchRLSI(6, target_terms_per_topic=20, device="numpy").fit(corpus)
+def test_target_terms_per_topic(corpus):
+    """The λ₁ search of the host path with device problems: the same λ₁ and the same fit."""
+    a, b = fit_both(corpus, target_terms_per_topic=25, **EXACT)
+    assert b[0].lambda1_ == pytest.approx(a[0].lambda1_, rel=1e-9)
+    assert_same_fit(a, b, corpus[:20], rtol=1e-10)
+    assert b[0].n_rows_screened_ == a[0].n_rows_screened_
 
 
 @pytest.mark.parametrize("init", ["docs", "random"])

@@ -61,3 +61,15 @@ def test_fused_and_array_kernels_agree(corpus):
         m.device_options = {"kernel": kernel}
         objs.append(m.fit(corpus).objective_)
     np.testing.assert_allclose(objs[0], objs[1], rtol=1e-12)
+
+
+def test_target_terms_and_reseed_on_the_card(corpus):
+    kw = dict(inner_max_iter=8, max_iter=3, tol=0.0, random_state=0, target_terms_per_topic=60)
+    a = BatchRLSI(20, **kw).fit(corpus)
+    b = BatchRLSI(20, device="cuda:float64", **kw).fit(corpus)
+    assert b.lambda1_ == pytest.approx(a.lambda1_, rel=1e-8)
+    np.testing.assert_allclose(b.objective_, a.objective_, rtol=1e-9)
+    okw = dict(lambda1=3.0, rho=1.0, n_inner=2, batch_size=250, reseed_dead=True, inner_max_iter=8, random_state=0)
+    a = OnlineRLSI(20, **okw).fit(corpus)
+    b = OnlineRLSI(20, device="cuda:float64", **okw).fit(corpus)
+    assert b.n_reseeded_ == a.n_reseeded_

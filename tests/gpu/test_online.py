@@ -6,7 +6,6 @@ import scipy.sparse as sp
 
 from rlsi import OnlineRLSI
 from rlsi.datasets.synthetic import make_corpus
-from rlsi.errors import RLSIError
 from rlsi.io import load, save
 
 EXACT = dict(inner_max_iter=8, random_state=0)  # no support solves on the host: pure coordinate descent
@@ -73,6 +72,27 @@ def test_float32_device(corpus):
     assert abs(a.components_ - b.components_).max() <= 1e-4 * abs(a.components_).max()
 
 
-def test_reseed_dead_not_on_the_device(corpus):
-    with pytest.raises(RLSIError, match="reseed_dead=True is not available with a device"):
-        OnlineRLSI(6, reseed_dead=True, device="numpy").fit(corpus)
+def test_reseed_dead(corpus):
+    """Topics killed by a strong λ₁ are re-seeded from the same documents, with their statistics forgotten."""
+    kw = dict(lambda1=3.0, rho=1.0, n_inner=2, batch_size=100, reseed_dead=True, **EXACT)
+    a = OnlineRLSI(6, **kw).fit(corpus)
+    b = OnlineRLSI(6, device="numpy:float64", **kw).fit(corpus)
+    assert a.n_reseeded_ > 0 and b.n_reseeded_ == a.n_reseeded_
+    assert_same(a, b, corpus[:20])
+
+
+def test_a_host_stream_continues_on_the_device_and_back(corpus):
+    parts = [corpus[i * 100:(i + 1) * 100] for i in range(5)]
+    a = OnlineRLSI(6, lambda1=0.05, rho=1.0, n_inner=2, **EXACT)
+    b = OnlineRLSI(6, lambda1=0.05, rho=1.0, n_inner=2, **EXACT)
+    for P in parts[:2]:
+        a.partial_fit(P)
+        b.partial_fit(P)
+    b.set_params(device="numpy:float64")
+    for P in parts[2:4]:
+        a.partial_fit(P)
+        b.partial_fit(P)
+    b.set_params(device="cpu")
+    a.partial_fit(parts[4])
+    b.partial_fit(parts[4])
+    assert_same(a, b, corpus[:20])

@@ -230,7 +230,7 @@ def test_row_screening_is_exact(dtype):
 
 
 def test_overflowing_lambda1_is_refused_before_fitting(planted):
-    # 1e308 per 1000 documents is inf for 200 documents: refused, naming the value (issue 8)
+    # 1e308 per 1000 documents is inf for 200 documents: refused, naming the value
     with pytest.raises(RLSIError, match=r"lambda1=1e\+308 overflows: per 1000 documents it gives λ₁ = inf"):
         BatchRLSI(4, lambda1=1e308).fit(planted)
     # the paper's scale uses the value as it is: finite, so it fits (every topic empty, with the warning)

@@ -71,9 +71,8 @@ def test_components_follow_the_sizes():
 
 
 def test_a_float32_fit_counts_row_blocks_not_a_float64_copy_of_w_for_its_gram():
-    """tasks.gram converts a float32 W to float64 a sub-block per thread at a time (it used to convert W
-    whole: the peak of the 100k x 500k, K = 500 float32 fit, benchmarks/results/memory_estimate.md); a
-    float64 W is used as it is. The phase "S of the initial W" grows by those sub-blocks, whatever N."""
+    """tasks.gram converts a float32 W to float64 a sub-block per thread at a time (a whole float64 copy
+    of W would dominate the peak of a large float32 fit); a float64 W is used as it is. The phase "S of the initial W" grows by those sub-blocks, whatever N."""
     import numba
 
     from rlsi.kernels import blas_rows

@@ -491,3 +491,22 @@ def test_topics_do_not_depend_on_the_thread_count(monkeypatch, n_inner, dense_to
     two = OnlineRLSI(12, n_jobs=2, **params).with_tuning(**tuning).fit(X)
     assert one.components_.nnz > 1000  # thousands of live term rows: many parts of G
     _assert_same_state(one, two)
+
+
+def test_resume_of_dense_held_topics_agrees_to_rounding(tmp_path):
+    # λ₁ = 3 and ρ = 0: the fit holds its topics dense, the loaded model sparse (see the module docstring)
+    X = planted_corpus(n_docs=400, seed=6)
+    batches = [X[a:a + 50] for a in range(0, 400, 50)]
+    params = dict(lambda1=3.0, random_state=7)
+    straight = OnlineRLSI(4, **params)
+    for Xb in batches:
+        straight.partial_fit(Xb)
+    first = OnlineRLSI(4, **params)
+    for Xb in batches[:3]:
+        first.partial_fit(Xb)
+    rlsi.io.save(tmp_path / "m", model=first)
+    resumed = rlsi.io.load(tmp_path / "m")["model"]
+    for Xb in batches[3:]:
+        resumed.partial_fit(Xb)
+    np.testing.assert_allclose(resumed.components_.toarray(), straight.components_.toarray(), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(resumed.stats_.S, straight.stats_.S, rtol=1e-12)

@@ -1,4 +1,4 @@
-"""Sparse and dense topic representations of the batch U-step give the same fit (issue 9)."""
+"""Sparse and dense topic representations of the batch U-step give the same fit."""
 
 import warnings
 

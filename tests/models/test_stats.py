@@ -214,8 +214,8 @@ def test_csr_of_the_live_rows_of_dense_topics():
 
 
 def _whole_batch_assign(st, X, W, repeat):
-    """The rows of R as the code before the term blocks wrote them: the whole transposed batch (scipy), the
-    base rows copied in float64, one kernel call (the reference of the blocked path)."""
+    """The rows of R written the simple way: the whole transposed batch (scipy), the base rows copied in
+    float64, one kernel call (the reference of the blocked path)."""
     from rlsi.models.stats import _NO_BASE, _assign_rows
 
     cols = np.unique(X.indices).astype(np.int64)

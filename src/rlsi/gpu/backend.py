@@ -88,6 +88,10 @@ class Backend:
         A = self.sparse.csr_matrix(A)
         return A.astype(dtype) if A.dtype != dtype else A
 
+    def holds(self, A):
+        """Whether ``A`` is a sparse matrix of this device (a CuPy matrix on the card), not a host one."""
+        return self.is_cuda and self.sparse.issparse(A) and not sp.issparse(A)
+
     def scalar(self, a):
         """A Python float of a 0-d device array (one device-to-host copy on CuPy)."""
         return float(a)

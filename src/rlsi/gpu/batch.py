@@ -182,7 +182,16 @@ class DeviceRLSIProblem:
         self.dense = topics == "dense" or (topics == "auto" and self.topic_pen.norm == "l2")
         self.screen = Screen(be, D, self.lambda1 / 2.0) if screen and self.topic_pen.norm == "l1" else None
         self.used = []
-        self.seconds = {"u_step": 0.0, "v_step": 0.0}
+
+    def set_lambda1(self, lam):
+        """Go on with λ₁ = ``lam`` (the λ₁ search's last problem): the state stays valid (the screening bounds
+        bound ``|r̂|``, which does not depend on λ₁); the fit's diagnostics count from here."""
+        self.lambda1 = float(lam)
+        if self.screen is not None:
+            self.screen.half_lam = self.lambda1 / 2.0
+            self.screen.finish()
+            self.screen.total_skipped = 0
+        self.used = []
 
     # ------------------------------------------------------------------ U-step
     def _warm_rows(self, rows):
@@ -217,7 +226,9 @@ class DeviceRLSIProblem:
         prepared = self.topic_pen.prepare(self.S, self.lambda1)
         if self.screen is not None:
             self.screen.set_state(float(np.max(np.diag(self.S), initial=0.0)))
-        U_new = xp.zeros((M, K), dtype=be.dtype) if self.dense else None
+        U_new = None
+        if self.dense:  # solved rows are written in place: every row not solved is zero before and after
+            U_new = self.U if self.U is not None and not be.sparse.issparse(self.U) else xp.zeros((M, K), be.dtype)
         parts = []
         live_new = xp.zeros(M, dtype=bool)
         sweeps = 0

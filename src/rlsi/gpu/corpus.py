@@ -32,7 +32,7 @@ def spans(n, rows):
 
 def on_card(be, A):
     """Whether ``A`` is a CuPy sparse matrix (a corpus already on the card)."""
-    return be.is_cuda and be.sparse.issparse(A)
+    return be.holds(A)
 
 
 def row_view(be, A, a, b):

@@ -22,7 +22,8 @@ from .._validation import check_random_state
 from ..errors import RLSIError
 from ..models.penalties import penalty as get_penalty
 from .backend import resolve
-from .batch import DeviceRLSIProblem, fold_in, project
+from ..models.sparsity import bisect_rows, lambda1_for_terms_per_topic, sample_term_rows
+from .batch import DeviceRLSIProblem, fold_in, gram_blocks, project
 from .corpus import RowBlocks, on_card
 
 #: Keyword options of the device problem a caller may set on an estimator as ``est.device_options`` (a dict;
@@ -68,6 +69,32 @@ def initial_doc_vectors(be, est, X, V_init=None):
 DOC_ROWS_INIT = 1 << 17
 
 
+def lambda1_for_target(be, est, X, W0, problem_at):
+    """``(λ₁, problem)`` for ``target_terms_per_topic``: :func:`rlsi.models.sparsity.lambda1_for_terms_per_topic`
+    with device problems moving W between its bisections (on the host: sampled term rows of ``R = D W``, made
+    on the card for a corpus there). The problem is the search's last one, to continue from (None with one
+    round)."""
+    rng = check_random_state(est.random_state)
+    positive = get_penalty(est.topic_penalty).nonneg
+    kw = dict(max_iter=est.inner_max_iter, tol=est.inner_tol)
+    bisect = None
+    if on_card(be, X):
+        D = X.T.tocsr()
+        rows = sample_term_rows(D.shape[0], rng)
+        Ds = D[be.xp.asarray(rows)]
+
+        def bisect(W):
+            W = be.asarray(W)
+            R = np.asarray(be.to_host(Ds @ W), dtype=np.float64)
+            S = gram_blocks(be, W)
+            return bisect_rows(R, S, est.target_terms_per_topic, scale=D.shape[0] / len(rows) / W.shape[1],
+                               positive=positive, **kw)
+    lam, problem = lambda1_for_terms_per_topic(
+        X, W0, est.target_terms_per_topic, problem_factory=problem_at, rng=rng, positive=positive, bisect=bisect,
+        return_problem=True, **kw)
+    return lam, problem
+
+
 def check_fit_input(est, X, V_init=None):
     """The skeleton's ``_check_fit_input`` on a device: a CuPy sparse matrix stays on the card (CSR), anything
     else is checked as on the host; the sizes as on the host."""
@@ -77,9 +104,6 @@ def check_fit_input(est, X, V_init=None):
     else:
         X = est._check_X(X, reset=True)
     est._check_sizes(X.shape, V_init)
-    if est.target_terms_per_topic is not None:
-        raise RLSIError("target_terms_per_topic is not available with a device yet; fit with device='cpu' "
-                        "and reuse its lambda1_")
     return X
 
 
@@ -90,11 +114,23 @@ def start(est, X, V_init=None):
     N, M = X.shape
     est.n_features_in_ = M
     W0 = initial_doc_vectors(be, est, X, V_init) if on_card(be, X) else est._initial_doc_vectors(X, V_init)
-    lam1 = est.effective_lambda1(N)
-    problem = DeviceRLSIProblem(
-        be, X, W0, topic_penalty=est.topic_penalty, doc_penalty=est.doc_penalty, lambda1=lam1,
-        lambda2=est.lambda2, inner_max_iter=est.inner_max_iter, inner_tol=est.inner_tol,
-        topic_sweeps=est.topic_sweeps, **device_options(est))
+    opts = device_options(est)
+
+    def problem_at(W, lam):
+        return DeviceRLSIProblem(
+            be, X, W, topic_penalty=est.topic_penalty, doc_penalty=est.doc_penalty, lambda1=lam,
+            lambda2=est.lambda2, inner_max_iter=est.inner_max_iter, inner_tol=est.inner_tol,
+            topic_sweeps=est.topic_sweeps, **opts)
+
+    problem = None
+    if est.target_terms_per_topic is None:
+        lam1 = est.effective_lambda1(N)
+    else:  # the host path's search (rlsi.models.sparsity), its problems on the device
+        lam1, problem = lambda1_for_target(be, est, X, W0, problem_at)
+    if problem is None:
+        problem = problem_at(W0, lam1)
+    else:
+        problem.set_lambda1(lam1)
     est._set_lambda1(lam1, N)
     est.device_plan_ = problem.plan
     return problem

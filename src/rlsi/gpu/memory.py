@@ -9,7 +9,8 @@ A batch fit keeps on the card (bytes, with ``s`` the dtype's size and int32 spar
     the rows of one U-step solve                           t·K·s · 6   (R rows gathered over term blocks, one
                                                                          more block, U rows, their copies in
                                                                          the sweeps, the GEMM block; t = term_rows)
-    one document block of the V-step                       d·K·s · 4   (Φ, the new W rows, their products)
+    one document block of the V-step                       d·K·s · 8   (Φ, the new W rows, their float64
+                                                                         copies for S, the drift and tr(UᵀDVᵀ))
 
 ``R = D Vᵀ`` is never whole: it is formed and consumed ``term_rows`` terms at a time (the paper's shape,
 7M terms x K = 500, would be 14 GB in float32). When D and X do not fit next to the rest, they stay in host
@@ -18,7 +19,7 @@ memory and their blocks are streamed to the card (two blocks of each in flight).
 estimate, before any work.
 
 The paper's shape (1.6M docs x 7M terms, nnz 326M, K = 500, float32, topics at AvgComp 0.0044) plans to
-about 12 GB resident: within the 40 GB target with room for the streaming-free path.
+14.0 GB with the corpus on the card, within the 40 GB target (9.4 GB with the corpus streamed).
 """
 
 from __future__ import annotations
@@ -38,6 +39,11 @@ USABLE = 0.9
 #: Topic density assumed for sparse topics when the caller gives none (the paper's AvgComp is 0.0044; a
 #: fit's first U-steps are denser).
 DEFAULT_DENSITY = 0.02
+
+
+def size(b):
+    """Bytes as "14.00 GB", or "3.4 MB" below 0.1 GB."""
+    return f"{b / GB:.2f} GB" if b >= 0.1 * GB else f"{b / 1e6:.1f} MB"
 
 
 def csr_bytes(nnz, rows, itemsize):
@@ -63,9 +69,9 @@ class MemoryPlan:
         return int(sum(self.components.values()))
 
     def describe(self):
-        parts = ", ".join(f"{k} {v / GB:.2f} GB" for k, v in sorted(self.components.items(), key=lambda kv: -kv[1]))
+        parts = ", ".join(f"{k} {size(v)}" for k, v in sorted(self.components.items(), key=lambda kv: -kv[1]))
         where = "corpus streamed from host memory" if self.streamed else "corpus on the card"
-        return f"{self.total / GB:.2f} GB ({where}: {parts})"
+        return f"{size(self.total)} ({where}: {parts})"
 
 
 def plan(n_docs, n_terms, nnz, n_components, *, dtype=np.float32, budget=None, topic_density=None,
@@ -84,7 +90,7 @@ def plan(n_docs, n_terms, nnz, n_components, *, dtype=np.float32, budget=None, t
     rest = {"W": N * K * s,
             "U": M * K * s if dense_topics else 2 * csr_bytes(dens * M * K, M, s),
             "U-step block": 6 * t * K * s,
-            "V-step block": 4 * d * K * s}
+            "V-step block": 8 * d * K * s}
     if stream is None:
         stream = budget is not None and sum(corpus.values()) + sum(rest.values()) > budget
     if stream:  # two blocks of each matrix in flight on the card
@@ -100,7 +106,7 @@ def check(p, budget, *, what="device='cuda'"):
         return p
     hint = "a smaller n_components, float32 (device='cuda'), sparser topics (a larger lambda1) or device='cpu'"
     raise RLSIError(f"{what} needs about {p.describe()} for {p.n_docs} x {p.n_terms} (nnz {p.nnz}), "
-                    f"K={p.n_components}; the card has {budget / GB:.2f} GB usable: use {hint}")
+                    f"K={p.n_components}; the card has {size(budget)} usable: use {hint}")
 
 
 def plan_for(be, n_docs, n_terms, nnz, n_components, *, budget=None, **kw):
@@ -129,8 +135,8 @@ def check_online(be, n_terms, n_components, batch_nnz, batch_docs, budget=None):
     parts = online_bytes(n_terms, n_components, batch_nnz, batch_docs, be.dtype.itemsize)
     total = sum(parts.values())
     if budget is not None and total > budget:
-        desc = ", ".join(f"{k} {v / GB:.2f} GB" for k, v in parts.items())
-        raise RLSIError(f"OnlineRLSI(device=...) needs about {total / GB:.2f} GB of GPU memory ({desc}) for "
-                        f"{n_terms} terms, K={n_components}; the card has {budget / GB:.2f} GB usable: use a "
+        desc = ", ".join(f"{k} {size(v)}" for k, v in parts.items())
+        raise RLSIError(f"OnlineRLSI(device=...) needs about {size(total)} of GPU memory ({desc}) for "
+                        f"{n_terms} terms, K={n_components}; the card has {size(budget)} usable: use a "
                         f"smaller n_components or batch_size, or device='cpu'")
     return total

@@ -149,6 +149,29 @@ def _gram_live(be, st):
     return gram_blocks(be, st.U[rows])
 
 
+def _reseed(est, st, batch):
+    """``reseed_dead``: the host path's choice of documents (:meth:`rlsi.models.OnlineRLSI._reseed`, on the
+    topics as host CSR), then the re-seeded topics' statistics forgotten on the card (rows and columns of S,
+    columns of R). Only a batch that re-seeds moves U back to the card."""
+    be, xp = st.be, st.be.xp
+    U = st.topics_csr()
+    dead = np.flatnonzero(np.bincount(U.indices, minlength=st.K) == 0)
+    if len(dead) == 0:
+        return
+    before = est.n_reseeded_
+    U_new = sp.csr_matrix(est._reseed(batch.host, U))
+    if est.n_reseeded_ == before:
+        return
+    alive = np.bincount(U_new.indices, minlength=st.K) > 0
+    ks = dead[alive[dead]]
+    st.U = be.asarray(U_new.toarray())
+    st.live = xp.any(st.U != 0, axis=1)
+    st.S[ks, :] = 0.0
+    st.S[:, ks] = 0.0
+    st.R[:, xp.asarray(ks)] = 0
+    st.rowmax = xp.abs(st.R).max(axis=1).astype(np.float64) if st.n_terms else st.rowmax
+
+
 def step(est, st, batch):
     """One mini-batch of Algorithm 4 on the device state ``st`` for estimator ``est``; returns W (host f64)."""
     be, xp = st.be, st.be.xp
@@ -163,6 +186,8 @@ def step(est, st, batch):
             st.U = be.asarray(sp.csr_matrix(U0).toarray())
             st.live = xp.any(st.U != 0, axis=1)
             est.topics_initialized_ = True
+    elif est.reseed_dead:
+        _reseed(est, st, batch)
     st.rescale(est.decay_at(t0, n))
     lam1 = est.lambda1_at(st.weight + n)
     S_base, weight_base = st.S.copy(), st.weight
@@ -244,11 +269,6 @@ def _state(est, be):
     return st
 
 
-def _check(est):
-    if est.reseed_dead:
-        raise RLSIError("reseed_dead=True is not available with a device yet; use device='cpu'")
-
-
 def publish(est, st, dtype):
     """The host attributes of the device state: ``_U`` (CSR), ``stats_``, then ``est._publish()``."""
     est._U = st.topics_csr()
@@ -261,7 +281,6 @@ def fit_online(est, X):
     """``OnlineRLSI.fit(X)`` on ``est.device`` (the host path's passes, order and mini-batches)."""
     est._validate_params()
     be = resolve(est.device)
-    _check(est)
     X = est._check_X(X, reset=True)
     est._reset(X.dtype)
     N, M = X.shape
@@ -284,8 +303,8 @@ def partial_fit_transform(est, X):
     be = resolve(est.device)
     if not hasattr(est, "stats_"):
         est._validate_params()
-        _check(est)
         X = check_matrix(X)
+        check_online(be, X.shape[1], est.n_components, X.nnz, X.shape[0])
         est._reset(X.dtype)
         est.n_features_in_ = X.shape[1]
         est._device_state = None
