@@ -12,6 +12,8 @@ from rlsi.gpu.backend import numpy_backend
 from rlsi.gpu.batch import DeviceRLSIProblem, fold_in
 from rlsi.io import load, save
 from rlsi.models import steps
+from rlsi.models.penalties import penalty
+from rlsi.models.rlsi_policy import RLSIPolicy
 
 # pure cyclic coordinate descent on the host too: the host kernel adds support solves from 10 sweeps up
 EXACT = dict(inner_max_iter=8, max_iter=5, tol=0.0, random_state=0)
@@ -107,8 +109,8 @@ def test_objective_is_the_host_formula(corpus):
     run(p, 2)
     U = p.components(np.float64).T.tocsr()
     W = p.doc_vectors(np.float64)
-    expect = steps.objective(p.x_sqnorm, p.cross, U, steps.gram(W), W, topic_penalty="l1", doc_penalty="l2",
-                             lambda1=p.lambda1, lambda2=1.0)
+    expect = RLSIPolicy.objective(p.x_sqnorm, p.cross, steps.topic_gram(U), steps.gram(W), p.lambda1,
+                                  penalty("l1").value(U), 1.0, penalty("l2").value(W))
     assert p.objective() == pytest.approx(expect, rel=1e-12)
     # and Eq. (1) evaluated directly
     D = corpus.T.toarray()

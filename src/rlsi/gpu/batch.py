@@ -13,12 +13,12 @@ steps run here. Per iteration:
   projection ``W = Φ (UᵀU + λ₂I)⁻¹`` with the K x K inverse by Cholesky in float64 on the host (the host
   path's :func:`rlsi.models.penalties.ridge_inverse`), and the statistics ``S = WᵀW`` (float64) and
   ``tr(Uᵀ D Vᵀ) = Σ Φ∘W`` of the objective.
-* objective: Eq. (1) as :func:`rlsi.models.steps.objective` computes it,
+* objective: Eq. (1) as :meth:`rlsi.models.rlsi_policy.RLSIPolicy.objective` computes it,
   ``‖D‖² − 2 tr(UᵀDVᵀ) + Σ (UᵀU)∘S + λ₁P(U) + λ₂Q(V)``.
 
 Sweeps per U-step, the cold first U-step's work budget and the representation switch (dense topics above 5 %
-non-zero weights) are the host path's rules (:func:`rlsi.models.batch.topic_max_iter`, ``cold_work``,
-``DENSE_ABOVE``), so the device fit follows the host fit's iterates to rounding (up to the host kernel's
+non-zero weights) are the host path's rules (:func:`rlsi.models.rlsi_policy.topic_max_iter`, ``cold_work``,
+``RLSITuning.dense_above``), so the device fit follows the host fit's iterates to rounding (up to the host kernel's
 support solves in uncapped U-steps, see :mod:`rlsi.gpu.cd`).
 """
 
@@ -31,7 +31,7 @@ import scipy.sparse as sp
 
 from ..errors import RLSIError
 from ..kernels.convert import dense_to_csr
-from ..models.batch import DENSE_ABOVE, SPARSE_WORK_SHARE, cold_work, topic_max_iter
+from ..models.rlsi_policy import TUNING, cold_work, topic_max_iter
 from ..models.penalties import penalty as get_penalty
 from .cd import BLOCK, solve_penalty
 from .corpus import RowBlocks, Screen, on_card, spans, take_rows
@@ -40,8 +40,8 @@ from .memory import DOC_ROWS, TERM_ROWS, plan_for
 log = logging.getLogger(__name__)
 
 #: Topic representations (``topics=``) and Φ products (``phi=``) of the device problem.
-TOPICS = {"auto": "sparse, dense above DENSE_ABOVE non-zero weights", "sparse": "CSR", "dense": "M x K"}
-PHI = {"auto": "X U sparse x sparse while its work is small (SPARSE_WORK_SHARE), else X times dense U",
+TOPICS = {"auto": "sparse, dense above RLSITuning.dense_above non-zero weights", "sparse": "CSR", "dense": "M x K"}
+PHI = {"auto": "X U sparse x sparse while its work is small (RLSITuning.sparse_work_share), else X times dense U",
        "sparse": "X U as sparse x sparse (CSR topics)", "dense": "X times a dense copy of U"}
 
 
@@ -278,7 +278,7 @@ class DeviceRLSIProblem:
         diag = {"nnz": nnz, "sweeps": sweeps, "dense": self.dense,
                 "screened": self.screen.rows_skipped if self.screen is not None else 0}
         if self.topics == "auto":  # the representation of the next iteration, as the host path switches it
-            dense = nnz > DENSE_ABOVE * M * K and self._dense_fits()
+            dense = nnz > TUNING.dense_above * M * K and self._dense_fits()
             if dense != self.dense:
                 self.U = self.U.toarray() if dense else be.sparse.csr_matrix(self.U)
                 if not dense:
@@ -305,7 +305,7 @@ class DeviceRLSIProblem:
         if self.phi == "dense":
             return U.toarray()
         work = float(self.be.xp.dot(self.df, self.be.xp.diff(U.indptr).astype(np.float64)))
-        if work <= SPARSE_WORK_SHARE * self.x_nnz * U.shape[1] or not self._dense_fits():
+        if work <= TUNING.sparse_work_share * self.x_nnz * U.shape[1] or not self._dense_fits():
             return None  # (the dense copy is M x K: 14 GB at 7M terms, K = 500, float32)
         return U.toarray()
 
@@ -321,7 +321,7 @@ class DeviceRLSIProblem:
 
     # ------------------------------------------------------------------ objective, results
     def objective(self):
-        """Eq. (1) of the current U and W, as :func:`rlsi.models.steps.objective` computes it."""
+        """Eq. (1) of the current U and W, as :meth:`rlsi.models.rlsi_policy.RLSIPolicy.objective` computes it."""
         loss = self.x_sqnorm - 2.0 * self.cross + float(np.sum(self.G * self.S))
         return (loss + self.lambda1 * penalty_value(self.be, self.topic_pen, self.U)
                 + self.lambda2 * penalty_value(self.be, self.doc_pen, self.Wd))

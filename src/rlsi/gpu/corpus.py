@@ -20,7 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import scipy.sparse as sp
 
-from ..models.screening import csr_row_norms, rounding_factor
+from ..models.rlsi_policy import rounding_factor
+from ..models.screening import csr_row_norms
 
 
 def spans(n, rows):
