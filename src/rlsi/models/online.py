@@ -189,9 +189,8 @@ class OnlineRLSI(SquaredLossModel):
     random_state : None, int or Generator.
     n_jobs : None or int — numba threads.
     verbose : int — 1 shows a progress bar in ``fit`` (documents per second).
-    device : {"cpu", "cuda", "cuda:float64", ...}, default "cpu" — where the mini-batch steps run ("cuda": the
-        statistics and topics on the CUDA card with CuPy, mini-batches moved asynchronously; see
-        :mod:`rlsi.gpu.online` and docs/gpu.md).
+    device : {"cpu", "cuda", "cuda:float64", ...}, default "cpu" — where the mini-batch steps run ("cuda": on
+        the CUDA card with CuPy, :mod:`rlsi.gpu.online`).
 
     Attributes
     ----------
