@@ -3,7 +3,7 @@ MiniBatchNMF, one pass over 20 Newsgroups in mini-batches of 256, both at one th
 both at `--threads` (then wall-clock time by default).
 
 Reported in documents per second of **process CPU time**, which other processes on a shared machine
-disturb far less than wall-clock time (issue 9 asks for OnlineRLSI at this setting to be at least as fast
+disturb far less than wall-clock time (the question is whether OnlineRLSI at this setting is at least as fast
 as MiniBatchNMF per document). Each ``--sweeps`` value is one OnlineRLSI (``topic_sweeps``: coordinate-
 descent sweeps per term row of each warm-started U-step; ``none`` = every U-step solved to ``inner_tol``,
 the published algorithm), run in turns with MiniBatchNMF ``--repeat`` times (the best time of each is

@@ -1,4 +1,4 @@
-"""Search at web scale (#13, benchmark item 4): a BM25 + topic index of a matrix directory, built block by
+"""Search at web scale: a BM25 + topic index of a matrix directory, built block by
 block, saved, memory-mapped, and the top-10 latency of short queries in candidate and exact mode.
 
 Steps, each in its own process (so that its peak memory is its own: ``VmHWM``):
@@ -234,7 +234,7 @@ def _report(a, argv, facts, res):
     f = harness.fmt
     b, q = res["build"], res["query"]
     gb = 2**30
-    L = ["# Search at web scale: BM25 + topic index of a matrix directory (issue #13, item 4)", "",
+    L = ["# Search at web scale: BM25 + topic index of a matrix directory", "",
          f"Command: `{harness.command_line(__file__, argv)}`", "", harness.machine_line(facts), "",
          "The machine's 2 cores were shared with other jobs (load average above); every child ran with 1 "
          "numba/BLAS thread. Latencies are wall clock, so they include waiting for a core.", ""]

@@ -36,7 +36,7 @@ from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import Normalizer, StandardScaler  # noqa: E402
 from sklearn.svm import LinearSVC  # noqa: E402
 
-from bench_stc import DATA, PARAMS, load  # noqa: E402
+from bench_stc import DATA, PARAMS, load, subset  # noqa: E402
 from rlsi.models.stc import MedSTC, OnlineSTC, SparseTopicalCoding  # noqa: E402
 
 PROTOCOLS = {
@@ -55,20 +55,6 @@ def svm_protocols(Ttr, ytr, Tte, yte, names):
                          n_jobs=1).fit(Ttr, ytr)
         out[name] = (100 * g.score(Tte, yte), g.best_params_["linearsvc__C"])
     return out
-
-
-def subset(Xtr, ytr, Xte, yte, spec):
-    """The subset protocol of the result file: rows drawn by ``default_rng(0).choice``; the vocabulary cut to
-    the terms of the training subset."""
-    if not spec:
-        return Xtr, ytr, Xte, yte
-    ntr, nte = (int(v) for v in spec.split(","))
-    rng = np.random.default_rng(0)
-    a = rng.choice(Xtr.shape[0], ntr, replace=False)
-    b = rng.choice(Xte.shape[0], nte, replace=False)
-    Xtr, ytr, Xte, yte = Xtr[a], ytr[a], Xte[b], yte[b]
-    cols = np.flatnonzero(np.asarray(Xtr.sum(axis=0)).ravel() > 0)
-    return Xtr[:, cols].tocsr(), ytr, Xte[:, cols].tocsr(), yte
 
 
 class _Snapshots(SparseTopicalCoding):

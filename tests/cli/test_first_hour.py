@@ -190,6 +190,13 @@ def test_compile_notice_prints_one_line(tmp_path):
     assert out.getvalue().count("\n") == 1 and "compiling" in out.getvalue()
 
 
+def test_compile_notice_watches_the_lasso_kernel():
+    from rlsi.kernels.lasso import _lasso_cd_rows
+
+    assert _progress.kernels_cold(_lasso_cd_rows) in (True, False)  # a cached numba dispatcher it can read
+    assert hasattr(_lasso_cd_rows, "_cache")
+
+
 def _warned_here(record):
     return record.filename == __file__
 

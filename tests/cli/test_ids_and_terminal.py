@@ -177,3 +177,10 @@ def test_topics_escape_terms(tmp_path, capsys):
 def test_printable():
     assert printable("plain é 日本") == "plain é 日本"
     assert printable("a\x1bb\tc\nd\u202ee\ud800") == "a\\x1bb\\tc\\nd\\u202ee\\ud800"
+
+
+def test_error_messages_escape_control_characters(tmp_path, capsys):
+    # a file name with an escape sequence, echoed by the error message
+    bad = tmp_path / "evil\x1b[2J.jsonl"
+    status, out, err = run(capsys, "fit", bad, "-o", tmp_path / "m")
+    assert status == 2 and "\x1b" not in err and "\\x1b[2J" in err and err.count("\n") == 1

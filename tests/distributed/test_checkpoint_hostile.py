@@ -25,9 +25,22 @@ def X():
 
 
 @pytest.fixture(scope="module")
-def made(X, cluster_of, tmp_path_factory):
+def made(X, tmp_path_factory):
+    """The checkpoint a distributed fit writes after 2 iterations over 2 partitions (written directly, as
+    the learner's workers and client write it: the W parts, then the state)."""
+    from rlsi.distributed import _tasks
+    from rlsi.models import BatchRLSI
+
     ckpt = tmp_path_factory.mktemp("ckpt") / "c"
-    DaskRLSI(**PARAMS, max_iter=2, client=cluster_of(2), checkpoint_dir=ckpt).fit(X)
+    model = BatchRLSI(**PARAMS, max_iter=2).fit(X)
+    W = np.asarray(model.transform(X))
+    bounds = [[0, 45], [45, 90]]
+    for p, (a, b) in enumerate(bounds):
+        _tasks.save_part_w(W[a:b], str(part_path(ckpt, 2, p)))
+    meta = {"n_docs": 90, "n_terms": 60, "n_components": 4, "dtype": "float64", "partitions": bounds,
+            "lambda1_effective": 0.5, "objectives": [2.0, 1.0], "bytes_moved": [10, 10], "seconds": [0.1, 0.1],
+            "representations": ["sparse", "sparse"]}
+    checkpoint.write_state(ckpt, 2, model.components_.T.tocsr(), meta)
     return ckpt
 
 
@@ -152,3 +165,12 @@ def test_a_checkpoint_dir_naming_a_file_is_refused_before_any_work(X, cluster_of
     with pytest.raises(RLSIError, match="exists and is not a folder"):
         DaskRLSI(**PARAMS, max_iter=2, client=cluster_of(2), checkpoint_dir=f).fit(X)
     assert f.read_text() == "mine"
+
+
+def test_a_checkpoint_dir_inside_or_equal_to_an_rlsi_folder_is_refused(tmp_path):
+    io.save_matrix(tmp_path / "mx", sp.identity(3, format="csr"))
+    with pytest.raises(RLSIError, match="is an rlsi matrix directory"):
+        checkpoint.check_directory(tmp_path / "mx")
+    with pytest.raises(RLSIError, match="is inside"):
+        checkpoint.check_directory(tmp_path / "mx" / "ckpt")
+    assert checkpoint.check_directory(tmp_path / "new") == tmp_path / "new"

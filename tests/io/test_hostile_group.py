@@ -1,6 +1,7 @@
 """Crafted group models (GRLSI, GNMF) are refused on load in one line: classes repeated or unsorted,
 topic groups that disagree with the columns the classes own (``topics`` and ``transform`` would read
-different topics), negative topics in a non-negative model; a class-count mismatch is named as such."""
+different topics), negative topics in a non-negative model; a class-count mismatch is named as such; a
+component whose class does not suit its name (a vectorizer as ``model``)."""
 
 import json
 import re
@@ -92,3 +93,21 @@ def test_crafted_group_models_are_refused(saved, tmp_path, case):
 def test_the_intact_group_models_load(saved):
     for name in ("grlsi", "gnmf"):
         io.load(saved / name)
+
+
+@pytest.mark.parametrize("name, cls, words", [("model", "TfidfVectorizer", "not a topic model"),
+                                               ("vectorizer", "BatchRLSI", "must be a StreamingTfidf or "
+                                                                           "TfidfVectorizer")])
+def test_a_component_of_another_class_is_refused(saved, tmp_path, name, cls, words):
+    import shutil
+
+    path = tmp_path / "m"
+    shutil.copytree(saved / "grlsi", path)
+    manifest = json.loads((path / "manifest.json").read_text())
+    comps = manifest["components"]
+    if name == "vectorizer":
+        comps["vectorizer"] = dict(comps["model"])
+    comps[name] = dict(comps[name], **{"class": cls})
+    (path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ModelFormatError, match=re.escape(words)):
+        io.load(path)

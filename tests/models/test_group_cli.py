@@ -1,4 +1,4 @@
-"""``rlsi fit --model grlsi|gnmf|crlsi|cnmf`` and per-group ``rlsi topics`` (issue 11)."""
+"""``rlsi fit --model grlsi|gnmf|crlsi|cnmf`` and per-group ``rlsi topics``."""
 
 import gzip
 import json

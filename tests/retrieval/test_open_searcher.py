@@ -17,14 +17,14 @@ from rlsi.retrieval import DEFAULT_FOLDING, FOLDINGS, Searcher, open_searcher
 from rlsi.text import Corpus, TfidfVectorizer
 
 TEXTS = [
-    "aircraft wing flutter at high speed",
-    "airplane wing design and flutter tests",
-    "jet aircraft engine noise",
-    "heart disease and blood pressure",
-    "cardiac surgery on the heart valves",
-    "blood vessels arteries and the heart",
-    "library catalog of books",
-    "books indexing in the library",
+    "wing flutter of a supersonic aircraft",
+    "airplane design wind tunnel tests of the wing",
+    "heart valve surgery and cardiac recovery",
+    "blood pressure in heart disease",
+    "arteries veins and the heart muscle",
+    "catalog of library books and journals",
+    "indexing books for a library catalog",
+    "engine noise of jet aircraft",
 ]
 IDS = [f"d{i}" for i in range(len(TEXTS))]
 
@@ -153,3 +153,32 @@ def test_a_term_only_lsi_model_dir_accepts_alpha(tmp_path, corpus):
     X = vec.fit_transform(TEXTS)
     rlsi.io.save(tmp_path / "lsi", model=LSI(2).fit(X), vectorizer=vec)
     assert open_searcher(tmp_path / "lsi", corpus=corpus, alpha=0.25).alpha == 0.25
+
+
+def test_a_group_model_matches_documents_on_their_classes(tmp_path):
+    import json
+
+    from rlsi.models.group import GroupRLSI
+    from rlsi.retrieval.group_topic import ClassTopicMatcher
+
+    labels = ["air", "air", "heart", "heart", "heart", "books", "books", "air"]
+    vec = TfidfVectorizer()
+    X = vec.fit_transform(TEXTS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = GroupRLSI(1, 1, lambda1=0.01, max_iter=5, random_state=0).fit(X, labels)
+    rlsi.io.save(tmp_path / "g", model=model, vectorizer=vec)
+    path = tmp_path / "c.jsonl"
+    with open(path, "w") as f:
+        for i, t, y in zip(IDS, TEXTS, labels):
+            f.write(json.dumps({"id": i, "text": t, "label": y if i != "d3" else ""}) + "\n")
+    predicted = open_searcher(tmp_path / "g", corpus=path)
+    assert isinstance(predicted.topic_index_, ClassTopicMatcher)
+    assert [model.classes_[p] for p in predicted.topic_index_.doc_classes_] == list(model.predict(X))
+    with pytest.raises(RLSIError, match="1 of 8 documents have no 'label' field value .*leave out the label field"):
+        open_searcher(tmp_path / "g", corpus=path, label_field="label")
+    docs = Corpus(IDS, TEXTS, {"label": labels})
+    given = open_searcher(tmp_path / "g", corpus=docs, label_field="label")
+    assert [model.classes_[p] for p in given.topic_index_.doc_classes_] == labels
+    with pytest.raises(RLSIError, match="no field 'topic'"):
+        open_searcher(tmp_path / "g", corpus=docs, label_field="topic")

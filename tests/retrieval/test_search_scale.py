@@ -1,4 +1,4 @@
-"""Search at web scale (#13): the index of a matrix directory built block by block, candidate mode,
+"""Search at web scale: the index of a matrix directory built block by block, candidate mode,
 posting-list kernels, and the saved index memory-mapped on load."""
 
 import json

@@ -49,8 +49,7 @@ def _open(args):
 
         import_distributed()  # its import sets the "distributed" logger to INFO: lower it afterwards
         logging.getLogger("distributed").setLevel(logging.WARNING)
-    if args.resume_checkpoint and not args.checkpoint_dir:
-        raise RLSIError("--resume-checkpoint needs --checkpoint-dir DIR (the folder of the checkpoints)")
+    check_where(args)
     handle = open_cluster(scheduler=args.scheduler, n_workers=args.workers or 2, timeout=args.scheduler_timeout)
     if not getattr(args, "quiet", False):
         n_workers = len(handle.client.scheduler_info(n_workers=-1)["workers"])
@@ -60,21 +59,59 @@ def _open(args):
     return handle
 
 
-def _on_dask(model, client, args):
-    """The Dask placement of the local estimator ``model`` (BatchRLSI or OnlineRLSI): the same parameters."""
+def check_where(args):
+    """The options that name places (``--scheduler``, ``--checkpoint-dir``), checked before any work."""
+    if args.resume_checkpoint and not args.checkpoint_dir:
+        raise RLSIError("--resume-checkpoint needs --checkpoint-dir DIR (the folder of the checkpoints)")
+    check_scheduler(args.scheduler)
+    if args.checkpoint_dir:
+        from ..distributed.checkpoint import check_directory
+
+        check_directory(args.checkpoint_dir)
+
+
+def check_scheduler(address):
+    """RLSIError for a ``--scheduler`` address no Dask transport can reach (an unknown ``scheme://``, no
+    host), before any connection is tried."""
+    if address is None:
+        return
+    try:
+        from distributed.comm.registry import backends
+    except ImportError:  # open_cluster says how to install the Dask backend
+        return
+
+    text = str(address)
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "tcp", text
+    if scheme not in backends:
+        raise RLSIError(f"--scheduler {text}: unknown protocol {scheme!r}; give tcp://HOST:PORT (or "
+                        f"{', '.join(s + '://' for s in sorted(backends) if s != 'tcp')})")
+    if not rest.strip():
+        raise RLSIError(f"--scheduler {text}: no host; give {scheme}://HOST:PORT, e.g. {scheme}://10.0.0.5:8786")
+
+
+def dask_placement(model, client, args):
+    """The Dask placement of the local estimator ``model`` (BatchRLSI or OnlineRLSI): the same parameters;
+    a parameter the Dask learner does not have (``executor``, ``device``) must keep its local default."""
     from ..distributed import DaskOnlineRLSI, DaskRLSI
     from ..models.online import OnlineRLSI
 
+    online = isinstance(model, OnlineRLSI)
+    if online and (args.checkpoint_dir or args.resume_checkpoint):
+        raise RLSIError("--checkpoint-dir and --resume-checkpoint apply to the batch fit; drop them or --online")
+    cls = DaskOnlineRLSI if online else DaskRLSI
+    accepted = set(cls._get_param_names())
+    local_defaults = type(model)().get_params(deep=False)
     params = model.get_params(deep=False)
-    if params.pop("device", "cpu") != "cpu":  # the local estimator's device: another placement than Dask
-        raise RLSIError("a device fit (device='cuda') and --dask are two placements of the fit; choose one")
-    if isinstance(model, OnlineRLSI):
-        if args.checkpoint_dir or args.resume_checkpoint:
-            raise RLSIError("--checkpoint-dir and --resume-checkpoint apply to the batch fit; drop them or --online")
-        return DaskOnlineRLSI(**params, client=client), "mini-batch"
-    params.pop("executor", None)
-    return DaskRLSI(**params, client=client, checkpoint_dir=args.checkpoint_dir,
-                    resume=args.resume_checkpoint), "iteration"
+    changed = sorted(k for k in set(params) - accepted if params[k] != local_defaults[k])
+    if changed:
+        raise RLSIError(f"--backend dask does not take {', '.join(changed)}: drop it or fit on this machine")
+    params = {k: v for k, v in params.items() if k in accepted}
+    if online:
+        return cls(**params, client=client), "mini-batch"
+    return cls(**params, client=client, checkpoint_dir=args.checkpoint_dir, resume=args.resume_checkpoint), \
+        "iteration"
 
 
 def _report(args, model, unit):
@@ -87,10 +124,11 @@ def _report(args, model, unit):
 def fit_dask(args, X, model):
     """Fit the local estimator ``model`` (BatchRLSI / OnlineRLSI, unfitted) on the cluster named by ``args``;
     returns the fitted local model."""
-    _on_dask(model, None, args)  # options fail before the cluster starts
+    check_where(args)
+    dask_placement(model, None, args)  # options fail before the cluster starts
     handle = _open(args)
     try:
-        dask_model, unit = _on_dask(model, handle.client, args)
+        dask_model, unit = dask_placement(model, handle.client, args)
         dask_model.fit(X)
     finally:
         handle.close()
@@ -111,7 +149,11 @@ def fit_dask_files(args, paths, fields, model):
     if args.online:
         raise RLSIError("--online reads one corpus file; give one file, or drop --online for the batch fit of "
                         "several files on the Dask workers")
-    dask_model, unit = _on_dask(model, None, args)  # options fail before the cluster starts
+    from ..distributed.files import check_distinct_files
+
+    check_distinct_files(paths)
+    check_where(args)
+    dask_model, unit = dask_placement(model, None, args)  # options fail before the cluster starts
     vectorizer = make_vectorizer(args)
     handle = _open(args)
     try:

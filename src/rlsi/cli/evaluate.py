@@ -19,9 +19,8 @@ default methods and grid fits 5 K x 4 baselines + 25 RLSI models: a few minutes 
 benchmark's MED section, which fits more, took 214 s), 15 minutes measured with the 2 cores shared with a
 benchmark. ``extended`` reaches K = 300 for every method and lambda1 = 1e-5 for RLSI (K 10,20,50,100,200,300;
 lambda1 1e-5,1e-4,0.001,0.01), for when the default grid's optimum is on its edge (the warning says so). It
-is not the default because it is far slower: about 30 minutes on MED with 2 shared cores (the same fits in
-benchmarks/results/ranking_extended_med.md took 29.7 min; the RLSI fits at K >= 200 and lambda1 <= 1e-4
-dominate, 3 to 5 minutes each). Each (method, setting) is fitted once and shared by
+is not the default because it is far slower: about 30 minutes on MED with 2 shared cores (29.7 min
+measured; the RLSI fits at K >= 200 and lambda1 <= 1e-4 dominate, 3 to 5 minutes each). Each (method, setting) is fitted once and shared by
 both protocols, every alpha and every fold. ``--k-grid`` and ``--lambda1-grid`` override the preset.
 
 Existing TREC runs can be evaluated instead: ``rlsi evaluate --qrels QRELS --run A.run --run B.run``
@@ -48,7 +47,8 @@ def _floats(text, name):
     except ValueError:
         raise RLSIError(f"{name} {text!r}: expected comma-separated numbers") from None
     if not values:
-        raise RLSIError(f"{name} is empty")
+        raise RLSIError(f"{name} {text!r} names no value: give comma-separated values, or leave the option out "
+                        f"for the preset's")
     return values
 
 
@@ -201,7 +201,7 @@ def run(args):
         return _evaluate_runs(args, quiet)
     from ..evaluation import load_collection
     from ..experiments import (DEFAULT_FIT_NORMALIZE, DEFAULT_FOLD_GRID, DEFAULT_STEMMER, GRID_PRESETS,
-                               prepare_collection, run_protocol)
+                               ProtocolConfig, prepare_collection, run_protocol)
     from ..retrieval.combine import NORMALIZERS
     from ..text import TfidfVectorizer
 
@@ -210,8 +210,9 @@ def run(args):
     term_model, topic = _parse_methods(args.methods)
     extra = _group_extra(topic, args.classes)
     preset = GRID_PRESETS[args.grid]
-    k_grid = _ints(args.k_grid, "--k-grid") if args.k_grid else list(preset["k_grid"])
-    lambda1_grid = _floats(args.lambda1_grid, "--lambda1-grid") if args.lambda1_grid else list(preset["lambda1_grid"])
+    k_grid = _ints(args.k_grid, "--k-grid") if args.k_grid is not None else list(preset["k_grid"])
+    lambda1_grid = (_floats(args.lambda1_grid, "--lambda1-grid") if args.lambda1_grid is not None
+                    else list(preset["lambda1_grid"]))
     if args.fold_grid is None:
         fold_grid = DEFAULT_FOLD_GRID
     else:
@@ -245,12 +246,12 @@ def run(args):
         print(f"rlsi: note: {empty} evaluated quer(y/ies) have no term in the vocabulary; they score 0",
               file=sys.stderr)
     protocols = ("cv", "best") if args.protocol == "both" else (args.protocol,)
-    report = run_protocol(coll, topic, prepared=prepared, protocols=protocols, k_grid=k_grid,
-                          lambda1_grid=lambda1_grid, fold_grid=fold_grid, fit_normalize=DEFAULT_FIT_NORMALIZE,
-                          alphas=alphas, term_model=term_model, k1=args.k1, b=args.b, topic_norm=args.norm,
-                          term_norm=args.norm, n_folds=args.folds, n_repeats=args.repeats, seed=args.seed,
-                          random_state=args.seed, test=args.test, progress=not quiet,
-                          extra=extra)
+    config = ProtocolConfig(protocols=protocols, k_grid=k_grid, lambda1_grid=lambda1_grid, fold_grid=fold_grid,
+                            extra=extra, alphas=alphas, term_model=term_model, k1=args.k1, b=args.b,
+                            topic_norm=args.norm, term_norm=args.norm, fit_normalize=DEFAULT_FIT_NORMALIZE,
+                            n_folds=args.folds, n_repeats=args.repeats, test=args.test, seed=args.seed,
+                            progress=not quiet)
+    report = run_protocol(coll, topic, config, prepared=prepared)
     report.settings["stemmer"] = stemmer
     report.settings["grid"] = args.grid
     print(report.to_text())
@@ -266,7 +267,7 @@ def run(args):
 
 
 def _group_extra(topic, classes):
-    """``extra`` of run_protocol: the number of k-means classes for the group models named in --methods."""
+    """``ProtocolConfig.extra``: the number of k-means classes for the group models named in --methods."""
     if classes is None:
         return None
     if classes < 1:

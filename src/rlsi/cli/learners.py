@@ -26,8 +26,8 @@ from . import _common
 from ._online import online_model_from_args
 from .group import add_group_arguments, group_labels_from_args, group_model_from_args
 
-__all__ = ["Learner", "LEARNERS", "MODES", "register", "learners", "get_learner", "fit_modes", "check_modes",
-           "report_fit", "topic_model_summary"]
+__all__ = ["Learner", "LEARNERS", "MODES", "register", "learners", "get_learner", "option_adders", "model_help",
+           "fit_modes", "check_modes", "report_fit", "topic_model_summary", "coding_summary", "stc_labels"]
 
 #: The ways a learner can fit, with the option that asks for each.
 MODES = {"batch": "in batch on this machine", "online": "--online", "dask": "--backend dask", "matrix": "--matrix DIR"}
@@ -162,24 +162,20 @@ def _group(args):
     return group_model_from_args(args, bool(getattr(args, "quiet", False)))
 
 
-register(Learner("fit", "rlsi", "RLSI (default): BatchRLSI, or OnlineRLSI with --online", _rlsi,
+register(Learner("fit", "rlsi", "BatchRLSI, or OnlineRLSI with --online (the default)", _rlsi,
                  modes=frozenset({"batch", "online", "dask", "matrix"}), preflight=True))
-for _name, _what in (("grlsi", "Group RLSI"), ("gnmf", "Group NMF"), ("crlsi", "class topics only (RLSI)"),
-                     ("cnmf", "class topics only (NMF)")):
+for _name, _what in (("grlsi", "GroupRLSI, shared and class topics"), ("gnmf", "GroupNMF, shared and class topics"),
+                     ("crlsi", "CRLSI, class topics only"), ("cnmf", "CNMF, class topics only")):
     register(Learner("fit", _name, _what, _group, options=(add_group_arguments,), labels=group_labels_from_args))
 
 
 # ------------------------------------------------------------------ rlsi fit-stc
-def stc_labels(corpus, args):
+def stc_labels(args, corpus):
     """The class label (str) of each document of ``corpus`` from ``--label-field``."""
     values = corpus.fields.get(args.label_field)
     if values is None:
         raise RLSIError(f"the corpus has no field {args.label_field!r}; check --label-field")
     return np.array(values, dtype=object).astype(str)
-
-
-def _stc_labels(args, corpus):
-    return stc_labels(corpus, args)
 
 
 def _stc_builder(class_name, extra, online, max_margin):
@@ -212,4 +208,4 @@ _STC = (("stc", "SparseTopicalCoding", False, False, {}),
 for _name, _cls, _online, _max_margin, _extra in _STC:
     register(Learner("fit-stc", _name, _cls + (" (collapsed)" if _extra else ""),
                      _stc_builder(_cls, _extra, _online, _max_margin),
-                     labels=_stc_labels if _max_margin else None, summary=coding_summary))
+                     labels=stc_labels if _max_margin else None, summary=coding_summary))

@@ -153,7 +153,9 @@ def _main(argv) -> int:
     try:
         status = args.func(args)
     except RLSIError as exc:
-        print(f"rlsi: error: {exc}", file=sys.stderr)
+        from ._output import printable
+
+        print(f"rlsi: error: {printable(exc)}", file=sys.stderr)  # text from input files: controls escaped
         return 2
     except MemoryError as exc:  # a size no check foresaw: one line, nothing written (outputs are atomic)
         print(f"rlsi: error: out of memory ({' '.join(str(exc).split()) or 'MemoryError'}); use fewer topics "

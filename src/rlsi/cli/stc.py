@@ -52,10 +52,10 @@ def register(sub):
                    help="γ: weight tying word codes to their document code (default 0.01)")
     p.add_argument("--rho", type=float, default=0.1,
                    help="ℓ1 weight on word codes (paper: 0.1; on a ~50k vocabulary 0.001 classifies better, see "
-                        "benchmarks/results/stc.md)")
+                        "the STC benchmark)")
     p.add_argument("--eps", type=float, default=1e-3,
                    help="ε of Eq. (1), the Poisson mean's floor (default 1e-3, the released STC code's value; "
-                        "quote perplexities with it, see benchmarks/results/stc_audit.md)")
+                        "quote perplexities with it)")
     p.add_argument("--dictionary-step", choices=["mm", "projected"], default="mm",
                    help="mm: multiplicative majorise-minimise step (default); projected: Eq. (12)")
     p.add_argument("--max-iter", type=_common.positive_int, default=20, help="batch iterations")
@@ -68,11 +68,11 @@ def register(sub):
     p.add_argument("--dictionary-init", choices=["documents", "class", "lda"], default="documents",
                    help="starting dictionary: random documents (the paper's, default); outside the paper, "
                         "'lda': scikit-learn LDA's topics (10 passes; batch STC on 20 Newsgroups 46.4%% -> "
-                        "62.6%%, benchmarks/results/stc_diagnosis.md) or, MedSTC only, 'class': each topic "
-                        "from the documents of one class (benchmarks/results/stc_table2.md)")
+                        "62.6%%) or, MedSTC only, 'class': each topic "
+                        "from the documents of one class")
     p.add_argument("--lda-passes", type=_common.positive_int, default=10,
                    help="--dictionary-init lda: batch passes of the LDA fit (default 10; about 8 s CPU a pass "
-                        "on 20 Newsgroups, see benchmarks/results/stc_table2_s7.md)")
+                        "on 20 Newsgroups)")
     p.add_argument("--refit-C", default="cv", type=_refit_C,
                    help="MedSTC: C of the SVM refit on the training codes: 'cv' (default, 3-fold CV over "
                         "0.01..100), 'joint' (Eq. 16's C/delta) or a positive number")
@@ -143,12 +143,12 @@ def run_classify(args):
                         "would be the training documents")
     corpus = read_corpus(args.corpus)
     test = _split(corpus, args, args.test_split)
-    Xte, yte = vectorizer.transform_counts(test.texts), stc_labels(test, args)
+    Xte, yte = vectorizer.transform_counts(test.texts), stc_labels(args, test)
     if hasattr(model, "predict"):
         pred = model.predict(Xte).astype(str)
     else:
         train = _split(corpus, args, args.train_split)
-        svm = LinearSVC().fit(model.transform(vectorizer.transform_counts(train.texts)), stc_labels(train, args))
+        svm = LinearSVC().fit(model.transform(vectorizer.transform_counts(train.texts)), stc_labels(args, train))
         pred = svm.predict(model.transform(Xte))
     acc = float(np.mean(pred == yte))
     what = "training accuracy" if not args.split_field else "accuracy"
@@ -156,6 +156,6 @@ def run_classify(args):
     for label in sorted(set(yte)):
         mask = yte == label
         top = Counter(pred[mask & (pred != yte)]).most_common(1)
-        conf = f", most confused with {top[0][0]} ({top[0][1]})" if top else ""
-        print(f"  {label}: {100 * np.mean(pred[mask] == label):.1f}% of {int(mask.sum())}{conf}")
+        conf = f", most confused with {_output.printable(top[0][0])} ({top[0][1]})" if top else ""
+        print(f"  {_output.printable(label)}: {100 * np.mean(pred[mask] == label):.1f}% of {int(mask.sum())}{conf}")
     return 0

@@ -100,12 +100,23 @@ def read_state(directory):
 
 
 def check_directory(directory):
-    """RLSIError unless ``directory`` is a folder (or does not exist yet: it is made at the first iteration)."""
+    """RLSIError unless ``directory`` is a folder of its own (or does not exist yet: it is made at the first
+    iteration): not a file, not an rlsi model or matrix folder nor a path inside one, writable."""
     if directory is None:
         return None
+    from ..io.kinds import describe_kind, enclosing_folder, folder_kind
+
     path = Path(directory)
     if os.path.lexists(path) and not path.is_dir():
         raise RLSIError(f"checkpoint directory {path} exists and is not a folder; give a folder for the checkpoints")
+    kind = folder_kind(path)
+    if kind not in (None, "unknown"):
+        raise RLSIError(f"checkpoint directory {path} is {describe_kind(kind)}: the checkpoints would be written "
+                        f"into it; give a folder of their own")
+    outer = enclosing_folder(path)
+    if outer is not None:
+        raise RLSIError(f"checkpoint directory {path} is inside {outer}, {describe_kind(folder_kind(outer))}: give "
+                        f"a folder outside it")
     if os.path.lexists(path / STATE) and not (path / STATE).is_dir():
         raise RLSIError(f"checkpoint directory {path} holds a {STATE} that is not a folder: it is not a checkpoint "
                         f"of rlsi; give another folder")

@@ -21,7 +21,7 @@ from sklearn.base import BaseEstimator
 from ..errors import ModelFormatError
 from .safety import check_csr, check_float_values
 
-__all__ = ["check_loaded", "validate_params", "term_counts", "check_components_agree"]
+__all__ = ["check_loaded", "validate_params", "term_counts", "check_components_agree", "check_role"]
 
 # Zero-argument parameter validators, by the names the estimators of this package use (the first found
 # runs). scikit-learn's own ``BaseEstimator._validate_params`` expects scikit-learn's constraint format
@@ -76,6 +76,24 @@ def check_loaded(obj, where):
     inner = getattr(obj, "__dict__", {}).get("model")  # a wrapper (RidgeFolding) rebuilt its model itself
     if inner is not None and inner is not obj and "components_" in getattr(inner, "__dict__", {}):
         check_loaded(inner, f"{where} (wrapped {type(inner).__name__})")
+
+
+#: The classes each well-known component name may hold (a ``model`` holds any class but these).
+_ROLES = {"vectorizer": {"TfidfVectorizer", "StreamingTfidf"}, "index": {"Searcher"}, "matrix": {"CorpusMatrix"},
+          "state": {"DistributedArrays"}, "doc_vectors": {"DistributedArrays"}}
+_NOT_MODELS = {"TfidfVectorizer", "StreamingTfidf", "Searcher", "CorpusMatrix", "DistributedArrays",
+               "TopicStatistics"}
+
+
+def check_role(name, class_name, where):
+    """A component's class must suit its name: the commands call a ``model``'s transform, a ``vectorizer``'s
+    tokenizer, an ``index``'s search (ModelFormatError naming both otherwise)."""
+    allowed = _ROLES.get(name)
+    if allowed is not None and class_name not in allowed:
+        raise ModelFormatError(f"{where} is damaged: a {name!r} component must be a {' or '.join(sorted(allowed))}, "
+                               f"not a {class_name}")
+    if name == "model" and class_name in _NOT_MODELS:
+        raise ModelFormatError(f"{where} is damaged: the 'model' component is a {class_name}, not a topic model")
 
 
 def _check_group_layout(obj, where):

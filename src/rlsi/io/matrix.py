@@ -325,7 +325,7 @@ class CorpusMatrix:
     def count_matrix(self):
         """Raw term counts as a CSR (N x M) sharing X's indices and indptr (no copy of a memory map).
 
-        Raises :class:`RLSIError` for a directory written without counts (before they were stored), and
+        Raises :class:`RLSIError` for a directory written without counts, and
         :class:`ModelFormatError` for damaged counts (checked here, on first use, rather than on load)."""
         if self.counts is None:
             where = getattr(self, "path", None)

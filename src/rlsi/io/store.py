@@ -34,7 +34,7 @@ import scipy.sparse as sp
 
 from ..errors import ModelFormatError, RLSIError
 from .atomic import atomic_dir, check_output_dir, recover_dir, replace_dir  # noqa: F401 (replace_dir: API)
-from .checks import check_components_agree, check_loaded
+from .checks import check_components_agree, check_loaded, check_role
 from .kinds import compatible_kinds, describe_kind, fingerprint, folder_kind, manifest_kind
 from .safety import check_manifest, check_text_values, parse_json, read_array, read_member_text
 
@@ -207,6 +207,7 @@ def load(path, *, mmap=False, only=None):
             cls = _REGISTRY.get(cls_name)
         if cls is None:
             raise ModelFormatError(f"component {name!r} of {path} has unknown class {cls_name[:60]!r}")
+        check_role(name, cls_name, f"component {name!r} of {path}")
         arrays = {key: read_array(path, entry, mmap=mmap, where=f"sparse array {name}.{key} of {path}")
                   for key, entry in comp["arrays"].items()}
         where = f"component {name!r} ({cls_name}) of {path}"

@@ -172,8 +172,8 @@ def lasso_cd_row(r, S, u, g, half_lam, max_iter, tol, positive=False, max_work=n
 
     Support solves. Coordinate descent finds the support and signs of the solution in a few sweeps but
     then converges on it only linearly, slowly when the topics are correlated: from a zero start with
-    dense solutions (most weights non-zero) 44 % of the rows hit 100 sweeps without meeting ``tol``
-    (benchmarks/results/density_sweep_ustep.md). With ``max_iter >= NEWTON_MIN_SWEEPS``, two consecutive
+    dense solutions (most weights non-zero) 44 % of the rows hit 100 sweeps without meeting ``tol``.
+    With ``max_iter >= NEWTON_MIN_SWEEPS``, two consecutive
     sweeps that changed no coordinate's sign or zero pattern are followed by :func:`_support_step` (a
     solve of the smooth problem on that support; a step that never increases the objective), and the
     sweeps go on from there: the stopping rule and the minimiser are those of plain coordinate descent,
@@ -186,7 +186,7 @@ def lasso_cd_row(r, S, u, g, half_lam, max_iter, tol, positive=False, max_work=n
 
     max_work : float — a budget of multiply-adds (sweeps count ``K·(1 + changes)``, support solves their
         cost above): the row stops after the sweep that exceeds it, as if capped (inf: no budget). The cold
-        first U-step of a fit uses it (see :func:`rlsi.models.batch.cold_work`), so that rows with dense
+        first U-step of a fit uses it (see :func:`rlsi.models.rlsi_policy.cold_work`), so that rows with dense
         solutions stop after about as much work as a few dense sweeps while sparse rows are solved exactly.
 
     Returns the number of sweeps done.

@@ -42,7 +42,7 @@ from . import steps
 from .executor import SerialExecutor
 from .group_base import GroupModel, ResidualR
 from .group_nmf import CNMF, GroupNMF  # noqa: F401  (one import place for the group models)
-from .penalties import PENALTIES
+from .penalties import PENALTIES, SolverSettings
 from .penalties import penalty as get_penalty
 from .regularization import INITS, LAMBDA1_SCALES, effective_lambda1
 from .seeding import check_doc_vectors, random_doc_vectors, seed_topics
@@ -78,7 +78,8 @@ class GroupRLSIProblem:
         self.D = sp.hstack(self.Ds, format="csr") if self.Ks else None
         self.lambda1_shared, self.lambda1_class, self.lambda2 = lambda1_shared, lambda1_class, lambda2
         self.topic_penalty, self.doc_penalty = topic_penalty, doc_penalty
-        self.inner = dict(max_iter=inner_max_iter, tol=inner_tol)
+        self._topic_pen = get_penalty(topic_penalty, param="topic_penalty")
+        self.inner = SolverSettings(inner_max_iter, inner_tol)
         self.x_sqnorms = [float(np.square(X.data, dtype=np.float64).sum()) for X in Xs]
         self.Gs = [steps.gram(W) for W in Ws]
         self.crosses = [0.0] * len(Xs)
@@ -101,8 +102,8 @@ class GroupRLSIProblem:
                 U_other = sp.hstack([self.Us[p] for p in with_class], format="csr")
                 C = np.concatenate([self.Gs[p][Ks:, :Ks] for p in with_class])
             self.U0, sweeps = steps.update_topics(
-                ResidualR(self.D, H, U_other, C), S0, self.U0, n_terms=self.M, penalty=self.topic_penalty,
-                lam=self.lambda1_shared, executor=executor, **self.inner)
+                ResidualR(self.D, H, U_other, C), self._topic_pen.prepared(S0, self.lambda1_shared), self.U0,
+                self.inner, n_terms=self.M, executor=executor)
 
         shared_rows = np.flatnonzero(np.diff(self.U0.indptr)) if (Ks and self.U0 is not None) else None
 
@@ -113,15 +114,13 @@ class GroupRLSIProblem:
             rows = self.class_terms[p] if shared_rows is None else np.union1d(self.class_terms[p], shared_rows)
             if len(rows) > _FULL_ROWS * self.M:
                 r_rows = ResidualR(self.Ds[p], W[:, Ks:], self.U0, G[:Ks, Ks:])
-                return steps.update_topics(r_rows, G[Ks:, Ks:], self.Us[p], n_terms=self.M,
-                                           penalty=self.topic_penalty, lam=float(self.lambda1_class[p]),
-                                           executor=_SERIAL, **self.inner)
+                return steps.update_topics(r_rows, self._topic_pen.prepared(G[Ks:, Ks:], float(self.lambda1_class[p])),
+                                           self.Us[p], self.inner, n_terms=self.M, executor=_SERIAL)
             U0 = self.U0[rows] if Ks and self.U0 is not None else None
             prev = self.Us[p][rows] if self.Us[p] is not None else None
             r_rows = ResidualR(self.Ds[p][rows], W[:, Ks:], U0, G[:Ks, Ks:])
-            U, sweeps = steps.update_topics(r_rows, G[Ks:, Ks:], prev, n_terms=len(rows),
-                                            penalty=self.topic_penalty, lam=float(self.lambda1_class[p]),
-                                            executor=_SERIAL, **self.inner)
+            U, sweeps = steps.update_topics(r_rows, self._topic_pen.prepared(G[Ks:, Ks:], float(self.lambda1_class[p])),
+                                            prev, self.inner, n_terms=len(rows), executor=_SERIAL)
             return _scatter_rows(U.tocsr(), rows, self.M), sweeps
 
         active = [p for p, k in enumerate(self.Kc) if k]
@@ -160,7 +159,7 @@ class GroupRLSIProblem:
             TG = self._topic_gram(p, G0)
             W, cross, G = steps.update_doc_vectors(self.Xs[p], self.class_topics(p), penalty=self.doc_penalty,
                                                    lam=self.lambda2, W_prev=self.Ws[p], dtype=self.dtype,
-                                                   return_gram=True, executor=_SERIAL, G=TG, **self.inner)
+                                                   return_gram=True, executor=_SERIAL, G=TG, settings=self.inner)
             return W, cross, G, TG
 
         for p, (W, cross, G, TG) in enumerate(executor.map(class_task, range(len(self.Xs)))):
@@ -317,7 +316,7 @@ class GroupRLSI(GroupModel):
                 parts.append(seed_topics(Xp, int(layout.class_topics[p]), rng))
             U = sp.hstack(parts, format="csr") if len(parts) > 1 else parts[0]
             W, _ = steps.update_doc_vectors(Xp, U, penalty=self.doc_penalty, lam=self.lambda2,
-                                            max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=X.dtype)
+                                            settings=SolverSettings(self.inner_max_iter, self.inner_tol), dtype=X.dtype)
             Ws.append(W)
         return Ws
 

@@ -37,6 +37,7 @@ from ..kernels.products import csr_csr_dense, csr_dense_rows
 from . import steps
 from .base import TopicModel, check_fitted
 from .skeleton import AlternatingFit
+from .penalties import SolverSettings
 from .penalties import penalty as get_penalty
 
 log = logging.getLogger(__name__)
@@ -388,10 +389,10 @@ class GroupModel(AlternatingFit, TopicModel):
         U = self.class_topics_matrix(p)
         pen = get_penalty(self._fold_penalty)
         lam = self._fold_lambda()
-        prepared = pen.prepare(steps.topic_gram(U), lam)
+        step = pen.prepared(steps.topic_gram(U), lam)
         dtype = X.dtype
         Phi = csr_csr_dense(X, U, dtype=dtype) if sp.issparse(U) else np.asarray(X @ U, dtype=dtype)
-        V, _ = pen.solve(Phi, prepared, None, lam, max_iter=self.inner_max_iter, tol=self.inner_tol)
+        V, _ = step.solve(Phi, None, SolverSettings(self.inner_max_iter, self.inner_tol))
         V = np.asarray(V, dtype=np.float64)
         if not want_error:
             return V.astype(dtype, copy=False), None

@@ -30,12 +30,12 @@ runs on the block without the general V-step's per-block set-up. Nothing of a mi
 lazy (R is kept as ``scale · R_stored`` and the U-step solved on the stored rows with ``(S/scale,
 λ₁/scale)``, the same minimiser exactly; see :mod:`rlsi.models.stats`), and with ξ = 1 the batch's rows
 of R are added to in place (no copy of them). Topics are a dense M x K array when that fits
-(``DENSE_MAX_BYTES``), else CSR (7M terms x K = 500 would be 28 GB dense); both go through ActiveRows —
+(``RLSITuning.dense_max_bytes``), else CSR (7M terms x K = 500 would be 28 GB dense); both go through ActiveRows —
 with CSR topics the rows solved are the new topics, since every other row is zero and stays zero. A term
 absent from the mini-batch has no cheaper exact update: its row of R is only re-scaled, but S gains the
 batch's ``WᵀW`` and λ₁ follows the weight, so its solution changes; only zero rows with
 ``max|r| <= λ₁/2`` are skipped (exactly optimal). Warm-started U-steps take at most ``topic_sweeps``
-coordinate-descent sweeps per row (BatchRLSI's inexact U-step, see :func:`rlsi.models.batch.topic_max_iter`);
+coordinate-descent sweeps per row (BatchRLSI's inexact U-step, see :func:`rlsi.models.rlsi_policy.topic_max_iter`);
 ``topic_sweeps=None`` solves each to ``inner_tol``.
 
 Time and re-scaling. The paper's t counts documents (η = 1). With mini-batches t still counts
@@ -94,8 +94,10 @@ S and column of R are zeroed (it starts without history). The tracker (:mod:`rls
 a topic that comes back, either way, as a new life of the same index (``T7.2``).
 
 Persistence. ``rlsi.io.save(path, model=online)`` stores the full online state — topics, S, R, t, the
-total weight, the random generator — pickle-free; a loaded model continues the stream bit-identically
-to one that never stopped.
+total weight, the random generator — pickle-free; a loaded model continues the stream as one that never
+stopped. The result is bit-identical when the model held its topics sparse at the save; a model that held
+them dense (topics of many non-zeros) is loaded with sparse topics, its next products are summed in another
+order, and the topics agree to rounding (differences below 1e-15 for entries of order 1).
 """
 
 from __future__ import annotations
@@ -118,12 +120,13 @@ from ..kernels.products import csr_csr_dense
 from . import steps
 from .regularization import INITS, LAMBDA1_SCALES, effective_lambda1
 from .base import check_fitted
-from .batch import DENSE_MAX_BYTES, topic_max_iter
+from .rlsi_policy import topic_max_iter
 from .seeding import pick_seed_documents, unit_topics
+from .penalties import SolverSettings
 from .penalties import penalty as get_penalty
 from .squared import SquaredLossModel
 from .active_rows import ActiveRows, CompactBatch
-from .minibatch import batch_rows
+from .minibatch import LocalProjection, batch_rows
 from .stats import TopicStatistics
 
 log = logging.getLogger(__name__)
@@ -174,11 +177,11 @@ class OnlineRLSI(SquaredLossModel):
     inner_max_iter, inner_tol : coordinate-descent sweeps per row and stopping rule.
     topic_sweeps : None or int, default None — coordinate-descent sweeps per term row in every warm-started
         U-step (all but the first U-step of the stream, which is solved to ``inner_tol``), as
-        :class:`rlsi.models.BatchRLSI`'s parameter of that name (:func:`rlsi.models.batch.topic_max_iter`);
+        :class:`rlsi.models.BatchRLSI`'s parameter of that name (:func:`rlsi.models.rlsi_policy.topic_max_iter`);
         None solves every U-step to ``inner_tol`` (at most ``inner_max_iter`` sweeps): Algorithm 4's exact
         U-steps. Unlike BatchRLSI's, the default is None: warm-started online U-steps already converge in
         about 2 sweeps per row on average (20 Newsgroups, ρ = 1, ξ = 10: 1.78 exact vs 1.69 with 3), and
-        the cap's speed-up was within the noise of benchmarks/results/online_tracking.md at ξ = 10 and
+        the cap's speed-up was within the noise of the online tracking benchmark at ξ = 10 and
         ξ = 1 with the same reconstruction error; it is there for streams where the U-step dominates.
     stats_dtype : None, "float64" or "float32", default None — dtype of the statistics R (M x K); None: that
         of the first X of the stream (``fit``'s X). float32 halves the largest array of an online fit with a
@@ -223,10 +226,9 @@ class OnlineRLSI(SquaredLossModel):
     _state_scalars = ("n_iter_", "n_features_in_", "lambda1_effective_", "n_batches_", "n_docs_seen_",
                       "u_change_", "topics_initialized_", "rng_state_", "n_reseeded_")
     _state_arrays = ("components_",)
-    #: ξ > 1 with dense topics: run a mini-batch's embedded iterations on a compact copy of the rows they touch
-    #: (:class:`rlsi.models.active_rows.CompactBatch`; the same numbers as the scattered path, which tests
-    #: compare by setting this to False on an instance).
-    _COMPACT = True
+    #: Whether :meth:`_projection` projects the batches in this process (a compact block of the rows a batch
+    #: touches, ξ > 1, projects it here too).
+    _projects_here = True
 
     def __init__(self, n_components=20, *, lambda1=0.05, lambda2=1.0, topic_penalty="l1",
                  doc_penalty="l2", lambda1_scale="per_doc", rho=0.0, batch_size=256, n_inner=1,
@@ -332,7 +334,7 @@ class OnlineRLSI(SquaredLossModel):
                 delattr(self, key)
         self._rng = check_random_state(self.random_state)
         self._U = None
-        self._row_cache = None  # (U, ActiveRows.cache) after the last mini-batch: row maxima of R, live rows
+        self._row_cache = None  # the RowCache of the last mini-batch (row maxima of R, live rows, G)
         self.n_features_in_ = 0
         K = self.n_components
         self.stats_ = TopicStatistics(K, 0, self._stats_dtype(dtype))
@@ -415,6 +417,10 @@ class OnlineRLSI(SquaredLossModel):
             self._U = self._reseed(X, self._csr_topics())
         return X, n, M, t0
 
+    def _projection(self, X):
+        """Where this mini-batch's documents are projected on the topics (:class:`LocalProjection`: here)."""
+        return LocalProjection(self, X)
+
     def _step(self, X):
         """One mini-batch of Algorithm 4; returns W (float64). X: CSR with >= n_features_in_ columns."""
         warm = self.topics_initialized_  # U-steps done before: every U-step of this batch is warm-started
@@ -433,9 +439,10 @@ class OnlineRLSI(SquaredLossModel):
             active = get_penalty(self.topic_penalty).norm == "l1"
             rows = blk = None
             if active:  # the row maxima and live rows of the previous mini-batch, when U is the same
-                cache = self._row_cache[1] if self._row_cache is not None and self._row_cache[0] is U else None
-                # ξ > 1 on dense topics: the iterations run on a contiguous copy of the rows they touch
-                compact = self._COMPACT and dense and self.n_inner > 1
+                cache = self._row_cache if self._row_cache is not None and self._row_cache.U is U else None
+                # ξ > 1 on dense topics: the iterations run on a contiguous copy of the rows they touch (which
+                # projects the batch here: only for a local projection)
+                compact = self._tuning.online_compact and dense and self.n_inner > 1 and self._projects_here
                 rows = ActiveRows(stats, U, lam1, cache=cache, track_change=dense and not compact,
                                   single_solve=self.n_inner == 1)
                 if compact:
@@ -449,7 +456,7 @@ class OnlineRLSI(SquaredLossModel):
                 W, U = self._iterate(X, U, pending, rows, lam1, warm)
             self._U = U
             if active:
-                self._row_cache = (U, rows.cache)
+                self._row_cache = rows.cache_for(U)
         self.lambda1_effective_ = lam1
         self.n_batches_ += 1
         self.n_docs_seen_ = stats.n_docs
@@ -468,20 +475,16 @@ class OnlineRLSI(SquaredLossModel):
 
     def _iterate(self, X, U, pending, rows, lam1, warm):
         """The ξ embedded iterations on the M x K arrays (``rows``: the ActiveRows of ℓ1 topics, else None);
-        sets ``u_change_``, returns ``(W, U)``."""
+        sets ``u_change_``, returns ``(W, U)``. The projection of the batch is :meth:`_projection`'s."""
         stats, M = self.stats_, X.shape[1]
         dense = isinstance(U, np.ndarray)
         U_before = None if rows is not None and dense else U  # dense: the solved rows' old values are kept by rows
+        project = self._projection(X)
         W = None
         for it in range(self.n_inner):
             # with tracked live rows, G = UᵀU needs no scan of the whole M x K array
-            G = rows.gram(U) if rows is not None else None
-            # Φ = X U from the live rows as CSR where a dense U would be read K-wide for every entry of X
-            U_proj = rows.projection_topics(U, X.nnz) if rows is not None else U
-            W, _ = steps.update_doc_vectors(
-                X, U_proj, penalty=self.doc_penalty, lam=self.lambda2, W_prev=W,
-                max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=np.float64, G=G)
-            pending.assign(W)
+            G = rows.gram(U) if rows is not None else steps.topic_gram(U)
+            W = project(U, rows, G, W, pending)
             sweeps_cap = self._topic_sweeps(warm or it > 0)
             if rows is not None:
                 U = rows.solve(U, pending.cols, self.topic_penalty, max_iter=sweeps_cap, tol=self.inner_tol,
@@ -489,20 +492,20 @@ class OnlineRLSI(SquaredLossModel):
             else:  # the stored rows of R with (S/scale, λ/scale): the same minimiser (stats.py)
                 S, lam = stats.scaled_problem(lam1)
                 U, _ = steps.update_topics(
-                    stats.stored_rows, S, U, n_terms=M, penalty=self.topic_penalty, lam=lam,
-                    max_iter=sweeps_cap, tol=self.inner_tol, dense=dense)
+                    stats.stored_rows, get_penalty(self.topic_penalty).prepared(S, lam), U,
+                    SolverSettings(sweeps_cap, self.inner_tol), n_terms=M, dense=dense)
         if rows is not None and dense:
             self.u_change_ = rows.change(U)
         else:
             self.u_change_ = steps.topic_change(U, U_before)
-        return W, U
+        return project.vectors(W), U
 
     def _working_topics(self):
-        """U for the steps of a mini-batch: a dense M x K array when it fits (``DENSE_MAX_BYTES``; the
+        """U for the steps of a mini-batch: a dense M x K array when it fits (``tuning.dense_max_bytes``; the
         statistics R are M x K already), so that the ξ embedded U-steps solve rows in place instead of
         converting every block between CSR and dense; the same numbers either way."""
         U = self._U
-        if sp.issparse(U) and U.shape[0] * U.shape[1] * 8 <= DENSE_MAX_BYTES:
+        if sp.issparse(U) and U.shape[0] * U.shape[1] * 8 <= self._tuning.dense_max_bytes:
             return csr_rows_to_dense(sp.csr_matrix(U), 0, U.shape[0], dtype=np.float64)
         return U
 
@@ -520,7 +523,7 @@ class OnlineRLSI(SquaredLossModel):
         if len(dead) == 0 or X.nnz == 0:
             return U
         W, _ = steps.update_doc_vectors(X, U, penalty=self.doc_penalty, lam=self.lambda2,
-                                         max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=np.float64)
+                                         settings=self._inner_settings(), dtype=np.float64)
         Phi = csr_csr_dense(X, U, dtype=np.float64)
         G = (U.T @ U).toarray()
         x2 = np.asarray(X.multiply(X).sum(axis=1)).ravel()

@@ -35,6 +35,9 @@ def effective_lambda1(lambda1, scale, n_docs):
     """The λ₁ of Eq. (1) for statistics holding ``n_docs`` (weighted) documents; must stay finite."""
     if scale == "paper":
         return float(lambda1)
+    if not (math.isfinite(float(n_docs)) and float(n_docs) >= 0):  # not the user's λ₁: a damaged state
+        raise RLSIError(f"the statistics hold {n_docs} documents, not a finite count >= 0: the model's saved "
+                        f"state (or the data it was given) is damaged")
     value = float(lambda1) * float(n_docs) / DOCS_PER_UNIT
     if not math.isfinite(value):
         raise RLSIError(f"lambda1={lambda1!r} overflows: per 1000 documents it gives λ₁ = {value} for "

@@ -57,10 +57,13 @@ class AlternatingFit:
         return self._fit(X, y, fit_params, output=True)
 
     # ------------------------------------------------------------------ the skeleton
-    def _fit(self, X, y, fit_params, *, output):
+    def _fit(self, X, y, fit_params, *, output, executor=None):
+        """The skeleton; ``executor``: one the caller opened (and closes), instead of :meth:`_open_executor`."""
         self._validate_params()
         X, y = self._check_fit_input(X, y, **fit_params)
-        executor = self._open_executor(X)
+        given = executor
+        if executor is None:
+            executor = self._open_executor(X)
         try:
             with self._fit_threads():
                 problem = self._start(X, y, executor, **fit_params)
@@ -70,7 +73,8 @@ class AlternatingFit:
                 self._finish(problem, trace, X)
                 return self._fit_output(problem, X) if output else None
         finally:
-            self._close_executor(executor)
+            if given is None:
+                self._close_executor(executor)
 
     # ------------------------------------------------------------------ hooks with defaults
     def _check_fit_input(self, X, y, **fit_params):

@@ -127,7 +127,7 @@ def open_searcher(model_dir, *, corpus=None, matrix=None, text_fields=DEFAULT_TE
             searcher = _saved_searcher(model_dir, bundle, term_model, folding, label_field)
         elif corpus is None:
             raise RLSIError(f"{model_dir} has no search index: give the documents to index (a corpus, or a matrix "
-                            "directory; save_index keeps the index for later searches)")
+                            "directory; a saved index serves later searches at once)")
         else:
             searcher = _corpus_searcher(bundle, corpus, text_fields, term_model, folding, label_field)
     if save_index:

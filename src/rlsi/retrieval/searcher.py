@@ -92,7 +92,7 @@ class Searcher:
     model : fitted topic model with ``transform`` (BatchRLSI, LSI, PLSI, LDA, NMF...), or None.
     vectorizer : fitted :class:`rlsi.text.TfidfVectorizer` (the one the model was fitted with).
     alpha : float in [0, 1], default 0.5 — weight of the topic score in Eq. 9 (cross-validation chose
-        0.45 on Cranfield and CISI and 0.7–0.85 on MED; see ``benchmarks/results/ranking.md``).
+        0.45 on Cranfield and CISI and 0.7–0.85 on MED, ``benchmarks/bench_ranking.py``).
     term_model : {"bm25", "vsm"}, default "bm25".
     k1, b : BM25 parameters, default 1.2 and 0.75 (the paper's).
     topic_norm, term_norm : per-query normalisations (:data:`rlsi.retrieval.combine.NORMALIZERS`).

@@ -205,7 +205,7 @@ def ingest(paths, output, *, vectorizer=None, text_fields=("title", "text"), bat
     Returns the fitted vectorizer. Problems with the input raise :class:`rlsi.errors.CorpusError`.
     """
     from ..io.matrix import MatrixWriter
-    from ..io.atomic import scratch_dir
+    from ..io.atomic import os_error_reason, scratch_dir
     from ..io.kinds import check_destination
 
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
@@ -293,6 +293,9 @@ def ingest(paths, output, *, vectorizer=None, text_fields=("title", "text"), bat
             writer.vectorizer = vec
             nnz = writer.nnz
         del cached
+    except OSError as exc:  # the scratch file (the matrix itself is written by MatrixWriter, which says so)
+        raise RLSIError(f"cannot write the scratch files of {output} in {scratch.parent}: "
+                        f"{os_error_reason(exc)}") from None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     t2 = time.perf_counter()
