@@ -13,7 +13,7 @@ steps run here. Per iteration:
   projection ``W = Φ (UᵀU + λ₂I)⁻¹`` with the K x K inverse by Cholesky in float64 on the host (the host
   path's :func:`rlsi.models.penalties.ridge_inverse`), and the statistics ``S = WᵀW`` (float64) and
   ``tr(Uᵀ D Vᵀ) = Σ Φ∘W`` of the objective.
-* objective: Eq. (1) as :func:`rlsi.models.steps.objective` computes it,
+* objective: Eq. (1) from the statistics (:meth:`rlsi.models.rlsi_policy.RLSIPolicy.objective`),
   ``‖D‖² − 2 tr(UᵀDVᵀ) + Σ (UᵀU)∘S + λ₁P(U) + λ₂Q(V)``.
 
 Every decision of the problem — the topic representation and its switch, the V-step's dense copy, the U-step's
