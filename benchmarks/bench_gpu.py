@@ -46,7 +46,7 @@ import scipy.sparse as sp  # noqa: E402
 
 FULL = {"check": (50_000, 200_000, 150, 200), "shapes": [(400_000, 2_000_000, 300, 500),
                                                         (1_600_000, 7_000_000, 300, 500)]}
-SMOKE = {"check": (1_500, 5_000, 60, 20), "shapes": [(3_000, 12_000, 40, 30), (6_000, 25_000, 40, 30)]}
+SMOKE = {"check": (1_000, 4_000, 50, 15), "shapes": [(2_000, 8_000, 30, 20), (3_000, 12_000, 30, 20)]}
 CHECK_LAMBDA1 = 0.000679  # per 1000 documents: AvgComp 0.0086 on the check corpus (threads_device_s10)
 
 
