@@ -162,7 +162,6 @@ class DeviceRLSIProblem:
         self.topics, self.phi, self.block, self.kernel = topics, phi, block, kernel
         self.plan = plan_for(be, N, M, X.nnz, K, budget=budget, stream=stream, term_rows=term_rows,
                              doc_rows=doc_rows, dense_topics=topics == "dense")
-        self._budget = budget
         if card and self.plan.streamed:
             raise RLSIError(f"the corpus is on the card and the fit needs about {self.plan.describe()} beside it: "
                             f"pass it as a host (scipy) matrix to stream it from host memory")
