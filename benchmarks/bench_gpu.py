@@ -11,7 +11,7 @@ One run, at most ~8 minutes on a 16-core machine with one H100-class card, write
 2. **Options** at the check shape (device, float32): exact screening off, Φ by sparse x sparse or by a dense
    copy of U, dense topics, the array-operation kernel instead of the fused one: seconds per iteration and the
    objective (the same to rounding).
-3. **Shapes** 400k x 2M, K = 500 and 1.6M x 7M, K = 500 (the paper's), generated on the card
+3. **Large shapes** 400k x 2M, K = 500 and 1.6M x 7M, K = 500 (the paper's), generated on the card
    (:func:`device_corpus`: planted topics, Zipfian terms, 300 tokens per document, tf-idf), λ₁ set for the
    paper's topic density (AvgComp 0.0044: the ``--density`` quantile of ``|R|`` at W₀ on a sample of terms),
    W₀ by ``init="docs"`` on the card: seconds per iteration, U-/V-step, GPU memory held (CuPy's pool, after the
@@ -46,7 +46,7 @@ import scipy.sparse as sp  # noqa: E402
 
 FULL = {"check": (50_000, 200_000, 150, 200), "shapes": [(400_000, 2_000_000, 300, 500),
                                                         (1_600_000, 7_000_000, 300, 500)]}
-SMOKE = {"check": (1_500, 5_000, 60, 20), "shapes": [(3_000, 12_000, 40, 30), (6_000, 25_000, 40, 30)]}
+SMOKE = {"check": (1_000, 4_000, 50, 15), "shapes": [(2_000, 8_000, 30, 20), (3_000, 12_000, 30, 20)]}
 CHECK_LAMBDA1 = 0.000679  # per 1000 documents: AvgComp 0.0086 on the check corpus (threads_device_s10)
 
 
@@ -303,6 +303,7 @@ def device_facts(be_name):
 
 
 def report(a, rec):
+    from rlsi.gpu.memory import size
     f = harness.fmt
     L = ["# RLSI on a GPU (rlsi.gpu)", "", "    " + harness.command_line(__file__, a.argv), ""]
     if a.smoke:
@@ -331,7 +332,7 @@ def report(a, rec):
                  "" if "skipped" in o else f(o["objective"], 8)] for o in rec["options"]]
         L += harness.md_table(["variant", "s / iter", "U-step", "V-step", "objective"], rows) + [""]
     if rec.get("shapes"):
-        L += ["## 3. Shapes of the issue (device only)", "",
+        L += ["## 3. Large shapes (device only)", "",
               f"Corpora generated on the card ({'numpy' if a.smoke else 'CuPy'}: `device_corpus`), λ₁ for AvgComp "
               f"≈ {a.density} (the paper's density), W₀ by init='docs' on the card, {a.shape_iters} iterations.", ""]
         rows = []
@@ -339,9 +340,9 @@ def report(a, rec):
             if "skipped" in s:
                 rows.append([f"{s['docs']} x {s['terms']}", "", s["k"], "skipped: " + s["skipped"], "", "", "", "", ""])
                 continue
-            mem = "—" if s["pool_bytes"] is None else f"{s['pool_bytes'] / 1e9:.1f} GB"
+            mem = "—" if s["pool_bytes"] is None else size(s["pool_bytes"])
             rows.append([f"{s['docs']} x {s['terms']}", f"{s['nnz']:,}", s["k"], f(s["iter_s"], 3), f(s["u_s"], 3),
-                         f(s["v_s"], 3), f(s["first_s"], 2), f"{s['avgcomp']:.4f}", f"{mem} (plan {s['plan_bytes'] / 1e9:.1f} GB)"])
+                         f(s["v_s"], 3), f(s["first_s"], 2), f"{s['avgcomp']:.4f}", f"{mem} (plan {size(s['plan_bytes'])})"])
         L += harness.md_table(["corpus", "nnz", "K", "s / iter", "U-step", "V-step", "first iter. s", "AvgComp",
                                 "GPU memory"], rows) + [""]
     o = rec.get("online")

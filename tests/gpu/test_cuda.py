@@ -73,3 +73,11 @@ def test_target_terms_and_reseed_on_the_card(corpus):
     a = OnlineRLSI(20, **okw).fit(corpus)
     b = OnlineRLSI(20, device="cuda:float64", **okw).fit(corpus)
     assert b.n_reseeded_ == a.n_reseeded_
+
+
+def test_online_stream_on_the_card(corpus):
+    import cupyx.scipy.sparse as cusparse
+    kw = dict(lambda1=0.05, rho=1.0, n_inner=3, batch_size=500, inner_max_iter=8, random_state=0)
+    a = OnlineRLSI(20, device="cuda:float64", **kw).fit(corpus)
+    b = OnlineRLSI(20, device="cuda:float64", **kw).fit(cusparse.csr_matrix(corpus))
+    assert abs(a.components_ - b.components_).max() == 0.0

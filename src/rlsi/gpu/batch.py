@@ -13,12 +13,14 @@ steps run here. Per iteration:
   projection ``W = Φ (UᵀU + λ₂I)⁻¹`` with the K x K inverse by Cholesky in float64 on the host (the host
   path's :func:`rlsi.models.penalties.ridge_inverse`), and the statistics ``S = WᵀW`` (float64) and
   ``tr(Uᵀ D Vᵀ) = Σ Φ∘W`` of the objective.
-* objective: Eq. (1) as :meth:`rlsi.models.rlsi_policy.RLSIPolicy.objective` computes it,
+* objective: Eq. (1) from the statistics (:meth:`rlsi.models.rlsi_policy.RLSIPolicy.objective`),
   ``‖D‖² − 2 tr(UᵀDVᵀ) + Σ (UᵀU)∘S + λ₁P(U) + λ₂Q(V)``.
 
-Sweeps per U-step, the cold first U-step's work budget and the representation switch (dense topics above 5 %
-non-zero weights) are the host path's rules (:func:`rlsi.models.rlsi_policy.topic_max_iter`, ``cold_work``,
-``RLSITuning.dense_above``), so the device fit follows the host fit's iterates to rounding (up to the host kernel's
+Every decision of the problem — the topic representation and its switch, the V-step's dense copy, the U-step's
+sweep and work caps, Eq. (1) from the statistics, which term rows the screening skips — is the host path's
+:mod:`rlsi.models.rlsi_policy` (:class:`~rlsi.models.rlsi_policy.RLSIPolicy`,
+:class:`~rlsi.models.rlsi_policy.ScreeningBounds`, the estimator's tuning); this module only places the
+blocks on the card. So the device fit follows the host fit's iterates to rounding (up to the host kernel's
 support solves in uncapped U-steps, see :mod:`rlsi.gpu.cd`).
 """
 
@@ -31,7 +33,7 @@ import scipy.sparse as sp
 
 from ..errors import RLSIError
 from ..kernels.convert import dense_to_csr
-from ..models.rlsi_policy import TUNING, cold_work, topic_max_iter
+from ..models.rlsi_policy import TUNING, RLSIPolicy
 from ..models.penalties import penalty as get_penalty
 from .cd import BLOCK, solve_penalty
 from .corpus import RowBlocks, Screen, on_card, spans, take_rows
@@ -39,9 +41,10 @@ from .memory import DOC_ROWS, TERM_ROWS, plan_for
 
 log = logging.getLogger(__name__)
 
-#: Topic representations (``topics=``) and Φ products (``phi=``) of the device problem.
-TOPICS = {"auto": "sparse, dense above RLSITuning.dense_above non-zero weights", "sparse": "CSR", "dense": "M x K"}
-PHI = {"auto": "X U sparse x sparse while its work is small (RLSITuning.sparse_work_share), else X times dense U",
+#: Topic representations (``topics=``: the policy's) and Φ products (``phi=``) of the device problem.
+TOPICS = {"auto": "sparse, dense above the tuning's dense_above non-zero weights", "sparse": "CSR",
+          "dense": "M x K"}
+PHI = {"auto": "X U sparse x sparse, or with a dense copy of U when the policy asks for one (v_dense_copy)",
        "sparse": "X U as sparse x sparse (CSR topics)", "dense": "X times a dense copy of U"}
 
 
@@ -132,7 +135,8 @@ class DeviceRLSIProblem:
 
     X : CSR (N x M) on the host, or a CuPy CSR already on the card; W : (N x K) initial document vectors
     (BatchRLSI's initialisation; host or device).
-    screen : exact zero-row screening of ℓ1 U-steps; topics, phi : see :data:`TOPICS`, :data:`PHI`;
+    screen : exact zero-row screening of ℓ1 U-steps (None: the tuning's); topics, phi : see :data:`TOPICS`,
+    :data:`PHI`; tuning : the estimator's :class:`rlsi.models.rlsi_policy.RLSITuning`;
     budget : device bytes the plan may use (None: 90 % of the free memory on a card, unlimited on numpy);
     stream : stream the corpus from host memory (None: when it does not fit); term_rows, doc_rows : blocks
     (``term_rows`` also bounds the rows of one coordinate-descent solve); block, kernel : of
@@ -140,8 +144,8 @@ class DeviceRLSIProblem:
     """
 
     def __init__(self, be, X, W, *, topic_penalty="l1", doc_penalty="l2", lambda1, lambda2, inner_max_iter=100,
-                 inner_tol=1e-4, topic_sweeps=None, screen=True, topics="auto", phi="auto", budget=None,
-                 stream=None, term_rows=TERM_ROWS, doc_rows=DOC_ROWS, block=BLOCK, kernel=None):
+                 inner_tol=1e-4, topic_sweeps=None, screen=None, topics="auto", phi="auto", budget=None,
+                 stream=None, term_rows=TERM_ROWS, doc_rows=DOC_ROWS, block=BLOCK, kernel=None, tuning=TUNING):
         if topics not in TOPICS or phi not in PHI:
             raise RLSIError(f"topics={topics!r} / phi={phi!r}: choose topics from {sorted(TOPICS)} and phi from "
                             f"{sorted(PHI)}")
@@ -158,7 +162,6 @@ class DeviceRLSIProblem:
         self.topics, self.phi, self.block, self.kernel = topics, phi, block, kernel
         self.plan = plan_for(be, N, M, X.nnz, K, budget=budget, stream=stream, term_rows=term_rows,
                              doc_rows=doc_rows, dense_topics=topics == "dense")
-        self._budget = budget
         if card and self.plan.streamed:
             raise RLSIError(f"the corpus is on the card and the fit needs about {self.plan.describe()} beside it: "
                             f"pass it as a host (scipy) matrix to stream it from host memory")
@@ -170,7 +173,7 @@ class DeviceRLSIProblem:
         self.x_sqnorm = (float(xp.square(X.data.astype(np.float64)).sum()) if card
                          else float(np.square(X.data, dtype=np.float64).sum()))
         self.x_nnz = int(X.nnz)
-        self.df = xp.diff(xp.asarray(D.indptr)).astype(np.float64)
+        self.df = np.diff(np.asarray(be.to_host(D.indptr))).astype(np.float64)  # host: the policy's statistics
         self.Wd = be.xp.array(W, dtype=be.dtype)  # a copy: the V-step writes into it
         self.S = gram_blocks(be, self.Wd)
         self.card = card
@@ -179,9 +182,15 @@ class DeviceRLSIProblem:
         self.cross = 0.0
         self.U = None
         self.live = None
-        self.dense = topics == "dense" or (topics == "auto" and self.topic_pen.norm == "l2")
+        self.policy = RLSIPolicy(topics, M, K, be.dtype.itemsize, self.topic_pen.norm, inner_max_iter=inner_max_iter,
+                                 inner_tol=inner_tol, topic_sweeps=topic_sweeps, tuning=tuning)
+        screen = tuning.screen if screen is None else screen
         self.screen = Screen(be, D, self.lambda1 / 2.0) if screen and self.topic_pen.norm == "l1" else None
-        self.used = []
+
+    @property
+    def used(self):
+        """The representation of each U-step (the policy's record)."""
+        return self.policy.used
 
     def set_lambda1(self, lam):
         """Go on with λ₁ = ``lam`` (the λ₁ search's last problem): the state stays valid (the screening bounds
@@ -191,7 +200,7 @@ class DeviceRLSIProblem:
             self.screen.half_lam = self.lambda1 / 2.0
             self.screen.finish()
             self.screen.total_skipped = 0
-        self.used = []
+        self.policy.used.clear()
 
     # ------------------------------------------------------------------ U-step
     def _warm_rows(self, rows):
@@ -203,31 +212,18 @@ class DeviceRLSIProblem:
                                                                                      dtype=self.be.dtype)
         return self.U[rows]
 
-    def _dense_fits(self):
-        """Whether the plan with dense M x K topics fits the budget (dense topics, or a dense copy for Φ)."""
-        if self._budget is None and self.be.free_bytes() is None:
-            return True
-        try:
-            plan_for(self.be, self.plan.n_docs, self.n_terms, self.plan.nnz, self.n_components,
-                     budget=self._budget, dense_topics=True, term_rows=self.plan.term_rows,
-                     doc_rows=self.plan.doc_rows, stream=self.plan.streamed)
-        except RLSIError:
-            return False
-        return True
-
     def u_step(self, executor=None):
         """Solve the term rows block by block; returns diagnostics (nnz, sweeps, rows screened, dense)."""
         be, xp = self.be, self.be.xp
         M, K = self.n_terms, self.n_components
-        self.used.append("dense" if self.dense else "sparse")
-        warm = self.U is not None
-        max_iter = topic_max_iter(self.inner_max_iter, self.topic_sweeps, warm=warm)
-        max_work = cold_work(K, self.topic_sweeps, warm)
+        dense = self.policy.begin_u_step()
+        caps = self.policy.topic_settings(warm=self.U is not None)
+        max_iter, max_work = caps.max_iter, caps.max_work
         prepared = self.topic_pen.prepare(self.S, self.lambda1)
         if self.screen is not None:
             self.screen.set_state(float(np.max(np.diag(self.S), initial=0.0)))
         U_new = None
-        if self.dense:  # solved rows are written in place: every row not solved is zero before and after
+        if dense:  # solved rows are written in place: every row not solved is zero before and after
             U_new = self.U if self.U is not None and not be.sparse.issparse(self.U) else xp.zeros((M, K), be.dtype)
         parts = []
         live_new = xp.zeros(M, dtype=bool)
@@ -243,7 +239,7 @@ class DeviceRLSIProblem:
                                    kernel=self.kernel)
             sweeps += 0 if sw is None else int(sw.sum())
             live_new[rows] = xp.any(Ub != 0, axis=1)
-            if self.dense:
+            if dense:
                 U_new[rows] = Ub
             else:
                 r, c = xp.nonzero(Ub)
@@ -268,22 +264,21 @@ class DeviceRLSIProblem:
             n_pending += int(rows.shape[0])
         if pending:
             solve(pending)
-        if self.dense:
+        if dense:
             self.U = U_new
             nnz = int(xp.count_nonzero(U_new))
         else:
             self.U = self._csr(parts)
             nnz = int(self.U.nnz)
         self.live = live_new
-        diag = {"nnz": nnz, "sweeps": sweeps, "dense": self.dense,
+        diag = {"nnz": nnz, "sweeps": sweeps, "dense": dense,
                 "screened": self.screen.rows_skipped if self.screen is not None else 0}
-        if self.topics == "auto":  # the representation of the next iteration, as the host path switches it
-            dense = nnz > TUNING.dense_above * M * K and self._dense_fits()
-            if dense != self.dense:
-                self.U = self.U.toarray() if dense else be.sparse.csr_matrix(self.U)
-                if not dense:
-                    self.U.eliminate_zeros()
-            self.dense = dense
+        if self.policy.after_u_step(nnz):  # converted at once: the V-step runs on the new representation
+            if self.policy.dense:
+                self.U = self.U.toarray()
+            else:
+                self.U = be.sparse.csr_matrix(self.U)
+                self.U.eliminate_zeros()
         return diag
 
     def _csr(self, parts):
@@ -298,16 +293,14 @@ class DeviceRLSIProblem:
 
     # ------------------------------------------------------------------ V-step
     def v_step_topics(self):
-        """A dense copy of CSR topics for Φ when ``phi`` asks for one (or its work share says so), else None."""
+        """A dense copy of CSR topics for Φ when ``phi`` or the policy asks for one, else None."""
         U = self.U
         if not self.be.sparse.issparse(U) or self.phi == "sparse":
             return None
         if self.phi == "dense":
             return U.toarray()
-        work = float(self.be.xp.dot(self.df, self.be.xp.diff(U.indptr).astype(np.float64)))
-        if work <= TUNING.sparse_work_share * self.x_nnz * U.shape[1] or not self._dense_fits():
-            return None  # (the dense copy is M x K: 14 GB at 7M terms, K = 500, float32)
-        return U.toarray()
+        row_nnz = np.diff(np.asarray(self.be.to_host(U.indptr)))
+        return U.toarray() if self.policy.v_dense_copy(self.df, row_nnz, self.x_nnz) else None
 
     def v_step(self, executor=None):
         """Project the documents on the new topics; S = WᵀW and tr(Uᵀ D Vᵀ) for the objective."""
@@ -321,10 +314,10 @@ class DeviceRLSIProblem:
 
     # ------------------------------------------------------------------ objective, results
     def objective(self):
-        """Eq. (1) of the current U and W, as :meth:`rlsi.models.rlsi_policy.RLSIPolicy.objective` computes it."""
-        loss = self.x_sqnorm - 2.0 * self.cross + float(np.sum(self.G * self.S))
-        return (loss + self.lambda1 * penalty_value(self.be, self.topic_pen, self.U)
-                + self.lambda2 * penalty_value(self.be, self.doc_pen, self.Wd))
+        """Eq. (1) of the current U and W from the statistics (the policy's formula)."""
+        return RLSIPolicy.objective(self.x_sqnorm, self.cross, self.G, self.S, self.lambda1,
+                                    penalty_value(self.be, self.topic_pen, self.U), self.lambda2,
+                                    penalty_value(self.be, self.doc_pen, self.Wd))
 
     def components(self, dtype):
         """The topics as ``components_``: host CSR (K x M) of ``dtype``."""

@@ -151,12 +151,14 @@ def solve_rows(be, R, S, U0, half_lam, *, max_iter, tol, positive=False, max_wor
         fused = fused_kernel(be)
         diag_d = xp.ascontiguousarray(xp.asarray(diag, dtype=np.float64))
         half_t = dt.type(half)
+    # the rows still running, gathered once (column-major) and narrowed when some stop: no gather and scatter
+    # of the whole block per sweep
+    na = int(active.shape[0])
+    Ua = xp.asfortranarray(U[active])
+    Ra = xp.asfortranarray(R[active])
     for _ in range(int(max_iter)):
-        na = int(active.shape[0])
         if na == 0:
             break
-        Ua = xp.asfortranarray(U[active])
-        Ra = xp.asfortranarray(R[active])
         max_delta = xp.zeros(na, dtype=dt)
         max_u = xp.zeros(na, dtype=dt)
         changes = xp.zeros(na, dtype=xp.int32) if work is not None or kernel == "fused" else None
@@ -189,13 +191,21 @@ def solve_rows(be, R, S, U0, half_lam, *, max_iter, tol, positive=False, max_wor
                 xp.maximum(max_u, xp.abs(new), out=max_u)
                 if changes is not None:
                     changes += delta != 0
-        U[active] = Ua
         sweeps[active] += 1
         stop = max_delta <= tol * max_u
         if work is not None:
             work[active] += K * (1.0 + changes)
             stop |= work[active] >= max_work
-        active = active[~stop]
+        done = xp.flatnonzero(stop)
+        if int(done.shape[0]):
+            U[active[done]] = Ua[done]
+            keep = xp.flatnonzero(~stop)
+            active = active[keep]
+            Ua = xp.asfortranarray(Ua[keep])
+            Ra = xp.asfortranarray(Ra[keep])
+            na = int(active.shape[0])
+    if na:
+        U[active] = Ua
     return U, sweeps
 
 

@@ -6,8 +6,8 @@ the step reaches it, the next one moved by a background thread on its own CUDA s
 is used (on numpy the same code runs without the thread). Products with a block are cuSPARSE calls on CuPy
 and scipy's on numpy.
 
-:class:`Screen` is the exact zero-row screening of the batch U-step on the card: the bound of
-:class:`rlsi.models.screening.ScreenedBatchR` (the last computed ``max_k |r̂_mk|``, plus ``‖d_m‖ · max_k
+:class:`Screen` is the exact zero-row screening of the batch U-step for blocks on the card: the host path's
+:class:`rlsi.models.rlsi_policy.ScreeningBounds` (the last computed ``max_k |r̂_mk|``, plus ``‖d_m‖ · max_k
 ‖ΔW_k‖`` accumulated since, plus the rounding term ``γ_m ‖d_m‖ max_k ‖W_k‖``), so that ``R`` is formed only
 for the term rows that can be non-zero. The result is the one without screening (the skipped rows have a zero
 solution and a zero warm start).
@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import scipy.sparse as sp
 
-from ..models.rlsi_policy import rounding_factor
+from ..models.rlsi_policy import ScreeningBounds
 from ..models.screening import csr_row_norms
 
 
@@ -110,53 +110,54 @@ def take_rows(be, block, rows):
 
 
 class Screen:
-    """Exact zero-row screening of the batch ℓ1 U-step (see the module docstring), on the card.
+    """Exact zero-row screening of the batch ℓ1 U-step for term blocks on the card: the host path's
+    :class:`rlsi.models.rlsi_policy.ScreeningBounds` (M floats of bounds, on the host), with each block's rows
+    to form moved to the card and the formed rows' peaks ``max_k |r̂_mk|`` moved back.
 
-    D : CSR (terms x docs, host or card); half_lam : λ₁/2. Per iteration: :meth:`set_state` with the new W (and the
-    drift of W reported by the V-step), then :meth:`need` per term block, :meth:`store` for the rows formed.
+    D : CSR (terms x docs, host or card); half_lam : λ₁/2. Per iteration: :meth:`set_state` (the largest column
+    norm² of W, after :meth:`advance` reported the V-step's drift), then :meth:`need` per term block and
+    :meth:`store` for the rows formed.
     """
 
     def __init__(self, be, D, half_lam):
         self.be = be
-        xp = be.xp
-        self.half_lam = float(half_lam)
-        self.row_norms = row_norms(be, D)
+        norms = np.asarray(be.to_host(row_norms(be, D)), dtype=np.float64)
         df = np.diff(np.asarray(be.to_host(D.indptr)))
-        self.slack = xp.asarray(rounding_factor(df, be.dtype), dtype=np.float64) * self.row_norms
-        self.bound = xp.full(D.shape[0], np.inf)
-        self._col_norm = 0.0
+        self.bounds = ScreeningBounds(norms, df, be.dtype, half_lam)
         self._drift = None  # max_k ‖W_new[:, k] − W_old[:, k]‖² from the V-step, for the next state
         self.rows_skipped = 0
         self.total_skipped = 0
 
+    @property
+    def half_lam(self):
+        return self.bounds.half_lam
+
+    @half_lam.setter
+    def half_lam(self, value):
+        self.bounds.half_lam = float(value)
+
     def advance(self, max_drift_sq, max_norm_sq):
         """The V-step replaced W: its largest column drift² and column norm² (floats)."""
-        self._drift = (float(max_drift_sq), float(max_norm_sq))
+        self._drift = float(max_drift_sq)
 
     def set_state(self, col_norm_sq):
         """Start a U-step at the current W, whose largest column norm² is ``col_norm_sq`` (``max diag(WᵀW)``)."""
-        self.total_skipped += self.rows_skipped
-        self.rows_skipped = 0
+        self.finish()
         if self._drift is None:  # first state (or W from elsewhere): bounds void, every row formed
-            self.bound[:] = np.inf
+            self.bounds.invalidate()
         else:
-            drift_sq, _ = self._drift
-            self.bound += self.row_norms * np.sqrt(drift_sq)
+            self.bounds.advance(np.sqrt(self._drift))
         self._drift = None
-        self._col_norm = float(np.sqrt(col_norm_sq))
+        self.bounds.set_col_norm(np.array([col_norm_sq]))
 
     def need(self, a, b, live):
         """Bool (b − a,) device: rows of the block that must be formed (``live``: their warm start is non-zero)."""
-        test = self.bound[a:b] + self.slack[a:b] * self._col_norm
-        xp = self.be.xp
-        test = xp.where(xp.isnan(test), np.inf, test)
-        return ~(test <= self.half_lam * (1.0 - 1e-6)) | live
+        need = self.bounds.need(a, b, np.asarray(self.be.to_host(live), dtype=bool))
+        return self.be.xp.asarray(need)
 
     def store(self, rows, rowmax, n_block):
-        """Bounds of the rows formed (absolute indices ``rows``) from their ``max_k |r̂_mk|``."""
-        extra = self.slack[rows] * self._col_norm
-        xp = self.be.xp
-        self.bound[rows] = rowmax.astype(np.float64) + xp.where(xp.isnan(extra), np.inf, extra)
+        """Bounds of the rows formed (absolute indices ``rows``, device) from their ``max_k |r̂_mk|`` (device)."""
+        self.bounds.store(np.asarray(self.be.to_host(rows)), np.asarray(self.be.to_host(rowmax), dtype=np.float64))
         self.rows_skipped += int(n_block - rows.shape[0])
 
     def finish(self):

@@ -120,7 +120,7 @@ def start(est, X, V_init=None):
         return DeviceRLSIProblem(
             be, X, W, topic_penalty=est.topic_penalty, doc_penalty=est.doc_penalty, lambda1=lam,
             lambda2=est.lambda2, inner_max_iter=est.inner_max_iter, inner_tol=est.inner_tol,
-            topic_sweeps=est.topic_sweeps, **opts)
+            topic_sweeps=est.topic_sweeps, tuning=est._tuning, **opts)
 
     problem = None
     if est.target_terms_per_topic is None:

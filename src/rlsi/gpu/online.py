@@ -281,7 +281,7 @@ def fit_online(est, X):
     """``OnlineRLSI.fit(X)`` on ``est.device`` (the host path's passes, order and mini-batches)."""
     est._validate_params()
     be = resolve(est.device)
-    X = est._check_X(X, reset=True)
+    X = est._check_X(be.to_host(X) if be.holds(X) else X, reset=True)  # a stream on the card: its host copy
     est._reset(X.dtype)
     N, M = X.shape
     check_online(be, M, est.n_components, int(X.nnz * min(1.0, est.batch_size / max(N, 1))) + 1,
@@ -301,6 +301,7 @@ def partial_fit_transform(est, X):
     """``OnlineRLSI.partial_fit_transform(X)`` on ``est.device``."""
     from .._validation import check_matrix
     be = resolve(est.device)
+    X = be.to_host(X) if be.holds(X) else X
     if not hasattr(est, "stats_"):
         est._validate_params()
         X = check_matrix(X)

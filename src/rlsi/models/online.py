@@ -112,6 +112,7 @@ from .._params import Anything, Boolean, Choice, Integer, Real
 from .._progress import progress_bar
 from .._validation import check_matrix, check_random_state
 from ..errors import RLSIError
+from ..gpu import online as gpu_online
 from ..gpu.backend import DEVICES, is_device
 from ..io import register
 from ..kernels.threads import compute_threads
@@ -180,9 +181,7 @@ class OnlineRLSI(SquaredLossModel):
     random_state : None, int or Generator.
     n_jobs : None or int — numba threads.
     verbose : int — 1 shows a progress bar in ``fit`` (documents per second).
-    device : {"cpu", "cuda", "cuda:float64", ...}, default "cpu" — where the mini-batch steps run ("cuda": the
-        statistics and topics on the CUDA card with CuPy, mini-batches moved asynchronously; see
-        :mod:`rlsi.gpu.online` and docs/gpu.md).
+    device : {"cpu", "cuda", "cuda:float64", ...}, default "cpu" — where the steps run (:mod:`rlsi.gpu.online`).
 
     Attributes
     ----------
@@ -262,9 +261,8 @@ class OnlineRLSI(SquaredLossModel):
     def fit(self, X, y=None):
         """Reset and learn from X (n_samples x n_features) in mini-batches of ``batch_size``, ``n_passes``
         times (in X's order unless ``shuffle``). Returns self."""
-        if is_device(self.device):  # the same stream of mini-batches on the device (rlsi.gpu.online)
-            from ..gpu.online import fit_online
-            return fit_online(self, X)
+        if is_device(self.device):  # the same stream of mini-batches on the device
+            return gpu_online.fit_online(self, X)
         self._validate_params()
         X = self._check_X(X, reset=True)
         self._reset(X.dtype)
@@ -296,8 +294,7 @@ class OnlineRLSI(SquaredLossModel):
         — the projections stored in the statistics, made with the topics before this step's last
         U-update (Algorithm 4's v_t)."""
         if is_device(self.device):
-            from ..gpu.online import partial_fit_transform
-            return partial_fit_transform(self, X)
+            return gpu_online.partial_fit_transform(self, X)
         if not hasattr(self, "stats_"):
             self._validate_params()
             X = check_matrix(X)
