@@ -87,7 +87,8 @@ class RLSITuning:
         as the scattered path).
     block_entries : entries of the batch steps' dense row blocks (:func:`rlsi.models.tasks.block_rows`;
         None: ``tasks.BLOCK_ENTRIES``, about 4M). The blocks' scratch and the memory estimate follow it; the
-        results do not depend on it.
+        results only through the block order of the sums of S and ``tr(Uᵀ D Vᵀ)`` (rounding: 9e-16 apart
+        in U after 5 iterations at 1,500 x 3,000, K = 20, with 300-row against 209,715-row blocks).
     """
 
     dense_above: float = 0.05
