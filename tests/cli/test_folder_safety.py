@@ -206,3 +206,13 @@ def test_a_killed_ingest_leaves_nothing_the_next_run_keeps(tmp_path, capsys):
     assert run(capsys, "ingest", corpus, "-o", tmp_path / "mx")[0] == 0
     assert not left.exists() and alive.exists()
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".mx.")) == [alive.name]
+
+
+def test_track_never_writes_over_its_corpus_or_into_a_model(made, capsys, tmp_path):
+    root, _ = made
+    inner = tmp_path / "report"
+    inner.mkdir()
+    corpus = _corpus(inner / "c.jsonl", n=12)
+    _refused(capsys, ["contains"], "track", corpus, "-o", inner)
+    _refused(capsys, ["inside"], "track", corpus, "-o", root / "m" / "report")
+    assert corpus.is_file() and not (root / "m" / "report").exists()

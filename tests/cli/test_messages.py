@@ -109,3 +109,27 @@ def test_a_nan_document_count_is_not_blamed_on_lambda1():
     with pytest.raises(RLSIError) as err:
         effective_lambda1(0.05, "per_doc", float("nan"))
     assert "damaged" in str(err.value) and "lambda1" not in str(err.value)
+
+
+def test_ctrl_c_during_a_dask_fit_is_an_interruption_whatever_dask_raises():
+    import logging
+    import signal
+
+    from rlsi.cli._dask import interruptible
+
+    before = signal.getsignal(signal.SIGINT)
+    names = ("distributed", "asyncio", "tornado")
+    levels = {name: logging.getLogger(name).level for name in names}
+    with pytest.raises(KeyboardInterrupt):
+        with interruptible():
+            try:
+                signal.raise_signal(signal.SIGINT)
+            except KeyboardInterrupt:  # what Dask's shutdown turns it into: an empty worker list
+                [][0 % 1]
+    assert signal.getsignal(signal.SIGINT) is before
+    assert logging.getLogger("asyncio").level == logging.CRITICAL  # its shutdown tracebacks silenced
+    for name, level in levels.items():
+        logging.getLogger(name).setLevel(level)
+    with pytest.raises(ZeroDivisionError):  # without an interruption, errors pass unchanged
+        with interruptible():
+            1 // 0

@@ -13,8 +13,11 @@ documents nor X.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import signal
 import sys
+import threading
 
 from ..errors import RLSIError
 from ._bounds import local_workers
@@ -114,6 +117,35 @@ def dask_placement(model, client, args):
         "iteration"
 
 
+@contextlib.contextmanager
+def interruptible():
+    """Ctrl-C during a Dask fit ends as ``rlsi: interrupted``: the interruption may surface as another error
+    inside Dask (a worker list emptied by the shutdown, a cancelled future), which is then raised as the
+    KeyboardInterrupt it is; Dask's and asyncio's shutdown messages are silenced."""
+    seen = []
+    previous = signal.getsignal(signal.SIGINT)
+
+    def on_interrupt(signum, frame):
+        seen.append(signum)
+        for name in ("distributed", "asyncio", "tornado"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+        raise KeyboardInterrupt
+
+    # only in the main thread, and not where Ctrl-C is ignored (a background job keeps ignoring it)
+    main_thread = threading.current_thread() is threading.main_thread() and previous is not signal.SIG_IGN
+    if main_thread:
+        signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        yield
+    except BaseException as exc:
+        if seen and not isinstance(exc, KeyboardInterrupt):
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGINT, previous)
+
+
 def _report(args, model, unit):
     moved = list(model.bytes_moved_)
     if not getattr(args, "quiet", False) and moved:
@@ -126,12 +158,13 @@ def fit_dask(args, X, model):
     returns the fitted local model."""
     check_where(args)
     dask_placement(model, None, args)  # options fail before the cluster starts
-    handle = _open(args)
-    try:
-        dask_model, unit = dask_placement(model, handle.client, args)
-        dask_model.fit(X)
-    finally:
-        handle.close()
+    with interruptible():
+        handle = _open(args)
+        try:
+            dask_model, unit = dask_placement(model, handle.client, args)
+            dask_model.fit(X)
+        finally:
+            handle.close()
     _report(args, dask_model, unit)
     return dask_model.to_local()
 
@@ -155,15 +188,16 @@ def fit_dask_files(args, paths, fields, model):
     check_where(args)
     dask_model, unit = dask_placement(model, None, args)  # options fail before the cluster starts
     vectorizer = make_vectorizer(args)
-    handle = _open(args)
-    try:
-        matrix = vectorize_files(paths, vectorizer, client=handle.client, text_fields=fields)
-        log.info("vectorized %d documents x %d terms (%d non-zeros) on the workers, %d file(s)",
-                 *matrix.shape, matrix.nnz, len(paths))
-        check_learnable(matrix, matrix.shape[0])
-        dask_model.set_params(client=handle.client).fit(matrix)
-        matrix.release()
-    finally:
-        handle.close()
+    with interruptible():
+        handle = _open(args)
+        try:
+            matrix = vectorize_files(paths, vectorizer, client=handle.client, text_fields=fields)
+            log.info("vectorized %d documents x %d terms (%d non-zeros) on the workers, %d file(s)",
+                     *matrix.shape, matrix.nnz, len(paths))
+            check_learnable(matrix, matrix.shape[0])
+            dask_model.set_params(client=handle.client).fit(matrix)
+            matrix.release()
+        finally:
+            handle.close()
     _report(args, dask_model, unit)
     return dask_model.to_local(), matrix.vectorizer, matrix.shape

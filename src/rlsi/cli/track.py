@@ -89,7 +89,14 @@ def _stop_words(args):
     return sorted(english_stop_words() | set(extra))
 
 
-def _check_output(path):
+def _check_output(path, reads=()):
+    from ..io import kinds
+
+    kinds.check_reads_apart(path, reads)
+    outer = kinds.enclosing_folder(path)
+    if outer is not None:
+        raise RLSIError(f"output {path} is inside {outer}, {kinds.describe_kind(kinds.folder_kind(outer))}: "
+                        f"writing there would damage it; choose another -o")
     io.check_output_dir(path, what="output", is_ours=lambda p: (p / MARKER).is_file(),
                         kind="an rlsi track report", remedy="choose another -o")
 
@@ -152,7 +159,7 @@ def _batches(texts, bounds, vectorizer, warmup):
 def run(args):
     quiet = bool(getattr(args, "quiet", False))
     out = Path(args.output)
-    _check_output(out)
+    _check_output(out, reads=[args.corpus])
     model = online_model_from_args(args, quiet=True)  # options checked before the corpus is read
     start = time.perf_counter()
     corpus = read_corpus(args.corpus, text_fields=_common.text_fields(args))

@@ -117,6 +117,9 @@ class DaskRLSI(BatchRLSI):
     :class:`rlsi.models.BatchRLSI` (same defaults, same result).
     n_jobs : None or int — numba threads inside each task (None: the cores divided by the worker threads
         of a LocalCluster started here; numba's default on another cluster).
+    executor : None or :class:`~rlsi.distributed.DaskExecutor` — the cluster to run on (never closed here);
+        None opens one from ``client``, ``scheduler`` or a LocalCluster.
+    device : "cpu" — BatchRLSI's parameter; the tasks run on the workers' CPUs (anything else is refused).
     client : None or distributed.Client — run on this cluster (never closed here).
     scheduler : None or str — ``tcp://HOST:PORT`` of a running scheduler (when no client).
     n_workers, threads_per_worker : the loopback LocalCluster started and closed for the fit otherwise.
@@ -158,13 +161,13 @@ class DaskRLSI(BatchRLSI):
                  init="docs", max_iter=100, tol=1e-4, inner_max_iter=100,
                  inner_tol=1e-4, topic_sweeps=TOPIC_SWEEPS, random_state=None, n_jobs=None, executor=None,
                  client=None, scheduler=None, n_workers=2, threads_per_worker=1, partitions=None,
-                 checkpoint_dir=None, resume=False, timeout=10.0, verbose=0):
+                 checkpoint_dir=None, resume=False, timeout=10.0, verbose=0, device="cpu"):
         super().__init__(n_components, lambda1=lambda1, lambda2=lambda2, topic_penalty=topic_penalty,
                          doc_penalty=doc_penalty, lambda1_scale=lambda1_scale,
                          target_terms_per_topic=target_terms_per_topic,
                          topic_representation=topic_representation, init=init, max_iter=max_iter,
                          tol=tol, inner_max_iter=inner_max_iter, inner_tol=inner_tol, topic_sweeps=topic_sweeps,
-                         random_state=random_state, n_jobs=n_jobs, executor=executor, verbose=verbose)
+                         random_state=random_state, n_jobs=n_jobs, executor=executor, verbose=verbose, device=device)
         self.client = client
         self.scheduler = scheduler
         self.n_workers = n_workers
@@ -212,6 +215,9 @@ class DaskRLSI(BatchRLSI):
         return contextlib.nullcontext()  # n_jobs is the tasks' threads (DaskExecutor.task_threads)
 
     def _check_fit_input(self, X, y, V_init=None):
+        if self.device != "cpu":
+            raise RLSIError(f"device={self.device!r}: DaskRLSI runs its tasks on the CPUs of the Dask workers; "
+                            f"use BatchRLSI(device=...) for a card")
         if self.resume and self.checkpoint_dir is None:
             raise RLSIError("resume=True needs checkpoint_dir= (the directory of the interrupted fit)")
         checkpoint.check_directory(self.checkpoint_dir)  # a file or a read-only folder: refused before any work

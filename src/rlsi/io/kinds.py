@@ -7,7 +7,7 @@ Every folder rlsi writes declares its kind in its ``manifest.json`` (``"kind"``)
 * ``index`` — a search index without a topic model (a term-only index, :class:`rlsi.retrieval.Searcher`);
 * ``checkpoint`` — a part of a distributed fit's checkpoint (:mod:`rlsi.distributed.checkpoint`).
 
-Folders written without a ``kind`` load as before: their kind is inferred from their components
+Folders written without a ``kind`` still load: their kind is inferred from their components
 (:func:`manifest_kind`).
 
 The rules a writer follows (:func:`check_destination`, :func:`check_file_destination`):

@@ -122,7 +122,7 @@ from . import steps
 from .regularization import INITS, LAMBDA1_SCALES, effective_lambda1
 from .base import check_fitted
 from .rlsi_policy import topic_max_iter
-from .seeding import pick_seed_documents, unit_topics
+from .seeding import given_topics, pick_seed_documents, unit_topics
 from .penalties import SolverSettings
 from .penalties import penalty as get_penalty
 from .squared import SquaredLossModel
@@ -135,18 +135,6 @@ log = logging.getLogger(__name__)
 _BIT_GENERATORS = {"PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64"}
 # a document seeds a dead topic only if the live topics explain less than 10% of ‖d‖² (a new theme)
 RESEED_MIN_UNEXPLAINED = 0.9
-
-
-def _topics_from(obj):
-    """Components (K x M, CSR float64) from a fitted model, a sparse matrix or an array."""
-    if hasattr(obj, "get_params") or hasattr(obj, "components_"):
-        comp = getattr(obj, "components_", None)
-        if comp is None:
-            raise RLSIError(f"topic_init={type(obj).__name__} is not fitted (a clone loses its topics; "
-                            f"pass model.components_ instead)")
-        obj = comp
-    comp = check_matrix(obj, name="topic_init", dtype=np.float64)
-    return comp
 
 
 @register("OnlineRLSI")
@@ -217,7 +205,7 @@ class OnlineRLSI(SquaredLossModel):
         "n_passes": Integer(low=1),
         "shuffle": Boolean(),
         "reseed_dead": Boolean(),
-        "topic_init": Anything(),  # checked by _topics_from when the stream starts
+        "topic_init": Anything(),  # checked by seeding.given_topics when the stream starts
         "topic_sweeps": Integer(low=1, none=True),
         "stats_dtype": Choice((None, "float64", "float32")),
         "random_state": Anything(),
@@ -342,7 +330,7 @@ class OnlineRLSI(SquaredLossModel):
         self.lambda1_effective_ = 0.0
         self.u_change_ = 0.0
         self.n_reseeded_ = 0
-        self._init_comp = None if self.topic_init is None else _topics_from(self.topic_init)
+        self._init_comp = None if self.topic_init is None else given_topics(self.topic_init)
         if self._init_comp is not None and self._init_comp.shape[0] != K:
             raise RLSIError(f"topic_init has {self._init_comp.shape[0]} topics but n_components={K}")
 
@@ -556,7 +544,7 @@ class OnlineRLSI(SquaredLossModel):
     def _to_state(self):
         check_fitted(self)
         saved_init = self.topic_init
-        init_arr = None if saved_init is None else _topics_from(saved_init)
+        init_arr = None if saved_init is None else given_topics(saved_init)
         try:
             self.topic_init = None  # stored as an array below, not as a JSON parameter
             meta, arrays = super()._to_state()
@@ -593,7 +581,7 @@ class OnlineRLSI(SquaredLossModel):
         bitgen = getattr(np.random, name)()
         bitgen.state = state
         est._rng = np.random.Generator(bitgen)
-        est._init_comp = None if est.topic_init is None else _topics_from(est.topic_init)
+        est._init_comp = None if est.topic_init is None else given_topics(est.topic_init)
         return est
 
 

@@ -4,7 +4,7 @@
 (:func:`pick_seed_documents` draws them, :func:`unit_topics` makes the topics of their rows, and
 :func:`seed_topics` does both for a matrix at hand); the learners then project the documents on U₀ for V₀
 (BatchRLSI, GroupRLSI, DaskRLSI on its partitions, the memory estimate) or start their topics from U₀
-(OnlineRLSI). ``init="random"`` draws V₀ ~ N(0, σ²) with ‖V₀‖ at the scale of the ridge projection
+(OnlineRLSI; topics it is given are checked by :func:`given_topics`). ``init="random"`` draws V₀ ~ N(0, σ²) with ‖V₀‖ at the scale of the ridge projection
 (:func:`random_doc_vectors`). A given V₀ is checked by :func:`check_doc_vectors`.
 """
 
@@ -13,9 +13,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from .._validation import check_matrix
 from ..errors import RLSIError
 
-__all__ = ["check_doc_vectors", "pick_seed_documents", "random_doc_vectors", "seed_topics", "unit_topics"]
+__all__ = ["check_doc_vectors", "given_topics", "pick_seed_documents", "random_doc_vectors", "seed_topics",
+           "unit_topics"]
 
 
 def pick_seed_documents(nonempty, k, n_docs, rng):
@@ -48,6 +50,17 @@ def random_doc_vectors(rng, n_docs, k, x_sqnorm, dtype):
     """V₀ᵀ ~ N(0, σ²) (n_docs x k) with σ = ‖X‖_F / √(n_docs k): ‖V₀‖ at the scale of the ridge projection."""
     sigma = np.sqrt(float(x_sqnorm) / (n_docs * k))
     return (rng.standard_normal((n_docs, k)) * sigma).astype(dtype)
+
+
+def given_topics(obj):
+    """Initial topics given as a fitted model, a sparse matrix or an array: components (K x M, CSR float64)."""
+    if hasattr(obj, "get_params") or hasattr(obj, "components_"):
+        comp = getattr(obj, "components_", None)
+        if comp is None:
+            raise RLSIError(f"topic_init={type(obj).__name__} is not fitted (a clone loses its topics; "
+                            f"pass model.components_ instead)")
+        obj = comp
+    return check_matrix(obj, name="topic_init", dtype=np.float64)
 
 
 def check_doc_vectors(V_init, shape, dtype, *, columns="n_components"):
