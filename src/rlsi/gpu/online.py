@@ -172,8 +172,9 @@ def _reseed(est, st, batch):
     st.rowmax = xp.abs(st.R).max(axis=1).astype(np.float64) if st.n_terms else st.rowmax
 
 
-def step(est, st, batch):
-    """One mini-batch of Algorithm 4 on the device state ``st`` for estimator ``est``; returns W (host f64)."""
+def step(est, st, batch, *, want_w=True):
+    """One mini-batch of Algorithm 4 on the device state ``st`` for estimator ``est``; returns W (host f64), or
+    None with ``want_w=False`` (``fit``: no copy back per mini-batch)."""
     be, xp = st.be, st.be.xp
     warm = est.topics_initialized_
     n, M = batch.n, batch.n_terms
@@ -239,7 +240,7 @@ def step(est, st, batch):
     est.lambda1_effective_ = lam1
     est.n_batches_ += 1
     est.n_docs_seen_ = st.n_docs
-    return np.asarray(be.to_host(W)).astype(np.float64)
+    return np.asarray(be.to_host(W)).astype(np.float64) if want_w else None
 
 
 def _batches(be, X, spans_):
@@ -292,7 +293,7 @@ def fit_online(est, X):
         spans_ = [(a, min(N, a + est.batch_size)) if order is None else np.sort(order[a:a + est.batch_size])
                   for a in range(0, N, est.batch_size)]
         for batch in _batches(be, X, spans_):
-            step(est, st, batch)
+            step(est, st, batch, want_w=False)
     publish(est, st, X.dtype)
     return est
 
