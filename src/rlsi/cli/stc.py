@@ -53,10 +53,10 @@ def register(sub):
     p.add_argument("--gamma", type=float, default=0.01)
     p.add_argument("--rho", type=float, default=0.1,
                    help="ℓ1 weight on word codes (paper: 0.1; on a ~50k vocabulary 0.001 classifies better, see "
-                        "benchmarks/results/stc.md)")
+                        "docs/stc.md)")
     p.add_argument("--eps", type=float, default=1e-3,
                    help="ε of Eq. (1), the Poisson mean's floor (default 1e-3, the released STC code's value; "
-                        "quote perplexities with it, see benchmarks/results/stc_audit.md)")
+                        "quote perplexities with it, see docs/stc.md)")
     p.add_argument("--dictionary-step", choices=["mm", "projected"], default="mm",
                    help="mm: multiplicative majorise-minimise step (default); projected: Eq. (12)")
     p.add_argument("--max-iter", type=_common.positive_int, default=20, help="batch iterations")
@@ -68,11 +68,11 @@ def register(sub):
     p.add_argument("--dictionary-init", choices=["documents", "class", "lda"], default="documents",
                    help="starting dictionary: random documents (the paper's, default); outside the paper, "
                         "'lda': scikit-learn LDA's topics (10 passes; batch STC on 20 Newsgroups 46.4%% -> "
-                        "62.6%%, benchmarks/results/stc_diagnosis.md) or, MedSTC only, 'class': each topic "
-                        "from the documents of one class (benchmarks/results/stc_table2.md)")
+                        "62.6%% at the printed settings, docs/stc.md) or, MedSTC only, 'class': each topic "
+                        "from the documents of one class")
     p.add_argument("--lda-passes", type=_common.positive_int, default=10,
                    help="--dictionary-init lda: batch passes of the LDA fit (default 10; about 8 s CPU a pass "
-                        "on 20 Newsgroups, see benchmarks/results/stc_table2_s7.md)")
+                        "on 20 Newsgroups)")
     p.add_argument("--refit-C", default="cv", type=_refit_C,
                    help="MedSTC: C of the SVM refit on the training codes: 'cv' (default, 3-fold CV over "
                         "0.01..100), 'joint' (Eq. 16's C/delta) or a positive number")

@@ -43,7 +43,7 @@ class SparseTopicalCoding(STCBase):
         62.6 % instead of 46.4 % with a linear SVM on θ after 3 iterations, at the cost of the LDA fit).
     lda_passes : int, default 10 — batch passes of that LDA fit (``dictionary_init="lda"`` only; outside the
         paper). Its cost is linear in the passes (20 Newsgroups: about 8 s CPU a pass);
-        ``benchmarks/results/stc_table2_s7.md`` measures accuracy against passes.
+        docs/stc.md has accuracy against passes.
 
     Attributes: ``components_`` β (K, M); ``objective_`` list of Eq. (4) after each coding pass;
     ``word_code_sparsity_`` zero fraction of the last pass' word codes; ``n_iter_``; ``doc_codes_`` θ of
