@@ -1,4 +1,4 @@
-"""Benchmark of BatchRLSI against the paper's algorithm as printed and scikit-learn NMF (issues 2, 7, 9).
+"""Benchmark of BatchRLSI against the paper's algorithm as printed and scikit-learn NMF.
 
 One run generates one synthetic Zipfian tf-idf corpus (``benchmarks/synthetic.py``), stores it in a work
 directory, and measures every method in its own subprocess (``--only METHOD``) on that same matrix, so
@@ -16,10 +16,10 @@ rlsi    ``BatchRLSI.fit`` as a user calls it (``init="docs"``, λ₂ = 1, ℓ1 t
         jitted functions themselves, plus BLAS/LAPACK calls (the gram and the ridge GEMM in row chunks, Cholesky),
         ``sp.vstack``, ``eliminate_zeros`` and CSR row slicing. Every phase is shown with the untimed rest of
         its parent, so the table accounts for the whole iteration. From the same timers: the **serial share**
-        of an iteration (issue 9), its wall time outside numba parallel kernels and BLAS/LAPACK calls.
+        of an iteration, its wall time outside numba parallel kernels and BLAS/LAPACK calls.
         Numba kernels are loaded/compiled by a tiny warm-up fit first (reported separately).
 paper   ``rlsi.oracle.paper.update_u`` / ``update_v`` (plain numpy, dense D = terms x docs, Algorithm 2
-        with a zero start per row, Algorithm 3). The dense problem does not fit in memory at the issue's
+        with a zero start per row, Algorithm 3). The dense problem does not fit in memory at the benchmark's
         size, so the U-step is timed on a random sample of term rows (M independent problems) and the
         V-step on a random sample of documents, and both are extrapolated linearly (the parts that do
         not scale, S = V Vᵀ and (UᵀU + λ₂I)⁻¹, are timed separately and added once). The inner
@@ -35,7 +35,7 @@ lda     gensim ``LdaMulticore`` (1 worker) on the raw counts, one pass (optional
 
 ``--sweep-lambda1 a,b,c`` fits BatchRLSI once per λ₁ (and NMF(mu) once) on the same matrix and tabulates
 time per iteration, AvgComp = nnz(U)/(M·K), dead topics, the ratio to NMF(mu) and the serial share;
-``--threads N`` pins numba and BLAS to N threads in every child (issue 9 measures the serial share at 1).
+``--threads N`` pins numba and BLAS to N threads in every child (the serial share is measured at 1).
 
 On a shared machine, wall-clock times vary between runs; every method's process wall/CPU time and the load
 average are reported, and the minimum-over-repeats estimates (BatchRLSI: a late iteration replayed
@@ -70,7 +70,7 @@ from synthetic import describe, make_corpus  # noqa: E402
 METHODS = ("rlsi", "paper", "nmf-mu", "nmf-cd", "lda")
 SEP = " › "  # joins a phase path into one JSON key
 # Leaf phases whose time is spent inside numba parallel kernels or BLAS/LAPACK: the rest of an iteration is
-# its serial part (issue 9). The python wrappers of the kernels (allocations, casts, cumsum) are outside.
+# its serial part. The python wrappers of the kernels (allocations, casts, cumsum) are outside.
 PARALLEL = ("numba: _csr_dense_tiled", "numba: _csr_csr_dense_tiled", "numba: _count_row_nonzeros", "numba: _fill_csr",
             "numba: lasso_cd_rows", "BLAS: gram (row chunks)", "BLAS: ridge GEMM Φ·Σ (row chunks)",
             "LAPACK: cho_factor", "LAPACK: cho_solve", "numba: _row_sums",
@@ -170,7 +170,7 @@ def instrument(prof, state):
     for name in ("topic_block", "topic_block_rows", "doc_block", "gram"):
         P(tasks, name)
     P(steps, "topic_gram", "topic_gram G = UᵀU")
-    for name in ("update_topics", "update_doc_vectors", "objective"):
+    for name in ("update_topics", "update_doc_vectors"):
         P(steps, name)
     for cls in (screening.ScreenedBatchR, screening.BatchR):
         P(cls, "set_state", f"{cls.__name__}.set_state")
@@ -603,7 +603,7 @@ def profile_section(r, args):
     L.append(f"Fit accounting: total {r['total_s']:.2f} s = problem setup {r['setup_s']:.2f} + init "
              f"{r['init_s']:.2f} + {len(it)} iterations {sum(x['wall'] for x in it):.2f} + rest "
              f"{r['fit_rest_s']:.2f} (validation, `components_`, dead-topic check).\n")
-    L.append(f"**Serial share** (issue 9): the share of an iteration's wall time outside numba parallel kernels "
+    L.append(f"**Serial share**: the share of an iteration's wall time outside numba parallel kernels "
              f"and BLAS/LAPACK calls ({', '.join(PARALLEL)}), here with numba threads = {r['numba_threads']}, "
              f"BLAS threads = {r.get('blas_threads')}: **{100 * s['serial_later']:.1f} %** (mean of iterations "
              f"2..n; iteration 1: {100 * it[0]['serial_share']:.1f} %"
@@ -824,7 +824,7 @@ def render(args, facts, corpus_desc, res, command):
     L += process_table(res)
 
     # ---- targets
-    L.append("## Targets of issue 2\n")
+    L.append("## Targets\n")
     mu = res.get("nmf-mu")
     if s and mu and "per_iter_s" in mu:
         ratio = s["avg_incl"] / mu["per_iter_s"]
@@ -901,7 +901,7 @@ def render(args, facts, corpus_desc, res, command):
 
 # ------------------------------------------------------------------------------------------------- main
 def parse(argv=None):
-    p = argparse.ArgumentParser(description="BatchRLSI vs paper algorithm vs scikit-learn NMF (issues 2, 9)")
+    p = argparse.ArgumentParser(description="BatchRLSI vs paper algorithm vs scikit-learn NMF")
     p.add_argument("--docs", type=int, default=50_000)
     p.add_argument("--terms", type=int, default=200_000)
     p.add_argument("--tokens", type=float, default=150)
@@ -942,7 +942,7 @@ def parse(argv=None):
                    help="dtype of the tf-idf matrix given to BatchRLSI and NMF (the paper's algorithm is float64)")
     p.add_argument("--json", action="store_true", help="also write the raw numbers as JSON beside --out")
     p.add_argument("--threads", type=int, default=None,
-                   help="numba and BLAS threads for every method (1: the serial share of issue 9)")
+                   help="numba and BLAS threads for every method (1: the serial share)")
     p.add_argument("--blas-threads", type=int, default=None,
                    help="OPENBLAS/MKL/OMP_NUM_THREADS for every method (default: --threads or the library's)")
     p.add_argument("--numba-threads", type=int, default=None,

@@ -1,4 +1,4 @@
-"""Benchmark of the Dask learner (issue 10): time per iteration of DaskRLSI with 1 and 2 workers against the
+"""Benchmark of the Dask learner: time per iteration of DaskRLSI with 1 and 2 workers against the
 local BatchRLSI, measured iteration by iteration in turns, the bytes moved per iteration, and a scaling
 model for the paper's web corpus.
 
@@ -270,8 +270,8 @@ def main(argv=None):
         f"end (2 cores: above 2 means other processes competed for them). dask {dask.__version__}.",
         "",
         f"**Data.** `benchmarks/synthetic.py` (seed 0): {describe(corpus)}. float64 tf-idf. "
-        + ("The issue's corpus and K." if (N, M, K) == (50_000, 200_000, 200) else
-           "(Smaller than the issue's 50,000 × 200,000 with K = 200, to keep the run short.)"),
+        + ("The benchmark's corpus and K." if (N, M, K) == (50_000, 200_000, 200) else
+           "(Smaller than the benchmark's 50,000 × 200,000 with K = 200, to keep the run short.)"),
         "",
         f"**Settings.** K = {K}, lambda1 = {args.lambda1} per 1000 docs, λ₂ = 1, ℓ1 topics / ℓ2 documents, "
         f"topic_representation auto (both learners), init=docs, {args.iters} iterations (tol = 0), "

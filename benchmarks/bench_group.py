@@ -1,4 +1,4 @@
-"""Benchmark of Group RLSI / Group NMF against RLSI / NMF on 20 Newsgroups (issue 11).
+"""Benchmark of Group RLSI / Group NMF against RLSI / NMF on 20 Newsgroups.
 
 Sections (each optional):
 
@@ -360,7 +360,7 @@ def main(argv=None):
     threadpool_limits(args.blas_threads, user_api="blas")
     sections = set(args.sections.split(","))
     if sections == {"synthetic"}:
-        lines = ["# Group RLSI on a synthetic corpus with planted classes (issue 11)", "",
+        lines = ["# Group RLSI on a synthetic corpus with planted classes", "",
                  "Command: `PYTHONPATH=src python benchmarks/bench_group.py "
                  + " ".join(map(shlex.quote, argv or sys.argv[1:])) + "`", ""]
         synthetic(args, lines)
@@ -378,7 +378,7 @@ def main(argv=None):
     y, yt = labels[train], labels[test]
     names = list(vec.get_feature_names_out())
     load_s = os.getloadavg()
-    lines = ["# Group RLSI / Group NMF benchmark (issue 11)", "",
+    lines = ["# Group RLSI / Group NMF benchmark", "",
              "Command: `PYTHONPATH=src python benchmarks/bench_group.py "
              + " ".join(map(shlex.quote, argv or sys.argv[1:]))
              + "`", "",

@@ -1,4 +1,4 @@
-"""Relevance ranking with group models (issue 11, SIGIR 2012 §7.3, Tables 12–13) on Cranfield, MED, CISI.
+"""Relevance ranking with group models (SIGIR 2012 §7.3, Tables 12–13) on Cranfield, MED, CISI.
 
 BM25 vs BM25 + RLSI / CRLSI / GRLSI and BM25 + NMF / CNMF / GNMF under the protocol of
 :mod:`rlsi.experiments` (the one of ``benchmarks/results/ranking.md``): every grid setting fitted once,
@@ -39,7 +39,7 @@ from harness import command_line, log, machine_facts, machine_line, shared_data,
 use_src()
 from rlsi.evaluation import load_collection  # noqa: E402
 from rlsi.evaluation.significance import paired_ttest  # noqa: E402
-from rlsi.experiments import prepare_collection, run_protocol  # noqa: E402
+from rlsi.experiments import ProtocolConfig, prepare_collection, run_protocol  # noqa: E402
 
 METHODS = ("rlsi", "crlsi", "grlsi", "nmf", "cnmf", "gnmf")
 GROUP = ("crlsi", "grlsi", "cnmf", "gnmf")
@@ -101,10 +101,10 @@ def run_collection(name, args):
             extra[m]["n_class_topics"] = args.class_topics
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rep = run_protocol(coll, list(args.methods), prepared=prepared, protocols=("cv", "best"),
-                           k_grid=args.k_grid, lambda1_grid=args.lambda1_grid, metrics=METRICS,
-                           n_folds=args.folds, n_repeats=args.repeats, seed=0, random_state=0, extra=extra,
-                           progress=not args.quiet)
+        config = ProtocolConfig(protocols=("cv", "best"), k_grid=args.k_grid, lambda1_grid=args.lambda1_grid,
+                                metrics=METRICS, n_folds=args.folds, n_repeats=args.repeats, seed=0, extra=extra,
+                                progress=not args.quiet)
+        rep = run_protocol(coll, list(args.methods), config, prepared=prepared)
     seconds = time.perf_counter() - t0
     log(f"{name}: {seconds:.0f} s")
     L = [f"## {name} ({prepared.n_docs} documents, {prepared.doc_tfidf.shape[1]} terms, {prepared.n_queries} "
@@ -147,7 +147,7 @@ def main(argv=None):
     t0 = time.perf_counter()
     facts = machine_facts()
     parts = [run_collection(c.strip(), args)[0] for c in args.collections.split(",") if c.strip()]
-    head = ["# Relevance ranking with group models (issue 11, §7.3)", "",
+    head = ["# Relevance ranking with group models (§7.3)", "",
             f"Command (from the repository root): `{command_line(__file__, argv)}`  ",
             f"Run: {time.strftime('%Y-%m-%d %H:%M')} · total {(time.perf_counter() - t0) / 60:.1f} min", "",
             machine_line(facts), "",

@@ -1,4 +1,4 @@
-"""Streaming ingestion at a large vocabulary (#13): ``rlsi ingest`` (:func:`rlsi.text.ingest.ingest`) on a
+"""Streaming ingestion at a large vocabulary: ``rlsi ingest`` (:func:`rlsi.text.ingest.ingest`) on a
 random-token JSON-lines corpus with millions of distinct terms, each run in its own process (peak RSS =
 the child's ``VmHWM``), timed by wall clock and by the child's CPU time (1 numba/BLAS thread).
 
@@ -137,7 +137,7 @@ def cmd_report(a, argv):
     for r in records:
         if r["command"] not in cmds:
             cmds.append(r["command"])
-    L = ["# Streaming ingestion at a large vocabulary (#13): `rlsi ingest` before and after the compact "
+    L = ["# Streaming ingestion at a large vocabulary: `rlsi ingest` before and after the compact "
          "vocabulary", "", "Commands:", ""]
     L += [f"    {c}" for c in a.make_command] + [f"    {c}" for c in cmds]
     L += [f"    {harness.command_line(__file__, argv)}", "", harness.machine_line(records[0]["machine"]), ""]

@@ -1,4 +1,4 @@
-"""Phases of one BatchRLSI iteration (#13): where the time of the V-step and of the U-step's non-lasso work goes.
+"""Phases of one BatchRLSI iteration: where the time of the V-step and of the U-step's non-lasso work goes.
 
 Runs ``BatchRLSI(K, lambda1=λ₁, max_iter=--iters, tol=0, random_state=--seed)`` — the fit of
 ``bench_scale_ladder.py run`` — on a memory-mapped matrix directory, with timers patched around the functions

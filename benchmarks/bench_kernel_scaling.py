@@ -1,4 +1,4 @@
-"""Wall time of one BatchRLSI iteration's parallel kernels per thread count, with variants (issue 9).
+"""Wall time of one BatchRLSI iteration's parallel kernels per thread count, with variants.
 
 Which kernel stops scaling on a many-core machine, and whether a variant scales better: each thread count
 runs in a child process with numba and BLAS pinned to it; the inputs are ``bench_products.py``'s cache (the
@@ -23,10 +23,7 @@ Kernels, as a fit calls them:
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

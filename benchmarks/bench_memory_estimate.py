@@ -1,4 +1,4 @@
-"""The memory estimate printed before a batch fit (#13, :mod:`rlsi.models.memory`) against the measured peak.
+"""The memory estimate printed before a batch fit against the measured peak.
 
 Each case fits ``BatchRLSI`` on a matrix directory (``rlsi synth`` / ``rlsi ingest``, memory-mapped) in its
 own process: the kernels are compiled first (their memory is the baseline, not the fit's), then the
@@ -113,7 +113,7 @@ def cmd_run(a):
 def cmd_report(a):
     records = json.loads(a.json.read_text())
     gb = 2**30
-    L = ["# The memory estimate of a batch fit against the measured peak (#13)", "",
+    L = ["# The memory estimate of a batch fit against the measured peak", "",
          "Commands (each appended one record to the JSON):", ""]
     L += [f"    {c}" for c in dict.fromkeys(r["command"] for r in records)]
     L += ["", f"    {harness.command_line(__file__)}", ""]

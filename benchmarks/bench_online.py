@@ -1,4 +1,4 @@
-"""Online RLSI benchmark (issue 4): throughput, memory, and retrieval quality against batch RLSI.
+"""Online RLSI benchmark: throughput, memory, and retrieval quality against batch RLSI.
 
 1. **Throughput and memory.** Documents per second of ``partial_fit`` over one pass of a stream, and the
    peak memory above the data, for :class:`rlsi.models.OnlineRLSI` against scikit-learn's

@@ -13,7 +13,7 @@ through the caches and the memory bandwidth). For each run:
   its phases (U-steps on the live rows, V-steps, statistics), term rows solved and sweeps, nnz(U), AvgComp.
 
 The ratio reported is the online pass over the mean batch iteration (U-step + V-step, the iterations
-after the first; the issue's target is ≤ 3).
+after the first; the target is ≤ 3).
 
     PYTHONPATH=src python benchmarks/bench_online_pass.py --matrix /work/runs/ladder/w100k/matrix --k 500 \\
         --lambda1 0.000261292 --batch 10000 --sweeps none 3 --out benchmarks/results/online_pass.md
@@ -109,7 +109,7 @@ def report(a, argv, facts, res):
     b = res["batch"]
     later = b["iterations"][1:] or b["iterations"]
     per_iter = sum(it["u_s"] + it["v_s"] for it in later) / len(later)
-    L = ["# One online RLSI pass against batch RLSI iterations (issue 13)", "",
+    L = ["# One online RLSI pass against batch RLSI iterations", "",
          f"    {harness.command_line(__file__, argv)}", "",
          f"Matrix `{a.matrix}`: {res['shape'][0]} x {res['shape'][1]}, nnz {res['nnz']:,}, {res['dtype']}; K = {a.k}, "
          f"λ₁ = {a.lambda1} per 1000 documents. **CPU seconds at one thread** (process time; NUMBA_NUM_THREADS, "

@@ -3,7 +3,7 @@ MiniBatchNMF, one pass over 20 Newsgroups in mini-batches of 256, both at one th
 both at `--threads` (then wall-clock time by default).
 
 Reported in documents per second of **process CPU time**, which other processes on a shared machine
-disturb far less than wall-clock time (issue 9 asks for OnlineRLSI at this setting to be at least as fast
+disturb far less than wall-clock time (the question is whether OnlineRLSI at this setting is at least as fast
 as MiniBatchNMF per document). Each ``--sweeps`` value is one OnlineRLSI (``topic_sweeps``: coordinate-
 descent sweeps per term row of each warm-started U-step; ``none`` = every U-step solved to ``inner_tol``,
 the published algorithm), run in turns with MiniBatchNMF ``--repeat`` times (the best time of each is
@@ -128,7 +128,7 @@ def main(argv=None):
                      / a.k, float("nan")))
 
     cmd = "PYTHONPATH=src python benchmarks/bench_online_tracking.py " + " ".join(argv or sys.argv[1:])
-    lines = [f"# Online RLSI at the tracking setting vs MiniBatchNMF", "", f"    {cmd.strip()}", "",
+    lines = ["# Online RLSI at the tracking setting vs MiniBatchNMF", "", f"    {cmd.strip()}", "",
              f"20 Newsgroups {X.shape[0]} x {X.shape[1]} (nnz {X.nnz:,}), K = {a.k}, mini-batches of {a.batch}, "
              f"ρ = {a.rho}, ξ = {a.inner}, one pass. Threads: numba {numba.get_num_threads()}, BLAS {a.threads}, "
              f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}; documents per second of "

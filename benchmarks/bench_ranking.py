@@ -1,4 +1,4 @@
-"""Relevance-ranking benchmark (issue 3): the TOIS comparison on Cranfield, MED and CISI.
+"""Relevance-ranking benchmark: the TOIS comparison on Cranfield, MED and CISI.
 
 For each collection (``../shared/data/NAME``):
 
@@ -22,7 +22,7 @@ Usage::
 
     PYTHONPATH=src python benchmarks/bench_ranking.py --out benchmarks/results/ranking.md
 
-``--grid extended`` uses the extended grids of issue 14 (K up to 300 for every method, λ₁ down to 1e-5 for
+``--grid extended`` uses the extended grids (K up to 300 for every method, λ₁ down to 1e-5 for
 RLSI; :data:`rlsi.experiments.GRID_PRESETS`) for RLSI and the baselines, and K ∈ {10, 50, 300} for the
 other RLSI variants; it is far slower (the RLSI fits at K = 300 take minutes each on 2 cores). Each
 collection's section says which method's chosen setting is still on an edge of its grid.
@@ -326,8 +326,8 @@ def report(results, ablations, args, seconds):
     L = []
     cmd = "PYTHONPATH=src python benchmarks/" + " ".join(shlex.quote(a) for a in [Path(sys.argv[0]).name, *sys.argv[1:]])
     title = ", ".join(r["name"] for r in results) or "no collection"
-    grid = "" if args.grid == "default" else f"; {args.grid} grids, issue 14"
-    L += [f"# Relevance ranking: BM25 + topic models on {title} (issue 3{grid})", "",
+    grid = "" if args.grid == "default" else f" ({args.grid} grids)"
+    L += [f"# Relevance ranking: BM25 + topic models on {title}{grid}", "",
           f"Command (from the repository root): `{cmd}`  ",
           f"Run: {time.strftime('%Y-%m-%d %H:%M')} · {platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores · Python {platform.python_version()} · total {seconds / 60:.1f} min", "",
@@ -545,7 +545,7 @@ def main(argv=None):
     if args.ablations_only:
         cmd = "PYTHONPATH=src python benchmarks/" + " ".join(shlex.quote(a) for a in [Path(sys.argv[0]).name, *sys.argv[1:]])
         text = "\n".join([
-            "# Relevance ranking: refit ablations (issue 3)", "",
+            "# Relevance ranking: refit ablations", "",
             f"Command (from the repository root): `{cmd}`  ",
             f"Run: {time.strftime('%Y-%m-%d %H:%M')} · {os.cpu_count()} cores · total {seconds / 60:.1f} min", "",
             "Same protocol as `ranking.md` (CV, 5 folds, tuned by mean(MAP, NDCG@10), minmax normalisation, "

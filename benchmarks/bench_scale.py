@@ -1,4 +1,4 @@
-"""Web-scale foundations (#13): streamed generation, streamed ingestion and a memory-mapped fit, each in its
+"""Web-scale foundations: streamed generation, streamed ingestion and a memory-mapped fit, each in its
 own process (so that its peak memory is its own: ``VmHWM``), with throughput in documents per second.
 
 1. ``rlsi synth`` (:func:`rlsi.datasets.synthetic.write_corpus`) at N x M with mean length T;
@@ -186,7 +186,7 @@ def main(argv=None):
         shutil.rmtree(work, ignore_errors=True)
 
     N = a.docs
-    L = ["# Web-scale foundations: streamed generation, ingestion, memory-mapped fit (#13)", "",
+    L = ["# Web-scale foundations: streamed generation, ingestion, memory-mapped fit", "",
          f"Command: `{harness.command_line(__file__, argv)}`", "", harness.machine_line(facts),
          f" Children ran with {a.threads} numba/BLAS threads.", ""]
     rows = []

@@ -1,4 +1,4 @@
-"""Scale ladder (#13): BatchRLSI per iteration (U-step, V-step), online RLSI one pass and the peers, each in
+"""Scale ladder: BatchRLSI per iteration (U-step, V-step), online RLSI one pass and the peers, each in
 its own process (peak RSS = the child's ``VmHWM``), on one synthetic size per run; results appended to a
 JSON file so that sizes can be run separately; ``plot`` draws time per iteration against nnz(D) and K.
 
@@ -639,7 +639,7 @@ def peers_report(records, a):
     size of each peer within ``a.fit_in`` bytes by its memory model."""
     recs = [r for r in records if str(r.get("step", "")).startswith("peer:")]
     cmds = _commands(recs)
-    L = ["# Peers on the scale ladder (#13): time caps, per iteration / per pass, memory models", "",
+    L = ["# Peers on the scale ladder: time caps, per iteration / per pass, memory models", "",
          "Commands (each appended its records to the JSON; the report is rewritten from all of them):", ""]
     L += [f"    {c}" for c in cmds] + [""]
     facts = next((r["machine"] for r in recs if "machine" in r), None)
@@ -788,7 +788,7 @@ def _gb(x):
 def report(records, a):
     """A markdown summary of every record in the JSON (the commands first)."""
     cmds = _commands(records)
-    L = ["# Scale ladder (#13): BatchRLSI per iteration, online RLSI, peers", "",
+    L = ["# Scale ladder: BatchRLSI per iteration, online RLSI, peers", "",
          "Commands (each appended its records to the JSON; this file and the PNG come from `plot`):", ""]
     L += [f"    {c}" for c in cmds]
     L += ["", f"    {harness.command_line(__file__, ['plot', '--json', str(a.json), '--png', str(a.png), '--md', str(a.md)])}",

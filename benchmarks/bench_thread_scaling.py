@@ -1,4 +1,4 @@
-"""Wall time of a BatchRLSI fit per thread count, for one or more checkouts of rlsi on the same matrix (issue 9).
+"""Wall time of a BatchRLSI fit per thread count, for one or more checkouts of rlsi on the same matrix.
 
 Each (checkout, threads) pair runs in a child process with ``NUMBA_NUM_THREADS`` and the BLAS threads set
 before import; the matrix is ``benchmarks/synthetic.py``'s corpus, generated once and shared through an

@@ -1,4 +1,4 @@
-"""Synthetic corpus with planted classes (issue 11): shared topics plus topics of each class, tf-idf CSR.
+"""Synthetic corpus with planted classes: shared topics plus topics of each class, tf-idf CSR.
 
 The group models' generative picture (Wang et al., SIGIR 2012, Eq. 1) as a sampler, seeded and vectorised
 like :mod:`synthetic` (whose Zipf helper and TOIS tf-idf weighting it reuses):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Thread scaling of BatchRLSI against scikit-learn NMF(mu) (issue 9): the 50,000 × 200,000, K = 200 corpus of
+# Thread scaling of BatchRLSI against scikit-learn NMF(mu): the 50,000 × 200,000, K = 200 corpus of
 # the density sweep at three topic densities (AvgComp ≈ 0.00018, 0.0068 = the paper's, 0.094), 5 iterations,
 # wall clock on an otherwise idle machine, at each thread count given (numba and BLAS threads alike).
 #

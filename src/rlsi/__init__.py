@@ -7,10 +7,10 @@ The names below are imported on first use (PEP 562): ``import rlsi`` itself is i
 command can answer Ctrl-C during its start-up (numba, SciPy and scikit-learn take a second or two to
 import) with one line instead of a traceback.
 
-Threads: rlsi's numba kernels run on every core (``n_jobs`` limits them). Importing the kernels (any
-model) sets the environment variable ``OMP_WAIT_POLICY=PASSIVE`` unless it is already set, so that idle
-OpenMP workers sleep instead of spinning between parallel regions and stealing the cores BLAS needs (see
-:mod:`rlsi.kernels`). Set ``OMP_WAIT_POLICY`` yourself before using rlsi to choose otherwise.
+Threads: rlsi's numba kernels run on every core (``n_jobs`` limits them). The first fit or folding-in
+sets the environment variable ``OMP_WAIT_POLICY=PASSIVE`` unless it is already set, so that idle OpenMP
+workers sleep instead of spinning between parallel regions and stealing the cores BLAS needs (see
+:mod:`rlsi.kernels.threads`). Set ``OMP_WAIT_POLICY`` yourself before using rlsi to choose otherwise.
 """
 
 __version__ = "0.1.0"

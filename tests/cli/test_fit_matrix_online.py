@@ -1,5 +1,5 @@
 """rlsi fit --matrix DIR --online: OnlineRLSI streamed over the rows of a memory-mapped matrix directory
-equals the online fit on the same matrix in memory, and never holds the matrix (issue 13)."""
+equals the online fit on the same matrix in memory, and never holds the matrix."""
 
 import tracemalloc
 

@@ -1,4 +1,4 @@
-"""Issue 8, commands: every command checks its inputs and its output location before any work, and each
+"""Every command checks its inputs and its output location before any work, and each
 bad case ends in one line naming the problem, with nothing written; `rlsi fit --resume` continues a
 saved online model."""
 

@@ -140,7 +140,7 @@ def test_search_builds_index_from_corpus_and_saves_it(tmp_path, model_dir, colle
 
 def test_search_messages(tmp_path, model_dir, collection, capsys):
     status, out, err = run(capsys, "search", model_dir, "airplane")
-    assert status == 2 and "no search index" in err and "--corpus" in err
+    assert status == 2 and "no search index" in err and "corpus" in err
     status, out, err = run(capsys, "search", model_dir, "zebra quasar", "--corpus", collection / "corpus.jsonl")
     assert status == 0 and "no result" in out
     status, out, err = run(capsys, "search", model_dir, "wing", "-k", "0", "--corpus", collection / "corpus.jsonl")
@@ -149,7 +149,8 @@ def test_search_messages(tmp_path, model_dir, collection, capsys):
     assert status == 2 and "does not exist" in err
 
 
-def test_search_with_an_rlsi_model_uses_projection_folding_by_default(tmp_path, collection, capsys):
+@pytest.fixture
+def rlsi_model_dir(tmp_path):
     import warnings
 
     from rlsi.models import BatchRLSI
@@ -162,14 +163,40 @@ def test_search_with_an_rlsi_model_uses_projection_folding_by_default(tmp_path, 
         model = BatchRLSI(3, lambda1=0.01, max_iter=20, random_state=0).fit(X)
     path = tmp_path / "rlsi_model"
     rlsi.io.save(path, model=model, vectorizer=vec)
-    corpus = collection / "corpus.jsonl"
+    return path
+
+
+def test_search_folds_in_with_the_models_transform_by_default(rlsi_model_dir, collection, capsys):
+    """A new index folds in with the model's own transform (TOIS §7); a saved index keeps its folding."""
+    path, corpus = rlsi_model_dir, collection / "corpus.jsonl"
     status, out, err = run(capsys, "search", path, "cardiac heart", "--corpus", corpus, "--save-index")
     assert status == 0, err
-    assert rlsi.io.load(path)["index"].fold_lambda2 == float("inf")
-    status, out2, err = run(capsys, "search", path, "cardiac heart", "--folding", "model")
-    assert status == 2 and "--folding projection" in err
-    status, out3, err = run(capsys, "search", path, "cardiac heart", "--corpus", corpus, "--folding", "model")
+    assert rlsi.io.load(path)["index"].fold_lambda2 is None
+    status, out2, err = run(capsys, "search", path, "cardiac heart", "--folding", "projection")
+    assert status == 2 and "folding 'model'" in err and err.count("\n") == 1
+    status, out3, err = run(capsys, "search", path, "cardiac heart", "--corpus", corpus, "--folding", "projection")
     assert status == 0 and out3.splitlines()[0] == out.splitlines()[0]
+    assert out3 != out  # the projection ranks with other topic scores
+
+
+def test_cli_and_python_search_give_the_same_scores(rlsi_model_dir, collection, capsys):
+    """``rlsi search`` and ``Searcher(model, vectorizer)`` (its defaults) score a query alike."""
+    from rlsi.retrieval import Searcher, open_searcher
+    from rlsi.text import read_corpus
+
+    path, corpus = rlsi_model_dir, collection / "corpus.jsonl"
+    status, out, err = run(capsys, "search", path, "cardiac heart", "--corpus", corpus, "--json", "-k", 10)
+    assert status == 0, err
+    cli = json.loads(out)["results"]
+    bundle = rlsi.io.load(path)
+    docs = read_corpus(corpus)
+    python = Searcher(bundle["model"], bundle["vectorizer"]).index(docs.texts, docs.ids).search("cardiac heart", k=10)
+    opened = open_searcher(path, corpus=corpus).search("cardiac heart", k=10)
+    assert [h["doc_id"] for h in cli] == [h.doc_id for h in python] == [h.doc_id for h in opened]
+    for c, p, o in zip(cli, python, opened):
+        assert c["topic_score"] == pytest.approx(p.topic_score, abs=1e-12) == o.topic_score
+        assert c["score"] == pytest.approx(p.score, abs=1e-12) == o.score
+    assert any(h["topic_score"] > 0 for h in cli)
 
 
 def test_evaluate_grid_preset_and_overrides(tmp_path, collection, capsys):

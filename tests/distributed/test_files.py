@@ -134,8 +134,12 @@ def test_file_problems_are_one_line_errors(files, cluster_of, tmp_path):
     bad.write_text('{"text": "fine"}\n{"text": \n')
     with pytest.raises(CorpusError, match=r"bad.jsonl, line 2: not valid JSON"):
         vectorize_files([files[0], bad], client=client)
+    other_empty = tmp_path / "empty2.jsonl"
+    other_empty.write_text("")
     with pytest.raises(CorpusError, match="hold no document"):
-        vectorize_files([files[1], files[1]], client=client)
+        vectorize_files([files[1], other_empty], client=client)
+    with pytest.raises(RLSIError, match="given twice"):  # its documents would be fitted twice
+        vectorize_files([files[0], files[0]], client=client)
     matrix = vectorize_files(files, client=client)
     with pytest.raises(RLSIError, match="partitions="):
         DaskRLSI(**PARAMS, partitions=2).fit(matrix)

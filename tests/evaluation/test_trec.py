@@ -117,7 +117,7 @@ def test_a_failed_write_keeps_the_old_file(tmp_path, monkeypatch):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(atomic, "_rename", no_space)
-    with pytest.raises(RLSIError, match="cannot write .*a.run.gz: No space left"):
+    with pytest.raises(RLSIError, match="cannot write .*a.run.gz: no space left"):
         write_run({"q1": {"d2": 2.0}}, path)
     assert read_run(path) == {"q1": {"d1": 1.0}}
     assert [p.name for p in tmp_path.iterdir()] == ["a.run.gz"]

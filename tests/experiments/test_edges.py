@@ -132,10 +132,10 @@ def test_report_shows_the_warnings_in_text_markdown_and_json():
 
 
 def test_run_protocol_logs_the_warnings(tiny, caplog):
-    from rlsi.experiments import run_protocol
+    from rlsi.experiments import ProtocolConfig, run_protocol
 
     with caplog.at_level(logging.WARNING, logger="rlsi.experiments"):
-        rep = run_protocol(tiny, ["lsi"], k_grid=(2, 3), n_folds=2, alphas=(0.0, 0.5, 1.0))
+        rep = run_protocol(tiny, ["lsi"], ProtocolConfig(k_grid=(2, 3), n_folds=2, alphas=(0.0, 0.5, 1.0)))
     warned = rep.edge_warnings()
     assert warned, "K has two values and α three: some chosen value is on an edge"
     logged = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]

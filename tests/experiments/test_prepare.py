@@ -48,8 +48,8 @@ def test_med_bm25_matches_metrics_module_and_the_published_table():
     # MED is judged binary: IDCG@1 = 1 and DCG@1 = [top document relevant], so NDCG@1 = P@1 per query
     p1 = evaluate_scores(p, S, ["p@1"])["p@1"]
     assert fast["ndcg@1"] == p1
-    # The BM25 row and the vocabulary size of the MED section of benchmarks/results/ranking.md, which
-    # the benchmark produced with the same pipeline (stemmed tf-idf, BM25 k1 = 1.2, b = 0.75), 4 decimals
+    # The BM25 row and the vocabulary size of MED that benchmarks/bench_ranking.py reports with the same
+    # pipeline (stemmed tf-idf, BM25 k1 = 1.2, b = 0.75), 4 decimals
     assert p.doc_tfidf.shape[1] == 9415
     published = {"map": 0.5377, "ndcg@1": 0.8667, "ndcg@3": 0.8078, "ndcg@5": 0.7643, "ndcg@10": 0.6988}
     for m, value in published.items():

@@ -8,12 +8,13 @@ import pytest
 
 from rlsi.datasets import demo_collection_dir
 from rlsi.evaluation import load_collection
-from rlsi.experiments import run_protocol
+from rlsi.experiments import ProtocolConfig, run_protocol
 
 
 def test_run_protocol_end_to_end_on_a_tiny_collection(tiny):
-    rep = run_protocol(tiny, ["lsi", "rlsi"], k_grid=(2, 3), lambda1_grid=(0.05,), fold_grid=(None, math.inf),
-                       n_folds=2, alphas=(0.0, 0.5, 1.0), fit_normalize="l2")
+    rep = run_protocol(tiny, ["lsi", "rlsi"], ProtocolConfig(k_grid=(2, 3), lambda1_grid=(0.05,),
+                                                             fold_grid=(None, math.inf), n_folds=2,
+                                                             alphas=(0.0, 0.5, 1.0), fit_normalize="l2"))
     assert set(rep.selections) == {"cv", "best"}
     rows = rep.rows("cv")
     assert [r["method"] for r in rows] == ["BM25", "BM25+LSI", "BM25+RLSI"]
@@ -30,18 +31,9 @@ def test_run_protocol_end_to_end_on_a_tiny_collection(tiny):
     assert "Infinity" not in rep.to_json()
 
 
-# Regression values: printed by the pre-refactor code (rlsi.evaluation.protocol at commit 3a8c904, before
-# it was split into rlsi.experiments) for exactly the run below; the refactor was checked to reproduce
-# every per-query value, grid table and report of that code bit for bit. They are also what the ranking
-# tables of benchmarks/results/ranking.md rest on: a change here means those tables would change.
-# The tolerance only absorbs summation-order noise: one document ranked differently moves a mean of 30
-# queries by far more than 1e-9.
-# Re-pinned once since, on purpose: the lasso's support solves (kernels/lasso.py) made the uncapped U-steps
-# converge where rows used to stop at the 100-sweep cap; that moved RLSI's CV MAP by 9.2e-6 (0.6476188 ->
-# 0.6476097), its p-value by 1.1e-9, the RLSI grid sum by 1.6e-3 of 1705 and the topic density by 3e-5;
-# every LSI/BM25 value and every other RLSI mean is unchanged. Since the support solves are taken only when
-# the sweeps they save cost more (kernels/lasso.py's cost rule), this run takes the sweeps' path again and
-# reproduces the pre-refactor values bit for bit: they are pinned again, as originally printed.
+# Regression values of exactly the run below on the packaged MED, to 1e-9 (the tolerance only absorbs
+# summation-order noise: one document ranked differently moves a mean over 30 queries by far more). The
+# ranking figures of benchmarks/bench_ranking.py rest on this pipeline: a change here changes them too.
 MED_REGRESSION = {
     ("cv", "BM25"): {"map": 0.5377192912478969, "ndcg@1": 0.8666666666666667, "ndcg@3": 0.8078213121003793,
                      "ndcg@5": 0.7643093771901425, "ndcg@10": 0.6987637150178325},
@@ -63,10 +55,11 @@ MED_GRID_SUMS = {"lsi": 864.9734022463391, "rlsi": 1705.4404864006174}   # sum o
 MED_RLSI_DENSITY = [0.32819968135953265, 0.32819968135953265, 0.23473181093998938, 0.23473181093998938]
 
 
-def test_med_protocol_reproduces_the_pre_refactor_values():
+def test_med_protocol_reproduces_the_pinned_values():
     coll = load_collection(demo_collection_dir())
-    rep = run_protocol(coll, ["lsi", "rlsi"], k_grid=(10, 20), lambda1_grid=(0.005,),
-                       fold_grid=(None, math.inf), alphas=(0.0, 0.3, 0.6, 1.0), n_folds=3, n_repeats=2, seed=0)
+    rep = run_protocol(coll, ["lsi", "rlsi"], ProtocolConfig(k_grid=(10, 20), lambda1_grid=(0.005,),
+                                                             fold_grid=(None, math.inf), alphas=(0.0, 0.3, 0.6, 1.0),
+                                                             n_folds=3, n_repeats=2, seed=0))
     rows = {(p, r["method"]): r for p in ("cv", "best") for r in rep.rows(p)}
     for key, means in MED_REGRESSION.items():
         for m, value in means.items():

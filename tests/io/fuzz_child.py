@@ -1,6 +1,11 @@
 """Child process of the model-loader fuzz test (tests/io/test_fuzz_loader.py); not collected by pytest.
 
-Usage: python fuzz_child.py PRISTINE_DIR WORK_DIR SEED N_TRIALS TEXTS_JSON MARKER_FILE
+Usage: python fuzz_child.py PRISTINE_DIR WORK_DIR SEED N_TRIALS TEXTS_JSON MARKER_FILE [KIND]
+
+KIND: ``model`` (default: a model directory, with or without a model and an index), ``matrix`` (a matrix
+directory: loaded with ``load_matrix``, then its rows, ids and counts are used and XᵀX is formed) or
+``checkpoint`` (a distributed fit's checkpoint folder: the state or a W part is mutated, then
+``read_state`` runs and every W part is loaded as the resuming workers load it).
 
 For each trial: copy the pristine model directory, apply 1-3 seeded mutations (bytes, values, dtypes,
 shapes, manifest fields, file paths, file kinds), then load it (alternately memory-mapped) and, if it
@@ -276,26 +281,99 @@ def attempt(d, mmap, texts, queries):
         return "foreign exception: " + " | ".join(traceback.format_exc().splitlines()[-4:])
 
 
+def _error(exc, d, stage):
+    msg = str(exc)
+    if "\n" in msg:
+        return f"multi-line error: {msg!r}"
+    if stage == "load" and (not isinstance(exc, ModelFormatError) or str(d) not in msg):
+        return f"load error not naming the folder: {type(exc).__name__}: {msg}"
+    return "error: " + msg
+
+
+def attempt_matrix(d, mmap, texts, queries):
+    """A matrix directory: load it, use its rows, ids and counts, and the products a fit starts with."""
+    from rlsi.io import load_matrix
+
+    stage = "load"
+    try:
+        m = load_matrix(d, mmap=mmap)
+        stage = "use"
+        X = m.X
+        if not np.isfinite(X @ np.ones(X.shape[1])).all():
+            return "matrix rows gave NaN/inf"
+        if m.doc_ids is not None and len(set(m.doc_ids.tolist())) != X.shape[0]:
+            return "duplicate ids accepted"
+        if m.counts is not None:
+            m.count_matrix().sum()
+        X.sort_indices()  # scipy sorts before many operations: never a write to the read-only map
+        # the products a fit starts with (scipy's: no numba compilation inside a timed trial)
+        if not np.isfinite((X.T @ X).toarray()).all():
+            return "X^T X gave NaN/inf"
+        return "loaded"
+    except RLSIError as exc:
+        return _error(exc, d, stage)
+    except Exception:
+        return "foreign exception: " + " | ".join(traceback.format_exc().splitlines()[-4:])
+
+
+def attempt_checkpoint(d, mmap, texts, queries):
+    """A checkpoint folder: read_state, then every W part as a resuming worker loads it."""
+    from rlsi.distributed import _tasks, checkpoint
+
+    stage = "load"
+    try:
+        saved = checkpoint.read_state(d)
+        if saved is None:
+            return "error: no checkpoint"
+        stage = "use"
+        meta, U = saved
+        it, K = meta["iteration"], meta["n_components"]
+        for p, (a, b) in enumerate(meta["partitions"]):
+            if b <= a:
+                continue
+            W = _tasks.load_part_w(str(checkpoint.part_path(d, it, p)), np.float64)
+            if W.shape != (b - a, K):
+                return f"W part {p} of shape {W.shape} accepted for {b - a} rows x {K} topics"
+            if not np.isfinite(np.asarray(U @ W.T)).all():
+                return "U W^T gave NaN/inf"
+        return "loaded"
+    except RLSIError as exc:
+        return _error(exc, d, stage)
+    except Exception:
+        return "foreign exception: " + " | ".join(traceback.format_exc().splitlines()[-4:])
+
+
+def _targets(d, kind):
+    """The rlsi folders a trial mutates: the folder itself, or a checkpoint's state and W parts."""
+    if kind != "checkpoint":
+        return [d]
+    return [d / "state", *sorted(p for p in d.glob("W-*") if p.is_dir())]
+
+
 def main():
     pristine, work, seed, n, texts_file, marker = sys.argv[1:7]
+    kind = sys.argv[7] if len(sys.argv) > 7 else "model"
+    run = {"model": attempt, "matrix": attempt_matrix, "checkpoint": attempt_checkpoint}[kind]
     pristine, work, marker = Path(pristine), Path(work), Path(marker)
     texts = json.loads(Path(texts_file).read_text())
     queries = texts[:3] + ["unknownword", ""]
     rng = np.random.default_rng(int(seed))
     shutil.copytree(pristine, work / "pristine_copy")
-    assert attempt(pristine, False, texts, queries) == "loaded"  # warm-up (numba) and sanity
+    assert run(pristine, False, texts, queries) == "loaded"  # warm-up (numba) and sanity
     for i in range(int(n)):
         d = work / f"trial{i}"
         shutil.copytree(pristine, d)
         descs = []
         for _ in range(int(rng.choice([1, 1, 1, 2, 3]))):
+            targets = _targets(d, kind)
+            target = targets[int(rng.integers(len(targets)))]
             try:
-                descs.append(mutate(d, rng, marker))
+                descs.append(("" if target == d else target.name + ": ") + mutate(target, rng, marker))
             except Exception as exc:  # a mutation that does not apply to an already damaged file
                 descs.append(f"skipped ({type(exc).__name__})")
         print(json.dumps({"trial": i, "start": descs}), flush=True)
         signal.alarm(HANG_SECONDS)
-        outcome = attempt(d, bool(i % 2), texts, queries)
+        outcome = run(d, bool(i % 2), texts, queries)
         signal.alarm(0)
         print(json.dumps({"trial": i, "mutations": descs, "outcome": outcome}), flush=True)
         for p in work.glob("outside-*"):

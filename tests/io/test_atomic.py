@@ -108,7 +108,7 @@ def test_failing_step_keeps_the_old_model_and_leaves_nothing(tmp_path, two_model
 
     monkeypatch.setattr(atomic, "_rename", failing)
     if fail_at < 2:
-        with pytest.raises(RLSIError, match="cannot write .*No space left") as info:
+        with pytest.raises(RLSIError, match="cannot write .*no space left on the device") as info:
             io.save(tmp_path / "m", model=new)
         assert "\n" not in str(info.value)
         assert _which(tmp_path / "m", two_models) == "old"

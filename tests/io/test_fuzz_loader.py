@@ -1,4 +1,5 @@
-"""Fuzzing the model loader: a model directory is untrusted input (issue 8).
+"""Fuzzing the loaders: model directories, search indexes, matrix directories and checkpoints are untrusted
+input.
 
 A seeded mutator (tests/io/fuzz_child.py) damages small saved models in hundreds of ways — flipped
 bytes, truncated or extended files, out-of-range indices, non-monotone row pointers, NaN/inf/huge values,
@@ -58,7 +59,39 @@ def _online_model(path):
     io.save(path, model=model, vectorizer=stream)
 
 
-def _run_child(tmp_path, make, seed, n_trials):
+def _index_only(path):
+    """A search index without a topic model (term matching only): a folder of kind index."""
+    Searcher(None, TfidfVectorizer().fit(TEXTS), alpha=0.0).index(TEXTS).save(path)
+
+
+def _matrix_dir(path):
+    vec = TfidfVectorizer()
+    X = vec.fit_transform(TEXTS)
+    io.save_matrix(path, X, vectorizer=vec, doc_ids=[f"doc{i}" for i in range(len(TEXTS))],
+                   doc_lengths=vec.doc_lengths(TEXTS), counts=vec.transform_counts(TEXTS))
+
+
+def _checkpoint(path):
+    """The checkpoint a distributed fit writes after 2 iterations over 3 partitions, written directly."""
+    import numpy as np
+
+    from rlsi.distributed import _tasks, checkpoint
+
+    vec = TfidfVectorizer()
+    X = vec.fit_transform(TEXTS)
+    model = BatchRLSI(3, lambda1=1.0, random_state=0, max_iter=2).fit(X)
+    W = np.asarray(model.transform(X))
+    bounds = [[0, 4], [4, 4], [4, 10]]
+    for p, (a, b) in enumerate(bounds):
+        if b > a:
+            _tasks.save_part_w(W[a:b], str(checkpoint.part_path(path, 2, p)))
+    meta = {"n_docs": X.shape[0], "n_terms": X.shape[1], "n_components": 3, "dtype": "float64",
+            "partitions": bounds, "lambda1_effective": 1.0, "objectives": [2.0, 1.0], "bytes_moved": [10, 10],
+            "seconds": [0.1, 0.1], "representations": ["sparse", "sparse"]}
+    checkpoint.write_state(path, 2, model.components_.T.tocsr(), meta)
+
+
+def _run_child(tmp_path, make, seed, n_trials, kind="model"):
     pristine = tmp_path / "pristine"
     make(pristine)
     work = tmp_path / "work"
@@ -69,7 +102,7 @@ def _run_child(tmp_path, make, seed, n_trials):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(rlsi.__file__).parents[1]),
                                                        os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.run([sys.executable, str(CHILD), str(pristine), str(work), str(seed), str(n_trials),
-                           str(texts), str(marker)], capture_output=True, text=True, env=env, timeout=600)
+                           str(texts), str(marker), kind], capture_output=True, text=True, env=env, timeout=600)
     records = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     done = [r for r in records if "outcome" in r]
     if proc.returncode != 0:
@@ -81,12 +114,15 @@ def _run_child(tmp_path, make, seed, n_trials):
     return done
 
 
-@pytest.mark.parametrize("make, seed", [(_batch_model, 1), (_online_model, 2)], ids=["batch+index", "online"])
-def test_every_mutation_loads_finite_or_fails_cleanly(tmp_path, make, seed):
-    trials = _run_child(tmp_path, make, seed, N_TRIALS)
-    assert len(trials) == N_TRIALS
+@pytest.mark.parametrize("make, seed, kind, n_trials", [
+    (_batch_model, 1, "model", N_TRIALS), (_online_model, 2, "model", N_TRIALS), (_index_only, 3, "model", 60),
+    (_matrix_dir, 4, "matrix", 100), (_checkpoint, 5, "checkpoint", 100)],
+    ids=["batch+index", "online", "index", "matrix", "checkpoint"])
+def test_every_mutation_loads_finite_or_fails_cleanly(tmp_path, make, seed, kind, n_trials):
+    trials = _run_child(tmp_path, make, seed, n_trials, kind)
+    assert len(trials) == n_trials
     bad = [t for t in trials if not (t["outcome"] == "loaded" or t["outcome"].startswith("error: "))]
     assert not bad, "\n".join(f"{t['mutations']}: {t['outcome']}" for t in bad[:10])
     # the mutator must exercise both paths, or the test could pass by never loading anything
     counts = Counter(t["outcome"].split(":")[0] for t in trials)
-    assert counts["error"] >= N_TRIALS // 4 and counts["loaded"] >= 5, counts
+    assert counts["error"] >= n_trials // 4 and counts["loaded"] >= 5, counts

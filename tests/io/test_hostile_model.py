@@ -1,4 +1,4 @@
-"""One test per case of issue 8 on hostile model directories: each ends in one ModelFormatError line that
+"""One test per case of a hostile model directory: each ends in one ModelFormatError line that
 names the file (or the model) and the problem, before any numerical code runs."""
 
 import json

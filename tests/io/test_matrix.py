@@ -3,6 +3,7 @@ untrusted input — every damage is one ModelFormatError, never a crash or a rea
 
 import json
 import mmap
+import re
 import shutil
 
 import numpy as np
@@ -97,7 +98,7 @@ def test_failed_write_leaves_nothing_and_keeps_the_old_directory(matrix_dir):
 def test_refuses_to_overwrite_a_foreign_folder(tmp_path):
     (tmp_path / "photos").mkdir()
     (tmp_path / "photos" / "cat.jpg").write_bytes(b"x")
-    with pytest.raises(RLSIError, match="not an rlsi matrix or model directory"):
+    with pytest.raises(RLSIError, match="exists and is not an rlsi matrix directory"):
         save_matrix(tmp_path / "photos", sp.identity(3, format="csr"))
 
 
@@ -339,3 +340,46 @@ def test_damaged_counts_with_a_consistent_manifest(counted_dir):
     with pytest.raises(ModelFormatError, match="counts must be an integer array of shape") as info:
         load_matrix(counted_dir)
     assert "\n" not in str(info.value)
+
+
+# ----------------------------------------------------------------------------------- crafted structure
+def _rewrite(path, name, arr):
+    np.save(path / name, arr)
+
+
+@pytest.mark.parametrize("how", ["unsorted", "duplicate"])
+def test_rows_with_unsorted_or_repeated_columns_are_refused(tmp_path, how):
+    X = sp.random(60, 40, density=0.2, format="csr", random_state=1)
+    save_matrix(tmp_path / "mx", X)
+    idx = np.load(tmp_path / "mx" / "matrix.X.indices.npy")
+    r = int(np.argmax(np.diff(X.indptr)))
+    a = X.indptr[r]
+    if how == "unsorted":
+        idx[a], idx[a + 1] = idx[a + 1], idx[a]
+    else:
+        idx[a + 1] = idx[a]
+    _rewrite(tmp_path / "mx", "matrix.X.indices.npy", idx)
+    with pytest.raises(ModelFormatError, match=f"row {r} of X are unsorted or repeated"):
+        load_matrix(tmp_path / "mx")
+
+
+def test_a_loaded_matrix_is_canonical_and_stays_read_only(tmp_path):
+    X = sp.random(30, 20, density=0.3, format="csr", random_state=2)
+    save_matrix(tmp_path / "mx", X)
+    m = load_matrix(tmp_path / "mx")
+    assert m.X.has_sorted_indices and m.X.has_canonical_format
+    m.X.sort_indices()  # nothing to do: never writes to the read-only map
+    assert (m.X != X).nnz == 0
+
+
+@pytest.mark.parametrize("value, words", [(2959.0, "meta.nnz must be an integer, got 2959.0 (float)"),
+                                          ("7", "meta.nnz must be an integer, got '7' (str)"),
+                                          (3, "meta.nnz is 3 but X has")])
+def test_meta_counts_are_named_with_their_type(tmp_path, value, words):
+    X = sp.random(10, 8, density=0.5, format="csr", random_state=3)
+    save_matrix(tmp_path / "mx", X)
+    manifest = json.loads((tmp_path / "mx" / "manifest.json").read_text())
+    manifest["components"]["matrix"]["meta"]["nnz"] = value
+    (tmp_path / "mx" / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ModelFormatError, match=re.escape(words)):
+        load_matrix(tmp_path / "mx")

@@ -38,17 +38,16 @@ def main(path, k, max_iter):
 def main_online(path, k, batch_size):
     """One pass of OnlineRLSI in mini-batches of ``batch_size`` with CSR topics (as at a web vocabulary, where
     dense M x K topics do not fit): the estimate with the fitted topics' density, and the measured peak."""
-    import rlsi.models.batch as batch_mod
-    import rlsi.models.online as online_mod
     from rlsi.models import OnlineRLSI
 
-    online_mod.DENSE_MAX_BYTES = batch_mod.DENSE_MAX_BYTES = 0  # the fit and the estimate: CSR topics
     small = make_corpus(300, 2000, 30, n_topics=5, seed=1, dtype=load_matrix(path).X.dtype).X
-    OnlineRLSI(5, lambda1=0.001, batch_size=100, topic_sweeps=3, random_state=0).fit(small)
+    OnlineRLSI(5, lambda1=0.001, batch_size=100, topic_sweeps=3, random_state=0).with_tuning(dense_max_bytes=0).fit(small)
     del small
     baseline = current_rss()
     X = load_matrix(path).X
+    # the fit and the estimate (which reads the model's tuning): CSR topics
     model = OnlineRLSI(k, lambda1=LAMBDA1, batch_size=batch_size, topic_sweeps=3, random_state=0)
+    model.with_tuning(dense_max_bytes=0)
     model.fit(X)
     peak = peak_rss()
     density = model.components_.nnz / np.prod(model.components_.shape)

@@ -201,9 +201,7 @@ def test_row_screening_is_exact(dtype):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         screened = BatchRLSI(5, **params).fit(X)
-        plain = BatchRLSI(5, **params)
-        plain._screen = False
-        plain.fit(X)
+        plain = BatchRLSI(5, **params).with_tuning(screen=False).fit(X)
     assert screened.n_rows_screened_ > 0 and plain.n_rows_screened_ == 0
     assert (screened.components_ != plain.components_).nnz == 0
     np.testing.assert_array_equal(screened.objective_, plain.objective_)
@@ -232,7 +230,7 @@ def test_row_screening_is_exact(dtype):
 
 
 def test_overflowing_lambda1_is_refused_before_fitting(planted):
-    # 1e308 per 1000 documents is inf for 200 documents: refused, naming the value (issue 8)
+    # 1e308 per 1000 documents is inf for 200 documents: refused, naming the value
     with pytest.raises(RLSIError, match=r"lambda1=1e\+308 overflows: per 1000 documents it gives λ₁ = inf"):
         BatchRLSI(4, lambda1=1e308).fit(planted)
     # the paper's scale uses the value as it is: finite, so it fits (every topic empty, with the warning)
@@ -254,27 +252,25 @@ def test_documents_whose_weights_are_all_zero_are_explained():
 
 
 def test_cold_work_budget_only_for_the_first_inexact_u_step():
-    from rlsi.models.batch import COLD_DENSE_SWEEPS, cold_work
+    from rlsi.models.rlsi_policy import TUNING, cold_work
 
-    assert cold_work(20, 3, warm=False) == COLD_DENSE_SWEEPS * 20 * 20
+    assert cold_work(20, 3, warm=False) == TUNING.cold_dense_sweeps * 20 * 20
+    assert cold_work(20, 3, warm=False, tuning=TUNING.but(cold_dense_sweeps=None)) is None
     assert cold_work(20, 3, warm=True) is None
     assert cold_work(20, None, warm=False) is None  # exact U-steps stay exact (Algorithm 1's iterates)
 
 
 @pytest.mark.parametrize("representation", ["sparse", "dense"])
-def test_budgeted_first_u_step_is_a_descent_step_towards_the_exact_solution(planted, representation, monkeypatch):
+def test_budgeted_first_u_step_is_a_descent_step_towards_the_exact_solution(planted, representation):
     """At a small λ₁ (dense topics) the cold first U-step's work budget binds; the fit still decreases the
     objective at every iteration and, run on, reaches the exact fit's objective."""
-    from rlsi.models import batch
-
     X = planted
     lam = 1e-4
     params = dict(lambda1=lam, max_iter=60, tol=0, topic_representation=representation, random_state=0)
     model = BatchRLSI(8, **params).fit(X)
     obj = model.objective_
-    with monkeypatch.context() as m:  # the same fit without the budget: the budget did bind
-        m.setattr(batch, "COLD_DENSE_SWEEPS", 1e12)
-        unbudgeted = BatchRLSI(8, **params).fit(X)
+    # the same fit without the budget: the budget did bind
+    unbudgeted = BatchRLSI(8, **params).with_tuning(cold_dense_sweeps=1e12).fit(X)
     assert unbudgeted.objective_[0] != obj[0]
     assert np.all(np.diff(obj) <= 1e-10 * np.abs(obj[:-1]))
     exact = BatchRLSI(8, lambda1=lam, max_iter=60, tol=0, topic_sweeps=None, topic_representation=representation,

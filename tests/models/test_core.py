@@ -15,7 +15,7 @@ from rlsi.kernels.lasso import lasso_rows
 from rlsi.models import LDA, LSI, NMF, PLSI, BatchRLSI, OnlineRLSI, tasks
 from rlsi.models.driver import alternate
 from rlsi.models.executor import SerialExecutor, ThreadExecutor, get_executor
-from rlsi.models.penalties import PENALTIES, penalty
+from rlsi.models.penalties import PENALTIES, SolverSettings, penalty
 from rlsi.models.squared import fold_in
 from rlsi.oracle import batch_rlsi
 from rlsi.retrieval.topic import RidgeFolding
@@ -37,7 +37,7 @@ def test_nonneg_l2_is_nonnegative_least_squares():
     S, R = _gram_problem(0)
     lam = 0.7
     pen = penalty("nonneg_l2")
-    U, _ = pen.solve(R, pen.prepare(S, lam), None, lam, max_iter=10000, tol=1e-14)
+    U, _ = pen.prepared(S, lam).solve(R, None, SolverSettings(10000, 1e-14))
     L = np.linalg.cholesky(S + lam * np.eye(len(S)))
     for r, u in zip(R, U):
         expected, _ = nnls(L.T, np.linalg.solve(L, r))
@@ -50,7 +50,7 @@ def test_nonneg_l1_matches_bound_constrained_solver():
     S, R = _gram_problem(1)
     lam = 2.0
     pen = penalty("nonneg_l1")
-    U, _ = pen.solve(R, pen.prepare(S, lam), None, lam, max_iter=10000, tol=1e-14)
+    U, _ = pen.prepared(S, lam).solve(R, None, SolverSettings(10000, 1e-14))
     for r, u in zip(R, U):
         f = lambda x: (x @ S @ x - 2 * r @ x + lam * x.sum(), 2 * S @ x - 2 * r + lam)  # noqa: E731
         res = minimize(f, np.zeros(len(r)), jac=True, bounds=[(0, None)] * len(r), method="L-BFGS-B",
@@ -74,9 +74,9 @@ def test_positive_lasso_kkt_and_warm_start_from_negative():
 
 def test_l1_and_l2_penalties_are_the_kernels():
     S, R = _gram_problem(3)
-    U1, _ = penalty("l1").solve(R, penalty("l1").prepare(S, 1.0), None, 1.0, max_iter=500, tol=1e-10)
+    U1, _ = penalty("l1").prepared(S, 1.0).solve(R, None, SolverSettings(500, 1e-10))
     np.testing.assert_array_equal(U1, lasso_rows(R, S, None, 1.0, max_iter=500, tol=1e-10)[0])
-    U2, sweeps = penalty("l2").solve(R, penalty("l2").prepare(S, 0.5), None, 0.5, max_iter=1, tol=0)
+    U2, sweeps = penalty("l2").prepared(S, 0.5).solve(R, None, SolverSettings(1, 0))
     np.testing.assert_allclose(U2, np.linalg.solve(S + 0.5 * np.eye(len(S)), R.T).T, rtol=1e-10)
     assert sweeps == 0
 

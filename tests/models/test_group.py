@@ -1,4 +1,4 @@
-"""Group RLSI / Group NMF (issue 11): monotonicity, reductions, folding-in, prediction, oracle, persistence."""
+"""Group RLSI / Group NMF: monotonicity, reductions, folding-in, prediction, oracle, persistence."""
 
 import warnings
 

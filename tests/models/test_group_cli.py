@@ -1,4 +1,4 @@
-"""``rlsi fit --model grlsi|gnmf|crlsi|cnmf`` and per-group ``rlsi topics`` (issue 11)."""
+"""``rlsi fit --model grlsi|gnmf|crlsi|cnmf`` and per-group ``rlsi topics``."""
 
 import gzip
 import json
@@ -84,8 +84,8 @@ def test_search_a_group_model_on_the_documents_classes(tmp_path, capsys):
     model, vec = bundle["model"], bundle["vectorizer"]
     docs = read_corpus(corpus)
     X = vec.transform(docs.texts)
-    # the CLI's default folding for RLSI-family models: the projection
-    ref = ClassTopicMatcher(model, fold_lambda2=float("inf"), doc_labels=np.array(labels)).fit(X)
+    # the default folding: the model's own transform
+    ref = ClassTopicMatcher(model, doc_labels=np.array(labels)).fit(X)
     want = ref.score(vec.transform(["cardiac pressure"]))[0]
     assert len(hits) == 24
     for h in hits:
@@ -101,7 +101,7 @@ def test_search_a_group_model_on_the_documents_classes(tmp_path, capsys):
     status, _, err = run(capsys, "search", out_dir, "eye", "--corpus", corpus, "--label-field", "topic")
     assert status != 0 and "no field 'topic'" in err and err.strip().count("\n") == 0
     status, _, err = run(capsys, "index", out_dir, "--matrix", tmp_path / "none", "--label-field", "label")
-    assert status != 0 and "--label-field needs --corpus" in err and err.strip().count("\n") == 0
+    assert status != 0 and "label field needs a corpus" in err and err.strip().count("\n") == 0
     # without labels: every document on its predicted class
     status, out, err = run(capsys, "index", out_dir, "--corpus", corpus)
     assert status == 0, err

@@ -1,4 +1,4 @@
-"""Ranking with group models (issue 11, SIGIR 2012 §7.3): a query takes the class of the document."""
+"""Ranking with group models (SIGIR 2012 §7.3): a query takes the class of the document."""
 
 import math
 import warnings
@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from scipy.optimize import nnls
 
 from rlsi.errors import RLSIError
-from rlsi.experiments import make_methods, run_protocol
+from rlsi.experiments import ProtocolConfig, make_methods, run_protocol
 from rlsi.models import BatchRLSI
 from rlsi.models.group import CNMF, CRLSI, GroupNMF, GroupRLSI
 from rlsi.models.group_base import derive_classes
@@ -211,9 +211,10 @@ def test_group_methods_in_the_protocol_grids():
 
 
 def test_protocol_runs_group_methods_with_the_class_heuristic(tiny):
-    rep = run_protocol(tiny, ["grlsi", "crlsi", "gnmf"], k_grid=(2,), lambda1_grid=(0.01,), n_folds=2,
-                       alphas=(0.0, 1.0), extra={m: {"n_classes": 2} for m in ("grlsi", "crlsi", "gnmf")},
-                       keep_scores=True)
+    rep = run_protocol(tiny, ["grlsi", "crlsi", "gnmf"],
+                       ProtocolConfig(k_grid=(2,), lambda1_grid=(0.01,), n_folds=2, alphas=(0.0, 1.0),
+                                      extra={m: {"n_classes": 2} for m in ("grlsi", "crlsi", "gnmf")},
+                                      keep_scores=True))
     assert [r["method"] for r in rep.rows("cv")] == ["BM25", "BM25+GRLSI", "BM25+CRLSI", "BM25+GNMF"]
     # the protocol's topic scores are the matcher's on the same fitted model (refit with the same seed)
     from rlsi.experiments import Experiment, prepare_collection

@@ -71,9 +71,8 @@ def test_components_follow_the_sizes():
 
 
 def test_a_float32_fit_counts_row_blocks_not_a_float64_copy_of_w_for_its_gram():
-    """tasks.gram converts a float32 W to float64 a sub-block per thread at a time (it used to convert W
-    whole: the peak of the 100k x 500k, K = 500 float32 fit, benchmarks/results/memory_estimate.md); a
-    float64 W is used as it is. The phase "S of the initial W" grows by those sub-blocks, whatever N."""
+    """tasks.gram converts a float32 W to float64 a sub-block per thread at a time (a whole float64 copy
+    of W would dominate the peak of a large float32 fit); a float64 W is used as it is. The phase "S of the initial W" grows by those sub-blocks, whatever N."""
     import numba
 
     from rlsi.kernels import blas_rows
@@ -200,11 +199,12 @@ def test_a_lambda1_search_is_a_phase_of_its_own():
 
 def test_the_dense_copy_of_u_follows_the_predicted_work_share():
     """With a TopicProfile the V-step's dense copy of U (M K b) is counted only when the predicted work
-    share of the sparse product is near the switch (batch.SPARSE_WORK_SHARE); otherwise the sparse product's
-    plan is: a row index per term and the heavy rows dense."""
-    from rlsi.models.batch import SPARSE_WORK_SHARE
+    share of the sparse product is near the switch (RLSITuning.sparse_work_share); otherwise the sparse
+    product's plan is: a row index per term and the heavy rows dense."""
     from rlsi.models.memory import PREDICTION_MARGIN, SHARE_MARGIN, TopicProfile
+    from rlsi.models.rlsi_policy import TUNING
 
+    SPARSE_WORK_SHARE = TUNING.sparse_work_share
     N, M, nnz, K = 10_000, 50_000, 1_000_000, 100
     light = TopicProfile(density=0.004, work_share=0.5 * SPARSE_WORK_SHARE / SHARE_MARGIN, heavy_rows=40)
     heavy = TopicProfile(density=0.004, work_share=1.1 * SPARSE_WORK_SHARE / SHARE_MARGIN, heavy_rows=40)

@@ -12,7 +12,7 @@ import rlsi.io
 from rlsi.errors import RLSIError
 from rlsi.models import BatchRLSI
 from rlsi.models import steps as _steps
-from rlsi.models import batch as batch_module
+from rlsi.models.penalties import SolverSettings, penalty
 from rlsi.models.screening import batch_r_rows
 from rlsi.models.online import OnlineRLSI
 from rlsi.text.stream import StreamingTfidf
@@ -41,8 +41,8 @@ def test_one_step_on_the_whole_corpus_is_one_batch_u_update(corpus, initial):
     W0, _ = _steps.update_doc_vectors(X, initial.topics_, penalty="l2", lam=1.0)
     online = OnlineRLSI(4, lambda1=2.0, rho=0.0, batch_size=N, n_inner=1, topic_init=initial.components_,
                         **EXACT).fit(X)
-    U, _ = _steps.update_topics(batch_r_rows(X.T.tocsr(), W0), _steps.gram(W0), None,
-                                n_terms=X.shape[1], penalty="l1", lam=2.0 * N / 1000, **_tight_steps())
+    U, _ = _steps.update_topics(batch_r_rows(X.T.tocsr(), W0), penalty("l1").prepared(_steps.gram(W0), 2.0 * N / 1000),
+                                None, _tight_steps(), n_terms=X.shape[1])
     np.testing.assert_allclose(online.components_.toarray(), U.T.toarray(), atol=1e-9)
     assert online.lambda1_effective_ == pytest.approx(2.0 * N / 1000)
     np.testing.assert_allclose(online.stats_.S, _steps.gram(W0), rtol=1e-12)
@@ -60,26 +60,26 @@ def test_embedded_iterations_are_batch_iterations(corpus, initial):
 
 
 @pytest.mark.parametrize("sweeps", [1, 2])
-def test_capped_embedded_iterations_are_capped_batch_iterations(corpus, initial, sweeps, monkeypatch):
+def test_capped_embedded_iterations_are_capped_batch_iterations(corpus, initial, sweeps):
     """With ``topic_sweeps`` the first U-step of the stream is exact and the later embedded ones take that
     many sweeps: ξ of them on one batch of everything = ξ BatchRLSI iterations with the same cap and without
     the batch fit's work budget on its cold first U-step (OnlineRLSI has none); and the cap is a different
     path from the exact U-steps."""
-    monkeypatch.setattr(batch_module, "COLD_DENSE_SWEEPS", None)
     X, N = corpus, corpus.shape[0]
     W0, _ = _steps.update_doc_vectors(X, initial.topics_, penalty="l2", lam=1.0)
     params = dict(lambda1=2.0, batch_size=N, n_inner=4, topic_init=initial.components_, **TIGHT)
     online = OnlineRLSI(4, topic_sweeps=sweeps, **params).fit(X)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        batch = BatchRLSI(4, lambda1=2.0, max_iter=4, tol=0, topic_sweeps=sweeps, **TIGHT).fit(X, V_init=W0)
+        batch = BatchRLSI(4, lambda1=2.0, max_iter=4, tol=0, topic_sweeps=sweeps, **TIGHT)
+        batch.with_tuning(cold_dense_sweeps=None).fit(X, V_init=W0)
     np.testing.assert_allclose(online.components_.toarray(), batch.components_.toarray(), atol=1e-8)
     exact = OnlineRLSI(4, topic_sweeps=None, **params).fit(X)
     assert np.abs(online.components_ - exact.components_).max() > 1e-6
 
 
 def _tight_steps():
-    return dict(max_iter=TIGHT["inner_max_iter"], tol=TIGHT["inner_tol"])
+    return SolverSettings(max_iter=TIGHT["inner_max_iter"], tol=TIGHT["inner_tol"])
 
 
 def test_topic_changes_shrink_over_a_stationary_stream():
@@ -263,14 +263,12 @@ def test_float32_statistics_drift_little_from_float64(monkeypatch, dense_topics)
     2 B float32 roundings of float64 statistics — not the rounding of every document's addition — and the
     topics follow. Both topic representations (dense working topics, and sparse ones for a vocabulary too
     large for a dense M x K, whose U-step gives topics of R's dtype)."""
-    import rlsi.models.online as online_mod
 
-    if not dense_topics:
-        monkeypatch.setattr(online_mod, "DENSE_MAX_BYTES", 0)
+    tuning = {} if dense_topics else dict(dense_max_bytes=0)  # CSR topics: dense ones would not fit
     X = planted_corpus(n_docs=3000, seed=21).astype(np.float32)
     params = dict(lambda1=2.0, rho=1.0, batch_size=100, n_inner=3, random_state=0)
-    ref = OnlineRLSI(4, stats_dtype="float64", **params).fit(X)
-    low = OnlineRLSI(4, **params).fit(X)
+    ref = OnlineRLSI(4, stats_dtype="float64", **params).with_tuning(**tuning).fit(X)
+    low = OnlineRLSI(4, **params).with_tuning(**tuning).fit(X)
     assert ref.stats_.R.dtype == np.float64 and low.stats_.R.dtype == np.float32
     assert low.stats_.R.nbytes * 2 == ref.stats_.R.nbytes
     n_batches = low.n_batches_
@@ -303,16 +301,15 @@ def test_float32_statistics_resume_from_saved_state(tmp_path):
 def test_row_screening_state_carried_between_batches_is_exact(monkeypatch, stats_dtype, dense_topics):
     """The row maxima of the stored R and the live rows of U kept from one mini-batch to the next (the lazy
     re-scaling with ρ changes only the scale) are those a fresh scan of R and U gives, bit for bit."""
-    import rlsi.models.online as online_mod
     from rlsi.kernels.rows import row_absmax
 
-    if not dense_topics:
-        monkeypatch.setattr(online_mod, "DENSE_MAX_BYTES", 0)
+    tuning = {} if dense_topics else dict(dense_max_bytes=0)  # CSR topics: dense ones would not fit
     X = planted_corpus(n_docs=600, seed=23)
-    model = OnlineRLSI(4, lambda1=2.0, rho=1.0, n_inner=2, stats_dtype=stats_dtype, random_state=0)
+    model = OnlineRLSI(4, lambda1=2.0, rho=1.0, n_inner=2, stats_dtype=stats_dtype, random_state=0).with_tuning(**tuning)
     for a in range(0, 600, 60):
         model.partial_fit(X[a:a + 60])
-        U, (rowmax, live, n_folds, G) = model._row_cache
+        cache = model._row_cache
+        U, rowmax, live, G = cache.U, cache.rowmax, cache.live, cache.G
         assert U is model._U and sp.issparse(U) != dense_topics
         Ud = (U.toarray() if sp.issparse(U) else U).astype(np.float64)  # G = UᵀU carried to the next mini-batch's first V-step
         np.testing.assert_allclose(G, Ud.T @ Ud, rtol=1e-12, atol=1e-14 * max(1.0, np.abs(G).max()))
@@ -332,20 +329,19 @@ def test_lazy_rescaling_and_live_rows_equal_the_eager_oracle(monkeypatch, dense_
     takes the V-step's projection from the live rows as CSR (the path of large batches) and, for dense topics,
     the scattered rows instead of the compact block (:class:`rlsi.models.active_rows.CompactBatch`)."""
     import rlsi.models.active_rows as active_mod
-    import rlsi.models.online as online_mod
     from rlsi.oracle import online_rlsi
 
-    if not dense_topics:
-        monkeypatch.setattr(online_mod, "DENSE_MAX_BYTES", 0)
+    tuning = {} if dense_topics else dict(dense_max_bytes=0)  # CSR topics: dense ones would not fit
     if small_blocks:
         monkeypatch.setattr(active_mod, "SOLVE_ENTRIES", 4 * 7)  # 7 rows per block
         monkeypatch.setattr(active_mod, "CSR_PROJECTION_FACTOR", 0)
-        monkeypatch.setattr(online_mod.OnlineRLSI, "_COMPACT", False)  # the scattered path (else the compact one)
+        tuning["online_compact"] = False  # the scattered path (else the compact one)
     X = planted_corpus(n_docs=240, seed=31)
     docs = X[[0, 60, 120, 180]].toarray()
     U0 = (docs / np.linalg.norm(docs, axis=1, keepdims=True)).T  # M x K: four documents as U₀
     params = dict(lambda1=2.0, lambda2=1.0, rho=1.0, batch_size=40, n_inner=3)
-    model = OnlineRLSI(4, topic_init=U0.T, stats_dtype="float64", random_state=0, **params, **EXACT).fit(X)
+    model = OnlineRLSI(4, topic_init=U0.T, stats_dtype="float64", random_state=0, **params, **EXACT)
+    model.with_tuning(**tuning).fit(X)
     U, S, R, weight = online_rlsi(X, U0, **params)
     assert model.stats_.scale < 0.2  # R was never multiplied: (40/240) of the first batch's weight
     assert sp.issparse(model._U) != dense_topics
@@ -362,7 +358,6 @@ def test_compact_block_equals_the_scattered_rows(monkeypatch):
     state bit for bit, over a stream with ρ = 1 where the vocabulary grows, with a block limit that sends
     some mini-batches to the scattered path (the two mixed in one stream), and with ℓ1 document vectors."""
     import rlsi.models.active_rows as active_mod
-    import rlsi.models.online as online_mod
 
     X = planted_corpus(n_docs=400, n_terms=160, seed=43)
     opened = []
@@ -376,9 +371,9 @@ def test_compact_block_equals_the_scattered_rows(monkeypatch):
     monkeypatch.setattr(active_mod.CompactBatch, "open", classmethod(counting_open))
 
     def stream(compact, limit=active_mod.COMPACT_MAX_ENTRIES, doc_penalty="l2"):
-        monkeypatch.setattr(online_mod.OnlineRLSI, "_COMPACT", compact)
         monkeypatch.setattr(active_mod, "COMPACT_MAX_ENTRIES", limit)
         model = OnlineRLSI(4, lambda1=1.0, rho=1.0, n_inner=3, doc_penalty=doc_penalty, random_state=0)
+        model.with_tuning(online_compact=compact)
         changes = []
         for a in range(0, 400, 50):  # the first batches see fewer terms: the vocabulary grows
             model.partial_fit(X[a:a + 50, : 120 if a < 150 else 160])
@@ -396,8 +391,8 @@ def test_compact_block_equals_the_scattered_rows(monkeypatch):
         np.testing.assert_array_equal(got.components_.toarray(), ref.components_.toarray())
         np.testing.assert_array_equal(got.stats_.stored_R, ref.stats_.stored_R)
         np.testing.assert_array_equal(got.stats_.S, ref.stats_.S)
-        for a, b in zip(got._row_cache[1], ref._row_cache[1]):
-            np.testing.assert_array_equal(a, b)
+        for name in ("rowmax", "live", "n_folds", "G"):
+            np.testing.assert_array_equal(getattr(got._row_cache, name), getattr(ref._row_cache, name))
         np.testing.assert_allclose(changes, ref_changes, rtol=1e-12)
         opened.clear()
 
@@ -410,17 +405,15 @@ def test_term_blocks_and_shared_indices_leave_the_fit_bit_identical(monkeypatch,
     of terms (``stats.TRANSPOSE_ENTRIES``); a block of 5 entries (many blocks per mini-batch, the common terms
     each above it) gives the same topics and statistics bit for bit as one block per mini-batch, over ρ = 1,
     ξ = 1 and ξ = 3 (the compact block), dense and CSR topics, float32 and float64 X."""
-    import rlsi.models.online as online_mod
     import rlsi.models.stats as stats_mod
 
-    if not dense_topics:
-        monkeypatch.setattr(online_mod, "DENSE_MAX_BYTES", 0)
+    tuning = {} if dense_topics else dict(dense_max_bytes=0)  # CSR topics: dense ones would not fit
     X = planted_corpus(n_docs=300, seed=44).astype(dtype)
 
     def run(block):
         monkeypatch.setattr(stats_mod, "TRANSPOSE_ENTRIES", block)
         return OnlineRLSI(4, lambda1=1.0, rho=1.0, n_inner=n_inner, batch_size=70, topic_sweeps=3,
-                          random_state=0).fit(X)
+                          random_state=0).with_tuning(**tuning).fit(X)
 
     ref, got = run(1 << 30), run(5)
     assert got.components_.nnz > 0
@@ -429,6 +422,7 @@ def test_term_blocks_and_shared_indices_leave_the_fit_bit_identical(monkeypatch,
     np.testing.assert_array_equal(got.stats_.S, ref.stats_.S)
     # and fit equals partial_fit on scipy's row slices (copies of the rows, converted by the step)
     parts = OnlineRLSI(4, lambda1=1.0, rho=1.0, n_inner=n_inner, batch_size=70, topic_sweeps=3, random_state=0)
+    parts.with_tuning(**tuning)
     for a in range(0, 300, 70):
         parts.partial_fit(X[a:a + 70])
     np.testing.assert_array_equal(got.components_.toarray(), parts.components_.toarray())
@@ -452,12 +446,10 @@ def test_batch_rows_share_the_indices_of_x():
 def test_u_change_is_the_distance_between_consecutive_topics(monkeypatch, n_inner, dense_topics):
     """``u_change_`` (tracked over the solved rows: summed in the row kernel with ξ = 1, from the CSR of the
     live rows before the batch with ξ > 1, or a sparse difference for CSR topics) is ‖U_t − U_{t−1}‖_F."""
-    import rlsi.models.online as online_mod
 
-    if not dense_topics:
-        monkeypatch.setattr(online_mod, "DENSE_MAX_BYTES", 0)
+    tuning = {} if dense_topics else dict(dense_max_bytes=0)  # CSR topics: dense ones would not fit
     X = planted_corpus(n_docs=300, seed=41)
-    model = OnlineRLSI(4, lambda1=2.0, rho=1.0, n_inner=n_inner, random_state=0)
+    model = OnlineRLSI(4, lambda1=2.0, rho=1.0, n_inner=n_inner, random_state=0).with_tuning(**tuning)
     model.partial_fit(X[:60])
     for a in range(60, 300, 60):
         before = model.components_.toarray()
@@ -489,15 +481,32 @@ def test_topics_do_not_depend_on_the_thread_count(monkeypatch, n_inner, dense_to
     topics differed in the last digits). Enough term rows (thousands) for many parts, both paths of the
     U-step (the compact block of ξ > 1, the scattered rows of ξ = 1) and both topic representations."""
     import numba
-    import rlsi.models.online as online_mod
 
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("numba has one thread here (NUMBA_NUM_THREADS=1): nothing to compare")
-    if not dense_topics:
-        monkeypatch.setattr(online_mod, "DENSE_MAX_BYTES", 0)
+    tuning = {} if dense_topics else dict(dense_max_bytes=0)  # CSR topics: dense ones would not fit
     X = sp.random(1500, 4000, density=0.01, random_state=3, format="csr")
     params = dict(lambda1=0.05, rho=1.0, n_inner=n_inner, batch_size=300, random_state=0)
-    one = OnlineRLSI(12, n_jobs=1, **params).fit(X)
-    two = OnlineRLSI(12, n_jobs=2, **params).fit(X)
+    one = OnlineRLSI(12, n_jobs=1, **params).with_tuning(**tuning).fit(X)
+    two = OnlineRLSI(12, n_jobs=2, **params).with_tuning(**tuning).fit(X)
     assert one.components_.nnz > 1000  # thousands of live term rows: many parts of G
     _assert_same_state(one, two)
+
+
+def test_resume_of_dense_held_topics_agrees_to_rounding(tmp_path):
+    # λ₁ = 3 and ρ = 0: the fit holds its topics dense, the loaded model sparse (see the module docstring)
+    X = planted_corpus(n_docs=400, seed=6)
+    batches = [X[a:a + 50] for a in range(0, 400, 50)]
+    params = dict(lambda1=3.0, random_state=7)
+    straight = OnlineRLSI(4, **params)
+    for Xb in batches:
+        straight.partial_fit(Xb)
+    first = OnlineRLSI(4, **params)
+    for Xb in batches[:3]:
+        first.partial_fit(Xb)
+    rlsi.io.save(tmp_path / "m", model=first)
+    resumed = rlsi.io.load(tmp_path / "m")["model"]
+    for Xb in batches[3:]:
+        resumed.partial_fit(Xb)
+    np.testing.assert_allclose(resumed.components_.toarray(), straight.components_.toarray(), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(resumed.stats_.S, straight.stats_.S, rtol=1e-12)

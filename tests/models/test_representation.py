@@ -1,4 +1,4 @@
-"""Sparse and dense topic representations of the batch U-step give the same fit (issue 9)."""
+"""Sparse and dense topic representations of the batch U-step give the same fit."""
 
 import warnings
 
@@ -13,10 +13,11 @@ from rlsi.models import batch
 from conftest import planted_corpus
 
 
-def _fit(X, **kw):
+def _fit(X, tuning=None, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        return BatchRLSI(6, random_state=0, max_iter=12, tol=0, inner_tol=1e-10, **kw).fit(X)
+        model = BatchRLSI(6, random_state=0, max_iter=12, tol=0, inner_tol=1e-10, **kw)
+        return model.with_tuning(**(tuning or {})).fit(X)
 
 
 # λ₁ from topics of a few terms to topics with most weights non-zero
@@ -33,18 +34,17 @@ def test_sparse_and_dense_topics_give_the_same_fit(lambda1, dtype):
     assert dense.components_.format == "csr" and dense.components_.dtype == dtype
 
 
-def test_auto_switches_mid_fit_without_changing_the_fit(monkeypatch):
+def test_auto_switches_mid_fit_without_changing_the_fit():
     X = planted_corpus(n_docs=300, n_terms=150, seed=3)
     sparse = _fit(X, lambda1=0.05, topic_representation="sparse")
     density = sparse.components_.nnz / np.prod(sparse.components_.shape)
-    monkeypatch.setattr(batch, "DENSE_ABOVE", density / 2)  # below the fit's density: auto goes dense
-    auto = _fit(X, lambda1=0.05, topic_representation="auto")
+    # below the fit's density: auto goes dense
+    auto = _fit(X, lambda1=0.05, topic_representation="auto", tuning=dict(dense_above=density / 2))
     assert auto.topic_representation_ == "dense"
     np.testing.assert_allclose(auto.objective_, sparse.objective_, rtol=1e-10)
     np.testing.assert_allclose(auto.components_.toarray(), sparse.components_.toarray(), atol=1e-10)
-    monkeypatch.setattr(batch, "DENSE_ABOVE", 1.0)  # never dense: bit-identical to sparse
-    monkeypatch.setattr(batch, "SPARSE_WORK_SHARE", np.inf)  # not even for the V-step's product
-    never = _fit(X, lambda1=0.05, topic_representation="auto")
+    # never dense, not even for the V-step's product: bit-identical to sparse
+    never = _fit(X, lambda1=0.05, topic_representation="auto", tuning=dict(dense_above=1.0, sparse_work_share=np.inf))
     np.testing.assert_array_equal(never.objective_, sparse.objective_)
 
 
@@ -53,7 +53,6 @@ def test_dense_copy_for_the_v_step_changes_only_rounding(monkeypatch):
     # do any work at all (share 0): Φ is the same sums, G = UᵀU comes from BLAS instead of scipy
     X = planted_corpus(n_docs=300, n_terms=150, seed=3)
     sparse = _fit(X, lambda1=0.05, topic_representation="sparse")
-    monkeypatch.setattr(batch, "DENSE_ABOVE", 1.0)
     copies = []
     original = batch.RLSIProblem.v_step_topics
 
@@ -63,19 +62,17 @@ def test_dense_copy_for_the_v_step_changes_only_rounding(monkeypatch):
         return U
 
     monkeypatch.setattr(batch.RLSIProblem, "v_step_topics", spy)
-    monkeypatch.setattr(batch, "SPARSE_WORK_SHARE", 0.0)
-    auto = _fit(X, lambda1=0.05, topic_representation="auto")
+    auto = _fit(X, lambda1=0.05, topic_representation="auto", tuning=dict(dense_above=1.0, sparse_work_share=0.0))
     assert auto.topic_representation_ == "sparse" and copies and all(copies)
     np.testing.assert_allclose(auto.objective_, sparse.objective_, rtol=1e-12)
     np.testing.assert_allclose(auto.components_.toarray(), sparse.components_.toarray(), atol=1e-10)
 
 
-def test_auto_keeps_sparse_topics_sparse_and_respects_the_memory_cap(monkeypatch):
+def test_auto_keeps_sparse_topics_sparse_and_respects_the_memory_cap():
     X = planted_corpus(n_docs=300, n_terms=2000, seed=4)  # 4 planted topics of 12 terms in 2000
     assert _fit(X, lambda1=3.0).topic_representation_ == "sparse"
     assert _fit(X, lambda1=1e-4).topic_representation_ == "dense"
-    monkeypatch.setattr(batch, "DENSE_MAX_BYTES", 100)
-    assert _fit(X, lambda1=1e-4).topic_representation_ == "sparse"
+    assert _fit(X, lambda1=1e-4, tuning=dict(dense_max_bytes=100)).topic_representation_ == "sparse"
 
 
 def test_representation_is_validated():

@@ -8,7 +8,8 @@ import scipy.sparse as sp
 
 from rlsi._rows import row_norms
 from rlsi.kernels.products import csr_dense_rows
-from rlsi.models.screening import DRIFT_CHUNK, ScreenedBatchR, _column_drift, csr_row_norms, rounding_factor
+from rlsi.models.rlsi_policy import rounding_factor
+from rlsi.models.screening import DRIFT_CHUNK, ScreenedBatchR, _column_drift, csr_row_norms
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

@@ -1,6 +1,8 @@
 """scikit-learn's estimator checks on every topic model: BatchRLSI, OnlineRLSI, the baselines LSI, PLSI,
-LDA and NMF, and the group models GroupRLSI, GroupNMF, CRLSI and CNMF (supervised transformers: their
-tags say that fit needs y, so the checks pass class labels).
+LDA and NMF, and the group models GroupRLSI and GroupNMF (supervised transformers: their tags say that fit
+needs y, so the checks pass class labels). CRLSI and CNMF are GroupRLSI and GroupNMF with no shared topic
+(only ``__init__`` and the parameter check differ): they get the checks of the constructor and parameters,
+and one fit, instead of the whole list again.
 
 Each check that is expected to fail is listed in ``EXPECTED_FAILED`` with a one-line reason (deliberate
 deviations only; the checks run with ``xfail_strict``, so an entry that starts passing fails the test).
@@ -18,7 +20,10 @@ import inspect
 from pathlib import Path
 
 import pytest
-from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn.base import clone
+from sklearn.utils.estimator_checks import (check_get_params_invariance, check_no_attributes_set_in_init,
+                                            check_parameters_default_constructible, check_set_params,
+                                            parametrize_with_checks)
 
 from rlsi.models import CNMF, CRLSI, LDA, LSI, NMF, PLSI, BatchRLSI, GroupNMF, GroupRLSI, OnlineRLSI
 
@@ -43,8 +48,6 @@ EXPECTED_FAILED = {
     "NMF": {},
     "GroupRLSI": _GROUP,
     "GroupNMF": _GROUP_NMF,
-    "CRLSI": _GROUP,
-    "CNMF": _GROUP,
 }
 
 
@@ -60,6 +63,9 @@ ESTIMATORS = [
     NMF(n_components=2, max_iter=200),
     GroupRLSI(n_shared_topics=1, n_class_topics=1, lambda1=0.01, max_iter=10, random_state=0),
     GroupNMF(n_shared_topics=1, n_class_topics=1, max_iter=50, random_state=0),
+]
+# subclasses that change only the constructor: its checks, and one fit (test_class_only_models)
+CONSTRUCTOR_ONLY = [
     CRLSI(n_class_topics=1, lambda1=0.01, max_iter=10, random_state=0),
     CNMF(n_class_topics=1, max_iter=50, random_state=0),
 ]
@@ -81,10 +87,25 @@ def test_sklearn_compatible(estimator, check):
     check(estimator)
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("estimator", CONSTRUCTOR_ONLY, ids=lambda e: type(e).__name__)
+def test_class_only_models(estimator):
+    import numpy as np
+
+    name = type(estimator).__name__
+    for check in (check_parameters_default_constructible, check_no_attributes_set_in_init,
+                  check_get_params_invariance, check_set_params):
+        check(name, clone(estimator))
+    X = np.abs(np.random.default_rng(0).normal(size=(12, 6)))
+    y = np.repeat([0, 1], 6)
+    W = clone(estimator).fit(X, y).transform(X, y)
+    assert W.shape == (12, 2) and np.isfinite(W).all()
+
+
 def test_every_estimator_is_checked():
     import rlsi.models as models
 
-    checked = {type(e).__name__ for e in ESTIMATORS}
+    checked = {type(e).__name__ for e in ESTIMATORS + CONSTRUCTOR_ONLY}
     # the STC family (word counts, a classifier among them) has its own checks beside its tests
     stc_checks = Path(__file__).parent / "stc" / "test_stc_sklearn.py"
     if stc_checks.is_file():

@@ -7,6 +7,7 @@ import scipy.sparse as sp
 import rlsi.io
 from rlsi.errors import RLSIError
 from rlsi.models import steps as _steps
+from rlsi.models.penalties import SolverSettings, penalty
 from rlsi.models.screening import batch_r_rows
 from rlsi.models.stats import TopicStatistics
 
@@ -102,10 +103,9 @@ def test_lazy_rescaling_equals_multiplying_R(dtype):
     np.testing.assert_allclose(st.R, R, rtol=0, atol=rtol * np.abs(R).max())
     np.testing.assert_allclose(st.r_rows(3, 9), st.R[3:9], rtol=1e-15)
     S_eff, lam_eff = st.scaled_problem(0.3)
-    U_lazy, _ = _steps.update_topics(st.stored_rows, S_eff, None, n_terms=M, penalty="l1", lam=lam_eff, tol=1e-12,
-                                     max_iter=1000)
-    U_eager, _ = _steps.update_topics(st.r_rows, st.S, None, n_terms=M, penalty="l1", lam=0.3, tol=1e-12,
-                                      max_iter=1000)
+    tight = SolverSettings(max_iter=1000, tol=1e-12)
+    U_lazy, _ = _steps.update_topics(st.stored_rows, penalty("l1").prepared(S_eff, lam_eff), None, tight, n_terms=M)
+    U_eager, _ = _steps.update_topics(st.r_rows, penalty("l1").prepared(st.S, 0.3), None, tight, n_terms=M)
     tol = 1e-10 if dtype == np.float64 else 1e-4
     np.testing.assert_allclose(U_lazy.toarray(), U_eager.toarray(), atol=tol * abs(U_eager).max())
     assert U_eager.nnz > 0
@@ -153,9 +153,9 @@ def test_reset_topics_forgets_them():
 def test_update_topics_reads_rows_from_the_statistics():
     X, W = _data()
     st = TopicStatistics(4, X.shape[1]).update(X, W)
-    U1, _ = _steps.update_topics(st.r_rows, st.S, None, n_terms=st.n_terms, penalty="l1", lam=0.3)
-    U2, _ = _steps.update_topics(batch_r_rows(X.T.tocsr(), W), _steps.gram(W), None,
-                                 n_terms=X.shape[1], penalty="l1", lam=0.3)
+    U1, _ = _steps.update_topics(st.r_rows, penalty("l1").prepared(st.S, 0.3), None, n_terms=st.n_terms)
+    U2, _ = _steps.update_topics(batch_r_rows(X.T.tocsr(), W), penalty("l1").prepared(_steps.gram(W), 0.3), None,
+                                 n_terms=X.shape[1])
     np.testing.assert_allclose(U1.toarray(), U2.toarray(), atol=1e-12)
 
 
@@ -214,8 +214,8 @@ def test_csr_of_the_live_rows_of_dense_topics():
 
 
 def _whole_batch_assign(st, X, W, repeat):
-    """The rows of R as the code before the term blocks wrote them: the whole transposed batch (scipy), the
-    base rows copied in float64, one kernel call (the reference of the blocked path)."""
+    """The rows of R written the simple way: the whole transposed batch (scipy), the base rows copied in
+    float64, one kernel call (the reference of the blocked path)."""
     from rlsi.models.stats import _NO_BASE, _assign_rows
 
     cols = np.unique(X.indices).astype(np.int64)

@@ -143,12 +143,13 @@ def test_topic_summary_and_format():
                     "majority_ratio": pytest.approx(7 / 9)}
     text = q.format_topics(M, NAMES, n_terms=3)
     assert text.splitlines() == [
-        "    #00  comp=50.0%  MR=0.80  a c",
-        "(-) #01  comp=66.7%  MR=0.78  b e a",
-        "    #02  comp=0.0%   MR=n/a   (empty topic)",
+        "    T1  comp=50.0%  MR=0.80  a c",
+        "(-) T2  comp=66.7%  MR=0.78  b e a",
+        "    T3  comp=0.0%   MR=n/a   (empty topic)",
+        "(-) the topic's weight is mostly negative; its terms are listed by their negative weights",
     ]
     # no negative topic: no marker column, as in the `rlsi topics` example line
-    assert q.format_topics(np.array([[0.0, 2, 1, 0, 0, 0]]), NAMES) == "#00  comp=33.3%  MR=1.00  b c"
+    assert q.format_topics(np.array([[0.0, 2, 1, 0, 0, 0]]), NAMES) == "T1  comp=33.3%  MR=1.00  b c"
 
 
 def test_quality_report_and_registry():

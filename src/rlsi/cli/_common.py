@@ -1,13 +1,12 @@
 """Helpers shared by the sub-commands: argument groups, model directories, output checks and files.
 
-Every command checks its inputs and where its output goes before any work (``check_output_dir``,
-``check_output_file``), and writes through :mod:`rlsi.io.atomic` (whole or not at all).
+Every command checks its inputs and where its output goes before any work (:mod:`rlsi.cli._output`), and
+writes through :mod:`rlsi.io.atomic` (whole or not at all).
 """
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 import numpy as np
 
@@ -96,7 +95,8 @@ def add_model_arguments(parser):
     g.add_argument("--lambda1", type=non_negative_float, default=None,
                    help="topic regularization λ1 (default: 0.05 per 1000 documents; see --lambda1-scale)")
     g.add_argument("--lambda2", type=non_negative_float, default=1.0,
-                   help="document regularization λ2 (default: 1.0)")
+                   help="document regularization λ2 (default: 1.0, sparse topics to read; 1e-4 gives denser "
+                        "topics and document vectors at the scale a classifier needs)")
     g.add_argument("--lambda1-scale", choices=list(LAMBDA1_SCALES), default="per_doc",
                    help="per_doc: λ1 is per 1000 documents (size-independent, default); "
                         "paper: λ1 of Eq. (1) as in the TOIS paper (its λ1=0.5 suits ~30k documents)")
@@ -175,21 +175,6 @@ def write_text_atomic(path, text):
 def save_npy_atomic(path, array):
     """Save ``array`` as ``.npy`` whole or not at all (:func:`rlsi.io.atomic.save_npy`)."""
     io.save_npy(path, array)
-
-
-def _is_model_dir(path):
-    return (Path(path) / "manifest.json").is_file()
-
-
-def check_output_dir(path):
-    """Refuse early (before any work) a model output that could not be written at the end."""
-    return io.check_output_dir(path, what="output", is_ours=_is_model_dir, kind="an rlsi model directory",
-                               remedy="choose another -o")
-
-
-def check_output_file(path, what="output"):
-    """Refuse early (before any work) a file output that could not be written at the end."""
-    return io.check_output_file(path, what=what)
 
 
 def check_learnable(X, n_docs):

@@ -2,22 +2,26 @@
 
 ``add_dask_arguments(parser)`` adds ``--backend {local,dask}``, ``--workers N`` (a loopback LocalCluster
 started for the fit, the default), ``--scheduler tcp://HOST:PORT`` (an existing cluster),
-``--scheduler-timeout``, ``--checkpoint-dir`` and ``--resume-checkpoint``; ``fit_dask(args, X)`` fits
-:class:`rlsi.distributed.DaskRLSI` (or :class:`~rlsi.distributed.DaskOnlineRLSI` with ``--online``) with the
-options of the local learner, prints the cluster (and its dashboard when it has one) and the bytes moved
-per iteration, and returns the equivalent local model — so the model directory is the one a local fit
-writes. ``fit_dask_files(args, paths, fields)`` is the batch fit of several corpus files, read and
+``--scheduler-timeout``, ``--checkpoint-dir`` and ``--resume-checkpoint``; ``fit_dask(args, X, model)``
+fits the local estimator's Dask placement (:class:`rlsi.distributed.DaskRLSI` for a BatchRLSI,
+:class:`~rlsi.distributed.DaskOnlineRLSI` for an OnlineRLSI) with the same parameters, prints the cluster
+(and its dashboard when it has one) and the bytes moved per iteration, and returns the equivalent local model — so the model directory is the one a local fit
+writes. ``fit_dask_files(args, paths, fields, model)`` is the batch fit of several corpus files, read and
 vectorized on the workers (:func:`rlsi.distributed.vectorize_files`): the client never holds the
 documents nor X.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import signal
 import sys
+import threading
 
 from ..errors import RLSIError
-from ._common import non_negative_float, positive_int
+from ._bounds import local_workers
+from ._common import non_negative_float
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +31,7 @@ def add_dask_arguments(parser):
     g.add_argument("--backend", choices=["local", "dask"], default="local",
                    help="local: this process (default); dask: documents partitioned over Dask workers")
     where = g.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=positive_int, default=None,
+    where.add_argument("--workers", type=local_workers, default=None,
                        help="dask: workers of the loopback LocalCluster started for the fit (default: 2)")
     where.add_argument("--scheduler", default=None, metavar="ADDR",
                        help="dask: address of a running scheduler, e.g. tcp://10.0.0.5:8786")
@@ -44,9 +48,11 @@ def _open(args):
     from ..distributed import open_cluster
 
     if getattr(args, "verbose", 0) < 2:  # dask's INFO lines (cluster start/stop) only with -vv
+        from ..distributed.cluster import import_distributed
+
+        import_distributed()  # its import sets the "distributed" logger to INFO: lower it afterwards
         logging.getLogger("distributed").setLevel(logging.WARNING)
-    if args.resume_checkpoint and not args.checkpoint_dir:
-        raise RLSIError("--resume-checkpoint needs --checkpoint-dir DIR (the folder of the checkpoints)")
+    check_where(args)
     handle = open_cluster(scheduler=args.scheduler, n_workers=args.workers or 2, timeout=args.scheduler_timeout)
     if not getattr(args, "quiet", False):
         n_workers = len(handle.client.scheduler_info(n_workers=-1)["workers"])
@@ -56,13 +62,88 @@ def _open(args):
     return handle
 
 
-def _batch_model(args, client):
-    from ..distributed import DaskRLSI
-    from ._common import batch_model_from_args
+def check_where(args):
+    """The options that name places (``--scheduler``, ``--checkpoint-dir``), checked before any work."""
+    if args.resume_checkpoint and not args.checkpoint_dir:
+        raise RLSIError("--resume-checkpoint needs --checkpoint-dir DIR (the folder of the checkpoints)")
+    check_scheduler(args.scheduler)
+    if args.checkpoint_dir:
+        from ..distributed.checkpoint import check_directory
 
-    params = batch_model_from_args(args, bool(getattr(args, "quiet", False))).get_params(deep=False)
-    params.pop("executor", None)
-    return DaskRLSI(**params, client=client, checkpoint_dir=args.checkpoint_dir, resume=args.resume_checkpoint)
+        check_directory(args.checkpoint_dir)
+
+
+def check_scheduler(address):
+    """RLSIError for a ``--scheduler`` address no Dask transport can reach (an unknown ``scheme://``, no
+    host), before any connection is tried."""
+    if address is None:
+        return
+    try:
+        from distributed.comm.registry import backends
+    except ImportError:  # open_cluster says how to install the Dask backend
+        return
+
+    text = str(address)
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "tcp", text
+    if scheme not in backends:
+        raise RLSIError(f"--scheduler {text}: unknown protocol {scheme!r}; give tcp://HOST:PORT (or "
+                        f"{', '.join(s + '://' for s in sorted(backends) if s != 'tcp')})")
+    if not rest.strip():
+        raise RLSIError(f"--scheduler {text}: no host; give {scheme}://HOST:PORT, e.g. {scheme}://10.0.0.5:8786")
+
+
+def dask_placement(model, client, args):
+    """The Dask placement of the local estimator ``model`` (BatchRLSI or OnlineRLSI): the same parameters;
+    a parameter the Dask learner does not have (``executor``, ``device``) must keep its local default."""
+    from ..distributed import DaskOnlineRLSI, DaskRLSI
+    from ..models.online import OnlineRLSI
+
+    online = isinstance(model, OnlineRLSI)
+    if online and (args.checkpoint_dir or args.resume_checkpoint):
+        raise RLSIError("--checkpoint-dir and --resume-checkpoint apply to the batch fit; drop them or --online")
+    cls = DaskOnlineRLSI if online else DaskRLSI
+    accepted = set(cls._get_param_names())
+    local_defaults = type(model)().get_params(deep=False)
+    params = model.get_params(deep=False)
+    changed = sorted(k for k in set(params) - accepted if params[k] != local_defaults[k])
+    if changed:
+        raise RLSIError(f"--backend dask does not take {', '.join(changed)}: drop it or fit on this machine")
+    params = {k: v for k, v in params.items() if k in accepted}
+    if online:
+        return cls(**params, client=client), "mini-batch"
+    return cls(**params, client=client, checkpoint_dir=args.checkpoint_dir, resume=args.resume_checkpoint), \
+        "iteration"
+
+
+@contextlib.contextmanager
+def interruptible():
+    """Ctrl-C during a Dask fit ends as ``rlsi: interrupted``: the interruption may surface as another error
+    inside Dask (a worker list emptied by the shutdown, a cancelled future), which is then raised as the
+    KeyboardInterrupt it is; Dask's and asyncio's shutdown messages are silenced."""
+    seen = []
+    previous = signal.getsignal(signal.SIGINT)
+
+    def on_interrupt(signum, frame):
+        seen.append(signum)
+        for name in ("distributed", "asyncio", "tornado"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+        raise KeyboardInterrupt
+
+    # only in the main thread, and not where Ctrl-C is ignored (a background job keeps ignoring it)
+    main_thread = threading.current_thread() is threading.main_thread() and previous is not signal.SIG_IGN
+    if main_thread:
+        signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        yield
+    except BaseException as exc:
+        if seen and not isinstance(exc, KeyboardInterrupt):
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGINT, previous)
 
 
 def _report(args, model, unit):
@@ -72,32 +153,26 @@ def _report(args, model, unit):
               f"MB per {unit} on average (the first includes the partitions of X)", file=sys.stderr)
 
 
-def fit_dask(args, X):
-    """Fit on the cluster named by ``args``; returns the fitted local model (BatchRLSI / OnlineRLSI)."""
-    from ..distributed import DaskOnlineRLSI
-
-    if (args.checkpoint_dir or args.resume_checkpoint) and args.online:
-        raise RLSIError("--checkpoint-dir and --resume-checkpoint apply to the batch fit; drop them or --online")
-    handle = _open(args)
-    try:
-        if args.online:
-            from ._online import online_model_from_args
-
-            params = online_model_from_args(args, quiet=bool(getattr(args, "quiet", False))).get_params(deep=False)
-            model = DaskOnlineRLSI(**params, client=handle.client).fit(X)
-            unit = "mini-batch"
-        else:
-            model = _batch_model(args, handle.client).fit(X)
-            unit = "iteration"
-    finally:
-        handle.close()
-    _report(args, model, unit)
-    return model.to_local()
+def fit_dask(args, X, model):
+    """Fit the local estimator ``model`` (BatchRLSI / OnlineRLSI, unfitted) on the cluster named by ``args``;
+    returns the fitted local model."""
+    check_where(args)
+    dask_placement(model, None, args)  # options fail before the cluster starts
+    with interruptible():
+        handle = _open(args)
+        try:
+            dask_model, unit = dask_placement(model, handle.client, args)
+            dask_model.fit(X)
+        finally:
+            handle.close()
+    _report(args, dask_model, unit)
+    return dask_model.to_local()
 
 
-def fit_dask_files(args, paths, fields):
-    """The batch fit of the corpus files ``paths`` (JSON lines), read and vectorized on the workers.
-    Returns ``(local model, fitted vectorizer, (n_docs, n_terms))``."""
+def fit_dask_files(args, paths, fields, model):
+    """The batch fit of the local estimator ``model`` (BatchRLSI, unfitted) on the corpus files ``paths``
+    (JSON lines), read and vectorized on the workers. Returns ``(local model, fitted vectorizer, (n_docs,
+    n_terms))``."""
     from ..distributed import vectorize_files
     from ._common import check_learnable, make_vectorizer
 
@@ -107,17 +182,22 @@ def fit_dask_files(args, paths, fields):
     if args.online:
         raise RLSIError("--online reads one corpus file; give one file, or drop --online for the batch fit of "
                         "several files on the Dask workers")
-    model = _batch_model(args, None)  # options fail before the cluster starts
+    from ..distributed.files import check_distinct_files
+
+    check_distinct_files(paths)
+    check_where(args)
+    dask_model, unit = dask_placement(model, None, args)  # options fail before the cluster starts
     vectorizer = make_vectorizer(args)
-    handle = _open(args)
-    try:
-        matrix = vectorize_files(paths, vectorizer, client=handle.client, text_fields=fields)
-        log.info("vectorized %d documents x %d terms (%d non-zeros) on the workers, %d file(s)",
-                 *matrix.shape, matrix.nnz, len(paths))
-        check_learnable(matrix, matrix.shape[0])
-        model.set_params(client=handle.client).fit(matrix)
-        matrix.release()
-    finally:
-        handle.close()
-    _report(args, model, "iteration")
-    return model.to_local(), matrix.vectorizer, matrix.shape
+    with interruptible():
+        handle = _open(args)
+        try:
+            matrix = vectorize_files(paths, vectorizer, client=handle.client, text_fields=fields)
+            log.info("vectorized %d documents x %d terms (%d non-zeros) on the workers, %d file(s)",
+                     *matrix.shape, matrix.nnz, len(paths))
+            check_learnable(matrix, matrix.shape[0])
+            dask_model.set_params(client=handle.client).fit(matrix)
+            matrix.release()
+        finally:
+            handle.close()
+    _report(args, dask_model, unit)
+    return dask_model.to_local(), matrix.vectorizer, matrix.shape

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 
 from ..errors import RLSIError
+from ._bounds import n_inner, n_passes
 from ._common import non_negative_float, positive_int
 
 log = logging.getLogger(__name__)
@@ -35,9 +36,9 @@ def add_online_arguments(parser, *, defaults=None):
     parser.add_argument("--rho", type=non_negative_float, default=d["rho"],
                         help=f"online: re-scaling ρ, forgetting of old documents; 0 keeps every document "
                              f"(default: {d['rho']:g}; the paper tracks topics with 1)")
-    parser.add_argument("--n-inner", type=positive_int, default=d["n_inner"],
+    parser.add_argument("--n-inner", type=n_inner, default=d["n_inner"],
                         help=f"online: embedded iterations ξ per mini-batch (default: {d['n_inner']})")
-    parser.add_argument("--n-passes", type=positive_int, default=d["n_passes"],
+    parser.add_argument("--n-passes", type=n_passes, default=d["n_passes"],
                         help=f"online: passes over the corpus (default: {d['n_passes']})")
     parser.add_argument("--shuffle", action="store_true",
                         help="online: visit documents in random order (default: the corpus order)")

@@ -19,9 +19,8 @@ default methods and grid fits 5 K x 4 baselines + 25 RLSI models: a few minutes 
 benchmark's MED section, which fits more, took 214 s), 15 minutes measured with the 2 cores shared with a
 benchmark. ``extended`` reaches K = 300 for every method and lambda1 = 1e-5 for RLSI (K 10,20,50,100,200,300;
 lambda1 1e-5,1e-4,0.001,0.01), for when the default grid's optimum is on its edge (the warning says so). It
-is not the default because it is far slower: about 30 minutes on MED with 2 shared cores (the same fits in
-benchmarks/results/ranking_extended_med.md took 29.7 min; the RLSI fits at K >= 200 and lambda1 <= 1e-4
-dominate, 3 to 5 minutes each). Each (method, setting) is fitted once and shared by
+is not the default because it is far slower: about 30 minutes on MED with 2 shared cores (29.7 min
+measured; the RLSI fits at K >= 200 and lambda1 <= 1e-4 dominate, 3 to 5 minutes each). Each (method, setting) is fitted once and shared by
 both protocols, every alpha and every fold. ``--k-grid`` and ``--lambda1-grid`` override the preset.
 
 Existing TREC runs can be evaluated instead: ``rlsi evaluate --qrels QRELS --run A.run --run B.run``
@@ -48,7 +47,8 @@ def _floats(text, name):
     except ValueError:
         raise RLSIError(f"{name} {text!r}: expected comma-separated numbers") from None
     if not values:
-        raise RLSIError(f"{name} is empty")
+        raise RLSIError(f"{name} {text!r} names no value: give comma-separated values, or leave the option out "
+                        f"for the preset's")
     return values
 
 
@@ -64,7 +64,9 @@ def register(subparsers):
         "evaluate", help="compare BM25 with BM25 + topic models on a test collection (MAP, NDCG)",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     src = p.add_argument_group("collection")
-    src.add_argument("--collection", metavar="DIR", help="folder with corpus, queries and qrels")
+    src.add_argument("--collection", metavar="DIR",
+                     help="folder with corpus, queries and qrels, or the name of a collection shipped with rlsi "
+                          "(med)")
     src.add_argument("--corpus", metavar="FILE", help="documents (JSON lines, optionally .gz)")
     src.add_argument("--queries", metavar="FILE", help="queries (JSON lines {id, text} or qid<TAB>text)")
     src.add_argument("--qrels", metavar="FILE", help="TREC qrels 'qid 0 docid rel'")
@@ -79,7 +81,9 @@ def register(subparsers):
                         f"query is scored on each document's class) (default {DEFAULT_METHODS})")
     m.add_argument("--classes", type=int, default=None, metavar="P",
                    help="number of k-means classes of the group models (default 8)")
-    m.add_argument("--protocol", choices=["cv", "best", "both"], default="both")
+    m.add_argument("--protocol", choices=["cv", "best", "both"], default="both",
+                   help="cv: settings tuned on training folds of queries, held-out scores; best: the best "
+                        "setting on the test queries (the paper's, optimistic); both (default)")
     m.add_argument("--grid", choices=["default", "extended"], default="default",
                    help="named K and lambda1 grids: 'default' (K 10..50, fast) or 'extended' (K up to 300, "
                         "lambda1 down to 1e-5; far slower, see above)")
@@ -97,7 +101,9 @@ def register(subparsers):
     m.add_argument("--stemmer", choices=["none", "english", "porter"], default=None,
                    help="stemming of documents and queries (default: the protocol's choice)")
     m.add_argument("--norm", default=None, help="per-query score normalisation: minmax, zscore, max, none")
-    m.add_argument("--test", choices=["ttest", "randomization"], default="ttest")
+    m.add_argument("--test", choices=["ttest", "randomization"], default="ttest",
+                   help="significance test against the term baseline: one-sided paired t-test (default) or "
+                        "randomization test")
     m.add_argument("--seed", type=non_negative_int, default=0, help="seed of the folds and of the models (>= 0)")
     o = p.add_argument_group("output")
     o.add_argument("--json", metavar="OUT", help="write all results (with per-query values) as JSON")
@@ -132,11 +138,11 @@ def _write(path, text):
 
 def _check_outputs(args):
     """--json and --markdown must be writable before any work (one line, nothing computed in vain)."""
-    from ..io import check_output_file
+    from ._output import file_destination
 
     for option, path in (("--json", args.json), ("--markdown", args.markdown)):
         if path:
-            check_output_file(path, what=f"{option} output")
+            file_destination(path, what=f"{option} output")
             if not Path(path).parent.is_dir():
                 raise RLSIError(f"cannot write {option} output {path}: folder {Path(path).parent} does not exist")
 
@@ -179,6 +185,15 @@ def _evaluate_runs(args, quiet):
     return 0
 
 
+def _collection(name):
+    """``--collection``: a folder, else the packaged collection of that name (``med``)."""
+    from ..datasets import PACKAGED_COLLECTIONS, collection_dir
+
+    if name is None or Path(name).exists() or str(name).lower() not in PACKAGED_COLLECTIONS:
+        return name
+    return collection_dir(name)
+
+
 def run(args):
     quiet = bool(getattr(args, "quiet", False))
     _check_outputs(args)
@@ -186,7 +201,7 @@ def run(args):
         return _evaluate_runs(args, quiet)
     from ..evaluation import load_collection
     from ..experiments import (DEFAULT_FIT_NORMALIZE, DEFAULT_FOLD_GRID, DEFAULT_STEMMER, GRID_PRESETS,
-                               prepare_collection, run_protocol)
+                               ProtocolConfig, prepare_collection, run_protocol)
     from ..retrieval.combine import NORMALIZERS
     from ..text import TfidfVectorizer
 
@@ -195,8 +210,9 @@ def run(args):
     term_model, topic = _parse_methods(args.methods)
     extra = _group_extra(topic, args.classes)
     preset = GRID_PRESETS[args.grid]
-    k_grid = _ints(args.k_grid, "--k-grid") if args.k_grid else list(preset["k_grid"])
-    lambda1_grid = _floats(args.lambda1_grid, "--lambda1-grid") if args.lambda1_grid else list(preset["lambda1_grid"])
+    k_grid = _ints(args.k_grid, "--k-grid") if args.k_grid is not None else list(preset["k_grid"])
+    lambda1_grid = (_floats(args.lambda1_grid, "--lambda1-grid") if args.lambda1_grid is not None
+                    else list(preset["lambda1_grid"]))
     if args.fold_grid is None:
         fold_grid = DEFAULT_FOLD_GRID
     else:
@@ -218,7 +234,7 @@ def run(args):
     if args.repeats < 1:
         raise RLSIError(f"--repeats {args.repeats}: need at least 1")
     fields = tuple(f.strip() for f in args.text_fields.split(",") if f.strip())
-    coll = load_collection(args.collection, corpus=args.corpus, queries=args.queries, qrels=args.qrels,
+    coll = load_collection(_collection(args.collection), corpus=args.corpus, queries=args.queries, qrels=args.qrels,
                            text_fields=fields)
     stemmer = DEFAULT_STEMMER if args.stemmer is None else (None if args.stemmer == "none" else args.stemmer)
     prepared = prepare_collection(coll, TfidfVectorizer(stemmer=stemmer))
@@ -230,12 +246,12 @@ def run(args):
         print(f"rlsi: note: {empty} evaluated quer(y/ies) have no term in the vocabulary; they score 0",
               file=sys.stderr)
     protocols = ("cv", "best") if args.protocol == "both" else (args.protocol,)
-    report = run_protocol(coll, topic, prepared=prepared, protocols=protocols, k_grid=k_grid,
-                          lambda1_grid=lambda1_grid, fold_grid=fold_grid, fit_normalize=DEFAULT_FIT_NORMALIZE,
-                          alphas=alphas, term_model=term_model, k1=args.k1, b=args.b, topic_norm=args.norm,
-                          term_norm=args.norm, n_folds=args.folds, n_repeats=args.repeats, seed=args.seed,
-                          random_state=args.seed, test=args.test, progress=not quiet,
-                          extra=extra)
+    config = ProtocolConfig(protocols=protocols, k_grid=k_grid, lambda1_grid=lambda1_grid, fold_grid=fold_grid,
+                            extra=extra, alphas=alphas, term_model=term_model, k1=args.k1, b=args.b,
+                            topic_norm=args.norm, term_norm=args.norm, fit_normalize=DEFAULT_FIT_NORMALIZE,
+                            n_folds=args.folds, n_repeats=args.repeats, test=args.test, seed=args.seed,
+                            progress=not quiet)
+    report = run_protocol(coll, topic, config, prepared=prepared)
     report.settings["stemmer"] = stemmer
     report.settings["grid"] = args.grid
     print(report.to_text())
@@ -251,7 +267,7 @@ def run(args):
 
 
 def _group_extra(topic, classes):
-    """``extra`` of run_protocol: the number of k-means classes for the group models named in --methods."""
+    """``ProtocolConfig.extra``: the number of k-means classes for the group models named in --methods."""
     if classes is None:
         return None
     if classes < 1:

@@ -13,9 +13,11 @@ import time
 
 from .. import io
 from ..errors import RLSIError
-from ..quality import avg_compactness
 from ..text import read_corpus
-from . import _common, scale as _scale
+from . import _common, _output, scale as _scale
+from ._dask import add_dask_arguments, fit_dask, fit_dask_files
+from ._online import add_online_arguments, fit_online_from_args, load_resumable, resume_online
+from .learners import check_modes, fit_modes, get_learner, learners, model_help, option_adders, report_fit
 
 log = logging.getLogger(__name__)
 
@@ -29,24 +31,18 @@ def register(sub):
                    help="corpus file (.jsonl / .jsonl.gz) or folder of .txt files; several .jsonl(.gz) files "
                         "with --backend dask are read and vectorized on the Dask workers")
     p.add_argument("-o", "--output", help="model directory to write (with --resume: default MODEL_DIR)")
+    p.add_argument("--model", choices=list(learners("fit")), default="rlsi", help=model_help("fit"))
     _common.add_model_arguments(p)
     _common.add_batch_arguments(p)
     _common.add_text_arguments(p)
-    from .group import add_group_arguments  # --model grlsi|gnmf|crlsi|cnmf (rlsi.cli.group)
-    add_group_arguments(p)
+    for add_options in option_adders("fit"):  # the learners' own options (rlsi.cli.learners)
+        add_options(p)
     online = p.add_argument_group("online learning")
     online.add_argument("--online", action="store_true", help="stream the corpus through OnlineRLSI")
     online.add_argument("--resume", metavar="MODEL_DIR",
                         help="continue the online model of MODEL_DIR on CORPUS (implies --online; the "
                              "model's and the vectorizer's saved settings apply, not the options here)")
-    try:
-        from ._online import add_online_arguments
-    except ImportError:  # pragma: no cover - online learner not installed
-        add_online_arguments = None
-    if add_online_arguments is not None:
-        add_online_arguments(online)
-    from ._dask import add_dask_arguments
-
+    add_online_arguments(online)
     add_dask_arguments(p)
     _scale.add_matrix_arguments(p)  # --matrix DIR, --memory-limit (rlsi.cli.scale)
     p.set_defaults(func=run)
@@ -56,86 +52,49 @@ def run(args):
     output = args.output or args.resume
     if output is None:
         raise RLSIError("give the model directory to write with -o MODEL_DIR")
-    _common.check_output_dir(output)
+    _output.model_destination(output, reads=_output.fit_inputs(args, output))
     if args.matrix or not args.corpus:
         return _scale.fit_matrix(args, output)
     fields = _common.text_fields(args)
     if args.resume:
         return _resume(args, output, fields)
-    if getattr(args, "model", "rlsi") != "rlsi" and (args.online or getattr(args, "backend", "local") != "local"):
-        raise RLSIError(f"--model {args.model} fits in batch on this machine: drop --online / --backend dask")
-    if args.online:  # options are checked before the corpus is read
-        from ._online import fit_online_from_args, online_model_from_args
-
-        online_model_from_args(args)
-    else:
-        model = _common.batch_model_from_args(args, args.quiet)
+    learner = get_learner(args.model)
+    check_modes(learner, fit_modes(args))
+    model = learner.build(args)  # options are checked before the corpus is read
     start = time.perf_counter()
     if len(args.corpus) > 1:  # read, vectorized and fitted on the Dask workers (rlsi.cli._dask)
-        from ._dask import fit_dask_files
-
-        model, vectorizer, (n_docs, n_terms) = fit_dask_files(args, args.corpus, fields)
-        return _finish(args, output, model, vectorizer, n_docs, n_terms, start)
+        model, vectorizer, (n_docs, n_terms) = fit_dask_files(args, args.corpus, fields, model)
+        return report_fit(learner, output, {"model": model, "vectorizer": vectorizer}, n_docs, n_terms, start,
+                          quiet=args.quiet)
     corpus = read_corpus(args.corpus[0], text_fields=fields)
     vectorizer = _common.make_vectorizer(args)
     X = vectorizer.fit_transform(corpus.texts)
     log.info("vectorized %d documents x %d terms (%d non-zeros)", X.shape[0], X.shape[1], X.nnz)
     _common.check_learnable(X, X.shape[0])
+    y = learner.targets(args, corpus)
     if getattr(args, "backend", "local") == "dask":
-        from ._dask import fit_dask
-
-        model = fit_dask(args, X)
-    elif args.online:
-        model = fit_online_from_args(args, X)
-    elif args.model != "rlsi":
-        from .group import fit_group_from_args
-
-        model = fit_group_from_args(args, corpus, X)
+        model = fit_dask(args, X, model)
     else:
-        _scale.preflight(args, model, X)
-        model.fit(X)
-    return _finish(args, output, model, vectorizer, X.shape[0], X.shape[1], start)
-
-
-def _finish(args, output, model, vectorizer, n_docs, n_terms, start):
-    io.save(output, model=model, vectorizer=vectorizer)
-    if not args.quiet:
-        _summary(model, n_docs, n_terms, time.perf_counter() - start)
-        print(f"saved to {output}")
-    return 0
+        if learner.preflight:  # the peak memory of the fit, checked before it starts
+            _scale.preflight(args, model, X)
+        model = fit_online_from_args(args, X, model=model) if args.online else model.fit(X, y)
+    return report_fit(learner, output, {"model": model, "vectorizer": vectorizer}, X.shape[0], X.shape[1], start,
+                      quiet=args.quiet)
 
 
 def _resume(args, output, fields):
-    from ._online import load_resumable, resume_online
-
     start = time.perf_counter()
     if len(args.corpus) > 1:
         raise RLSIError("--resume continues on one corpus file; concatenate the files or resume once per file")
+    seen = _output.resume_fingerprint(args.resume, output)  # taken before reading: a later writer is seen
     model, stream = load_resumable(args.resume)
     corpus = read_corpus(args.corpus[0], text_fields=fields)
     before = model.n_docs_seen_
     resume_online(model, stream, corpus.texts, quiet=args.quiet)
-    io.save(output, model=model, vectorizer=stream)
+    io.save(output, model=model, vectorizer=stream, unchanged_since=seen)
     if not args.quiet:
         print(f"resumed {type(model).__name__} from {args.resume}: {model.n_docs_seen_ - before} more "
               f"documents ({model.n_docs_seen_} in all), {stream.n_terms_} terms, K={model.n_components}, "
               f"{len(model.dead_topics())} empty topic(s), {time.perf_counter() - start:.1f}s")
         print(f"saved to {output}")
     return 0
-
-
-def _summary(model, n_docs, n_terms, elapsed):
-    dead = len(model.dead_topics())
-    steps = f"{model.n_batches_} mini-batches" if hasattr(model, "n_batches_") else \
-        f"{getattr(model, 'n_iter_', '?')} iterations"
-    print(f"fitted {type(model).__name__}: {n_docs} documents, {n_terms} terms, "
-          f"K={model.components_.shape[0]}, {steps}, "
-          f"AvgComp={avg_compactness(model.components_):.4f}, {dead} empty topic(s), {elapsed:.1f}s")
-    extra = []
-    if getattr(model, "target_terms_per_topic", None) is not None:
-        extra.append(f"λ1 = {model.lambda1_:.6g} ({model.lambda1_scale}) found for "
-                     f"{model.target_terms_per_topic} terms per topic")
-    if getattr(model, "topic_representation_", None) is not None:
-        extra.append(f"topics held {model.topic_representation_} in the last iteration")
-    if extra:
-        print("  " + "; ".join(extra))

@@ -1,4 +1,5 @@
-"""The group models in the CLI: ``rlsi fit --model grlsi|gnmf|crlsi|cnmf`` and per-group ``rlsi topics``.
+"""The group models in the CLI: the options and estimator of ``rlsi fit --model grlsi|gnmf|crlsi|cnmf``
+(registered in :mod:`rlsi.cli.learners`) and per-group ``rlsi topics``.
 
 Labels come from a JSON field of the corpus (``--label-field``, default ``label``). A field holding a list
 (multi-label collections such as Reuters' ``labels``) assigns the document to the **first** label of its
@@ -11,43 +12,31 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
-
 from ..errors import RLSIError
+from ..text.labels import UNLABELED_POLICIES
+from ..text.labels import document_labels as _document_labels
 from . import _common
 
-MODELS = ("rlsi", "grlsi", "gnmf", "crlsi", "cnmf")
-UNLABELED_CLASS = "(unlabeled)"
+#: The remedy named when documents have no label, in the CLI's words.
+UNLABELED_REMEDY = "label them, use --unlabeled own-class, or --classes kmeans:P"
 
 
 def add_group_arguments(parser):
+    """The options of the group models (``--model grlsi|gnmf|crlsi|cnmf``)."""
     g = parser.add_argument_group("group models (shared + per-class topics)")
-    g.add_argument("--model", choices=MODELS, default="rlsi",
-                   help="rlsi (default), grlsi/gnmf (Group RLSI/NMF), crlsi/cnmf (class topics only)")
     g.add_argument("--label-field", default="label", help="JSON field with each document's class (default: label)")
     g.add_argument("--classes", default=None, help="derive classes by clustering instead: kmeans:P")
     g.add_argument("--shared-topics", type=int, default=10, help="shared topics Ks (default: 10)")
     g.add_argument("--class-topics", type=_common.positive_int, default=5, help="topics per class Kc (default: 5)")
     g.add_argument("--lambda1-class", type=_common.non_negative_float, default=None,
                    help="λ1 of the class topics (default: --lambda1)")
-    g.add_argument("--unlabeled", choices=("error", "own-class"), default="error",
+    g.add_argument("--unlabeled", choices=UNLABELED_POLICIES, default="error",
                    help="documents without a label: stop with an error (default) or put them in one class")
 
 
 def document_labels(values, field, unlabeled="error"):
-    """One label per document from the raw field values (see the module docstring)."""
-    out, missing = [], []
-    for i, v in enumerate(values):
-        if isinstance(v, (list, tuple)):
-            v = v[0] if v else None
-        if v is None or (isinstance(v, str) and not v.strip()):
-            missing.append(i)
-            v = UNLABELED_CLASS
-        out.append(str(v))
-    if missing and unlabeled == "error":
-        raise RLSIError(f"{len(missing)} of {len(values)} documents have no {field!r} field value (first: document "
-                        f"{missing[0] + 1}); label them, use --unlabeled own-class, or --classes kmeans:P")
-    return np.asarray(out)
+    """One label per document from the raw field values (:func:`rlsi.text.labels.document_labels`)."""
+    return _document_labels(values, field, unlabeled, remedy=UNLABELED_REMEDY)
 
 
 def group_model_from_args(args, quiet):
@@ -66,22 +55,22 @@ def group_model_from_args(args, quiet):
     return (CRLSI if kind == "crlsi" else GroupRLSI)(ks, args.class_topics, **params)
 
 
-def fit_group_from_args(args, corpus, X):
-    """Fit the group model named by ``--model`` on X with the corpus's labels (or derived classes)."""
-    model = group_model_from_args(args, args.quiet)
-    y = None
-    if args.classes is None:
-        if args.label_field not in corpus.fields:
-            raise RLSIError(f"the corpus has no field {args.label_field!r} (fields: "
-                            f"{', '.join(sorted(corpus.fields)) or 'none'}); name it with --label-field or "
-                            f"derive classes with --classes kmeans:P")
-        y = document_labels(corpus.fields[args.label_field], args.label_field, args.unlabeled)
-    return model.fit(X, y)
+def group_labels_from_args(args, corpus):
+    """The class of each document of ``corpus`` from ``--label-field`` (None with ``--classes``: the model
+    derives them)."""
+    if args.classes is not None:
+        return None
+    if args.label_field not in corpus.fields:
+        others = ", ".join(sorted(corpus.fields)) or "none besides id, title and text"
+        raise RLSIError(f"the corpus has no field {args.label_field!r} for the classes (its other fields: "
+                        f"{others}); name it with --label-field or derive classes with --classes kmeans:P")
+    return document_labels(corpus.fields[args.label_field], args.label_field, args.unlabeled)
 
 
 def print_group_topics(model, names, args):
     """``rlsi topics`` for a model with several topic groups: each group's topics and its AvgComp."""
     from ..quality import format_topics
+    from ._output import printable
 
     summary = model.group_summary()
     if args.json:
@@ -93,7 +82,7 @@ def print_group_topics(model, names, args):
         print(json.dumps({"groups": out}, default=float, indent=1))
         return 0
     for g, s in summary.items():
-        print(f"== {g}: {s['topics']} topics, AvgComp={s['avg_compactness']:.4g}")
+        print(f"== {printable(g)}: {s['topics']} topics, AvgComp={s['avg_compactness']:.4g}")
         print(format_topics(model.get_topics(g), names, n_terms=args.terms, by=args.by))
         print()
     return 0

@@ -9,15 +9,23 @@ exits with status 2; nothing partial is written because every writer goes throug
 file or directory that is renamed into place only when complete (see :mod:`rlsi.io.atomic`). Ctrl-C
 prints ``rlsi: interrupted`` and exits with status 130, also during the start-up imports (this module
 imports nothing heavy before :func:`main` runs, so the interruption is caught there).
+
+``-q``/``--quiet`` and ``-v``/``--verbose`` are accepted before or after the sub-command (every
+sub-command's parser gets them too); a misspelled sub-command or option is answered with the close
+matches (:class:`Parser`).
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import logging
 import os
+import re
 import sys
+
+from .. import __version__
 
 # Sub-command modules, in the order --help lists them.
 COMMAND_MODULES = [
@@ -33,18 +41,95 @@ COMMAND_MODULES = [
 ]
 
 
+_REST = [(re.compile(r":[a-z]+:`~?([^`]+)`"), r"\1"), (re.compile(r"``([^`]+)``"), r"'\1'"),
+         (re.compile(r"`([^`]+)`"), r"\1")]
+
+
+def plain(text):
+    """``text`` without reST markup (``code``, :mod:`x`, `x`): help is read in a terminal."""
+    for pattern, repl in _REST:
+        text = pattern.sub(repl, text)
+    return text
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser that prints help without reST markup and suggests the close matches of a
+    misspelled sub-command or option."""
+
+    def format_help(self):
+        return plain(super().format_help())
+
+    def error(self, message):
+        choice = re.search(r"invalid choice: '?([^'\s]+)'? \(choose from (.*)\)", message)
+        if choice:
+            options = [c.strip().strip("'\"") for c in choice.group(2).split(",")]
+            message += _did_you_mean(choice.group(1), options)
+        super().error(message)
+
+    def parse_known_args(self, args=None, namespace=None):
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras and self.prog == "rlsi":  # the top parser: name the sub-command's parser and suggest
+            leaf = _leaf_parser(self, namespace)
+            hints = "".join(_did_you_mean(x.split("=", 1)[0], _option_strings(leaf))
+                            for x in extras if x.startswith("-"))
+            leaf.error(f"unrecognized arguments: {' '.join(extras)}{hints}")
+        return namespace, extras
+
+
+def _did_you_mean(word, candidates):
+    close = difflib.get_close_matches(word, candidates, n=3, cutoff=0.6)
+    return f"; did you mean {' or '.join(close)}?" if close else ""
+
+
+def _option_strings(parser):
+    return [s for a in parser._actions for s in a.option_strings if s.startswith("--")]
+
+
+def _subparsers(parser):
+    return [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+
+
+def _leaf_parser(parser, namespace):
+    """The parser of the (nested) sub-command that ``namespace`` was parsed by."""
+    for action in _subparsers(parser):
+        name = getattr(namespace, action.dest, None)
+        if name in action.choices:
+            return _leaf_parser(action.choices[name], namespace)
+    return parser
+
+
+def _add_global_options(parser):
+    """``-q`` and ``-v`` on ``parser`` and every nested sub-command (unless it defines its own ``-q``)."""
+    subs = _subparsers(parser)
+    for action in subs:
+        for child in set(action.choices.values()):
+            _add_global_options(child)
+    if subs:
+        return
+    if "-q" not in parser._option_string_actions:
+        parser.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                            help="no progress bars or info messages (as rlsi -q)")
+    if "-v" not in parser._option_string_actions:
+        parser.add_argument("-v", "--verbose", dest="sub_verbose", action="count", default=argparse.SUPPRESS,
+                            help="more log output (as rlsi -v: -v info, -vv debug)")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="rlsi",
-        description="Regularized Latent Semantic Indexing: sparse topic models and topic-enhanced search.",
+        description="Regularized Latent Semantic Indexing: sparse topic models and topic-enhanced search. "
+                    "Run 'rlsi COMMAND --help' for a command's options; 'rlsi demo' for a first look.",
     )
+    parser.add_argument("--version", action="version", version=f"rlsi {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0,
-                        help="more log output (-v: info, -vv: debug)")
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars or info messages")
+                        help="more log output (-v: info, -vv: debug, including Dask's); also after COMMAND")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="no progress bars or info messages; also after COMMAND")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
+    _add_global_options(parser)
     return parser
 
 
@@ -61,13 +146,20 @@ def _main(argv) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.verbose += getattr(args, "sub_verbose", 0)
     level = logging.WARNING if args.quiet or not args.verbose else (
         logging.INFO if args.verbose == 1 else logging.DEBUG)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     try:
         status = args.func(args)
     except RLSIError as exc:
-        print(f"rlsi: error: {exc}", file=sys.stderr)
+        from ._output import printable
+
+        print(f"rlsi: error: {printable(exc)}", file=sys.stderr)  # text from input files: controls escaped
+        return 2
+    except MemoryError as exc:  # a size no check foresaw: one line, nothing written (outputs are atomic)
+        print(f"rlsi: error: out of memory ({' '.join(str(exc).split()) or 'MemoryError'}); use fewer topics "
+              f"(-k), fewer documents or a machine with more memory", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into `head` and closed: stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -21,11 +21,12 @@ from __future__ import annotations
 import argparse
 import logging
 import time
+from pathlib import Path
 
 import numpy as np
 
 from ..errors import RLSIError
-from . import _common
+from . import _common, _output
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +117,7 @@ def run_synth(args):
     from ..models.memory import format_bytes
 
     quiet = getattr(args, "quiet", False)
+    _output.matrix_destination(args.output)
     info = write_corpus(args.output, args.docs, args.terms, args.tokens, n_topics=args.topics,
                         topic_vocab=args.topic_vocab, dtype=np.dtype(args.dtype),
                         norm=None if args.norm == "none" else "l2", seed=args.seed, verbose=not quiet)
@@ -173,33 +175,33 @@ def preflight(args, model, X):
 
 def fit_matrix(args, output):
     """``rlsi fit --matrix DIR -o MODEL_DIR`` (called by :func:`rlsi.cli.fit.run`)."""
-    from .. import io
     from ..io.matrix import load_matrix
-    from .fit import _summary
+    from ._online import fit_online_from_args
+    from .learners import check_modes, fit_modes, get_learner, learners, report_fit
 
     if not args.matrix:
         raise RLSIError("give a corpus file, or a matrix directory with --matrix DIR")
     if args.corpus:
         raise RLSIError("give either a CORPUS or --matrix DIR, not both")
-    if args.resume or getattr(args, "model", "rlsi") != "rlsi" or getattr(args, "backend", "local") != "local":
-        raise RLSIError("--matrix fits RLSI (batch, or --online) on this machine: drop --resume / --model / "
-                        "--backend")
-    if args.online:
-        from ._online import online_model_from_args
-
-        model = online_model_from_args(args)
-    else:
-        model = _common.batch_model_from_args(args, args.quiet)
+    if Path(args.matrix).exists() and not Path(args.matrix).is_dir():
+        raise RLSIError(f"--matrix {args.matrix}: a file, not a matrix directory (one written by 'rlsi synth' or "
+                        "'rlsi ingest'); to fit on a corpus file, give it as CORPUS without --matrix")
+    learner = get_learner(getattr(args, "model", "rlsi"))
+    if args.resume or getattr(args, "backend", "local") != "local" or "matrix" not in learner.modes:
+        able = " / ".join(n for n, lrn in learners("fit").items() if "matrix" in lrn.modes)
+        raise RLSIError(f"--matrix fits --model {able} (batch, or --online) on this machine: drop --resume / "
+                        "--model / --backend")
+    check_modes(learner, fit_modes(args))
+    model = learner.build(args)
     start = time.perf_counter()
     matrix = load_matrix(args.matrix)
     X = matrix.X
     log.info("matrix %s: %d documents x %d terms (%d non-zeros, %s), memory-mapped", args.matrix, X.shape[0],
              X.shape[1], X.nnz, X.dtype)
     _common.check_learnable(X, X.shape[0])
-    preflight(args, model, X)
+    if learner.preflight:
+        preflight(args, model, X)
     if args.online:
-        from ._online import fit_online_from_args
-
         # OnlineRLSI.fit slices one mini-batch of rows at a time (X[a:b]): the map is read in order, never
         # copied whole; the bar counts documents/s
         model = fit_online_from_args(args, X, model=model)
@@ -211,8 +213,4 @@ def fit_matrix(args, output):
     else:
         log.warning("%s has no vectorizer (a synthetic corpus): the model is saved without one, so "
                     "'rlsi topics' and 'rlsi search' cannot name its terms", args.matrix)
-    io.save(output, **components)
-    if not args.quiet:
-        _summary(model, X.shape[0], X.shape[1], time.perf_counter() - start)
-        print(f"saved to {output}")
-    return 0
+    return report_fit(learner, output, components, X.shape[0], X.shape[1], start, quiet=args.quiet)

@@ -21,12 +21,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 
 from ..errors import RLSIError
-
-log = logging.getLogger(__name__)
+from ..retrieval import DEFAULT_FOLDING, FOLDINGS, TERM_MODELS
 
 
 LABEL_HELP = ("group models: the corpus field with each document's class, on whose topics a query is matched "
@@ -54,11 +52,11 @@ def register(subparsers):
     p.add_argument("--candidates", type=int, default=None, metavar="N",
                    help="rerank only the term model's N best documents with the topic score (e.g. 1000; "
                         "default: score every document)")
-    p.add_argument("--term-model", choices=["bm25", "vsm"], default=None,
+    p.add_argument("--term-model", choices=list(TERM_MODELS), default=None,
                    help="term matching model of a new index (default bm25)")
-    p.add_argument("--folding", choices=["model", "projection"], default=None,
-                   help="folding-in of a new index: the model's own transform, or the projection on its "
-                        "topics (default: projection for RLSI models, model otherwise)")
+    p.add_argument("--folding", choices=list(FOLDINGS), default=None,
+                   help="folding-in of a new index: the model's own transform (TOIS §7), or the projection on "
+                        f"its topics (default: {DEFAULT_FOLDING})")
     p.add_argument("--label-field", default=None, metavar="FIELD", help=LABEL_HELP)
     p.add_argument("--json", action="store_true", help="print results as JSON lines")
     p.add_argument("-q", "--quiet", dest="quiet", action="store_true", default=argparse.SUPPRESS,
@@ -77,9 +75,9 @@ def register(subparsers):
     src.add_argument("--corpus", metavar="FILE", help="documents to index (JSON lines, optionally .gz)")
     q.add_argument("--text-fields", default="title,text",
                    help="comma-separated JSON fields joined as the document text (default title,text)")
-    q.add_argument("--term-model", choices=["bm25", "vsm"], default=None, help="term matching model (default bm25)")
-    q.add_argument("--folding", choices=["model", "projection"], default=None,
-                   help="folding-in (default: projection for RLSI models, model otherwise)")
+    q.add_argument("--term-model", choices=list(TERM_MODELS), default=None, help="term matching model (default bm25)")
+    q.add_argument("--folding", choices=list(FOLDINGS), default=None,
+                   help=f"folding-in: the model's own transform (TOIS §7) or the projection (default: {DEFAULT_FOLDING})")
     q.add_argument("--label-field", default=None, metavar="FIELD", help=LABEL_HELP)
     q.add_argument("-q", "--quiet", dest="quiet", action="store_true", default=argparse.SUPPRESS,
                    help="no info messages")
@@ -98,14 +96,15 @@ def run_index(args):
     """``rlsi index MODEL_DIR (--matrix DIR | --corpus FILE)``."""
     import time
 
-    from ._common import check_output_dir
+    from ..retrieval import open_searcher
+    from ._output import index_destination
 
     fields = _fields(args.text_fields)
-    check_output_dir(args.model_dir)
+    index_destination(args.model_dir, reads=[args.corpus, args.matrix])
     start = time.perf_counter()
-    searcher = load_searcher(args.model_dir, corpus=args.corpus, text_fields=fields, term_model=args.term_model,
-                             folding=args.folding, save_index=True, matrix=args.matrix, text=False,
-                             label_field=args.label_field, show_progress=not getattr(args, "quiet", False))
+    searcher = open_searcher(args.model_dir, corpus=args.corpus, matrix=args.matrix, text_fields=fields,
+                             term_model=args.term_model, folding=args.folding, label_field=args.label_field,
+                             save_index=True, text_queries=False, show_progress=not getattr(args, "quiet", False))
     if not getattr(args, "quiet", False):
         print(f"indexed {searcher.n_docs_} documents ({searcher.term_model}"
               f"{' + topics' if searcher.topic_index_ is not None else ''}) in "
@@ -113,171 +112,44 @@ def run_index(args):
     return 0
 
 
-NEW_INDEX_ALPHA = 0.5
-
-
-def default_folding(model):
-    """The projection for RLSI models (what the benchmark found best), the model's own transform else."""
-    return "projection" if model is not None and hasattr(model, "topic_penalty") else "model"
-
-
-def load_searcher(model_dir, *, corpus=None, text_fields=("title", "text"), alpha=None, term_model=None,
-                  folding=None, save_index=False, matrix=None, text=True, label_field=None, show_progress=False):
-    """A ready :class:`~rlsi.retrieval.Searcher` from a model directory (building the index if needed,
-    from the documents of ``corpus`` or of the matrix directory ``matrix``); ``text``: text queries will
-    follow (so a vectorizer is required before any work); ``label_field``: group models, the corpus field
-    with each document's class (module docstring)."""
-    from .. import io as rio
-    from ..retrieval import Searcher
-
-    if matrix is not None:  # a new index: an old one in MODEL_DIR is not even read
-        from ..io.store import read_manifest
-
-        present = read_manifest(model_dir)["components"]
-        bundle = rio.load(model_dir, mmap=True, only=[c for c in ("model", "vectorizer") if c in present])
-    else:
-        bundle = rio.load(model_dir, mmap=True)  # a large index costs page cache, not private memory
-    if matrix is not None:
-        if corpus is not None:
-            raise RLSIError("give either --corpus FILE or --matrix DIR, not both")
-        if label_field is not None:
-            raise RLSIError("--label-field needs --corpus FILE: a matrix directory keeps no labels (without "
-                            "--label-field each document takes the class the model predicts for it)")
-        if text and bundle.get("vectorizer") is None:
-            raise RLSIError(f"{model_dir} has no vectorizer (a synthetic corpus): text queries cannot be mapped "
-                            "to its terms; build the index with 'rlsi index' and rank vectorised queries with "
-                            "Searcher.search_vectors")
-        return _matrix_searcher(model_dir, bundle, matrix, alpha=alpha, term_model=term_model, folding=folding,
-                                save_index=save_index, show_progress=show_progress)
-    if "vectorizer" not in bundle:
-        raise RLSIError(f"{model_dir} has no 'vectorizer' component (it has {', '.join(sorted(bundle))}); "
-                        "write the model with `rlsi fit`, which saves the model and its vectorizer together")
-    model = bundle.get("model")
-    if "index" in bundle and corpus is None:
-        if label_field is not None:
-            raise RLSIError(f"{model_dir} already has an index: --label-field applies when it is built; rebuild "
-                            "it with --corpus FILE --label-field FIELD --save-index")
-        searcher = bundle["index"]
-        searcher.attach(model, bundle["vectorizer"])
-        if term_model is not None and term_model != searcher.term_model:
-            raise RLSIError(f"the index of {model_dir} uses {searcher.term_model}; rebuild it with --corpus to "
-                            f"use {term_model}")
-        saved = "model" if searcher.fold_lambda2 is None else "projection"
-        if folding is not None and folding != saved:
-            raise RLSIError(f"the index of {model_dir} was built with --folding {saved}; rebuild it with --corpus "
-                            f"to use {folding}")
-    else:
-        if corpus is None:
-            raise RLSIError(f"{model_dir} has no search index: give the documents to search with --corpus FILE "
-                            "(add --save-index to keep the index for later searches)")
-        docs = read_documents(corpus, text_fields)
-        labels = _document_classes(model, docs, label_field)
-        import math
-
-        folding = folding or default_folding(model)
-        searcher = Searcher(model, bundle["vectorizer"], alpha=NEW_INDEX_ALPHA if model is not None else 0.0,
-                            term_model=term_model or "bm25",
-                            fold_lambda2=math.inf if folding == "projection" and model is not None else None)
-        searcher.index(docs.texts, docs.ids, labels=labels)
-        if save_index:
-            searcher.save(model_dir)
-    return _with_alpha(searcher, alpha, model_dir)
-
-
-def _document_classes(model, docs, label_field):
-    """The documents' class labels from ``label_field`` (group models; None: the model predicts them)."""
-    from ..models.group_base import GroupModel
-
-    if not isinstance(model, GroupModel):
-        if label_field is not None:
-            raise RLSIError(f"--label-field: document classes are used by group models only (grlsi, gnmf, crlsi, "
-                            f"cnmf); the model is a {type(model).__name__ if model is not None else 'term index'}")
-        return None
-    if label_field is None:
-        log.info("group model: each document is matched on the topics of the class the model predicts for it "
-                 "(give --label-field to use the corpus's classes)")
-        return None
-    if label_field not in docs.fields:
-        raise RLSIError(f"the corpus has no field {label_field!r} (fields: {', '.join(sorted(docs.fields)) or 'none'})")
-    from .group import document_labels
-
-    values = docs.fields[label_field]
-    missing = [i for i, v in enumerate(values)
-               if v is None or (isinstance(v, str) and not v.strip()) or (isinstance(v, (list, tuple)) and not v)]
-    if missing:
-        raise RLSIError(f"{len(missing)} of {len(values)} documents have no {label_field!r} value (first: document "
-                        f"{missing[0] + 1}); label them, or leave out --label-field to let the model assign each "
-                        "document its predicted class")
-    return document_labels(values, label_field)
-
-
-def _with_alpha(searcher, alpha, model_dir):
-    """``--alpha`` over the index's own weight; a topic weight needs a topic model."""
-    if alpha is not None:
-        searcher.alpha = alpha
-    if searcher.model is None and searcher.alpha > 0:
-        raise RLSIError(f"{model_dir} has no topic model: only term matching is possible (use --alpha 0)")
-    return searcher
-
-
-def _matrix_searcher(model_dir, bundle, matrix, *, alpha, term_model, folding, save_index, show_progress):
-    """``--matrix DIR``: the index of a matrix directory (float32), with MODEL_DIR's model."""
-    import math
-
-    import numpy as np
-
-    from ..retrieval import Searcher
-
-    model = bundle.get("model")
-    folding = folding or default_folding(model)
-    searcher = Searcher.from_matrix(
-        matrix, model, bundle.get("vectorizer"), alpha=NEW_INDEX_ALPHA if model is not None else 0.0,
-        term_model=term_model or "bm25", dtype=np.float32,
-        fold_lambda2=math.inf if folding == "projection" and model is not None else None,
-        show_progress=show_progress)
-    if save_index:
-        searcher.save(model_dir)
-    return _with_alpha(searcher, alpha, model_dir)
-
-
-def read_documents(path, text_fields=("title", "text")):
-    """A corpus from a JSON-lines file (``text_fields`` joined) or a folder of text files."""
-    from ..text import read_corpus
-
-    return read_corpus(path, text_fields=tuple(text_fields))
-
-
 def run(args):
+    from ..retrieval import open_searcher
+
     if args.k < 1:
         raise RLSIError(f"-k {args.k}: the number of results must be at least 1")
     if args.alpha is not None and not 0.0 <= args.alpha <= 1.0:
         raise RLSIError(f"--alpha {args.alpha}: must be between 0 and 1")
+    if args.corpus is not None and args.matrix is not None:
+        raise RLSIError("give either --corpus FILE or --matrix DIR, not both")
     if args.save_index and args.corpus is None and args.matrix is None:
         raise RLSIError("--save-index needs --corpus FILE or --matrix DIR (the documents to index)")
     if args.candidates is not None and args.candidates < 1:
         raise RLSIError(f"--candidates {args.candidates}: must be at least 1")
     fields = _fields(args.text_fields)
     if args.save_index:  # the index is written into MODEL_DIR at the end: check it can be, first
-        from ._common import check_output_dir
+        from ._output import index_destination
 
-        check_output_dir(args.model_dir)
-    searcher = load_searcher(args.model_dir, corpus=args.corpus, text_fields=fields, alpha=args.alpha,
-                             term_model=args.term_model, folding=args.folding, save_index=args.save_index,
-                             matrix=args.matrix, label_field=args.label_field,
+        index_destination(args.model_dir, reads=[args.corpus, args.matrix])
+    searcher = open_searcher(args.model_dir, corpus=args.corpus, matrix=args.matrix, text_fields=fields,
+                             alpha=args.alpha, term_model=args.term_model, folding=args.folding,
+                             label_field=args.label_field, save_index=args.save_index,
                              show_progress=not getattr(args, "quiet", False))
     results = searcher.search_many(args.queries, k=args.k, candidates=args.candidates)
+    from ._output import printable
+
     out = sys.stdout
     for query, hits in zip(args.queries, results):
         if args.json:
             out.write(json.dumps({"query": query, "results": [h._asdict() for h in hits]}) + "\n")
             continue
         if len(args.queries) > 1:
-            out.write(f"# {query}\n")
+            out.write(f"# {printable(query)}\n")
         if not hits:
             out.write("no result: none of the query's terms is in the model's vocabulary\n")
             continue
-        width = max(6, max(len(h.doc_id) for h in hits))
+        shown = [printable(h.doc_id) for h in hits]  # ids read from the index: control characters escaped
+        width = max(6, max(map(len, shown)))
         out.write(f"{'rank':>4}  {'doc':<{width}}  {'score':>8}  {'term':>8}  {'topic':>8}\n")
-        for rank, h in enumerate(hits, 1):
-            out.write(f"{rank:>4}  {h.doc_id:<{width}}  {h.score:8.4f}  {h.term_score:8.4f}  {h.topic_score:8.4f}\n")
+        for rank, (h, doc_id) in enumerate(zip(hits, shown), 1):
+            out.write(f"{rank:>4}  {doc_id:<{width}}  {h.score:8.4f}  {h.term_score:8.4f}  {h.topic_score:8.4f}\n")
     return 0

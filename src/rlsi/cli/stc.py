@@ -20,14 +20,10 @@ from collections import Counter
 
 import numpy as np
 
-from .. import io
 from ..errors import RLSIError
 from ..text import read_corpus
-from . import _common
-
-MODELS = {"stc": ("SparseTopicalCoding", {}), "cstc": ("SparseTopicalCoding", {"collapsed": True}),
-          "ostc": ("OnlineSTC", {}), "medstc": ("MedSTC", {}), "omedstc": ("OnlineMedSTC", {})}
-
+from . import _common, _output
+from .learners import get_learner, learners, model_help, report_fit, stc_labels
 
 def _refit_C(text):
     if text in ("cv", "joint"):
@@ -45,30 +41,34 @@ def register(sub):
     p = sub.add_parser("fit-stc", help="fit a sparse topical coding model (STC family) and save it",
                        description="Fit STC, collapsed STC, online STC, MedSTC or online MedSTC on the word "
                                    "counts of a corpus and save the model and its vectorizer.")
-    p.add_argument("corpus")
-    p.add_argument("-o", "--output", required=True)
-    p.add_argument("--model", choices=sorted(MODELS), default="stc")
-    p.add_argument("-k", "--n-components", type=_common.positive_int, default=60)
-    p.add_argument("--lam", type=float, default=0.01)
-    p.add_argument("--gamma", type=float, default=0.01)
+    p.add_argument("corpus", help="corpus file (.jsonl / .jsonl.gz) or folder of .txt files")
+    p.add_argument("-o", "--output", required=True, help="model directory to write")
+    p.add_argument("--model", choices=sorted(learners("fit-stc")), default="stc", help=model_help("fit-stc"))
+    p.add_argument("-k", "--n-components", type=_common.positive_int, default=60,
+                   help="number of topics K (default 60)")
+    p.add_argument("--lam", type=float, default=0.01,
+                   help="λ: ℓ1 weight on document codes θ (default 0.01)")
+    p.add_argument("--gamma", type=float, default=0.01,
+                   help="γ: weight tying word codes to their document code (default 0.01)")
     p.add_argument("--rho", type=float, default=0.1,
                    help="ℓ1 weight on word codes (paper: 0.1; on a ~50k vocabulary 0.001 classifies better, see "
-                        "docs/stc.md)")
+                        "the STC benchmark)")
     p.add_argument("--eps", type=float, default=1e-3,
                    help="ε of Eq. (1), the Poisson mean's floor (default 1e-3, the released STC code's value; "
-                        "quote perplexities with it, see docs/stc.md)")
+                        "quote perplexities with it)")
     p.add_argument("--dictionary-step", choices=["mm", "projected"], default="mm",
                    help="mm: multiplicative majorise-minimise step (default); projected: Eq. (12)")
     p.add_argument("--max-iter", type=_common.positive_int, default=20, help="batch iterations")
     p.add_argument("--batch-size", type=_common.positive_int, default=64, help="online mini-batch size")
     p.add_argument("--epochs", type=_common.positive_int, default=1, help="online passes")
-    p.add_argument("--tau0", type=float, default=1.0)
+    p.add_argument("--tau0", type=float, default=1.0,
+                   help="online models: τ0 of the learning rate τ0/(t + τ) (default 1)")
     p.add_argument("--delta", type=float, default=3600.0, help="MedSTC loss Δ(y,y')=delta·1(y≠y')")
     p.add_argument("--C", type=float, default=1.0, help="MedSTC weight of each document's hinge loss")
     p.add_argument("--dictionary-init", choices=["documents", "class", "lda"], default="documents",
                    help="starting dictionary: random documents (the paper's, default); outside the paper, "
                         "'lda': scikit-learn LDA's topics (10 passes; batch STC on 20 Newsgroups 46.4%% -> "
-                        "62.6%% at the printed settings, docs/stc.md) or, MedSTC only, 'class': each topic "
+                        "62.6%%) or, MedSTC only, 'class': each topic "
                         "from the documents of one class")
     p.add_argument("--lda-passes", type=_common.positive_int, default=10,
                    help="--dictionary-init lda: batch passes of the LDA fit (default 10; about 8 s CPU a pass "
@@ -85,10 +85,13 @@ def register(sub):
     p.set_defaults(func=run_fit)
 
     c = sub.add_parser("classify", help="accuracy and confusion summary of an STC model on a labelled corpus")
-    c.add_argument("model_dir")
-    c.add_argument("corpus")
+    c.add_argument("model_dir", help="model directory written by 'rlsi fit-stc'")
+    c.add_argument("corpus", help="labelled corpus (.jsonl / .jsonl.gz) with a split field")
     _label_arguments(c)
     c.add_argument("--test-split", default="test", help="value of the split field to evaluate on")
+    c.add_argument("--same-documents", action="store_true",
+                   help="without --split-field: train and test on every document and report it as training "
+                        "accuracy (otherwise refused: it says nothing about new documents)")
     c.set_defaults(func=run_classify)
 
 
@@ -110,43 +113,18 @@ def _split(corpus, args, value):
     return corpus.subset(keep)
 
 
-def _labels(corpus, args):
-    values = corpus.fields.get(args.label_field)
-    if values is None:
-        raise RLSIError(f"the corpus has no field {args.label_field!r}; check --label-field")
-    return np.array(values, dtype=object).astype(str)
-
-
 def run_fit(args):
-    from ..models import stc
-
-    if args.dictionary_init == "class" and args.model not in ("medstc", "omedstc"):
-        raise RLSIError("--dictionary-init class needs labels; it is for --model medstc or omedstc")
-    _common.check_output_dir(args.output)
+    learner = get_learner(args.model, "fit-stc")
+    model = learner.build(args)  # options are checked before the corpus is read
+    _output.model_destination(args.output, reads=[args.corpus])
     start = time.perf_counter()
     corpus = _split(read_corpus(args.corpus, text_fields=_common.text_fields(args)), args, args.train_split)
     vectorizer = _common.make_vectorizer(args).fit(corpus.texts)
     X = vectorizer.transform_counts(corpus.texts)
-    name, extra = MODELS[args.model]
-    cls = getattr(stc, name)
-    kw = dict(n_components=args.n_components, lam=args.lam, gamma=args.gamma, rho=args.rho,
-              eps=args.eps, dictionary_step=args.dictionary_step, lda_passes=args.lda_passes,
-              n_jobs=args.jobs, verbose=0 if args.quiet else 1, **extra)
-    if name in ("SparseTopicalCoding", "MedSTC"):
-        kw["max_iter"] = args.max_iter
-    else:
-        kw.update(batch_size=args.batch_size, n_epochs=args.epochs, tau0=args.tau0)
-    if name in ("MedSTC", "OnlineMedSTC"):
-        model = cls(delta=args.delta, C=args.C, dictionary_init=args.dictionary_init, hinge=args.hinge,
-                    refit_C=args.refit_C, **kw).fit(X, _labels(corpus, args))
-    else:
-        model = cls(dictionary_init=args.dictionary_init, **kw).fit(X)
-    io.save(args.output, model=model, vectorizer=vectorizer)
-    if not args.quiet:
-        print(f"fitted {name}: {X.shape[0]} documents, {X.shape[1]} terms, K={model.n_components}, "
-              f"word-code sparsity {model.word_code_sparsity_:.3f}, {time.perf_counter() - start:.1f}s")
-        print(f"saved to {args.output}")
-    return 0
+    y = learner.targets(args, corpus)
+    model.fit(X, y)
+    return report_fit(learner, args.output, {"model": model, "vectorizer": vectorizer}, X.shape[0], X.shape[1],
+                      start, quiet=args.quiet)
 
 
 def run_classify(args):
@@ -156,20 +134,28 @@ def run_classify(args):
     if vectorizer is None or not hasattr(model, "word_codes"):
         raise RLSIError(f"{args.model_dir} is not an STC model directory with a vectorizer; fit it with "
                         f"rlsi fit-stc")
+    if not args.split_field and not args.same_documents:
+        raise RLSIError("without --split-field the accuracy would be measured on the documents the classifier "
+                        "was trained on; give --split-field FIELD (with --train-split/--test-split), or "
+                        "--same-documents for the training accuracy")
+    if args.split_field and args.train_split == args.test_split:
+        raise RLSIError(f"--train-split and --test-split are both {args.test_split!r}: the test documents "
+                        "would be the training documents")
     corpus = read_corpus(args.corpus)
     test = _split(corpus, args, args.test_split)
-    Xte, yte = vectorizer.transform_counts(test.texts), _labels(test, args)
+    Xte, yte = vectorizer.transform_counts(test.texts), stc_labels(args, test)
     if hasattr(model, "predict"):
         pred = model.predict(Xte).astype(str)
     else:
         train = _split(corpus, args, args.train_split)
-        svm = LinearSVC().fit(model.transform(vectorizer.transform_counts(train.texts)), _labels(train, args))
+        svm = LinearSVC().fit(model.transform(vectorizer.transform_counts(train.texts)), stc_labels(args, train))
         pred = svm.predict(model.transform(Xte))
     acc = float(np.mean(pred == yte))
-    print(f"accuracy {100 * acc:.2f}% on {len(yte)} documents")
+    what = "training accuracy" if not args.split_field else "accuracy"
+    print(f"{what} {100 * acc:.2f}% on {len(yte)} documents")
     for label in sorted(set(yte)):
         mask = yte == label
         top = Counter(pred[mask & (pred != yte)]).most_common(1)
-        conf = f", most confused with {top[0][0]} ({top[0][1]})" if top else ""
-        print(f"  {label}: {100 * np.mean(pred[mask] == label):.1f}% of {int(mask.sum())}{conf}")
+        conf = f", most confused with {_output.printable(top[0][0])} ({top[0][1]})" if top else ""
+        print(f"  {_output.printable(label)}: {100 * np.mean(pred[mask] == label):.1f}% of {int(mask.sum())}{conf}")
     return 0

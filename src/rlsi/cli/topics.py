@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import json
 
-from ..errors import RLSIError
 from ..quality import RANKINGS, format_topics, quality_report, topic_summary
 from . import _common
+from ._output import printable_all
 
 
 def register(sub):
     p = sub.add_parser("topics", help="print the topics of a saved model",
                        description="Print each topic's top terms (by the dominating sign, TOIS §8.4.1), "
-                                   "compactness and majority ratio, then the model's quality summary.")
+                                   "compactness (comp: share of non-zero term weights) and majority ratio (MR: "
+                                   "share of the weight with the dominating sign), then the model's quality "
+                                   "summary. Topics are numbered T1, T2, ... (T1 is row 0 of components_), as "
+                                   "in 'rlsi track' reports; '(-)' marks a topic whose weight is mostly "
+                                   "negative, listed by its most negative terms. A model saved without a "
+                                   "vectorizer shows terms by column index.")
     p.add_argument("model_dir", help="model directory written by 'rlsi fit'")
     p.add_argument("-n", "--terms", type=_common.positive_int, default=10, help="terms per topic (default 10)")
     p.add_argument("--by", choices=list(RANKINGS), default="dominant", help="how top terms are ranked")
@@ -22,9 +27,18 @@ def register(sub):
 
 def run(args):
     model, vectorizer, _ = _common.load_model_dir(args.model_dir)
-    if vectorizer is None:
-        raise RLSIError(f"{args.model_dir} has no vectorizer: cannot name the terms")
-    names = vectorizer.get_feature_names_out()
+    if vectorizer is None:  # e.g. fitted in Python on a matrix: terms shown by their column index
+        import sys
+
+        import numpy as np
+
+        print(f"rlsi: note: {args.model_dir} has no vectorizer; terms are shown by column index",
+              file=sys.stderr)
+        names = np.arange(model.components_.shape[1]).astype(str)
+    else:
+        names = vectorizer.get_feature_names_out()
+    if not args.json:  # terms read from the model file are shown escaped (JSON escapes them itself)
+        names = printable_all(names)
     if len(getattr(model, "topic_groups", {})) > 1:  # shared and per-class topics (rlsi.cli.group)
         from .group import print_group_topics
 

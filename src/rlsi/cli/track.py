@@ -89,7 +89,14 @@ def _stop_words(args):
     return sorted(english_stop_words() | set(extra))
 
 
-def _check_output(path):
+def _check_output(path, reads=()):
+    from ..io import kinds
+
+    kinds.check_reads_apart(path, reads)
+    outer = kinds.enclosing_folder(path)
+    if outer is not None:
+        raise RLSIError(f"output {path} is inside {outer}, {kinds.describe_kind(kinds.folder_kind(outer))}: "
+                        f"writing there would damage it; choose another -o")
     io.check_output_dir(path, what="output", is_ours=lambda p: (p / MARKER).is_file(),
                         kind="an rlsi track report", remedy="choose another -o")
 
@@ -152,7 +159,7 @@ def _batches(texts, bounds, vectorizer, warmup):
 def run(args):
     quiet = bool(getattr(args, "quiet", False))
     out = Path(args.output)
-    _check_output(out)
+    _check_output(out, reads=[args.corpus])
     model = online_model_from_args(args, quiet=True)  # options checked before the corpus is read
     start = time.perf_counter()
     corpus = read_corpus(args.corpus, text_fields=_common.text_fields(args))
@@ -194,7 +201,7 @@ def run(args):
 def _write_report(out, timeline, model, vectorizer, args):
     with io.atomic_dir(out) as tmp:
         title = f"Topic tracking: {Path(args.corpus).name}"
-        (tmp / "report.md").write_text(_header(args) + timeline.to_markdown(n_terms=args.top_terms, title=title),
+        (tmp / "report.md").write_text(_header(args, model) + timeline.to_markdown(n_terms=args.top_terms, title=title),
                                        encoding="utf-8")
         (tmp / "report.txt").write_text(timeline.to_text(n_terms=args.top_terms), encoding="utf-8")
         (tmp / "shares.csv").write_text(timeline.to_csv(), encoding="utf-8")
@@ -205,7 +212,9 @@ def _write_report(out, timeline, model, vectorizer, args):
         (tmp / MARKER).write_text(json.dumps(timeline.to_dict(), indent=1), encoding="utf-8")
 
 
-def _header(args):
+def _header(args, model):
+    """The settings of the run as an HTML comment; λ1 and λ2 are the model's (defaults included)."""
     p = {k: getattr(args, k) for k in ("topics", "lambda1", "lambda2", "lambda1_scale", "rho", "batch_size",
                                         "n_inner", "idf", "period", "date_field", "seed")}
+    p["lambda1"], p["lambda2"] = model.lambda1, model.lambda2
     return "<!-- rlsi track " + ", ".join(f"{k}={v}" for k, v in p.items()) + " -->\n"

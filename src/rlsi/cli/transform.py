@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import RLSIError
 from ..text import read_corpus
-from . import _common
+from . import _common, _output
 
 FORMATS = {".tsv": "id then one column per topic, tab separated", ".npy": "array (n_docs x K), no ids"}
 
@@ -30,7 +30,7 @@ def run(args):
     if args.output:
         if Path(args.output).suffix not in FORMATS:
             raise RLSIError(f"output {args.output}: unsupported extension; use one of {', '.join(FORMATS)}")
-        _common.check_output_file(args.output)
+        _output.file_destination(args.output, reads=[args.model_dir, args.corpus])
     fields = _common.text_fields(args)
     model, vectorizer, _ = _common.load_model_dir(args.model_dir)
     if vectorizer is None:
@@ -45,7 +45,7 @@ def run(args):
         return 0
     buf = _io.StringIO()
     for doc_id, row in zip(corpus.ids, W):
-        buf.write(doc_id + "\t" + "\t".join(f"{x:.6g}" for x in row) + "\n")
+        buf.write(_output.printable(doc_id) + "\t" + "\t".join(f"{x:.6g}" for x in row) + "\n")
     if args.output:
         _common.write_text_atomic(args.output, buf.getvalue())
     else:

@@ -16,7 +16,11 @@ from pathlib import Path
 from ..errors import RLSIError
 from ..text.corpus import Corpus, read_jsonl
 
-__all__ = ["demo_collection_dir", "demo_corpus_path", "load_demo_corpus"]
+__all__ = ["PACKAGED_COLLECTIONS", "collection_dir", "demo_collection_dir", "demo_corpus_path",
+           "load_demo_corpus"]
+
+#: Names of the IR collections shipped with rlsi (``rlsi evaluate --collection med``).
+PACKAGED_COLLECTIONS = ("med",)
 
 
 def demo_collection_dir() -> Path:
@@ -26,6 +30,14 @@ def demo_collection_dir() -> Path:
         raise RLSIError(f"the demo dataset is not available as files ({folder}); reinstall rlsi from "
                         "a wheel or source tree")
     return folder
+
+
+def collection_dir(name) -> Path:
+    """The folder of a packaged collection named ``name`` (case-insensitive; one of
+    :data:`PACKAGED_COLLECTIONS`)."""
+    if str(name).lower() not in PACKAGED_COLLECTIONS:
+        raise RLSIError(f"no packaged collection {name!r}; packaged: {', '.join(PACKAGED_COLLECTIONS)}")
+    return demo_collection_dir()
 
 
 def demo_corpus_path() -> Path:

@@ -237,9 +237,62 @@ def _checked(n_docs, n_terms, tokens_per_doc, n_topics, topic_vocab, background_
     return dtype
 
 
+#: Largest mean document length: a document is drawn within one chunk of tokens.
+MAX_TOKENS_PER_DOC = 1_000_000
+#: Bytes of the plan's arrays per document and planted topic slot, per term, per topic-slice entry.
+_PLAN_BYTES = (48, 32, 48, 32)
+
+
+def plan_bytes(n_docs, n_terms, n_topics, topic_vocab, max_doc_topics) -> int:
+    """Memory of the per-document, per-term and per-topic draws (the O(N + M + T·V) part, without a chunk)."""
+    per_doc, per_slot, per_term, per_slice = _PLAN_BYTES
+    return (int(n_docs) * (per_doc + per_slot * int(max_doc_topics)) + int(n_terms) * per_term
+            + int(n_topics) * min(int(topic_vocab), int(n_terms)) * per_slice)
+
+
+def _check_feasible(n_docs, n_terms, tokens_per_doc, model):
+    """Refuse, before any draw, sizes whose arrays do not fit in the memory available (one line)."""
+    from ..models.memory import available_memory, format_bytes
+
+    if tokens_per_doc > MAX_TOKENS_PER_DOC:
+        raise RLSIError(f"tokens_per_doc={tokens_per_doc:g}: at most {MAX_TOKENS_PER_DOC:,} tokens a document "
+                        f"(each document is drawn whole)")
+    need = plan_bytes(n_docs, n_terms, model["n_topics"], model["topic_vocab"], model["max_doc_topics"])
+    avail = available_memory()
+    limit = avail if avail is not None else 2**48
+    if need > limit:
+        raise RLSIError(f"{n_docs:,} documents, {n_terms:,} terms and {model['n_topics']:,} topics of "
+                        f"{model['topic_vocab']:,} terms need {format_bytes(need)} for their draws, more than the "
+                        f"{format_bytes(limit)} of memory {'available' if avail is not None else 'rlsi allows'}; "
+                        f"generate a smaller corpus")
+
+
+def _check_disk(path, n_docs, n_terms, tokens_per_doc, min_tokens, dtype):
+    """Refuse a matrix directory that cannot fit on the disk of ``path`` (estimated from the token count)."""
+    import os
+    import shutil
+
+    from ..models.memory import format_bytes
+
+    tokens = int(n_docs) * max(float(tokens_per_doc), float(min_tokens))
+    nnz = min(tokens, int(n_docs) * int(n_terms))
+    need = int(nnz * (np.dtype(dtype).itemsize + 4 + 4 + 8))  # X data + indices + counts; scratch counts
+    anchor = os.path.abspath(path)
+    while not os.path.isdir(anchor) and os.path.dirname(anchor) != anchor:
+        anchor = os.path.dirname(anchor)
+    try:
+        free = shutil.disk_usage(anchor).free
+    except OSError:
+        return
+    if need > free:
+        raise RLSIError(f"the corpus needs up to {format_bytes(need)} on disk ({nnz:,.0f} stored entries), more "
+                        f"than the {format_bytes(free)} free at {anchor}; generate a smaller corpus")
+
+
 def _planned(n_docs, n_terms, tokens_per_doc, dtype, norm, seed, chunk_tokens, model):
     """The checked fit dtype and the token plan shared by :func:`make_corpus` and :func:`write_corpus`."""
     dtype = _checked(n_docs, n_terms, tokens_per_doc, dtype=dtype, norm=norm, seed=seed, **model)
+    _check_feasible(n_docs, n_terms, tokens_per_doc, model)
     return dtype, _Plan(n_docs, n_terms, tokens_per_doc, seed=seed, chunk_tokens=chunk_tokens, **model)
 
 
@@ -283,6 +336,8 @@ def write_corpus(path, n_docs, n_terms, tokens_per_doc, *, n_topics=200, topic_v
                  max_doc_topics=max_doc_topics, background_exponent=background_exponent,
                  topic_exponent=topic_exponent, topic_popularity_exponent=topic_popularity_exponent,
                  min_tokens=min_tokens)
+    _checked(n_docs, n_terms, tokens_per_doc, dtype=dtype, norm=norm, seed=seed, **model)
+    _check_disk(path, n_docs, n_terms, tokens_per_doc, min_tokens, dtype)
     dtype, plan = _planned(n_docs, n_terms, tokens_per_doc, dtype, norm, seed, chunk_tokens, model)
     N, M = plan.N, plan.M
     source = {"generator": "rlsi.datasets.synthetic", "n_docs": N, "n_terms": M,

@@ -26,6 +26,7 @@ from ..kernels.products import csr_dense, csr_dense_rows
 from ..kernels.rows import row_absmax
 from ..models import steps, tasks
 from ..models.sparsity import _rows_of_R
+from ..models.penalties import PreparedPenalty
 from ..models.tasks import DocStats
 
 
@@ -67,6 +68,11 @@ def _sizeof_part(part):
 @sizeof.register(DocStats)
 def _sizeof_stats(stats):
     return 8 + (0 if stats.S is None else stats.S.nbytes)
+
+
+@sizeof.register(PreparedPenalty)
+def _sizeof_prepared(step):
+    return step.matrix.nbytes  # the K x K statistics (the penalty and λ are a few bytes)
 
 
 def make_part(X_p, start, doc_step):
@@ -119,7 +125,7 @@ def _u(x):
 
 
 @_threads
-def doc_step(part, U, prepared, W_prev, *, penalty, lam, max_iter, tol, dtype, whole_gram=False):
+def doc_step(part, U, step, W_prev, settings, *, dtype, whole_gram=False):
     """V-step of the partition: ``(W_p (n_p x K), DocStats, Q(W_p))`` with the block statistics folded in
     block order (``whole_gram``: S = gram of the whole W_p instead, as the local learner's initial S).
     One result object, so that the next tasks need no extra hop to pick its pieces."""
@@ -130,13 +136,13 @@ def doc_step(part, U, prepared, W_prev, *, penalty, lam, max_iter, tol, dtype, w
     W = np.empty((part.n_docs, K), dtype=dtype)
     results = []
     for a, b in part.blocks:
-        W[a:b], st = tasks.doc_block(part.X, a, b, U, prepared, W_prev, penalty=penalty, lam=lam,
-                                     max_iter=max_iter, tol=tol, dtype=dtype, want_gram=not whole_gram)
+        W[a:b], st = tasks.doc_block(part.X, (a, b), U, step, W_prev, settings, dtype=dtype,
+                                     want_gram=not whole_gram)
         results.append(st)
     stats = reduce(DocStats.merge, results, DocStats())
     if whole_gram:
         stats.S = steps.gram(W)
-    return W, stats, penalty.value(W)
+    return W, stats, step.penalty.value(W)
 
 
 def block_gram(part, W):
@@ -218,23 +224,23 @@ def add(x, y):
 
 
 def prepare_topics(stats, penalty, lam, K):
-    """``penalty.prepare(S, λ₁)`` for the U-step from the reduced DocStats."""
+    """``penalty.prepared(S, λ₁)`` for the U-step from the reduced DocStats."""
     stats = stats[1] if isinstance(stats, tuple) else stats
     S = stats.S if stats.S is not None else np.zeros((K, K))
-    return penalty.prepare(S, lam)
+    return penalty.prepared(S, lam)
 
 
 def prepare_docs(U, penalty, lam):
-    """``penalty.prepare(UᵀU, λ₂)`` for the V-step."""
-    return penalty.prepare(steps.topic_gram(_u(U)), lam)
+    """``penalty.prepared(UᵀU, λ₂)`` for the V-step."""
+    return penalty.prepared(steps.topic_gram(_u(U)), lam)
 
 
 @_threads
-def topic_step(Rb, prepared, U_prev_b, n_rows, K, dtype, *, penalty, lam, max_iter, tol, dense=False, max_work=None):
+def topic_step(Rb, step, U_prev_b, n_rows, K, dtype, settings, *, dense=False):
     """U-step of one term block: ``(U_b (n_rows x K), sweeps, rows, max_k |r_mk| of those rows)`` from
     the compact rows ``Rb`` of R (:func:`r_partial`); None means no partition sent rows (R_b = 0).
-    U_b is CSR, or an ndarray with ``dense`` (the dense topic representation). ``max_work``: each row's
-    budget of multiply-adds (the cold first U-step's, :func:`rlsi.models.batch.cold_work`).
+    U_b is CSR, or an ndarray with ``dense`` (the dense topic representation). ``step``: the prepared penalty
+    (``prepare_topics``); ``settings``: the U-step's SolverSettings (:meth:`RLSIPolicy.topic_settings`).
 
     Sparse ℓ1 topics: only the rows sent are solved. A row that no partition sent has r = 0 and a zero
     warm start (no document holds the term, or the screening certified it, which it does only for rows
@@ -244,10 +250,9 @@ def topic_step(Rb, prepared, U_prev_b, n_rows, K, dtype, *, penalty, lam, max_it
     R = np.ascontiguousarray(R, dtype=dtype)
     peak = row_absmax(R) if K else np.zeros(len(rows))
     U_prev_b = None if U_prev_b is None else _u(U_prev_b)
-    if not dense and penalty.norm == "l1" and len(rows) < n_rows:
+    if not dense and step.penalty.norm == "l1" and len(rows) < n_rows:
         U0 = None if U_prev_b is None else U_prev_b[rows]
-        Uc, sweeps = tasks.topic_block(R, prepared, U0, 0, len(rows), penalty=penalty, lam=lam,
-                                       max_iter=max_iter, tol=tol, max_work=max_work)
+        Uc, sweeps = tasks.topic_block(R, step, U0, (0, len(rows)), settings)
         counts = np.zeros(n_rows + 1, dtype=np.int64)
         counts[rows + 1] = np.diff(Uc.indptr)
         Ub = sp.csr_matrix((Uc.data, Uc.indices, np.cumsum(counts)), shape=(n_rows, K))
@@ -256,8 +261,7 @@ def topic_step(Rb, prepared, U_prev_b, n_rows, K, dtype, *, penalty, lam, max_it
         full = np.zeros((n_rows, K), dtype=dtype)
         full[rows] = R
         R = full
-    Ub, sweeps = tasks.topic_block(R, prepared, U_prev_b, 0, n_rows, penalty=penalty, lam=lam,
-                                   max_iter=max_iter, tol=tol, dense=dense, max_work=max_work)
+    Ub, sweeps = tasks.topic_block(R, step, U_prev_b, (0, n_rows), settings, dense=dense)
     return Ub, sweeps, rows, peak
 
 
@@ -314,14 +318,13 @@ def load_part_w(path, dtype):
 
 # ------------------------------------------------------------------ online
 @_threads
-def batch_step(X_p, U, prepared, W_prev, *, penalty, lam, max_iter, tol):
+def batch_step(X_p, U, step, W_prev, settings):
     """Online V-step of a mini-batch part: ``(W_p, (S_p, cols_p, R_p))`` with the part's contribution to
     the statistics as in :meth:`rlsi.models.stats.PendingBatch.assign` (S_p = W_pᵀW_p; the rows ``cols_p``
     of X_pᵀ W_p — only the terms the part touches cross the network)."""
     n, M = X_p.shape
     K = U.shape[1]
-    W, _ = tasks.doc_block(X_p, 0, n, U, prepared, W_prev, penalty=penalty, lam=lam, max_iter=max_iter,
-                           tol=tol, dtype=np.float64, want_gram=False)
+    W, _ = tasks.doc_block(X_p, (0, n), U, step, W_prev, settings, dtype=np.float64, want_gram=False)
     W = np.ascontiguousarray(W, dtype=np.float64)
     mask = np.zeros(M, dtype=bool)
     mask[X_p.indices] = True

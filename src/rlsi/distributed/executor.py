@@ -2,7 +2,10 @@
 
 ``DaskExecutor.map(fn, items)`` runs ``fn`` on the cluster's workers, one task per item, and returns the
 results in the order of ``items`` — the contract of every executor, so a learner that reduces them in
-that order gets the numbers of the serial executor. It is what :class:`rlsi.distributed.DaskRLSI` and
+that order gets the numbers of the serial executor. Data that lives on the workers is said with
+``submit(fn, *args, where=worker)`` (a future, the task pinned to the worker that holds its inputs) and
+``gather(futures)``: the distributed learners place their partitions and tasks through these and never
+call the Dask client themselves. It is what :class:`rlsi.distributed.DaskRLSI` and
 :class:`rlsi.distributed.DaskOnlineRLSI` are built on (their tasks take futures of data that stays on the
 workers); it can also be handed to a local learner, ``BatchRLSI(executor=DaskExecutor())``, which then
 runs its per-block tasks on the workers of an in-process LocalCluster (the local learners' tasks read
@@ -35,7 +38,14 @@ class _QuietCounterReads(logging.Filter):
         return "_worker_sent" not in record.getMessage()
 
 
-logging.getLogger("distributed.worker").addFilter(_QuietCounterReads())
+_QUIET = _QuietCounterReads()
+
+
+def quiet_counter_reads():
+    """Install the filter on the ``distributed.worker`` logger (once; called when an executor opens)."""
+    logger = logging.getLogger("distributed.worker")
+    if _QUIET not in logger.filters:
+        logger.addFilter(_QUIET)
 
 
 class DaskExecutor(Executor):
@@ -55,6 +65,7 @@ class DaskExecutor(Executor):
 
     def __init__(self, client=None, *, scheduler=None, n_workers=2, threads_per_worker=1, timeout=10.0,
                  task_threads=None):
+        quiet_counter_reads()
         self._handle = open_cluster(client, scheduler, n_workers=n_workers,
                                     threads_per_worker=threads_per_worker, timeout=timeout)
         self.task_threads = task_threads
@@ -96,6 +107,16 @@ class DaskExecutor(Executor):
         finally:
             for f in futures:
                 f.release()
+
+    def submit(self, fn, *args, where=None, **kwargs):
+        """``fn(*args, **kwargs)`` as one task on the cluster; returns its future. ``where``: the address of
+        the worker that holds the task's data (another worker may take it when that one is gone)."""
+        extra = {} if where is None else {"workers": [where], "allow_other_workers": True}
+        return self.client.submit(fn, *args, pure=False, **extra, **kwargs)
+
+    def gather(self, futures):
+        """The results of ``futures`` (any nesting of lists), on the client."""
+        return self.client.gather(futures)
 
     def transfer_bytes(self):
         """Bytes the workers have sent to each other so far (Dask's counters, summed over live workers)."""

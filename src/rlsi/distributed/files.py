@@ -45,7 +45,7 @@ from ..text.corpus import _check_unique, _record_id, _record_text, _text_fields
 from ..text.vectorize import _count_tokens, _doc_count_threshold, _keep_columns, kept_columns
 from .problem import tree_reduce
 
-__all__ = ["WorkerMatrix", "vectorize_files", "fit_vocabulary"]
+__all__ = ["WorkerMatrix", "vectorize_files", "fit_vocabulary", "check_distinct_files"]
 
 
 # ------------------------------------------------------------------ worker side (pure tasks)
@@ -183,6 +183,19 @@ class WorkerMatrix:
         self.blocks = []
 
 
+def check_distinct_files(paths):
+    """The resolved paths, after refusing a file given twice (its documents would be fitted twice)."""
+    resolved, seen = [], {}
+    for i, p in enumerate(paths):
+        real = str(Path(p).resolve())
+        if real in seen:
+            raise RLSIError(f"corpus file {p} is given twice (files {seen[real] + 1} and {i + 1}): its documents "
+                            f"would be fitted twice; give each file once")
+        seen[real] = i
+        resolved.append(real)
+    return resolved
+
+
 def vectorize_files(paths, vectorizer=None, *, client, text_fields=("title", "text")):
     """Read and vectorize corpus files on the workers of ``client`` (see the module docstring).
 
@@ -193,7 +206,7 @@ def vectorize_files(paths, vectorizer=None, *, client, text_fields=("title", "te
     """
     if isinstance(paths, (str, Path)):
         paths = [paths]
-    paths = [str(Path(p).resolve()) for p in paths]
+    paths = check_distinct_files(paths)
     if not paths:
         raise RLSIError("vectorize_files needs at least one corpus file")
     vectorizer = TfidfVectorizer() if vectorizer is None else vectorizer

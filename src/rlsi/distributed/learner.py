@@ -35,8 +35,8 @@ learner is the one-worker distributed learner). With several partitions the sums
 penalty of W are added in another order (a tree over partitions instead of one pass), which changes
 their rounding (relative 1e-16); the tests check components, W and objectives to 1e-10 relative.
 
-Screening. The exact row screening of the local U-step (:class:`rlsi.models.screening.ScreenedBatchR`)
-is carried over: the client keeps each term row's bound, moved each iteration by ``‖d_m‖ · max_k
+Screening. The exact row screening of the local U-step (:class:`rlsi.models.rlsi_policy.ScreeningBounds`)
+is the same object here: the client keeps each term row's bound, moved each iteration by ``‖d_m‖ · max_k
 ‖ΔW_k‖`` where ``‖d_m‖²`` and the column drifts ``Σ_n ΔW_nk²`` are reduced from the partitions (M floats
 once, K floats per partition per iteration), and sends each partition the block's mask of rows still
 needed; a skipped row is neither computed nor sent. It never changes U (it only skips rows whose
@@ -60,8 +60,10 @@ ends with the result of an uninterrupted fit.
 """
 from __future__ import annotations
 
+import contextlib
 import time
 import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -73,10 +75,10 @@ from .._validation import check_random_state
 from ..errors import RLSIError
 from ..io import register
 from ..models import BatchRLSI
-from ..models.batch import TOPIC_SWEEPS
-from ..models.driver import alternate
 from ..models.penalties import penalty as get_penalty
-from ..models.regularization import DOCS_PER_UNIT, warn_dead_topics
+from ..models.regularization import warn_dead_topics
+from ..models.rlsi_policy import TOPIC_SWEEPS
+from ..models.seeding import check_doc_vectors, pick_seed_documents, random_doc_vectors, unit_topics
 from ..models.sparsity import bisect_rows, lambda1_for_terms_per_topic, sample_term_rows
 from ..models.tasks import block_rows, blocks
 from . import _tasks, checkpoint
@@ -86,6 +88,21 @@ from .partitions import partition_bounds
 from .problem import DistributedProblem, tree_reduce
 
 __all__ = ["DaskRLSI", "DistributedProblem"]
+
+
+@dataclass
+class _Record:
+    """What a distributed fit records per iteration (and its checkpoint holds): objectives, bytes moved,
+    seconds; where the partitions are; the fingerprint a resumed fit must match."""
+
+    bounds: list
+    live: list
+    start_bytes: int
+    objectives: list = field(default_factory=list)
+    moved: list = field(default_factory=list)
+    seconds: list = field(default_factory=list)
+    fingerprint: dict = field(default_factory=dict)
+    mark: dict = field(default_factory=dict)
 
 
 @register("DaskRLSI")
@@ -100,6 +117,8 @@ class DaskRLSI(BatchRLSI):
     :class:`rlsi.models.BatchRLSI` (same defaults, same result).
     n_jobs : None or int — numba threads inside each task (None: the cores divided by the worker threads
         of a LocalCluster started here; numba's default on another cluster).
+    executor : None or :class:`~rlsi.distributed.DaskExecutor` — the cluster to run on (never closed here);
+        None opens one from ``client``, ``scheduler`` or a LocalCluster.
     client : None or distributed.Client — run on this cluster (never closed here).
     scheduler : None or str — ``tcp://HOST:PORT`` of a running scheduler (when no client).
     n_workers, threads_per_worker : the loopback LocalCluster started and closed for the fit otherwise.
@@ -139,16 +158,15 @@ class DaskRLSI(BatchRLSI):
     def __init__(self, n_components=20, *, lambda1=0.05, lambda2=1.0, topic_penalty="l1", doc_penalty="l2",
                  lambda1_scale="per_doc", target_terms_per_topic=None, topic_representation="auto",
                  init="docs", max_iter=100, tol=1e-4, inner_max_iter=100,
-                 inner_tol=1e-4, topic_sweeps=TOPIC_SWEEPS, random_state=None, n_jobs=None, client=None,
-                 scheduler=None, n_workers=2, threads_per_worker=1, partitions=None, checkpoint_dir=None, resume=False, timeout=10.0,
-                 verbose=0):
+                 inner_tol=1e-4, topic_sweeps=TOPIC_SWEEPS, random_state=None, n_jobs=None, executor=None,
+                 client=None, scheduler=None, n_workers=2, threads_per_worker=1, partitions=None,
+                 checkpoint_dir=None, resume=False, timeout=10.0, verbose=0):
         super().__init__(n_components, lambda1=lambda1, lambda2=lambda2, topic_penalty=topic_penalty,
                          doc_penalty=doc_penalty, lambda1_scale=lambda1_scale,
                          target_terms_per_topic=target_terms_per_topic,
                          topic_representation=topic_representation, init=init, max_iter=max_iter,
                          tol=tol, inner_max_iter=inner_max_iter, inner_tol=inner_tol, topic_sweeps=topic_sweeps,
-                         random_state=random_state, n_jobs=n_jobs, verbose=verbose)
-        del self.executor  # not a parameter of this class: the executor is the cluster below
+                         random_state=random_state, n_jobs=n_jobs, executor=executor, verbose=verbose)
         self.client = client
         self.scheduler = scheduler
         self.n_workers = n_workers
@@ -159,17 +177,6 @@ class DaskRLSI(BatchRLSI):
         self.timeout = timeout
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, X, y=None, V_init=None):
-        """Fit on X (n_samples x n_features: a sparse matrix on the client, or a
-        :class:`~rlsi.distributed.files.WorkerMatrix` already on the workers); W stays on the workers.
-        Returns self."""
-        self._fit(X, V_init, gather=False)
-        return self
-
-    def fit_transform(self, X, y=None, V_init=None):
-        """Fit and return W (n_samples x n_components), gathered from the workers."""
-        return self._fit(X, V_init, gather=True)
-
     def fit_files(self, paths, vectorizer=None, *, text_fields=("title", "text")):
         """Read, vectorize and fit corpus files on the workers (:func:`rlsi.distributed.vectorize_files`):
         neither the documents nor X pass through the client. ``paths``: JSON lines files (gzip or not),
@@ -177,96 +184,94 @@ class DaskRLSI(BatchRLSI):
         with the text parameters (default ``TfidfVectorizer()``). Sets ``vectorizer_`` (the fitted
         vectorizer, equal to ``TfidfVectorizer.fit`` on the files' documents in order). Returns self."""
         self._validate_params()
-        ex = self._executor(self.client)
+        ex = self._open_executor(None)
         matrix = None
         try:
             matrix = vectorize_files(paths, vectorizer, client=ex.client, text_fields=text_fields)
             self.vectorizer_ = matrix.vectorizer
-            self._fit(matrix, None, gather=False, executor=ex)
+            self._fit(matrix, None, {}, output=False, executor=ex)
         finally:
             if matrix is not None:
                 matrix.release()
-            ex.close()
+            self._close_executor(ex)
         return self
 
-    def _executor(self, client):
-        # a WorkerMatrix's own client replaces the cluster named by the parameters
+    def _open_executor(self, X):
+        """The cluster: the ``executor`` given, or one opened on ``client`` / ``scheduler`` / a LocalCluster
+        (a WorkerMatrix's own client replaces the cluster named by the parameters)."""
+        if self.executor is not None:
+            if not isinstance(self.executor, DaskExecutor):
+                raise RLSIError(f"executor={self.executor!r} is not a DaskExecutor; DaskRLSI runs on a Dask "
+                                f"cluster (pass a DaskExecutor, a client=, a scheduler= or nothing)")
+            return self.executor
+        client = X.client if isinstance(X, WorkerMatrix) else self.client
         scheduler = self.scheduler if client is self.client else None
         return DaskExecutor(client, scheduler=scheduler, n_workers=self.n_workers,
                             threads_per_worker=self.threads_per_worker, timeout=self.timeout,
                             task_threads=self.n_jobs)
 
-    def _fit(self, X, V_init, gather, executor=None):
-        self._validate_params()
+    def _fit_threads(self):
+        return contextlib.nullcontext()  # n_jobs is the tasks' threads (DaskExecutor.task_threads)
+
+    def _check_fit_input(self, X, y, V_init=None):
         if self.resume and self.checkpoint_dir is None:
             raise RLSIError("resume=True needs checkpoint_dir= (the directory of the interrupted fit)")
-        client = self.client
+        checkpoint.check_directory(self.checkpoint_dir)  # a file or a read-only folder: refused before any work
         if isinstance(X, WorkerMatrix):
-            if client is not None and client is not X.client:
+            if self.client is not None and self.client is not X.client:
                 raise RLSIError("X lives on another Dask cluster than client=; fit it with its own client "
                                 "(or leave client=None)")
             if self.partitions is not None:
                 raise RLSIError(f"partitions={self.partitions!r} does not apply to corpus files (each "
                                 f"non-empty file is one partition); drop partitions= or split the files")
-            client = X.client
         else:
             X = self._check_X(X, reset=True)
-        self._check_sizes(X, V_init)
-        N, M = X.shape
-        target = self.target_terms_per_topic
-        if target is not None and get_penalty(self.topic_penalty).norm != "l1":  # as BatchRLSI
-            raise RLSIError(f"target_terms_per_topic needs l1 topics; topic_penalty={self.topic_penalty!r} "
-                            f"gives dense topics")
-        if target is not None and target > M:
-            raise RLSIError(f"target_terms_per_topic={target} is larger than the vocabulary ({M} terms)")
-        self.n_features_in_ = M
-        ex = executor if executor is not None else self._executor(client)
-        try:
-            return self._run(ex, X, V_init, gather)
-        finally:
-            if ex is not executor:
-                ex.close()
+        self._check_sizes(X.shape, V_init)
+        return X, y
 
     def _place(self, ex, X, step):
         """Partitions on the workers: ``(bounds, live, parts, part_workers, client_bytes)``."""
-        client = ex.client
         workers = ex.workers()
         if isinstance(X, WorkerMatrix):  # one partition per non-empty file, where its rows already are
             bounds = X.bounds
             live = [p for p, (a, b) in enumerate(bounds) if b > a]
-            who = client.who_has([X.blocks[p] for p in live])  # the blocks are computed (vectorize_files)
+            who = ex.client.who_has([X.blocks[p] for p in live])  # the blocks are computed (vectorize_files)
             part_workers = [sorted(who.get(X.blocks[p].key) or workers)[0] for p in live]
-            parts = [client.submit(_tasks.make_part, X.blocks[p], bounds[p][0], step, pure=False,
-                                   workers=[part_workers[i]], allow_other_workers=True) for i, p in enumerate(live)]
+            parts = [ex.submit(_tasks.make_part, X.blocks[p], bounds[p][0], step, where=part_workers[i])
+                     for i, p in enumerate(live)]
             return bounds, live, parts, part_workers, 0
         bounds = partition_bounds(X.shape[0], step, self.partitions, len(workers))
         live = [p for p, (a, b) in enumerate(bounds) if b > a]
         part_workers = [workers[i % len(workers)] for i in range(len(live))]
         with warnings.catch_warnings():  # the rows of X travel inside the tasks that build the partitions
             warnings.filterwarnings("ignore", message=".*[Ll]arge.*graph.*")
-            parts = [client.submit(_tasks.make_part, X[bounds[p][0]:bounds[p][1]], bounds[p][0], step,
-                                   pure=False, workers=[part_workers[i]], allow_other_workers=True)
-                     for i, p in enumerate(live)]
+            parts = [ex.submit(_tasks.make_part, X[bounds[p][0]:bounds[p][1]], bounds[p][0], step,
+                               where=part_workers[i]) for i, p in enumerate(live)]
         return bounds, live, parts, part_workers, sizeof(X)
 
-    def _run(self, ex, X, V_init, gather):
+    def _start(self, X, y, ex, V_init=None):
+        """The partitions, the corpus constants reduced from them, W₀ (or the checkpoint's state), λ₁ and
+        the problem."""
         N, M = X.shape
+        self.n_features_in_ = M
         K, dtype = self.n_components, np.dtype(X.dtype)
         step = block_rows(K)
-        client = ex.client
         term_blocks = blocks(M, step)
         sent0 = ex.transfer_bytes()
         bounds, live, parts, part_workers, sent_client = self._place(ex, X, step)
         self.partitions_ = bounds
-        nnz = client.gather([client.submit(_tasks.term_block_nnz, part, term_blocks, pure=False) for part in parts])
+
+        def reduced(task, *args):  # one task per partition, gathered in partition order
+            return ex.gather([ex.submit(task, part, *args) for part in parts])
+
+        nnz = reduced(_tasks.term_block_nnz, term_blocks)
         active = [[i for i in range(len(parts)) if nnz[i][j] > 0] for j in range(len(term_blocks))]
         # ‖X‖² as the sum of the partitions' (one partition: the local learner's very number)
-        x_sqnorm = sum(client.gather([client.submit(_tasks.sq_norm, part, pure=False) for part in parts]))
-        df = sum(client.gather([client.submit(_tasks.col_counts, part, M, pure=False) for part in parts]),
-                 np.zeros(M))
+        x_sqnorm = sum(reduced(_tasks.sq_norm))
+        df = sum(reduced(_tasks.col_counts, M), np.zeros(M))
         row_norms = None
-        if self._screen and get_penalty(self.topic_penalty).norm == "l1":
-            sq = client.gather([client.submit(_tasks.row_sq_norms, part, pure=False) for part in parts])
+        if self._tuning.screen and get_penalty(self.topic_penalty).norm == "l1":
+            sq = reduced(_tasks.row_sq_norms)
             row_norms = np.sqrt(np.sum(sq, axis=0)) if sq else np.zeros(M)
 
         def make_problem(W, stats, lam):
@@ -275,7 +280,7 @@ class DaskRLSI(BatchRLSI):
                 dtype=dtype, topic_penalty=self.topic_penalty, doc_penalty=self.doc_penalty, lambda1=lam,
                 lambda2=self.lambda2, inner_max_iter=self.inner_max_iter, inner_tol=self.inner_tol,
                 threads=ex.task_threads, row_norms=row_norms, representation=self.topic_representation, df=df,
-                topic_sweeps=self.topic_sweeps)
+                topic_sweeps=self.topic_sweeps, tuning=self._tuning)
 
         target = self.target_terms_per_topic
         lam1 = None if target is not None else self.effective_lambda1(N)
@@ -284,7 +289,7 @@ class DaskRLSI(BatchRLSI):
             lam1 = saved[0].get("lambda1_effective")  # the λ₁ the interrupted fit found
         problem = make_problem([None] * len(parts), None, lam1)
         problem.client_bytes = sent_client + (0 if row_norms is None else len(parts) * row_norms.nbytes)
-        objectives, moved, seconds = [], [], []
+        record = _Record(bounds=bounds, live=live, start_bytes=sent0)
         if saved is None:
             self._initialize(problem, V_init, bounds, live)
             if target is not None:  # continue from the search's last problem, as BatchRLSI does
@@ -292,81 +297,78 @@ class DaskRLSI(BatchRLSI):
                 if last is not None:
                     last.client_bytes += problem.client_bytes
                     last.rows_skipped = last.total_skipped = 0
-                    last.used = []  # the fit's diagnostics count from here
+                    last.used.clear()  # the fit's diagnostics count from here
                     problem = last
                 problem.lambda1 = lam1
-        fingerprint = {"n_docs": N, "n_terms": M, "n_components": K, "dtype": dtype.name,
-                       "partitions": [list(b) for b in bounds], "lambda1_effective": lam1,
-                       "target_terms_per_topic": target, "topic_representation": self.topic_representation,
-                       "lambda2": self.lambda2, "topic_penalty": self.topic_penalty,
-                       "doc_penalty": self.doc_penalty, "inner_max_iter": self.inner_max_iter,
-                       "inner_tol": self.inner_tol}
+        record.fingerprint = {
+            "n_docs": N, "n_terms": M, "n_components": K, "dtype": dtype.name,
+            "partitions": [list(b) for b in bounds], "lambda1_effective": lam1, "target_terms_per_topic": target,
+            "topic_representation": self.topic_representation, "lambda2": self.lambda2,
+            "topic_penalty": self.topic_penalty, "doc_penalty": self.doc_penalty,
+            "inner_max_iter": self.inner_max_iter, "inner_tol": self.inner_tol}
         if saved is not None:
             meta, U = saved
-            checkpoint.check_compatible(meta, fingerprint)
-            start = int(meta["iteration"])
-            objectives, moved, seconds = list(meta["objectives"]), list(meta["bytes_moved"]), list(meta["seconds"])
-            self._restore(problem, U, live, start, meta.get("representations", []))
-        else:
-            start = 0
-        self.lambda1_effective_ = lam1
-        self.lambda1_ = lam1 if self.lambda1_scale == "paper" else lam1 * DOCS_PER_UNIT / N
-        self.resumed_from_ = start
-        mark = {"sent": sent0, "time": time.perf_counter()}
+            checkpoint.check_compatible(meta, record.fingerprint)
+            record.objectives = list(meta["objectives"])
+            record.moved, record.seconds = list(meta["bytes_moved"]), list(meta["seconds"])
+            self._restore(problem, U, live, int(meta["iteration"]), meta.get("representations", []))
+        self._set_lambda1(lam1, N)
+        self.resumed_from_ = 0 if saved is None else int(saved[0]["iteration"])
+        problem.record = record
+        return problem
+
+    def _alternate_options(self, problem):
+        """The per-iteration record (traffic, time, objective) and checkpoint; a resumed fit's history."""
+        record, ex = problem.record, problem.ex
+        record.mark = {"sent": record.start_bytes, "time": time.perf_counter()}
 
         def callback(iteration, obj, diag):
             sent = ex.transfer_bytes()
-            moved.append(int(sent - mark["sent"] + problem.client_bytes))
+            record.moved.append(int(sent - record.mark["sent"] + problem.client_bytes))
             problem.client_bytes = 0
-            objectives.append(obj)
+            record.objectives.append(obj)
             if self.checkpoint_dir is not None:
-                self._checkpoint(problem, live, iteration, dict(
-                    fingerprint, objectives=objectives, bytes_moved=moved, representations=problem.used,
-                    seconds=seconds + [time.perf_counter() - mark["time"]]))
+                self._checkpoint(problem, record.live, iteration, dict(
+                    record.fingerprint, objectives=record.objectives, bytes_moved=record.moved,
+                    representations=problem.used,
+                    seconds=record.seconds + [time.perf_counter() - record.mark["time"]]))
                 sent = ex.transfer_bytes()
-            seconds.append(time.perf_counter() - mark["time"])
-            mark.update(sent=sent, time=time.perf_counter())
+            record.seconds.append(time.perf_counter() - record.mark["time"])
+            record.mark.update(sent=sent, time=time.perf_counter())
 
-        done = start >= self.max_iter or (
-            len(objectives) >= 2 and abs(objectives[-2] - objectives[-1]) <= self.tol * max(abs(objectives[-2]),
-                                                                                           1e-300))
-        if not done:
-            alternate(problem, max_iter=self.max_iter, tol=self.tol, executor=ex, name=type(self).__name__,
-                      verbose=self.verbose, callback=callback, start_iteration=start,
-                      previous=objectives[-1] if objectives else None)
-        self._set_components(problem.components(dtype))
-        self.topic_representation_ = problem.used[-1] if problem.used else "sparse"
-        self.objective_ = np.asarray(objectives)
-        self.bytes_moved_ = np.asarray(moved, dtype=np.int64)
-        self.seconds_per_iter_ = np.asarray(seconds)
+        return {"callback": callback, "history": list(record.objectives)}
+
+    def _finish(self, problem, trace, X):
+        record = problem.record
+        self._set_components(problem.components(np.dtype(X.dtype)))
+        self._finish_representation(problem.used)
+        self.objective_ = np.asarray(record.objectives)
+        self.bytes_moved_ = np.asarray(record.moved, dtype=np.int64)
+        self.seconds_per_iter_ = np.asarray(record.seconds)
         self.n_rows_screened_ = int(problem.total_skipped)
-        self.n_iter_ = len(objectives)
-        warn_dead_topics(self, N)
-        if not gather:
-            return None
-        W = np.zeros((N, K), dtype=dtype)
-        for i, p in enumerate(live):
-            a, b = bounds[p]
-            W[a:b] = _tasks._w(client.gather(problem.W[i]))
+        self.n_iter_ = len(record.objectives)
+        warn_dead_topics(self, X.shape[0])
+
+    def _fit_output(self, problem, X):
+        """W (n_samples x n_components), gathered from the workers."""
+        N, K = X.shape[0], self.n_components
+        W = np.zeros((N, K), dtype=X.dtype)
+        for i, p in enumerate(problem.record.live):
+            a, b = problem.record.bounds[p]
+            W[a:b] = _tasks._w(problem.ex.gather(problem.W[i]))
         return W
 
     def _initialize(self, problem, V_init, bounds, live):
-        """W₀ (and S₀ = W₀ᵀW₀) on the workers, as BatchRLSI._initial_doc_vectors makes them; the documents
-        that seed the topics (``init="docs"``) are fetched from their partitions (K rows)."""
+        """W₀ (and S₀ = W₀ᵀW₀) on the workers, as :mod:`rlsi.models.seeding` makes them locally; the
+        documents that seed the topics (``init="docs"``) are fetched from their partitions (K rows)."""
         N = bounds[-1][1]
         K, dtype = self.n_components, problem.dtype
         sub = problem.submit
         if V_init is not None or self.init == "random":
             if V_init is not None:
-                W0 = np.asarray(V_init, dtype=dtype)
-                if W0.shape != (N, K):
-                    raise RLSIError(f"V_init has shape {W0.shape}, expected (n_samples, n_components)={(N, K)}")
-                if not np.all(np.isfinite(W0)):
-                    raise RLSIError("V_init holds NaN or infinite values")
+                W0 = check_doc_vectors(V_init, (N, K), dtype)
             else:  # drawn on the client: the local learner's random stream (N x K)
-                rng = check_random_state(self.random_state)
-                sigma = np.sqrt(problem.x_sqnorm / (N * K))
-                W0 = (rng.standard_normal((N, K)) * sigma).astype(dtype)
+                W0 = random_doc_vectors(check_random_state(self.random_state), N, K, problem.x_sqnorm, dtype)
             problem.W = [sub(_tasks.identity, np.ascontiguousarray(W0[bounds[p][0]:bounds[p][1]]), part=i)
                          for i, p in enumerate(live)]
             grams = [sub(_tasks.gram_stats, w, part=i) for i, w in enumerate(problem.W)]
@@ -374,26 +376,18 @@ class DaskRLSI(BatchRLSI):
             rng = check_random_state(self.random_state)
             masks = problem.gather([sub(_tasks.nonempty_rows, part, part=i) for i, part in enumerate(problem.parts)])
             nonempty = np.concatenate([np.flatnonzero(m) + bounds[p][0] for p, m in zip(live, masks)] or [[]])
-            if len(nonempty) < K:
-                raise RLSIError(
-                    f"n_components={K} needs at least {K} documents with non-zero weights; X has "
-                    f"{len(nonempty)} of {N} (with tf-idf weights a document is all zero when every one of "
-                    f"its terms occurs in every document, e.g. identical documents)")
-            picks = np.sort(rng.choice(nonempty.astype(np.int64), size=K, replace=False))
+            picks = pick_seed_documents(nonempty, K, N, rng)
             pieces = []
             for i, p in enumerate(live):
                 a, b = bounds[p]
                 local = picks[(picks >= a) & (picks < b)] - a
                 if len(local):
                     pieces.append(sub(_tasks.take_rows, problem.parts[i], local, part=i))
-            U0 = sp.vstack(problem.gather(pieces), format="csr").T.tocsr()
-            norms = np.sqrt(np.asarray(U0.multiply(U0).sum(axis=0)).ravel())
-            U0 = (U0 @ sp.diags(1.0 / norms)).tocsr().astype(dtype)
-            U0_fut = sub(_tasks.identity, U0)
+            U0_fut = sub(_tasks.identity, unit_topics(sp.vstack(problem.gather(pieces), format="csr"), dtype))
             prepared = sub(_tasks.prepare_docs, U0_fut, problem.doc_pen, self.lambda2)
-            problem.W = [sub(_tasks.doc_step, part, U0_fut, prepared, None, penalty=problem.doc_pen,
-                             lam=self.lambda2, dtype=dtype, whole_gram=True, part=i, threads=problem.threads,
-                             **problem.inner) for i, part in enumerate(problem.parts)]
+            problem.W = [sub(_tasks.doc_step, part, U0_fut, prepared, None, problem.policy.doc_settings(),
+                             dtype=dtype, whole_gram=True, part=i, threads=problem.threads)
+                         for i, part in enumerate(problem.parts)]
             grams = [sub(_tasks.second, r, part=i) for i, r in enumerate(problem.W)]
         problem.stats = tree_reduce(sub, _tasks.merge_stats, grams)
 
@@ -403,7 +397,7 @@ class DaskRLSI(BatchRLSI):
         the client over those rows: at most SAMPLE_ROWS x K numbers cross the network per round). Returns
         ``(λ₁, problem)``: the search's last problem (None with one round), which the fit continues."""
         rng = check_random_state(self.random_state)
-        sub, K = problem.submit, self.n_components
+        sub = problem.submit
 
         def gram_of(W):  # the local learner's steps.gram(W), as a sum over the partitions
             return tree_reduce(sub, _tasks.merge_stats, [sub(_tasks.gram_stats, w, part=i) for i, w in enumerate(W)])
@@ -413,7 +407,7 @@ class DaskRLSI(BatchRLSI):
             shares = [sub(_tasks.sampled_r_rows, part, w, rows, part=i)
                       for i, (part, w) in enumerate(zip(problem.parts, W))]
             R, stats = problem.gather([tree_reduce(sub, _tasks.add_arrays, shares), gram_of(W)])
-            return bisect_rows(R, stats.S, target, scale=M / len(rows) / K,
+            return bisect_rows(R, stats.S, target, scale=M / len(rows) / self.n_components,
                                positive=get_penalty(self.topic_penalty).nonneg, max_iter=self.inner_max_iter,
                                tol=self.inner_tol)
 
@@ -427,7 +421,7 @@ class DaskRLSI(BatchRLSI):
         directory.mkdir(parents=True, exist_ok=True)
         writes = [problem.submit(_tasks.save_part_w, w, str(checkpoint.part_path(directory, iteration, p)), part=i)
                   for i, (p, w) in enumerate(zip(live, problem.W))]
-        problem.ex.client.gather(writes)
+        problem.ex.gather(writes)
         checkpoint.write_state(directory, iteration, problem.U, meta)
 
     def _restore(self, problem, U, live, iteration, representations):
@@ -441,10 +435,8 @@ class DaskRLSI(BatchRLSI):
                          problem.dtype, part=i) for i, p in enumerate(live)]
         grams = [sub(_tasks.block_gram, part, w, part=i) for i, (part, w) in enumerate(zip(problem.parts, problem.W))]
         problem.stats = tree_reduce(sub, _tasks.merge_stats, grams)
-        problem.used = list(representations)
-        if problem.representation == "auto" and problem.dense_fits:
-            nnz = int(np.count_nonzero(U)) if isinstance(U, np.ndarray) else U.nnz
-            problem.dense = problem.next_dense(nnz)
+        problem.used[:] = representations
+        problem.policy.after_u_step(int(np.count_nonzero(U)) if isinstance(U, np.ndarray) else U.nnz)
 
     # ------------------------------------------------------------------ persistence
     def to_local(self):
@@ -452,7 +444,7 @@ class DaskRLSI(BatchRLSI):
         from ..models.base import check_fitted
 
         check_fitted(self)
-        names = BatchRLSI().get_params(deep=False)
+        names = set(BatchRLSI().get_params(deep=False)) - {"executor"}  # the cluster stays here
         local = BatchRLSI(**{k: v for k, v in self.get_params(deep=False).items() if k in names})
         for key in BatchRLSI._state_scalars + ("objective_", "n_rows_screened_"):
             if hasattr(self, key):
@@ -461,10 +453,10 @@ class DaskRLSI(BatchRLSI):
         return local
 
     def _to_state(self):
-        saved = self.client, self.checkpoint_dir
-        try:  # a client is not a file value; the checkpoint path is kept as text
-            self.client = None
+        saved = self.client, self.executor, self.checkpoint_dir
+        try:  # a client or an executor is not a file value; the checkpoint path is kept as text
+            self.client = self.executor = None
             self.checkpoint_dir = None if self.checkpoint_dir is None else str(self.checkpoint_dir)
             return super()._to_state()
         finally:
-            self.client, self.checkpoint_dir = saved
+            self.client, self.executor, self.checkpoint_dir = saved

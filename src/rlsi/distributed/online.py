@@ -1,17 +1,17 @@
 """Distributed online RLSI on Dask: each mini-batch's document vectors computed on the workers.
 
 The algorithm is :class:`rlsi.models.OnlineRLSI`'s (TOIS Algorithm 4 with re-scaling, mini-batches and
-embedded iterations; read its module docstring); only the projection of the mini-batch moves. A
-mini-batch of η documents is cut into ``partitions`` contiguous parts (default: one per worker), each
-sent once to a worker; for each of the ξ embedded iterations
+embedded iterations; read its module docstring), and so is the code of the mini-batch step: only the
+projection of the mini-batch moves (:class:`DaskProjection` in place of
+:class:`rlsi.models.minibatch.LocalProjection`). A mini-batch of η documents is cut into ``partitions``
+contiguous parts (default: one per worker), each sent once to a worker; for each of the ξ embedded
+iterations
 
-* the client sends U (sparse) and ``prepare(UᵀU, λ₂)`` (K x K); every part computes its W_p with
+* the client sends U (sparse) and the prepared ``(UᵀU, λ₂)`` (K x K); every part computes its W_p with
   :func:`rlsi.models.tasks.doc_block` where its rows are and returns its contribution to the sufficient
   statistics: ``W_pᵀW_p`` (K x K) and the rows of ``X_pᵀW_p`` for the terms the part touches;
-* the client merges the contributions, in part order, into a :class:`rlsi.models.stats.TopicStatistics`
-  of the batch (:meth:`TopicStatistics.merge`, exact sums) and that into the re-scaled statistics of
-  the stream, then updates the topics exactly as the local learner (:func:`rlsi.models.steps.update_topics`
-  on S, R held by the client, warm-started from U).
+* the client adds the contributions, in part order, to the re-scaled statistics of the stream
+  (:meth:`rlsi.models.stats.PendingBatch.assign_parts`), then updates the topics as the local learner does.
 
 So the statistics (M x K) and the topics live on the client as in the local learner, and the documents'
 vectors never leave the workers (``partial_fit_transform`` gathers them because it returns them).
@@ -26,21 +26,17 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 from dask.sizeof import sizeof
 
 from .._params import Anything, Integer, Real
 from ..io import register
-from ..models import steps
 from ..kernels.convert import dense_to_csr
-from ..models.active_rows import ActiveRows
 from ..models.online import OnlineRLSI
 from ..models.penalties import penalty as get_penalty
-from ..models.stats import TopicStatistics
 from . import _tasks
 from .executor import DaskExecutor
 
-__all__ = ["DaskOnlineRLSI"]
+__all__ = ["DaskOnlineRLSI", "DaskProjection"]
 
 
 @register("DaskOnlineRLSI")
@@ -113,89 +109,21 @@ class DaskOnlineRLSI(OnlineRLSI):
         self.bytes_moved_ = []
 
     # ------------------------------------------------------------------ one mini-batch
+    _projects_here = False
+
+    def _projection(self, X):
+        """The batch's projection on the workers (the rest of the step is OnlineRLSI's)."""
+        self._last_projection = DaskProjection(self, X, self._executor())
+        return self._last_projection
+
     def _step(self, X):
-        """One mini-batch of Algorithm 4 (as OnlineRLSI._step) with the projections on the workers."""
-        warm = self.topics_initialized_  # as OnlineRLSI._step: the U-steps' sweeps cap (topic_sweeps)
-        X, n, M, t0 = self._open_batch(X)
-        stats = self.stats_
-        stats.rescale(self.decay_at(t0, n))
-        lam1 = self.lambda1_at(stats.weight + n)
-        W = np.zeros((n, self.n_components))
-        if self._U is None:  # nothing to learn from yet: only count the documents
-            stats.merge(self._empty_batch(M, n))
-        else:
-            # the topic update is the local learner's, on the client: dense working topics, live rows only
-            U = self._working_topics()
-            in_place = get_penalty(self.topic_penalty).norm == "l1"  # ActiveRows: dense or CSR topics
-            U_before = U.copy() if in_place else U
-            rows = ActiveRows(stats, U, lam1) if in_place else None
-            touched = np.unique(X.indices)
-            ex = self._executor()
-            nparts = self.partitions or len(ex.workers())
-            edges = np.linspace(0, n, nparts + 1).round().astype(int)
-            spans = [(a, b) for a, b in zip(edges, edges[1:]) if b > a]
-            workers = ex.workers()
-            where = [dict(workers=[workers[i % len(workers)]], allow_other_workers=True) for i in range(len(spans))]
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message=".*[Ll]arge.*graph.*")
-                parts = [ex.client.submit(_tasks.identity, X[a:b], pure=False, **where[i])
-                         for i, (a, b) in enumerate(spans)]
-            moved = sizeof(X)
-            pen = get_penalty(self.doc_penalty, param="doc_penalty")
-            base = stats
-            W_parts = [None] * len(spans)
-            for it in range(self.n_inner):
-                G = rows.gram(U) if in_place else steps.topic_gram(U)
-                prepared = pen.prepare(G, self.lambda2)
-                U_sent = dense_to_csr(U) if isinstance(U, np.ndarray) else U  # sparse over the network
-                U_fut = ex.client.submit(_tasks.identity, U_sent, pure=False)
-                res = [ex.client.submit(_tasks.batch_step, part, U_fut, prepared, W_parts[i], penalty=pen,
-                                        lam=self.lambda2, max_iter=self.inner_max_iter, tol=self.inner_tol,
-                                        threads=ex.task_threads, pure=False, **where[i])
-                       for i, part in enumerate(parts)]
-                W_parts = [ex.client.submit(_tasks.first, r, pure=False, **where[i]) for i, r in enumerate(res)]
-                contribs = ex.client.gather([ex.client.submit(_tasks.second, r, pure=False, **where[i])
-                                             for i, r in enumerate(res)])
-                moved += sizeof(U_sent) + len(parts) * sizeof(prepared) + sizeof(contribs)
-                stats = base.copy() if self.n_inner > 1 else base
-                stats.merge(self._batch_stats(M, [(c, b - a) for c, (a, b) in zip(contribs, spans)]))
-                sweeps_cap = self._topic_sweeps(warm or it > 0)
-                if in_place:
-                    U = rows.solve(U, touched, self.topic_penalty, max_iter=sweeps_cap, tol=self.inner_tol,
-                                   stats=stats)
-                else:
-                    S, lam = stats.scaled_problem(lam1)  # stored rows of R (lazy re-scaling, models/stats.py)
-                    U, sweeps = steps.update_topics(
-                        stats.stored_rows, S, U, n_terms=M, penalty=self.topic_penalty, lam=lam,
-                        max_iter=sweeps_cap, tol=self.inner_tol, dense=isinstance(U, np.ndarray))
-            self.stats_ = stats
-            self._U = U
-            diff = U - U_before
-            self.u_change_ = float(np.sqrt(np.square(diff.data if sp.issparse(diff) else diff).sum()))
-            if getattr(self, "_gather_w", True):
-                W = np.concatenate([ex.client.gather(w) for w in W_parts]) if W_parts else W
-                moved += W.nbytes
-            self.bytes_moved_.append(int(moved))
-        self.lambda1_effective_ = lam1
-        self.n_batches_ += 1
-        self.n_docs_seen_ = self.stats_.n_docs
+        """One mini-batch of Algorithm 4 (OnlineRLSI's step) with the projections on the workers; records the
+        bytes the batch moved."""
+        self._last_projection = None
+        W = super()._step(X)
+        if self._last_projection is not None:
+            self.bytes_moved_.append(int(self._last_projection.moved))
         return W
-
-    def _batch_stats(self, M, contributions):
-        """The mini-batch's statistics: the parts' contributions merged in order (TopicStatistics.merge)."""
-        total = TopicStatistics(self.n_components, M)
-        for (S_p, cols, R_p), n_p in contributions:
-            part = TopicStatistics(self.n_components, M)
-            part.S = S_p
-            part.R[cols] = R_p
-            part.n_docs, part.weight = n_p, float(n_p)
-            total.merge(part)
-        return total
-
-    def _empty_batch(self, M, n):
-        total = TopicStatistics(self.n_components, M)
-        total.n_docs, total.weight = n, float(n)
-        return total
 
     # ------------------------------------------------------------------ persistence
     def to_local(self):
@@ -219,3 +147,46 @@ class DaskOnlineRLSI(OnlineRLSI):
         state = self.__dict__.copy()
         state.pop("_ex", None)
         return state
+
+
+class DaskProjection:
+    """Where DaskOnlineRLSI projects a mini-batch: on the workers. The batch is cut into the learner's
+    ``partitions`` contiguous parts (default: one per worker), each sent once; each embedded iteration sends
+    U (CSR) and the prepared penalty, every part computes its W_p where it is (``_tasks.batch_step``) and
+    returns ``(W_pᵀW_p, its terms, their rows of X_pᵀW_p)``, which the statistics take in part order
+    (:meth:`rlsi.models.stats.PendingBatch.assign_parts`). W_p stay on the workers (gathered only when the
+    vectors are returned). ``moved``: the bytes sent and gathered (:func:`dask.sizeof.sizeof`)."""
+
+    def __init__(self, model, X, ex):
+        self.model, self.ex, self.n = model, ex, X.shape[0]
+        workers = ex.workers()
+        nparts = model.partitions or len(workers)
+        edges = np.linspace(0, self.n, nparts + 1).round().astype(int)
+        spans = [(a, b) for a, b in zip(edges, edges[1:]) if b > a]
+        self.where = [workers[i % len(workers)] for i in range(len(spans))]
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*[Ll]arge.*graph.*")
+            self.parts = [ex.submit(_tasks.identity, X[a:b], where=self.where[i]) for i, (a, b) in enumerate(spans)]
+        self.W_parts = [None] * len(spans)
+        self.moved = sizeof(X)
+
+    def __call__(self, U, rows, G, W_prev, pending):
+        m, ex, where = self.model, self.ex, self.where
+        step = get_penalty(m.doc_penalty, param="doc_penalty").prepared(G, m.lambda2)
+        U_sent = dense_to_csr(U) if isinstance(U, np.ndarray) else U  # sparse over the network
+        U_fut = ex.submit(_tasks.identity, U_sent)
+        res = [ex.submit(_tasks.batch_step, part, U_fut, step, self.W_parts[i], m._inner_settings(),
+                         threads=ex.task_threads, where=where[i]) for i, part in enumerate(self.parts)]
+        self.W_parts = [ex.submit(_tasks.first, r, where=where[i]) for i, r in enumerate(res)]
+        contribs = ex.gather([ex.submit(_tasks.second, r, where=where[i]) for i, r in enumerate(res)])
+        self.moved += sizeof(U_sent) + len(self.parts) * sizeof(step) + sizeof(contribs)
+        pending.assign_parts(contribs)
+        return None
+
+    def vectors(self, W):
+        """The batch's vectors, gathered from the workers (zeros when the learner keeps them there)."""
+        if not getattr(self.model, "_gather_w", True) or not self.W_parts:
+            return np.zeros((self.n, self.model.n_components))
+        W = np.concatenate([self.ex.gather(w) for w in self.W_parts])
+        self.moved += W.nbytes
+        return W

@@ -1,18 +1,11 @@
-"""The distributed batch RLSI problem: one iteration of TOIS §4.4 over document partitions on Dask.
+"""Batch RLSI on the Dask placement: one iteration of TOIS §4.4 over document partitions.
 
 :class:`DistributedProblem` is a problem for :func:`rlsi.models.driver.alternate` (``u_step``,
-``v_step``, ``objective``), like :class:`rlsi.models.batch.RLSIProblem`, with X and W on the workers
-(see :mod:`rlsi.distributed.learner` for the data placement, the traffic and the equality with the
-local learner).
-
-Topic representation (``representation``, as :class:`~rlsi.models.batch.RLSIProblem`): "sparse" solves
-and ships each term block of U as CSR; "dense" as an ndarray (the U-step writes every row, Φ = X U is a
-sparse x dense product); "auto" starts sparse (dense for ℓ2 topics) and picks, after every U-step, the
-representation of the next one from the density of U (``rlsi.models.batch.DENSE_ABOVE``), within the
-same memory cap. Every choice calls the same solvers in the same order as the local learner, so a
-representation gives the local learner's numbers for that representation. With dense topics the exact
-screening is off (almost no row has a zero solution) and its bounds are rebuilt when the topics get sparse
-again, as locally.
+``v_step``, ``objective``) with X and W on the workers (see :mod:`rlsi.distributed.learner` for the data
+placement, the traffic and the equality with the local learner). Every decision — the topic
+representation, the V-step's dense copy, the U-step's sweep and work caps, the screening bounds and Eq. (1)
+— is batch RLSI's own (:mod:`rlsi.models.rlsi_policy`); this module only says where the blocks live and how
+their results come back (tasks on the workers, tree reductions in partition order).
 """
 
 from __future__ import annotations
@@ -22,9 +15,8 @@ import scipy.sparse as sp
 from dask.sizeof import sizeof
 
 from ..models import steps
-from ..models.batch import DENSE_ABOVE, DENSE_MAX_BYTES, SPARSE_WORK_SHARE, cold_work, topic_max_iter
-from ..models.penalties import penalty as get_penalty
-from ..models.screening import rounding_factor
+from ..models.batch import topics_as_components
+from ..models.rlsi_policy import TUNING, RLSIPolicy, ScreeningBounds
 from . import _tasks
 
 __all__ = ["DistributedProblem", "tree_reduce"]
@@ -46,13 +38,17 @@ class DistributedProblem:
 
     ``parts[p]``, ``W[p]``: futures of the non-empty partitions and their document vectors (N_p x K);
     ``stats``: future of the reduced DocStats (S = WᵀW, cross); ``U``: topics on the client (M x K, CSR
-    or ndarray, see the module docstring); ``U_fut`` / ``U_blocks``: the same on the workers (whole, and
-    per term block for the warm start).
+    or ndarray); ``U_fut`` / ``U_blocks``: the same on the workers (whole, and per term block for the warm
+    start). ``policy``: the representation and caps (:class:`rlsi.models.rlsi_policy.RLSIPolicy`);
+    ``screen``: the screening bounds (:class:`rlsi.models.rlsi_policy.ScreeningBounds`, from the term norms
+    ``row_norms`` and the document frequencies ``df`` reduced from the partitions), None without screening.
     """
 
     def __init__(self, executor, parts, part_workers, term_blocks, active, W, stats, *, x_sqnorm, K, dtype,
                  topic_penalty, doc_penalty, lambda1, lambda2, inner_max_iter, inner_tol, threads, row_norms=None,
-                 representation="sparse", df=None, topic_sweeps=None):
+                 representation="sparse", df=None, topic_sweeps=None, tuning=TUNING):
+        from ..models.penalties import penalty as get_penalty
+
         self.ex = executor
         self.parts, self.part_workers = parts, part_workers
         self.term_blocks, self.active = term_blocks, active
@@ -60,102 +56,82 @@ class DistributedProblem:
         self.x_sqnorm, self.K, self.dtype = x_sqnorm, K, np.dtype(dtype)
         self.topic_pen = get_penalty(topic_penalty, param="topic_penalty")
         self.doc_pen = get_penalty(doc_penalty, param="doc_penalty")
-        self.lambda1, self.lambda2 = lambda1, lambda2
-        self.inner = dict(max_iter=inner_max_iter, tol=inner_tol)
-        self.topic_sweeps = topic_sweeps  # BatchRLSI's: the U-step's sweeps per term row, as RLSIProblem
         self.threads = threads
         self.U = self.U_fut = self.U_blocks = None
         self.cross = 0.0
         self.S = None
         self.q = 0.0
         self.client_bytes = 0  # what the client sent and gathered since the last reset
-        # exact screening of term rows, as rlsi.models.screening.ScreenedBatchR (see learner's docstring)
-        self.row_norms = row_norms
-        self.bound = None if row_norms is None else np.full(len(row_norms), np.inf)
+        self.n_terms = term_blocks[-1][1] if term_blocks else 0
+        self.df = df  # document frequency of each term: the V-step's work model
+        self.policy = RLSIPolicy(representation, self.n_terms, K, self.dtype.itemsize, self.topic_pen.norm,
+                                 inner_max_iter=inner_max_iter, inner_tol=inner_tol, topic_sweeps=topic_sweeps,
+                                 tuning=tuning)
+        self.screen = None if row_norms is None else ScreeningBounds(row_norms, df, self.dtype, 0.0)
+        self.lambda1, self.lambda2 = lambda1, lambda2
         self.W_at_r = None
         self.rows_skipped = self.total_skipped = 0
-        # topic representation, as RLSIProblem: "auto" starts dense only for ℓ2 topics
-        self.n_terms = term_blocks[-1][1] if term_blocks else 0
-        self.representation = representation
-        self.dense_fits = self.n_terms * K * self.dtype.itemsize <= DENSE_MAX_BYTES
-        self.dense = representation == "dense" or (
-            representation == "auto" and self.dense_fits and self.topic_pen.norm == "l2")
-        self.used = []  # representation of each U-step
-        # document frequency of each term: the V-step's work model (RLSIProblem.v_step_topics)
-        self.df = df
         self.v_dense_copy = False
 
-    # ------------------------------------------------------------------ plumbing
+    @property
+    def lambda1(self):
+        return self._lambda1
+
+    @lambda1.setter
+    def lambda1(self, value):  # the λ₁ search's last problem continues with the λ₁ found
+        self._lambda1 = value
+        if self.screen is not None and value is not None:
+            self.screen.half_lam = value / 2.0
+
+    @property
+    def used(self):
+        """The representation of each U-step."""
+        return self.policy.used
+
+    # ------------------------------------------------------------------ the placement
     def submit(self, fn, *args, part=None, **kwargs):
         """Submit a task; ``part`` pins it to the worker that holds partition ``part`` (another worker may
         take it when that one is gone)."""
-        where = {} if part is None else {"workers": [self.part_workers[part]], "allow_other_workers": True}
-        return self.ex.client.submit(fn, *args, pure=False, **where, **kwargs)
+        return self.ex.submit(fn, *args, where=None if part is None else self.part_workers[part], **kwargs)
 
     def gather(self, futures):
-        out = self.ex.client.gather(futures)
+        out = self.ex.gather(futures)
         self.client_bytes += sizeof(out)
         return out
 
     # ------------------------------------------------------------------ the two steps
     def _rows_needed(self):
-        """Term rows whose lasso solution is not certified zero (None: all), from the bound of each row
-        moved by the drift of W since the rows were last computed (per-partition K-vectors, reduced)."""
-        if self.bound is None:
+        """Term rows whose lasso solution is not certified zero (None: all): the bounds moved by the drift of
+        W since the rows were last computed (per-partition K-vectors, reduced in partition order)."""
+        if self.screen is None:
             return None
         if self.W_at_r is not None:
             diffs = self.gather([self.submit(_tasks.col_sq_diff, w, w0, part=p)
                                  for p, (w, w0) in enumerate(zip(self.W, self.W_at_r))])
-            drift = float(np.sqrt(np.max(np.sum(diffs, axis=0)))) if diffs else 0.0
-            self.bound += self.row_norms * drift
+            self.screen.advance(float(np.sqrt(np.max(np.sum(diffs, axis=0)))) if diffs else 0.0)
         self.W_at_r = list(self.W)
-        # the rounding of the computed products, as ScreenedBatchR: bound + γ_m ‖d_m‖ max_k ‖W_k‖ (the W_s
-        # part is stored with the bound); the relative margin covers the bound's own float64 arithmetic
-        self._col_norm = self._current_col_norm()
-        with np.errstate(invalid="ignore"):
-            test = self.bound + self._slack() * self._col_norm
-        need = ~(test <= 0.5 * self.lambda1 * (1.0 - 1e-6))
+        # max_k ‖W[:, k]‖ from the diagonal of S = WᵀW (inf before the first V-step: nothing certified then)
+        self.screen.set_col_norm([np.inf] if self.S is None else np.diag(self.S))
         if isinstance(self.U, np.ndarray):
-            need |= steps.nonzero_row_mask(self.U)
-        elif self.U is not None:
-            need |= np.diff(self.U.indptr) > 0
+            nonzero = steps.nonzero_row_mask(self.U)
+        else:
+            nonzero = None if self.U is None else np.diff(self.U.indptr) > 0
+        need = self.screen.need(0, self.n_terms, nonzero)
         self.rows_skipped = int(len(need) - np.count_nonzero(need))
         self.total_skipped += self.rows_skipped
         return need
 
-    def _current_col_norm(self):
-        """``max_k ‖W[:, k]‖`` of the current W, from the diagonal of S = WᵀW (inf before the first V-step:
-        nothing is certified then)."""
-        if self.S is None:
-            return np.inf
-        return float(np.sqrt(max(float(np.max(np.diag(self.S), initial=0.0)), 0.0)))
-
-    def _slack(self):
-        """``γ_m ‖d_m‖`` per term row: the rounding bound of a computed row of R per unit of ‖W_k‖
-        (:func:`rlsi.models.screening.rounding_factor`; without df nothing is certified)."""
-        if getattr(self, "_slack_rows", None) is None:
-            counts = self.df if self.df is not None else np.full(len(self.row_norms), np.inf)
-            self._slack_rows = rounding_factor(counts, self.dtype) * self.row_norms
-        return self._slack_rows
-
-    def _invalidate_screening(self):
-        """Dense topics compute every row: forget the bounds (rebuilt once the topics are sparse again)."""
-        if self.bound is not None:
-            self.bound[:] = np.inf
-        self.W_at_r = None
-        self.rows_skipped = 0
-
     def u_step(self, executor=None):
-        self.used.append("dense" if self.dense else "sparse")
+        dense = self.policy.begin_u_step()
         prepared = self.submit(_tasks.prepare_topics, self.stats, self.topic_pen, self.lambda1, self.K)
-        if self.dense:
+        if dense or self.screen is None:  # dense topics compute every row: the bounds are rebuilt later
             need = None
-            self._invalidate_screening()
+            if self.screen is not None:
+                self.screen.invalidate()
+            self.W_at_r, self.rows_skipped = None, 0
         else:
             need = self._rows_needed()
-        warm = self.U_blocks is not None
-        topic_inner = dict(self.inner, max_iter=topic_max_iter(self.inner["max_iter"], self.topic_sweeps, warm=warm),
-                           max_work=cold_work(self.K, self.topic_sweeps, warm))  # as RLSIProblem.u_step
+        settings = self.policy.topic_settings(warm=self.U_blocks is not None)
         results = []
         for j, (a, b) in enumerate(self.term_blocks):
             need_b = None if need is None else need[a:b]
@@ -164,49 +140,31 @@ class DistributedProblem:
                                   threads=self.threads) for p in parts]
             Rb = tree_reduce(self.submit, _tasks.add, shares)
             U_prev = None if self.U_blocks is None else self.U_blocks[j]
-            results.append(self.submit(_tasks.topic_step, Rb, prepared, U_prev, b - a, self.K, self.dtype,
-                                       penalty=self.topic_pen, lam=self.lambda1, threads=self.threads,
-                                       dense=self.dense, **topic_inner))
+            results.append(self.submit(_tasks.topic_step, Rb, prepared, U_prev, b - a, self.K, self.dtype, settings,
+                                       threads=self.threads, dense=dense))
         self.U_fut = self.submit(_tasks.assemble, *results)  # (U, sweeps): the tasks take U from it
         self.U_blocks = results  # (U_b, ...) results: warm starts of the next U-step
         self.U, sweeps, peaks = self.gather(self.U_fut)
-        if need is not None:
+        if need is not None:  # the rows computed get their new bounds (a row no partition sent: r = 0)
             for (a, b), (rows, peak) in zip(self.term_blocks, peaks):
-                block = self.bound[a:b]  # a view: the computed rows get their new bound
-                block[need[a:b]] = 0.0
-                block[rows] = peak
-            with np.errstate(invalid="ignore"):  # the W_s part of the rounding term, as ScreenedBatchR
-                self.bound[need] += np.nan_to_num(self._slack()[need] * self._col_norm, nan=np.inf)
-        nnz = int(np.count_nonzero(self.U)) if self.dense else self.U.nnz
-        diag = {"nnz": nnz, "sweeps": sweeps, "screened": self.rows_skipped, "dense": self.dense}
-        if self.representation == "auto" and self.dense_fits:
-            dense = self.next_dense(nnz)
-            if dense != self.dense:  # converted at once, as RLSIProblem.u_step: the V-step runs on it
-                self.U_fut = self.submit(_tasks.convert_topics, self.U_fut, dense)
-                self.U = _tasks.convert_topics(self.U, dense)
-            self.dense = dense
+                rowmax = np.zeros(b - a)
+                rowmax[rows] = peak
+                self.screen.store(a + np.flatnonzero(need[a:b]), rowmax[need[a:b]])
+        nnz = int(np.count_nonzero(self.U)) if dense else self.U.nnz
+        diag = {"nnz": nnz, "sweeps": sweeps, "screened": self.rows_skipped, "dense": dense}
+        if self.policy.after_u_step(nnz):  # converted at once: the V-step runs on the new representation
+            self.U_fut = self.submit(_tasks.convert_topics, self.U_fut, self.policy.dense)
+            self.U = _tasks.convert_topics(self.U, self.policy.dense)
         return diag
 
-    def next_dense(self, nnz):
-        """The representation "auto" picks for the next U-step after topics with ``nnz`` non-zeros."""
-        return nnz > DENSE_ABOVE * self.n_terms * self.K
-
-    def _v_dense_copy(self):
-        """Whether the V-step works on a dense copy of sparse topics: RLSIProblem.v_step_topics's rule
-        (the sparse product X U's work above ``SPARSE_WORK_SHARE`` of the dense one's), so that both
-        learners form Φ and G = UᵀU from the same representation."""
-        if self.representation != "auto" or not self.dense_fits or self.df is None or not sp.issparse(self.U):
-            return False
-        work = float(np.dot(self.df, np.diff(self.U.indptr)))
-        return work > SPARSE_WORK_SHARE * float(self.df.sum()) * self.U.shape[1]
-
     def v_step(self, executor=None):
-        self.v_dense_copy = self._v_dense_copy()
+        self.v_dense_copy = sp.issparse(self.U) and self.policy.v_dense_copy(
+            self.df, np.diff(self.U.indptr), 0.0 if self.df is None else self.df.sum())
         U_v = self.submit(_tasks.dense_copy, self.U_fut) if self.v_dense_copy else self.U_fut
         prepared = self.submit(_tasks.prepare_docs, U_v, self.doc_pen, self.lambda2)
         for p, part in enumerate(self.parts):  # W[p] holds (W_p, DocStats_p, Q(W_p)) on its worker
-            self.W[p] = self.submit(_tasks.doc_step, part, U_v, prepared, self.W[p], penalty=self.doc_pen,
-                                    lam=self.lambda2, dtype=self.dtype, part=p, threads=self.threads, **self.inner)
+            self.W[p] = self.submit(_tasks.doc_step, part, U_v, prepared, self.W[p], self.policy.doc_settings(),
+                                    dtype=self.dtype, part=p, threads=self.threads)
         self.stats = tree_reduce(self.submit, _tasks.merge_stats, self.W)
         if len(self.W) == 1:
             self.stats = self.submit(_tasks.second, self.W[0], part=0)
@@ -216,13 +174,11 @@ class DistributedProblem:
         return {}
 
     def objective(self):
-        # Eq. (1) as rlsi.models.steps.objective writes it, with Q(W) summed over the partitions
-        U = _tasks.dense_copy(self.U) if self.v_dense_copy else self.U  # the V-step's G, as RLSIProblem
-        loss = self.x_sqnorm - 2.0 * self.cross + float(np.sum(steps.topic_gram(U) * self.S))
-        return loss + self.lambda1 * self.topic_pen.value(self.U) + self.lambda2 * self.q
+        """Eq. (1) from the reduced statistics, Q(W) summed over the partitions."""
+        U = _tasks.dense_copy(self.U) if self.v_dense_copy else self.U  # the V-step's G
+        return RLSIPolicy.objective(self.x_sqnorm, self.cross, steps.topic_gram(U), self.S, self.lambda1,
+                                    self.topic_pen.value(self.U), self.lambda2, self.q)
 
     def components(self, dtype):
-        """The topics as ``components_`` (K x M CSR of ``dtype``), as RLSIProblem.components."""
-        from ..models.batch import RLSIProblem
-
-        return RLSIProblem.components(self, dtype)
+        """The topics as ``components_`` (K x M CSR of ``dtype``)."""
+        return topics_as_components(self.U, dtype)

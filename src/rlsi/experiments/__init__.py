@@ -15,8 +15,9 @@ Modules, in pipeline order:
 * :mod:`~rlsi.experiments.selection` — the ``"best"`` (paper) and ``"cv"`` (cross-validated) protocols;
 * :mod:`~rlsi.experiments.edges` — warnings for chosen settings on the edge of a grid (:func:`find_edges`);
 * :mod:`~rlsi.experiments.report` — tables with one-sided p-values (:class:`ProtocolReport`);
+* :mod:`~rlsi.experiments.config` — the settings of a run (:class:`ProtocolConfig`);
 * :mod:`~rlsi.experiments.protocol` — all of it on one collection (:func:`run_protocol`);
-* :mod:`~rlsi.experiments.defaults` — the defaults, those of ``benchmarks/results/ranking.md``.
+* :mod:`~rlsi.experiments.defaults` — the defaults, those ``benchmarks/bench_ranking.py`` measures.
 
 Evaluation is vectorised over the whole document ranking (no depth cut-off) by
 :class:`rlsi.evaluation.metrics.MatrixEvaluator`, with trec_eval's conventions (ties broken by document id
@@ -29,11 +30,12 @@ Typical use::
 
     from rlsi.datasets import demo_collection_dir
     from rlsi.evaluation import load_collection
-    from rlsi.experiments import run_protocol
-    report = run_protocol(load_collection(demo_collection_dir()), ["lsi", "rlsi"])
+    from rlsi.experiments import ProtocolConfig, run_protocol
+    report = run_protocol(load_collection(demo_collection_dir()), ["lsi", "rlsi"], ProtocolConfig(k_grid=(10, 20)))
     print(report.to_text())
 """
 
+from .config import ProtocolConfig
 from .defaults import (DEFAULT_ALPHAS, DEFAULT_CV_TUNE, DEFAULT_FIT_NORMALIZE, DEFAULT_FOLD_GRID,
                        DEFAULT_K_GRID, DEFAULT_LAMBDA1_GRID, DEFAULT_STEMMER, EXTENDED_K_GRID,
                        EXTENDED_LAMBDA1_GRID, GRID_PRESETS)
@@ -47,6 +49,6 @@ from .selection import Selection, cross_validate, query_folds, select_best
 
 __all__ = ["PreparedCollection", "prepare_collection", "evaluate_scores", "MethodSpec", "METHODS",
            "make_methods", "GridResult", "Experiment", "Selection", "select_best", "cross_validate",
-           "ProtocolReport", "run_protocol", "query_folds", "DEFAULT_ALPHAS", "DEFAULT_K_GRID",
+           "ProtocolReport", "ProtocolConfig", "run_protocol", "query_folds", "DEFAULT_ALPHAS", "DEFAULT_K_GRID",
            "DEFAULT_LAMBDA1_GRID", "DEFAULT_FOLD_GRID", "DEFAULT_FIT_NORMALIZE", "DEFAULT_STEMMER",
            "DEFAULT_CV_TUNE", "EXTENDED_K_GRID", "EXTENDED_LAMBDA1_GRID", "GRID_PRESETS", "find_edges"]

@@ -29,8 +29,8 @@ class MethodSpec:
 
 def _rlsi_factory(topic_penalty, doc_penalty):
     def make(n_components, lambda1, lambda2=1.0, random_state=0, max_iter=100, n_jobs=None):
-        # exact U-steps (topic_sweeps=None): the ranking results in benchmarks/results/ranking*.md were
-        # measured with them, and the default's inexact U-steps take other paths to other local optima
+        # exact U-steps (topic_sweeps=None): the protocol's figures are measured with them, and the
+        # default's inexact U-steps take other paths to other local optima
         return BatchRLSI(n_components, lambda1=lambda1, lambda2=lambda2, topic_penalty=topic_penalty,
                          doc_penalty=doc_penalty, max_iter=max_iter, random_state=random_state, n_jobs=n_jobs,
                          topic_sweeps=None)

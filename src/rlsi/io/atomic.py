@@ -41,8 +41,8 @@ import numpy as np
 
 from ..errors import RLSIError
 
-__all__ = ["atomic_file", "atomic_dir", "write_text", "save_npy", "replace_dir", "recover_dir",
-           "check_output_file", "check_output_dir"]
+__all__ = ["atomic_file", "atomic_dir", "write_text", "save_npy", "replace_dir", "recover_dir", "scratch_dir",
+           "os_error_reason", "check_output_file", "check_output_dir"]
 
 log = logging.getLogger(__name__)
 
@@ -167,8 +167,28 @@ def _remove_tree(path):
         log.warning("could not remove %s; delete it by hand", path)
 
 
+_SHORT_WRITE = re.compile(r"(\d+) requested and (\d+) written")
+
+
 def _one_line(exc) -> str:
-    return " ".join(str(getattr(exc, "strerror", None) or exc).split())
+    """The reason of a file-system error in words: a full disk is named as such (numpy reports it as
+    ``"5751 requested and 983 written"``), whatever layer raised it."""
+    code = getattr(exc, "errno", None)
+    if code == errno.ENOSPC:
+        return "no space left on the device (the disk is full)"
+    if code == getattr(errno, "EDQUOT", -1):
+        return "the disk quota is exceeded"
+    if code == errno.EFBIG:
+        return "the file is larger than the system allows (a file size limit)"
+    text = " ".join(str(getattr(exc, "strerror", None) or exc).split())
+    short = _SHORT_WRITE.search(text)
+    if short:
+        return (f"only {short.group(2)} of {short.group(1)} bytes could be written: the disk is full, or a file "
+                f"size limit was reached")
+    return text
+
+
+os_error_reason = _one_line
 
 
 # ---------------------------------------------------------------------------------------- folders
@@ -221,6 +241,22 @@ def _drop_stale(path: Path):
     for tmp in _old_siblings(path, "tmp"):
         if _writer_is_dead(tmp.name):
             _remove_tree(tmp)
+
+
+def scratch_dir(path, tag) -> Path:
+    """A new hidden working folder ``.NAME.TAG-HOST-PID-RANDOM`` next to ``path`` (the caller removes it);
+    the ones that writers of this host killed before they could remove theirs (kill -9) are removed first."""
+    path = Path(path)
+    for old in _old_siblings(path, tag):
+        if _writer_is_dead(old.name):
+            _remove_tree(old)
+    folder = _sibling(path, tag)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        folder.mkdir()
+    except OSError as exc:
+        raise RLSIError(f"cannot write next to {path}: {_one_line(exc)}") from None
+    return folder
 
 
 def recover_dir(path) -> bool:

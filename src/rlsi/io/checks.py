@@ -21,7 +21,7 @@ from sklearn.base import BaseEstimator
 from ..errors import ModelFormatError
 from .safety import check_csr, check_float_values
 
-__all__ = ["check_loaded", "validate_params", "term_counts", "check_components_agree"]
+__all__ = ["check_loaded", "validate_params", "term_counts", "check_components_agree", "check_role"]
 
 # Zero-argument parameter validators, by the names the estimators of this package use (the first found
 # runs). scikit-learn's own ``BaseEstimator._validate_params`` expects scikit-learn's constraint format
@@ -63,6 +63,12 @@ def check_loaded(obj, where):
         k = getattr(obj, "n_components", None)
         if isinstance(k, numbers.Integral) and not isinstance(k, bool) and int(k) != n_topics:
             raise ModelFormatError(f"{where} is damaged: n_components={k} but components_ has {n_topics} rows")
+    _check_group_layout(obj, where)
+    if getattr(type(obj), "nonnegative", False) and comps is not None:
+        data = comps.data if sp.issparse(comps) else comps
+        if data.size and float(np.min(data)) < 0:
+            raise ModelFormatError(f"{where} is damaged: a non-negative model ({type(obj).__name__}) has negative "
+                                   f"topic weights")
     try:
         validate_params(obj)
     except Exception as exc:  # an invalid saved parameter: the file is damaged, not the user's input
@@ -70,6 +76,61 @@ def check_loaded(obj, where):
     inner = getattr(obj, "__dict__", {}).get("model")  # a wrapper (RidgeFolding) rebuilt its model itself
     if inner is not None and inner is not obj and "components_" in getattr(inner, "__dict__", {}):
         check_loaded(inner, f"{where} (wrapped {type(inner).__name__})")
+
+
+#: The classes each well-known component name may hold (a ``model`` holds any class but these).
+_ROLES = {"vectorizer": {"TfidfVectorizer", "StreamingTfidf"}, "index": {"Searcher"}, "matrix": {"CorpusMatrix"},
+          "state": {"DistributedArrays"}, "doc_vectors": {"DistributedArrays"}}
+_NOT_MODELS = {"TfidfVectorizer", "StreamingTfidf", "Searcher", "CorpusMatrix", "DistributedArrays",
+               "TopicStatistics"}
+
+
+def check_role(name, class_name, where):
+    """A component's class must suit its name: the commands call a ``model``'s transform, a ``vectorizer``'s
+    tokenizer, an ``index``'s search (ModelFormatError naming both otherwise)."""
+    allowed = _ROLES.get(name)
+    if allowed is not None and class_name not in allowed:
+        raise ModelFormatError(f"{where} is damaged: a {name!r} component must be a {' or '.join(sorted(allowed))}, "
+                               f"not a {class_name}")
+    if name == "model" and class_name in _NOT_MODELS:
+        raise ModelFormatError(f"{where} is damaged: the 'model' component is a {class_name}, not a topic model")
+
+
+def _check_group_layout(obj, where):
+    """A model with classes (GRLSI, GNMF, CRLSI, CNMF): unique sorted classes, and the topic groups it
+    reports (``topic_groups_``, used by ``rlsi topics``) are the columns its classes own (used by
+    ``transform`` and search), so that every command reads the same topics of a class."""
+    state = getattr(obj, "__dict__", {})
+    if "classes_" not in state or "class_topics_" not in state or not callable(getattr(obj, "_layout", None)):
+        return
+    classes = np.asarray(state["classes_"])
+    if classes.ndim != 1:
+        raise ModelFormatError(f"{where} is damaged: classes_ is not a list of labels")
+    ordered = np.unique(classes)
+    if len(ordered) != len(classes):
+        raise ModelFormatError(f"{where} is damaged: classes_ repeats a class")
+    if not (ordered == classes).all():
+        raise ModelFormatError(f"{where} is damaged: classes_ is not sorted")
+    counts = np.asarray(state["class_topics_"])
+    if counts.dtype.kind not in "iu" or (counts.size and int(counts.min()) < 0):
+        raise ModelFormatError(f"{where} is damaged: class_topics_ must be non-negative topic counts")
+    groups = state.get("topic_groups_")
+    if groups is None:
+        return
+    try:
+        expected = {k: tuple(int(x) for x in v) for k, v in obj._layout().groups().items()}
+        given = {k: tuple(int(x) for x in v) for k, v in dict(groups).items()}
+    except (TypeError, ValueError) as exc:
+        raise ModelFormatError(f"{where} is damaged: topic_groups_ is not a table of topic ranges "
+                               f"({_one_line(exc)})") from None
+    if given != expected:
+        raise ModelFormatError(f"{where} is damaged: topic_groups_ {_short(given)} disagrees with the topics its "
+                               f"classes own {_short(expected)}")
+
+
+def _short(value, n=80) -> str:
+    text = repr(value)
+    return text if len(text) <= n else text[: n - 3] + "..."
 
 
 def validate_params(obj):

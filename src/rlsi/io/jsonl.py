@@ -15,7 +15,21 @@ from pathlib import Path
 
 from ..errors import CorpusError
 
-__all__ = ["iter_json_lines"]
+__all__ = ["iter_json_lines", "MAX_LINE_BYTES"]
+
+#: Longest line read (bytes): a document of a corpus is far smaller; a file without line ends (a binary
+#: file, /dev/zero through a link) stops here instead of filling the memory.
+MAX_LINE_BYTES = 256 << 20
+
+
+def _lines(stream):
+    """The lines of a binary stream, each read with a length limit (one longer than the limit is cut after
+    ``MAX_LINE_BYTES + 1`` bytes, which the caller refuses)."""
+    while True:
+        line = stream.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        yield line
 
 
 def iter_json_lines(path, *, what="corpus", error=CorpusError):
@@ -29,12 +43,17 @@ def iter_json_lines(path, *, what="corpus", error=CorpusError):
         raise error(f"{what} file not found: {path}")
     if path.is_dir():
         raise error(f"{path} is a folder; expected a JSON lines file")
+    if path.is_char_device() or path.is_block_device():
+        raise error(f"{path} is a device, not a file; expected a JSON lines file")
     lineno = 0
     try:
         with open(path, "rb") as raw:
             gzipped = raw.peek(2)[:2] == b"\x1f\x8b" or path.suffix == ".gz"
             stream = gzip.GzipFile(fileobj=raw, mode="rb") if gzipped else raw
-            for lineno, line in enumerate(stream, start=1):
+            for lineno, line in enumerate(_lines(stream), start=1):
+                if len(line) > MAX_LINE_BYTES:
+                    raise error(f"{path}, line {lineno}: longer than {MAX_LINE_BYTES >> 20} MB without a line end; "
+                                f"a JSON lines file holds one document a line")
                 text = line.decode("utf-8-sig" if lineno == 1 else "utf-8").strip()
                 if not text:
                     continue

@@ -55,8 +55,9 @@ import scipy.sparse as sp
 from numpy.lib import format as npy_format
 
 from ..errors import ModelFormatError, RLSIError
-from .atomic import atomic_dir, check_output_dir
-from .store import FORMAT, FORMAT_VERSION, MANIFEST, load, read_manifest, register
+from .atomic import atomic_dir
+from .store import (FORMAT, FORMAT_VERSION, MANIFEST, _check_replaceable, check_text_to_save, load, read_manifest,
+                    register)
 
 __all__ = ["CorpusMatrix", "MatrixWriter", "load_matrix", "save_matrix", "index_dtype"]
 
@@ -108,6 +109,7 @@ class _NpyStream:
 
 
 def _dense_entry(directory, stem, arr):
+    check_text_to_save(np.asarray(arr), stem)
     fname = f"{stem}.npy"
     np.save(Path(directory) / fname, np.ascontiguousarray(arr), allow_pickle=False)
     return {"kind": "dense", "file": fname, "dtype": str(arr.dtype), "shape": list(arr.shape)}
@@ -145,8 +147,7 @@ class MatrixWriter:
         self.vectorizer = None
         self.doc_ids = None
         self.extra = {}  # name -> dense ndarray (doc_topics, topic_terms)
-        check_output_dir(self.path, what="matrix directory", is_ours=lambda p: (Path(p) / MANIFEST).is_file(),
-                         kind="an rlsi matrix or model directory", remedy="choose another -o")
+        _check_replaceable(self.path, "matrix")
 
     def __enter__(self):
         self._ctx = atomic_dir(self.path)
@@ -246,7 +247,9 @@ class MatrixWriter:
                 raise ValueError("doc_lengths given for some blocks only")
             arrays["doc_lengths"] = _dense_entry(self.tmp, f"{COMPONENT}.doc_lengths", lengths)
         if self.doc_ids is not None:
-            ids = np.asarray(self.doc_ids, dtype=str)
+            from ..text.ids import check_ids
+
+            ids = check_ids(self.doc_ids, f"document ids of {self.path}")
             if ids.shape != (self.n_rows,):
                 raise ValueError("one id per row")
             arrays["doc_ids"] = _dense_entry(self.tmp, f"{COMPONENT}.doc_ids", ids)
@@ -265,7 +268,7 @@ class MatrixWriter:
                                         "arrays": entries}
         manifest = {"format": FORMAT, "format_version": FORMAT_VERSION, "rlsi_version": __version__,
                     "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                    "components": components}
+                    "kind": "matrix", "components": components}
         (self.tmp / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
 
 
@@ -322,7 +325,7 @@ class CorpusMatrix:
     def count_matrix(self):
         """Raw term counts as a CSR (N x M) sharing X's indices and indptr (no copy of a memory map).
 
-        Raises :class:`RLSIError` for a directory written without counts (before they were stored), and
+        Raises :class:`RLSIError` for a directory written without counts, and
         :class:`ModelFormatError` for damaged counts (checked here, on first use, rather than on load)."""
         if self.counts is None:
             where = getattr(self, "path", None)
@@ -359,8 +362,14 @@ class CorpusMatrix:
             raise ModelFormatError("the matrix X is missing or not a sparse (csr) array")
         N, M = X.shape
         for key, want in (("n_docs", N), ("n_terms", M), ("nnz", X.nnz)):
-            if meta.get(key) != want:
-                raise ModelFormatError(f"meta.{key}={str(meta.get(key))[:20]} but X has {want}")
+            value = meta.get(key)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ModelFormatError(f"meta.{key} must be an integer, got {repr(value)[:20]} "
+                                       f"({type(value).__name__})")
+            if value != want:
+                raise ModelFormatError(f"meta.{key} is {value} but X has {want} "
+                                       f"{dict(n_docs='rows', n_terms='columns', nnz='stored entries')[key]}")
+        check_sorted_rows(X)
         known = {"X", "counts", "doc_lengths", "doc_ids", "doc_topics", "topic_terms"}
         odd = sorted(set(arrays) - known)
         if odd:
@@ -386,6 +395,32 @@ class CorpusMatrix:
         return cls(X, counts=counts, doc_lengths=lengths, doc_ids=ids, extra=extra, meta=meta)
 
 
+def check_sorted_rows(X):
+    """The column indices of every row of ``X`` strictly increase (sorted, no duplicates), read in chunks of
+    about 4M entries (a memory map is never copied whole, nor written to); ModelFormatError otherwise.
+    Marks X as canonical, so that scipy never sorts it in place (a read-only map cannot be)."""
+    indptr, indices = X.indptr, X.indices
+    N = X.shape[0]
+    r0 = 0
+    while r0 < N:
+        r1 = int(np.searchsorted(indptr, int(indptr[r0]) + _CHUNK, side="right")) - 1
+        r1 = min(N, max(r1, r0 + 1))
+        a, b = int(indptr[r0]), int(indptr[r1])
+        if b - a > 1:
+            step = np.diff(np.asarray(indices[a:b], dtype=np.int64)) > 0
+            starts = np.asarray(indptr[r0 + 1:r1], dtype=np.int64) - a - 1  # the step from one row into the next
+            starts = starts[(starts >= 0) & (starts < step.size)]
+            step[starts] = True
+            if not step.all():
+                bad = int(np.flatnonzero(~step)[0]) + a + 1
+                row = int(np.searchsorted(indptr, bad, side="right")) - 1
+                raise ModelFormatError(f"the column indices of row {row} of X are unsorted or repeated; write the "
+                                       f"matrix directory again with rlsi synth or rlsi ingest")
+        r0 = r1
+    X.has_sorted_indices = True
+    X.has_canonical_format = True
+
+
 def _check_int_array(arr, name, shape):
     if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "iu" or arr.shape != tuple(shape):
         raise ModelFormatError(f"{name} must be an integer array of shape {list(shape)}, got "
@@ -408,6 +443,10 @@ def save_matrix(path, X, *, vectorizer=None, doc_lengths=None, doc_ids=None, met
     """Write an in-memory CSR matrix (N x M) as a matrix directory (see :class:`MatrixWriter`);
     ``counts``: the raw term counts X was weighted from (CSR, N x M), stored aligned with X."""
     X = sp.csr_matrix(X)
+    if doc_ids is not None:
+        from ..text.ids import check_ids
+
+        doc_ids = check_ids(doc_ids, f"document ids for {path}")
     with MatrixWriter(path, n_cols=X.shape[1], dtype=X.dtype, max_nnz=X.nnz, meta=meta) as w:
         w.append(X, doc_lengths=doc_lengths, counts=counts)
         w.vectorizer = vectorizer

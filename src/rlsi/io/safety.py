@@ -39,7 +39,7 @@ from numpy.lib import format as npy_format
 from ..errors import ModelFormatError
 
 __all__ = ["MAX_MAGNITUDE", "open_member", "read_member_text", "check_manifest", "read_array",
-           "check_csr", "check_float_values"]
+           "check_csr", "check_float_values", "check_text_values"]
 
 #: Largest absolute value accepted in a float array of a model, by item size. A value v enters Gram
 #: matrices as v² summed over up to ~10⁸ terms: 1e100² · 1e8 ≪ 1.8e308 (float64), 1e15² · 1e8 ≪ 3.4e38
@@ -192,6 +192,9 @@ def check_manifest(manifest, mfile, format_name, max_version):
         raise ModelFormatError(
             f"{mfile.parent} was written in model format {version} by rlsi {_short(writer, 20)}; this rlsi "
             f"reads format {max_version} at most: upgrade rlsi")
+    kind = manifest.get("kind", "model")
+    if kind not in ("model", "matrix", "index", "checkpoint"):  # rlsi.io.kinds.KINDS
+        raise ModelFormatError(f"{mfile} declares an unknown folder kind {_short(kind, 30)}")
     components = manifest.get("components")
     if not isinstance(components, dict) or not components:
         raise ModelFormatError(f"{mfile} lists no components")
@@ -255,7 +258,7 @@ def check_float_values(arr, where):
             raise ModelFormatError(f"{where} holds {what}: the model is damaged")
 
 
-def _check_text_values(arr, where):
+def check_text_values(arr, where):
     codes = np.ascontiguousarray(arr.reshape(-1)).view(np.uint32) if arr.size else np.zeros(0, np.uint32)
     for a in range(0, codes.size, _CHUNK):
         block = codes.reshape(-1)[a: a + _CHUNK]
@@ -312,7 +315,7 @@ def read_npy(directory, entry, *, mmap=False, kinds=None):
     if dtype.kind == "f":
         check_float_values(arr, f"model file {fpath}")
     elif dtype.kind == "U":
-        _check_text_values(arr, f"model file {fpath}")
+        check_text_values(arr, f"model file {fpath}")
     return arr
 
 

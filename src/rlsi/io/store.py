@@ -34,8 +34,9 @@ import scipy.sparse as sp
 
 from ..errors import ModelFormatError, RLSIError
 from .atomic import atomic_dir, check_output_dir, recover_dir, replace_dir  # noqa: F401 (replace_dir: API)
-from .checks import check_components_agree, check_loaded
-from .safety import check_manifest, parse_json, read_array, read_member_text
+from .checks import check_components_agree, check_loaded, check_role
+from .kinds import compatible_kinds, describe_kind, fingerprint, folder_kind, manifest_kind
+from .safety import check_manifest, check_text_values, parse_json, read_array, read_member_text
 
 FORMAT = "rlsi"
 FORMAT_VERSION = 1
@@ -84,21 +85,36 @@ def _write_array(directory, stem, value):
     arr = np.asarray(value)
     if arr.dtype == object:
         raise RLSIError(f"array {stem!r} has dtype object, which cannot be saved without pickle")
+    check_text_to_save(arr, stem)
     fname = f"{stem}.npy"
     np.save(directory / fname, np.ascontiguousarray(arr), allow_pickle=False)
     return {"kind": "dense", "file": fname, "dtype": str(arr.dtype), "shape": list(arr.shape)}
+
+
+def check_text_to_save(arr, stem):
+    """A text array is saved only if it can be loaded again: no lone surrogate (RLSIError otherwise)."""
+    if arr.dtype.kind == "U":
+        try:
+            check_text_values(arr, f"array {stem!r}")
+        except ModelFormatError:
+            raise RLSIError(f"cannot save array {stem!r}: it holds a lone surrogate or another code point that "
+                            f"is not a character (invalid text from the input)") from None
 
 
 def _is_model_dir(path):
     return (Path(path) / MANIFEST).is_file()
 
 
-def save(path, **components):
+def save(path, *, unchanged_since=None, **components):
     """Save named components into the directory ``path`` atomically; returns the Path.
 
     Example: ``rlsi.io.save("model_dir", model=rlsi_model, vectorizer=vec)``.
-    An existing directory is replaced only if it is an rlsi model directory (has a manifest) or empty,
-    and only once the new one is complete.
+    The manifest declares the folder's kind (:mod:`rlsi.io.kinds`): ``checkpoint`` for distributed
+    checkpoint parts, ``model`` when there is a ``model`` component, ``index`` for a search index without
+    one, ``model`` otherwise. An existing directory is replaced only if it is an rlsi folder of the same
+    kind (a model and an index replace each other) or empty, and only once the new one is complete.
+    unchanged_since : a :func:`rlsi.io.kinds.fingerprint` of ``path`` taken when it was read: the folder is
+        not replaced if another writer changed it since (RLSIError; nothing is written).
     """
     if not components:
         raise RLSIError("nothing to save: give at least one component, e.g. save(path, model=m)")
@@ -110,21 +126,38 @@ def save(path, **components):
             raise RLSIError(f"component name {name!r} must be an identifier")
         _registered_name(obj)
     check_components_agree(components, f"cannot save to {path}", error=RLSIError, damaged=False)
-    check_output_dir(path, what="model directory", is_ours=_is_model_dir, kind="an rlsi model directory",
-                     remedy="refusing to overwrite it; choose another path")
+    kind = manifest_kind({"components": {name: {"class": _registered_name(obj)} for name, obj in components.items()}})
+    _check_replaceable(path, kind, unchanged_since)
     from .. import __version__
 
     with atomic_dir(path) as tmp:
         manifest = {"format": FORMAT, "format_version": FORMAT_VERSION, "rlsi_version": __version__,
                     "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                    "components": {}}
+                    "kind": kind, "components": {}}
         for name, obj in components.items():
             meta, arrays = obj._to_state()
             entries = {key: _write_array(tmp, f"{name}.{key}", value) for key, value in arrays.items()}
             manifest["components"][name] = {"class": _registered_name(obj), "meta": meta, "arrays": entries}
         text = json.dumps(manifest, indent=1, sort_keys=True, allow_nan=True)
         (tmp / MANIFEST).write_text(text, encoding="utf-8")
+        if unchanged_since is not None and fingerprint(path) != unchanged_since:
+            raise RLSIError(f"{path} changed while this command ran (another rlsi wrote it): it is not replaced, "
+                            f"nothing is saved; run the command again on the new version")
     return path
+
+
+def _check_replaceable(path, kind, unchanged_since=None):
+    """The early checks of a folder about to be replaced by one of ``kind`` (RLSIError naming it)."""
+    existing = folder_kind(path)
+    if existing is not None and existing != "unknown" and existing not in compatible_kinds(kind):
+        raise RLSIError(f"{path} is {describe_kind(existing)}: it is not replaced by {describe_kind(kind)}; "
+                        f"choose another path")
+    if unchanged_since is not None and fingerprint(path) != unchanged_since:
+        raise RLSIError(f"{path} changed since it was read (another rlsi wrote it): it is not replaced; run "
+                        f"the command again on the new version")
+    what = "model directory" if kind == "model" else f"{kind} directory"
+    check_output_dir(path, what=what, is_ours=_is_model_dir, kind="an rlsi model directory" if kind == "model"
+                     else describe_kind(kind), remedy="refusing to overwrite it; choose another path")
 
 
 def read_manifest(path):
@@ -174,6 +207,7 @@ def load(path, *, mmap=False, only=None):
             cls = _REGISTRY.get(cls_name)
         if cls is None:
             raise ModelFormatError(f"component {name!r} of {path} has unknown class {cls_name[:60]!r}")
+        check_role(name, cls_name, f"component {name!r} of {path}")
         arrays = {key: read_array(path, entry, mmap=mmap, where=f"sparse array {name}.{key} of {path}")
                   for key, entry in comp["arrays"].items()}
         where = f"component {name!r} ({cls_name}) of {path}"

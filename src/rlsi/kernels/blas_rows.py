@@ -9,7 +9,7 @@ Why not threaded BLAS: after every call, OpenBLAS's threads busy-wait (its ``THR
 about 0.1 s) before they sleep, and meanwhile compete for the cores with numba's threads in the kernels that
 follow. A fit's V-step alternates, block after block, a numba product (``Φ = X U``) with two BLAS calls (the
 ridge GEMM and the block's gram), so every numba kernel of the iteration ran next to spinning BLAS threads.
-Measured (``benchmarks/results/threads_device_s10/``: 50,000 x 200,000, K = 200, the paper's density), a
+Measured (50,000 x 200,000, K = 200, the paper's density), a
 whole fit of 5 iterations with the spinning cut short by ``OPENBLAS_THREAD_TIMEOUT=4``: 16-core Xeon
 2.77 → 1.73 s, 2-core EPYC 6.2–6.6 → 4.7–5.2 s. Here BLAS runs on one thread inside each chunk and the
 chunks run on a pool of ``numba.get_num_threads()`` Python threads (numpy releases the GIL in BLAS), so

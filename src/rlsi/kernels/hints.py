@@ -3,7 +3,7 @@
 Why: the light rows of ``R = D W`` (terms in a few documents each) read, for every entry, a row of W at a
 random place of an N x K array that does not fit in the cache; each such row is a wait on memory of about
 the same length as the multiply-adds that use it. Asking for the row of an entry a few entries ahead lets
-the memory work while the current entry is added (``benchmarks/results/products_s9.md``).
+the memory work while the current entry is added.
 """
 
 from __future__ import annotations

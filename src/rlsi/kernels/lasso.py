@@ -26,13 +26,9 @@ by. Arithmetic is in float64 whatever the storage dtype, so float32 storage lose
 
 from __future__ import annotations
 
-import contextlib
-
-import numba
 import numpy as np
 from numba import njit, prange
 
-from .blas_rows import one_blas_thread
 
 
 #: Support solves (see :func:`lasso_cd_row`) only when a row may take at least this many sweeps: the capped,
@@ -176,8 +172,8 @@ def lasso_cd_row(r, S, u, g, half_lam, max_iter, tol, positive=False, max_work=n
 
     Support solves. Coordinate descent finds the support and signs of the solution in a few sweeps but
     then converges on it only linearly, slowly when the topics are correlated: from a zero start with
-    dense solutions (most weights non-zero) 44 % of the rows hit 100 sweeps without meeting ``tol``
-    (benchmarks/results/density_sweep_ustep.md). With ``max_iter >= NEWTON_MIN_SWEEPS``, two consecutive
+    dense solutions (most weights non-zero) 44 % of the rows hit 100 sweeps without meeting ``tol``.
+    With ``max_iter >= NEWTON_MIN_SWEEPS``, two consecutive
     sweeps that changed no coordinate's sign or zero pattern are followed by :func:`_support_step` (a
     solve of the smooth problem on that support; a step that never increases the objective), and the
     sweeps go on from there: the stopping rule and the minimiser are those of plain coordinate descent,
@@ -190,7 +186,7 @@ def lasso_cd_row(r, S, u, g, half_lam, max_iter, tol, positive=False, max_work=n
 
     max_work : float — a budget of multiply-adds (sweeps count ``K·(1 + changes)``, support solves their
         cost above): the row stops after the sweep that exceeds it, as if capped (inf: no budget). The cold
-        first U-step of a fit uses it (see :func:`rlsi.models.batch.cold_work`), so that rows with dense
+        first U-step of a fit uses it (see :func:`rlsi.models.rlsi_policy.cold_work`), so that rows with dense
         solutions stop after about as much work as a few dense sweeps while sparse rows are solved exactly.
 
     Returns the number of sweeps done.
@@ -375,35 +371,3 @@ def lasso_rows(R, S, U_init, lam, *, max_iter=100, tol=1e-6, positive=False, out
     sweeps = lasso_cd_rows(R, S, U, half, int(max_iter), float(tol), bool(positive), U0,
                            np.inf if max_work is None else float(max_work))
     return U, sweeps
-
-
-def set_threads(n_jobs):
-    """Map a scikit-learn style ``n_jobs`` onto numba's thread count; returns the previous count."""
-    previous = numba.get_num_threads()
-    if n_jobs is None:
-        return previous
-    limit = numba.config.NUMBA_NUM_THREADS
-    n = limit if n_jobs == -1 else (max(1, limit + 1 + n_jobs) if n_jobs < 0 else min(int(n_jobs), limit))
-    numba.set_num_threads(max(1, n))
-    return previous
-
-
-@contextlib.contextmanager
-def numba_threads(n_jobs):
-    """numba threads from ``n_jobs`` (:func:`set_threads`) inside the block, restored on exit (BLAS untouched:
-    for fits whose BLAS work is a library's own, e.g. scikit-learn's LDA start of the STC models)."""
-    previous = set_threads(n_jobs)
-    try:
-        yield
-    finally:
-        set_threads(previous)
-
-
-@contextlib.contextmanager
-def compute_threads(n_jobs):
-    """numba threads from ``n_jobs`` (:func:`set_threads`) and BLAS limited to one thread inside the block,
-    both restored on exit: what a fit runs under. Its BLAS work is either K x K (tiny) or a tall product that
-    :mod:`rlsi.kernels.blas_rows` cuts into row chunks on the library's own threads; threaded BLAS next to
-    numba's threads would only spin (OpenBLAS) or oversubscribe the cores."""
-    with numba_threads(n_jobs), one_blas_thread():
-        yield

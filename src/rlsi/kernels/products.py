@@ -27,7 +27,6 @@ covers all of B (the plain product).
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from numba import njit, prange
 
 from rlsi.kernels.convert import _take_rows, out_block
@@ -84,7 +83,7 @@ def csr_dense(A, B, dtype=None):
 
 #: Rows of a CSR right-hand side with more than this share of K non-zero entries are added densely by
 #: :func:`csr_csr_dense` (a contiguous, vectorised row update instead of an indirect scatter per entry; an
-#: entry of the scatter cost about 5 of the dense update at 1 thread, benchmarks/results/iteration_phases.md).
+#: entry of the scatter cost about 5 of the dense update at 1 thread).
 DENSE_ROW_SHARE = 0.2
 
 

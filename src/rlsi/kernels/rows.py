@@ -6,7 +6,7 @@
 * ``row_absmax(A)``: ``max_k |A[i, k]|`` per row (the screening bounds of the U-steps).
 * ``cast_into(src, dst)`` / ``store_rounded(src, dst)``: parallel dtype conversions of dense row blocks
   (numpy's ``astype`` and slice assignment are single-threaded: with float32 fits they were 4-6 % of an
-  iteration at 1 thread, the serial share of issue 9).
+  iteration at 1 thread).
 
 The products of sparse and dense matrices are in :mod:`rlsi.kernels.products`.
 """

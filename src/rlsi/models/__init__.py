@@ -8,7 +8,10 @@ Core (every learner is built from these):
 * :mod:`~rlsi.models.tasks` — per-block tasks (solve term rows, project documents);
   :mod:`~rlsi.models.steps` — the U- and V-steps mapped over blocks; :mod:`~rlsi.models.executor` —
   where the tasks run (serial, threads; Dask in :mod:`rlsi.distributed`); :mod:`~rlsi.models.driver` —
-  the alternating loop; :mod:`~rlsi.models.stats` — mergeable sufficient statistics.
+  the alternating loop; :mod:`~rlsi.models.skeleton` — the one ``fit``/``fit_transform`` of the batch
+  learners; :mod:`~rlsi.models.rlsi_policy` — batch RLSI's decisions, whatever the placement of its blocks;
+  :mod:`~rlsi.models.seeding` — initial topics and vectors; :mod:`~rlsi.models.stats` — mergeable
+  sufficient statistics.
 
 Learners: :class:`BatchRLSI`, :class:`OnlineRLSI`; baselines :class:`LSI`, :class:`PLSI`, :class:`LDA`,
 :class:`NMF`.

@@ -13,6 +13,8 @@ zero — so the new CSR is assembled from the solved blocks alone, with no pass 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
@@ -22,6 +24,7 @@ from ..kernels.convert import csr_of_dense_rows, dense_to_csr
 from ..kernels.products import csr_row_into
 from ..kernels.rows import row_absmax
 from . import steps
+from .penalties import SolverSettings
 from .penalties import penalty as get_penalty
 
 __all__ = ["ActiveRows", "CompactBatch"]
@@ -38,6 +41,23 @@ _CHUNK = 64
 #: at two parts each); fewer when they would take more than :data:`GRAM_PARTS_BYTES` (K = 500: 32 x 2 MB).
 GRAM_PARTS = 32
 GRAM_PARTS_BYTES = 64 << 20
+
+
+@dataclass
+class RowCache:
+    """What one mini-batch's :class:`ActiveRows` leaves to the next: valid while the learner's topics are the
+    object ``U`` (its live rows and ``G`` are those of U) and R's stored rows were not rescaled into
+    (``n_folds``, :attr:`rlsi.models.stats.TopicStatistics.n_folds`).
+
+    rowmax : ``max_k |r_mk|`` of the stored rows (M,); live : rows of U with a non-zero weight (M, bool);
+    G : ``UᵀU`` of the last solve, or None (it depends on U only, so it stays valid across folds).
+    """
+
+    U: object
+    rowmax: np.ndarray
+    live: np.ndarray
+    n_folds: int
+    G: np.ndarray | None = None
 
 
 class ActiveRows:
@@ -61,20 +81,20 @@ class ActiveRows:
     """
 
     def __init__(self, stats, U, lam, *, cache=None, track_change=False, single_solve=False):
-        """``U``: dense (M x K, solved in place) or CSR (each :meth:`solve` returns a new CSR); ``cache``:
-        ``(rowmax, live, n_folds[, G])`` at the end of the previous mini-batch, when R's stored rows and U
-        have not changed since (saves two passes over M x K per mini-batch, and G a pass over the live rows);
+        """``U``: dense (M x K, solved in place) or CSR (each :meth:`solve` returns a new CSR); ``cache``: the
+        :class:`RowCache` of the previous mini-batch when U has not changed since (saves two passes over M x K
+        per mini-batch, and G a pass over the live rows);
         ``track_change``: keep the live rows' values of before the batch, as CSR, for :meth:`change` (dense U; instead of a copy of U), or, with
         ``single_solve`` (one :meth:`solve` only: ξ = 1), sum the rows' squared changes as they are solved."""
         self.stats, self.lam = stats, lam
         self.sparse = sp.issparse(U)
-        if cache is None or cache[2] != stats.n_folds:
+        if cache is None or cache.n_folds != stats.n_folds:
             self.rowmax = row_absmax(stats.stored_R)
             self.live = (np.diff(U.indptr) > 0) if self.sparse else steps.nonzero_row_mask(U)
         else:
-            self.rowmax, self.live = cache[0], cache[1]
+            self.rowmax, self.live = cache.rowmax, cache.live
         # G = UᵀU of the last solve depends on U only (not on R's scale): it is valid as long as U is the same
-        self.G = cache[3] if cache is not None and len(cache) > 3 else None
+        self.G = cache.G if cache is not None else None
         self.rows_solved = self.sweeps = 0  # over the solves of this object (diagnostics)
         self._before = self._touched = None
         self._single = bool(track_change and single_solve and not self.sparse)
@@ -89,11 +109,11 @@ class ActiveRows:
         self._before = csr_of_dense_rows(U, np.flatnonzero(self.live))
         self._touched = np.zeros(len(self.live), dtype=bool)
 
-    @property
-    def cache(self):
-        """What the next mini-batch's :class:`ActiveRows` can start from (see ``cache``): the row maxima, the
-        live rows, ``stats.n_folds`` and ``G = UᵀU`` (None before a solve or :meth:`gram`)."""
-        return self.rowmax, self.live, self.stats.n_folds, self.G
+    def cache_for(self, U):
+        """The :class:`RowCache` the next mini-batch's :class:`ActiveRows` can start from while the topics are
+        ``U``: the row maxima, the live rows, ``stats.n_folds`` and ``G = UᵀU`` (None before a solve or
+        :meth:`gram`)."""
+        return RowCache(U, self.rowmax, self.live, self.stats.n_folds, self.G)
 
     def gram(self, U):
         """``G = UᵀU`` (K x K): from the rows solved last (all non-zero rows are among them), else from the
@@ -131,15 +151,14 @@ class ActiveRows:
         b = self._before
         return float(np.sqrt(_change_sq(U, np.flatnonzero(self._touched), b.indptr, b.indices, b.data)))
 
-    def solve(self, U, cols, penalty, *, max_iter, tol, stats=None, col_max=None):
+    def solve(self, U, cols, penalty, *, max_iter, tol, col_max=None):
         """One U-step; returns the topics: U itself (dense, solved in place) or a new CSR. ``cols``: the terms
-        whose rows of R changed since the last call; ``stats``: the statistics to solve with, when they are
-        a new object (the distributed learner); ``col_max``: ``max_k |r_mk|`` of the stored rows ``cols``
+        whose rows of R changed since the last call; ``col_max``: ``max_k |r_mk|`` of the stored rows ``cols``
         when known (:meth:`PendingBatch.assign`)."""
         if self._single and self._solved:
             raise RuntimeError("ActiveRows(single_solve=True) solves once")
         self._solved = True
-        stats = self.stats if stats is None else stats
+        stats = self.stats
         R = stats.stored_R
         if len(cols):
             self.rowmax[cols] = row_absmax(R[cols]) if col_max is None else col_max
@@ -451,8 +470,8 @@ class CompactBatch:
         V-step, which at 256 documents and K = 20 cost as much as its arithmetic."""
         pen = get_penalty(penalty, param="doc_penalty")
         if pen.norm != "l2" or pen.nonneg:
-            W, _ = steps.update_doc_vectors(self.X, self.Uc, penalty=pen, lam=lam, W_prev=W_prev, max_iter=max_iter,
-                                            tol=tol, dtype=np.float64, G=self.gram())
+            W, _ = steps.update_doc_vectors(self.X, self.Uc, penalty=pen, lam=lam, W_prev=W_prev, dtype=np.float64,
+                                            settings=SolverSettings(max_iter, tol), G=self.gram())
             return W
         X = self.X
         Phi = np.empty((X.shape[0], self.Uc.shape[1]))

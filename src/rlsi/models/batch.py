@@ -1,8 +1,10 @@
 """Batch RLSI (TOIS §4, Algorithm 1): alternate the U-step and the V-step until the objective settles.
 
 The per-block math is in :mod:`rlsi.models.tasks` (solve term rows; project documents), the steps that
-map it over blocks in :mod:`rlsi.models.steps`, the loop in :mod:`rlsi.models.driver`. This module only
-states the problem (:class:`RLSIProblem`) and the estimator around it.
+map it over blocks in :mod:`rlsi.models.steps`, the decisions of the problem in
+:mod:`rlsi.models.rlsi_policy`, the fit in :mod:`rlsi.models.skeleton` and :mod:`rlsi.models.driver`. This
+module places the problem's blocks in this process (:class:`RLSIProblem`) and writes the estimator's hooks:
+its checks, its start (W₀, λ₁) and its finish.
 
 Regularization scale: see :mod:`rlsi.models.regularization` (``lambda1`` is per 1000 documents by
 default, ``lambda1_scale="paper"`` reads it as the λ₁ of Eq. 1).
@@ -26,16 +28,17 @@ import scipy.sparse as sp
 from .._params import Anything, Choice, Integer, Real
 from .._validation import check_random_state
 from ..errors import RLSIError
+from ..gpu.backend import DEVICES, is_device
 from ..io import register
-from ..kernels.lasso import compute_threads
 from ..kernels.convert import csr_rows_to_dense, dense_to_csr
 from . import steps
-from .driver import alternate
-from .executor import get_executor
 from .penalties import penalty as get_penalty
 from .regularization import (DOCS_PER_UNIT, INITS, LAMBDA1_SCALES, DeadTopicsWarning, effective_lambda1,
                              warn_dead_topics)
+from .rlsi_policy import REPRESENTATIONS, TOPIC_SWEEPS, TUNING, RLSIPolicy
 from .screening import BatchR, ScreenedBatchR
+from .seeding import check_doc_vectors, random_doc_vectors, seed_topics
+from .skeleton import AlternatingFit
 from .sparsity import lambda1_for_terms_per_topic
 from .tasks import BlockScratch
 from .squared import SquaredLossModel
@@ -45,94 +48,23 @@ __all__ = ["BatchRLSI", "RLSIProblem", "DeadTopicsWarning"]
 log = logging.getLogger(__name__)
 
 
-#: Topic representations of the U-step (see :class:`RLSIProblem`).
-REPRESENTATIONS = {"auto": "sparse below DENSE_ABOVE non-zero weights, dense above",
-                   "sparse": "CSR topics (cheap when topics keep few terms)",
-                   "dense": "M x K array (BLAS products; cheap when most weights are non-zero)"}
-#: ``"auto"`` switches to dense topics above this share of non-zero weights (measured crossover; see
-#: benchmarks/results/batch.md) ...
-DENSE_ABOVE = 0.05
-#: ... unless the dense M x K array would take more than this many bytes.
-DENSE_MAX_BYTES = 2 << 30
-#: With ``"auto"``, the V-step's ``Φ = X U`` of sparse topics is computed from a dense copy of U once the
-#: sparse product's work ``Σ_m df(m)·nnz(U_m)`` exceeds this share of the dense product's ``nnz(X)·K``:
-#: an entry of the sparse product (an indirect scatter) cost 3 to 4.5 times one of the dense product (a
-#: contiguous, vectorised row update) at 1 thread on the 20k x 60k corpus of
-#: benchmarks/results/density_sweep.md, and the copy and a BLAS ``UᵀU`` of the copy add a little, so the
-#: switch is set where the dense product clearly wins. Topics of common terms are the dense ones, and
-#: common terms are most of X's entries, so this happens at a few % of non-zero weights.
-SPARSE_WORK_SHARE = 0.3
-#: Default of ``BatchRLSI(topic_sweeps=...)``: coordinate-descent sweeps per term row in each warm-started
-#: U-step. Measured (benchmarks/results/density_sweep_sweeps.md, 1 thread, CPU time to the same objective
-#: as exact U-steps): 16 % less at AvgComp ≈ 0.24, 13 % less at 0.0002, within the ±6 % noise of shared
-#: cores at 0.007 and 0.08; 1 or 2 sweeps were no better than 3, and capping the first (cold) U-step too
-#: made the sparsest fit 51 % slower.
-TOPIC_SWEEPS = 3
-
-
-#: The cold first U-step's budget per term row (with ``topic_sweeps`` set), in dense sweeps: each row may
-#: spend ``COLD_DENSE_SWEEPS · K²`` multiply-adds (a sweep costs ``K·(1 + changes)``), see :func:`cold_work`;
-#: None: no budget. OnlineRLSI's first U-step has none (it is exact, as before).
-COLD_DENSE_SWEEPS = 10
-
-
-def cold_work(n_components, topic_sweeps, warm):
-    """Each term row's budget of multiply-adds in a U-step (None: no budget): ``COLD_DENSE_SWEEPS · K²`` for
-    the cold first U-step of an inexact fit (``topic_sweeps`` set, ``warm=False``), none otherwise.
-
-    Why: from zero, a row whose solution is dense (most of K weights non-zero, the common terms at the dense
-    end) converges slowly under coordinate descent on correlated topics and takes tens of sweeps plus support
-    solves of ~K³/3 — at K = 200 and AvgComp ≈ 0.6 the first U-step cost 10 to 20 warm ones. Solving it
-    exactly buys little: the next V-step replaces W and the warm 3-sweep U-steps that follow go on from
-    there. A budget in work, not in sweeps, leaves sparse rows alone (a sweep of a row with a few non-zero
-    weights costs ~K, so they still reach ``inner_tol``: at the sparse end a rough first U-step was measured to
-    send the alternation to a worse point, benchmarks/results/density_sweep_sweeps.md) and stops a dense
-    row after about ten dense sweeps. Any number of sweeps decreases Eq. (1) (coordinate descent from the
-    zero start), so the alternation stays a descent method."""
-    if topic_sweeps is None or warm or COLD_DENSE_SWEEPS is None:
-        return None
-    return float(COLD_DENSE_SWEEPS) * n_components * n_components
-
-
-def topic_max_iter(inner_max_iter, topic_sweeps, warm=True):
-    """Sweeps per term row of one U-step: ``inner_max_iter`` (solved to ``inner_tol``) when
-    ``topic_sweeps`` is None or the U-step has no warm start (``warm=False``: the first U-step starts
-    from zero), else the smaller of the two.
-
-    Why a few sweeps suffice: the U-step starts from the previous topics and every coordinate update
-    minimises Eq. (1) exactly along its coordinate, so any number of sweeps ≥ 1 never increases the
-    objective — the alternation is block-coordinate descent with an inexact U-block and still decreases
-    Eq. (1) monotonically. Its fixed points are those of the exact scheme (a row that one sweep leaves
-    unchanged satisfies the lasso's optimality conditions), so both converge to stationary points of the
-    same problem; the inexact one spends its work where the objective still moves, instead of solving
-    each U-step for a W that the next V-step replaces. The cold first U-step is not capped in sweeps: a few
-    sweeps from zero leave a rough U₁ that sends the alternation along another path (measured: to a worse
-    point at the sparse end); it is capped in work instead (:func:`cold_work`), which stops only rows with
-    dense solutions."""
-    if topic_sweeps is None or not warm:
-        return inner_max_iter
-    return min(int(topic_sweeps), int(inner_max_iter))
-
-
 class RLSIProblem:
-    """Batch RLSI as a problem for :func:`rlsi.models.driver.alternate`.
+    """Batch RLSI on local blocks, as a problem for :func:`rlsi.models.driver.alternate`.
 
     State: X (N x M CSR), D = Xᵀ (M x N CSR), topics U (M x K, CSR or ndarray), document vectors W
     (N x K), S = WᵀW, G = UᵀU. ``u_step`` solves the term rows from ``R = D W`` block by block (skipping
-    rows certified zero when ``screen``), ``v_step`` projects the documents and accumulates S and
-    ``tr(Uᵀ D Vᵀ)``.
+    rows certified zero with ``tuning.screen``), ``v_step`` projects the documents and accumulates S and
+    ``tr(Uᵀ D Vᵀ)``. Every decision (representation, dense copy, caps, objective, screening bounds) is the
+    policy's (:mod:`rlsi.models.rlsi_policy`); this class places the blocks in this process.
 
     Representation. Sparse topics make ``Φ = X U`` a sparse × sparse product and keep memory at nnz(U);
     once most weights are non-zero the CSR bookkeeping costs more than it saves, and a dense U turns
-    ``Φ`` and ``G`` into streaming/BLAS products. ``representation="auto"`` picks, after every U-step, the
-    representation from the density of U (``DENSE_ABOVE``), within a memory cap, and converts U at once
-    (the V-step that follows and the next U-step use it).
-    Both give the same solution: the solvers and the order of every sum are the same, except ``G = UᵀU``
-    (sparse product vs BLAS, equal to rounding).
+    ``Φ`` and ``G`` into streaming/BLAS products. Both give the same solution: the solvers and the order of
+    every sum are the same, except ``G = UᵀU`` (sparse product vs BLAS, equal to rounding).
     """
 
     def __init__(self, X, W, U, *, topic_penalty, doc_penalty, lambda1, lambda2, inner_max_iter, inner_tol,
-                 screen=True, representation="auto", topic_sweeps=None, D=None):
+                 representation="auto", topic_sweeps=None, D=None, tuning=TUNING):
         self.X = X
         # terms x documents: rows of R = D W are independent lasso problems. ``D``: Xᵀ as CSR when the caller
         # has it already (the λ₁ search's problems and the fit share one copy: GBs at web scale)
@@ -144,63 +76,47 @@ class RLSIProblem:
         self.topic_penalty, self.doc_penalty = topic_penalty, doc_penalty
         self.lambda1, self.lambda2 = lambda1, lambda2
         self.inner_max_iter, self.inner_tol = inner_max_iter, inner_tol
-        self.topic_sweeps = topic_sweeps
         self.x_sqnorm = float(np.square(X.data, dtype=np.float64).sum())
-        screenable = get_penalty(topic_penalty).norm == "l1"
+        topic_norm = get_penalty(topic_penalty).norm
+        self.policy = RLSIPolicy(representation, self.D.shape[0], W.shape[1], X.dtype.itemsize, topic_norm,
+                                 inner_max_iter=inner_max_iter, inner_tol=inner_tol, topic_sweeps=topic_sweeps,
+                                 tuning=tuning)
         self._plain_r_rows = BatchR(self.D)
         # reused dense row blocks (R, warm starts, Φ) for the whole fit: see tasks.BlockScratch
         self.scratch = BlockScratch()
-        self.r_rows = (ScreenedBatchR(self.D, lambda1 / 2.0, scratch=self.scratch) if screen and screenable
-                       else self._plain_r_rows)
+        self.r_rows = (ScreenedBatchR(self.D, lambda1 / 2.0, scratch=self.scratch)
+                       if tuning.screen and topic_norm == "l1" else self._plain_r_rows)
         self.cross = 0.0
-        self.representation = representation
-        M, K = self.D.shape[0], W.shape[1]
-        self._dense_fits = M * K * X.dtype.itemsize <= DENSE_MAX_BYTES
-        # ℓ2 topics are dense whatever λ: no reason to start sparse
-        self.dense = representation == "dense" or (
-            representation == "auto" and self._dense_fits and get_penalty(topic_penalty).norm == "l2")
-        self.used = []  # representation of each U-step
+
+    @property
+    def used(self):
+        """The representation of each U-step."""
+        return self.policy.used
 
     def u_step(self, executor):
         """U-step: solve the term rows of ``R = D W`` block by block; returns diagnostics (nnz, sweeps,
         rows screened, representation)."""
-        self.used.append("dense" if self.dense else "sparse")
+        dense = self.policy.begin_u_step()
         # with dense topics almost no row has a zero solution: screening would only cost its bookkeeping
         # (a copy of W, the drift of W); its bounds are voided and rebuilt if the topics get sparse again
         r_rows = self.r_rows
-        if self.dense and isinstance(r_rows, ScreenedBatchR):
+        if dense and isinstance(r_rows, ScreenedBatchR):
             r_rows.invalidate()
             r_rows = self._plain_r_rows
         r_rows.set_state(self.W, self.U)
-        warm = self.U is not None
-        sweeps_cap = topic_max_iter(self.inner_max_iter, self.topic_sweeps, warm=warm)
-        max_work = cold_work(self.S.shape[0], self.topic_sweeps, warm)
-        self.U, sweeps = steps.update_topics(
-            r_rows, self.S, self.U, n_terms=self.D.shape[0], penalty=self.topic_penalty,
-            lam=self.lambda1, max_iter=sweeps_cap, tol=self.inner_tol, executor=executor,
-            dense=self.dense, max_work=max_work)
-        nnz = int(np.count_nonzero(self.U)) if self.dense else self.U.nnz
-        diag = {"nnz": nnz, "sweeps": sweeps, "screened": r_rows.rows_skipped,
-                "dense": self.dense}
-        if self.representation == "auto" and self._dense_fits:
-            # the representation of the next iteration; this U is converted at once, so that the V-step
-            # (Φ = X U, G = UᵀU) already runs on it: the first U-step of a fit with dense topics is made
-            # sparse, and sparse × sparse products of dense topics cost several iterations' worth
-            dense = nnz > DENSE_ABOVE * self.U.shape[0] * self.U.shape[1]
-            if dense != self.dense:
-                self.U = csr_rows_to_dense(self.U, 0, self.U.shape[0]) if dense else dense_to_csr(self.U)
-            self.dense = dense
+        step = get_penalty(self.topic_penalty, param="topic_penalty").prepared(self.S, self.lambda1)
+        self.U, sweeps = steps.update_topics(r_rows, step, self.U, self.policy.topic_settings(warm=self.U is not None),
+                                             n_terms=self.D.shape[0], executor=executor, dense=dense)
+        nnz = int(np.count_nonzero(self.U)) if dense else self.U.nnz
+        diag = {"nnz": nnz, "sweeps": sweeps, "screened": r_rows.rows_skipped, "dense": dense}
+        if self.policy.after_u_step(nnz):  # converted at once: the V-step runs on the new representation
+            self.U = csr_rows_to_dense(self.U, 0, self.U.shape[0]) if self.policy.dense else dense_to_csr(self.U)
         return diag
 
     def v_step_topics(self):
-        """The topics in the representation that makes the V-step cheapest: U itself, or with ``"auto"``
-        a dense copy of sparse topics whose sparse product ``X U`` would cost more (``SPARSE_WORK_SHARE``).
-        Φ is the same either way (the same sums in the same order; the skipped zeros add nothing)."""
+        """The topics the V-step projects on: U itself, or the dense copy the policy asks for."""
         U = self.U
-        if self.representation != "auto" or not self._dense_fits or not sp.issparse(U):
-            return U
-        work = float(np.dot(self._df, np.diff(U.indptr)))
-        if work <= SPARSE_WORK_SHARE * self.X.nnz * U.shape[1]:
+        if not sp.issparse(U) or not self.policy.v_dense_copy(self._df, np.diff(U.indptr), self.X.nnz):
             return U
         return csr_rows_to_dense(U, 0, U.shape[0])
 
@@ -210,24 +126,28 @@ class RLSIProblem:
         self.G = steps.topic_gram(U)
         W_old = self.W
         self.W, self.cross, self.S = steps.update_doc_vectors(
-            self.X, U, penalty=self.doc_penalty, lam=self.lambda2, W_prev=W_old,
-            max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=self.X.dtype, return_gram=True,
-            executor=executor, G=self.G, scratch=self.scratch)
+            self.X, U, penalty=self.doc_penalty, lam=self.lambda2, settings=self.policy.doc_settings(), W_prev=W_old,
+            dtype=self.X.dtype, return_gram=True, executor=executor, G=self.G, scratch=self.scratch)
         if isinstance(self.r_rows, ScreenedBatchR):  # the drift of W for its bounds, while both W exist
             self.r_rows.advance(W_old, self.W)
         return {}
 
     def objective(self):
         """Eq. (1) of the current U and W (from the statistics of the V-step)."""
-        return steps.objective(self.x_sqnorm, self.cross, self.U, self.S, self.W,
-                               topic_penalty=self.topic_penalty, doc_penalty=self.doc_penalty,
-                               lambda1=self.lambda1, lambda2=self.lambda2, G=self.G)
+        return RLSIPolicy.objective(self.x_sqnorm, self.cross, self.G, self.S, self.lambda1,
+                                    get_penalty(self.topic_penalty).value(self.U), self.lambda2,
+                                    get_penalty(self.doc_penalty).value(self.W))
 
     def components(self, dtype):
         """The topics as ``components_`` (K x M CSR of ``dtype``), whatever the representation."""
-        if isinstance(self.U, np.ndarray):
-            return dense_to_csr(np.ascontiguousarray(self.U.T, dtype=dtype))
-        return self.U.T.tocsr().astype(dtype)
+        return topics_as_components(self.U, dtype)
+
+
+def topics_as_components(U, dtype):
+    """Topics U (M x K, CSR or ndarray) as ``components_`` (K x M CSR of ``dtype``)."""
+    if isinstance(U, np.ndarray):
+        return dense_to_csr(np.ascontiguousarray(U.T, dtype=dtype))
+    return U.T.tocsr().astype(dtype)
 
 
 def _use_lambda1(problem, lam1):
@@ -241,11 +161,11 @@ def _use_lambda1(problem, lam1):
         if hasattr(r_rows, "finish"):
             r_rows.finish()
         r_rows.total_skipped = 0
-    problem.used = []
+    problem.used.clear()
 
 
 @register("BatchRLSI")
-class BatchRLSI(SquaredLossModel):
+class BatchRLSI(AlternatingFit, SquaredLossModel):
     """Batch Regularized Latent Semantic Indexing.
 
     Minimises ``‖D − U V‖²_F + λ₁ P(U) + λ₂ Q(V)`` over topics U (n_features x n_components, sparse)
@@ -277,12 +197,15 @@ class BatchRLSI(SquaredLossModel):
         budget of about ten dense sweeps per term row, :func:`cold_work`); None solves every U-step to ``inner_tol`` (at most
         ``inner_max_iter`` sweeps), as Algorithm 2, and reproduces the paper's iterates. Both converge to the
         same solutions on the oracle problems of the tests; the default's iterations are cheaper where topics
-        are dense (benchmarks/results/density_sweep_sweeps.md).
+        are dense (13-16 % less CPU time to the same objective).
     random_state : None, int or Generator — makes fits reproducible (also with several threads).
     n_jobs : None or int — numba threads (None: numba's default, all cores).
     executor : None, "serial", "threads" or an executor object — where the per-block tasks run
         (:mod:`rlsi.models.executor`); every executor gives the same result.
     verbose : int — 1 shows a progress bar with the objective.
+    device : {"cpu", "cuda", "cuda:float64", ...}, default "cpu" — where the steps run: "cpu" is the host
+        path; "cuda" runs them on the CUDA card with CuPy (``pip install "rlsi[gpu]"``; float32), with the same
+        objective, initialisation, stop rule and attributes (:mod:`rlsi.gpu`, docs/gpu.md).
 
     Attributes
     ----------
@@ -312,16 +235,15 @@ class BatchRLSI(SquaredLossModel):
         "topic_sweeps": Integer(low=1, none=True),
         "random_state": Anything(),  # checked by check_random_state where it is used
         "executor": Anything(),  # checked by get_executor
+        "device": Choice(DEVICES),
     }
     _state_scalars = SquaredLossModel._state_scalars + ("lambda1_", "topic_representation_")
-    # Exact screening of term rows in the U-step (see screening.ScreenedBatchR); a switch for tests only.
-    _screen = True
 
     def __init__(self, n_components=20, *, lambda1=0.05, lambda2=1.0, topic_penalty="l1",
                  doc_penalty="l2", lambda1_scale="per_doc", target_terms_per_topic=None,
                  topic_representation="auto", init="docs",
                  max_iter=100, tol=1e-4, inner_max_iter=100, inner_tol=1e-4, topic_sweeps=TOPIC_SWEEPS,
-                 random_state=None, n_jobs=None, executor=None, verbose=0):
+                 random_state=None, n_jobs=None, executor=None, verbose=0, device="cpu"):
         self.n_components = n_components
         self.lambda1 = lambda1
         self.lambda2 = lambda2
@@ -340,81 +262,90 @@ class BatchRLSI(SquaredLossModel):
         self.n_jobs = n_jobs
         self.executor = executor
         self.verbose = verbose
+        self.device = device
 
     def effective_lambda1(self, n_docs):
         """The λ₁ of Eq. (1) used for a corpus of ``n_docs`` documents."""
         return effective_lambda1(self.lambda1, self.lambda1_scale, n_docs)
 
-    # ------------------------------------------------------------------ fitting
-    def fit(self, X, y=None, V_init=None):
-        """Fit on X (n_samples x n_features, tf-idf). ``V_init`` (n_samples x n_components) overrides
-        ``init`` with a given V₀ᵀ. Returns self."""
-        self.fit_transform(X, V_init=V_init)
-        return self
-
-    def fit_transform(self, X, y=None, V_init=None):
-        """Fit and return the document vectors W = Vᵀ (n_samples x n_components) of the final model."""
-        self._validate_params()
+    # ------------------------------------------------------------------ the problem and its finish (skeleton: AlternatingFit)
+    def _check_fit_input(self, X, y, V_init=None):
+        if is_device(self.device):  # the device placement checks its input (a CuPy matrix stays on the card)
+            from ..gpu.fit import check_fit_input
+            return check_fit_input(self, X, V_init), y
         X = self._check_X(X, reset=True)
-        self._check_sizes(X, V_init)
+        self._check_sizes(X.shape, V_init)
+        return X, y
+
+    def _start(self, X, y, executor, V_init=None):
+        """W₀, λ₁ (searched for ``target_terms_per_topic``) and the problem; ``V_init`` (n_samples x
+        n_components) overrides ``init`` with a given V₀ᵀ. With a ``device``: the same problem placed on the
+        card (:func:`rlsi.gpu.fit.start`)."""
+        if is_device(self.device):
+            from ..gpu.fit import start
+            return start(self, X, V_init)
         N, M = X.shape
+        self.n_features_in_ = M
+        W = self._initial_doc_vectors(X, V_init)
+        D = X.T.tocsr()  # one transposed copy for the λ₁ search and the fit
+        target = self.target_terms_per_topic
+        if target is None:
+            lam1 = self.effective_lambda1(N)
+            problem = self._problem(X, W, lam1, D)
+        else:  # the fit continues from the search's last problem (sparsity module)
+            lam1, problem = self._lambda1_for_target(X, W, target, D)
+            if problem is None:
+                problem = self._problem(X, W, lam1, D)
+            else:
+                _use_lambda1(problem, lam1)
+        self._set_lambda1(lam1, N)
+        # W₀ lives on only as the problem's W, freed by the first V-step (no third N x K array)
+        return problem
+
+    def _set_lambda1(self, lam1, n_docs):
+        self.lambda1_effective_ = lam1
+        self.lambda1_ = lam1 if self.lambda1_scale == "paper" else lam1 * DOCS_PER_UNIT / n_docs
+
+    def _finish(self, problem, trace, X):
+        if hasattr(problem.r_rows, "finish"):
+            problem.r_rows.finish()
+        self._set_components(problem.components(X.dtype))
+        self._finish_representation(problem.used)
+        self.objective_ = np.asarray(trace.objectives)
+        self.n_rows_screened_ = int(problem.r_rows.total_skipped)
+        self.n_iter_ = trace.n_iter
+        warn_dead_topics(self, X.shape[0])
+
+    def _finish_representation(self, used):
+        self.topic_representation_ = used[-1] if used else "sparse"
+        if len(set(used)) > 1:
+            log.info("topics were sparse for %d and dense for %d iterations", used.count("sparse"),
+                     used.count("dense"))
+
+    def _fit_output(self, problem, X):
+        return problem.W
+
+    def _check_sizes(self, shape, V_init):
+        """K must fit the vocabulary, and the documents when they seed the topics (``init="docs"``); a
+        sparsity target needs ℓ1 topics and fits the vocabulary."""
+        N, M = shape
+        K = self.n_components
+        if K > M:
+            raise RLSIError(f"n_components={K} is larger than the vocabulary ({M} terms)")
+        if V_init is None and self.init == "docs" and K > N:
+            raise RLSIError(f"n_components={K} is larger than the number of documents ({N})")
         target = self.target_terms_per_topic
         if target is not None and get_penalty(self.topic_penalty).norm != "l1":
             raise RLSIError(f"target_terms_per_topic needs l1 topics; topic_penalty={self.topic_penalty!r} "
                             f"gives dense topics")
         if target is not None and target > M:
             raise RLSIError(f"target_terms_per_topic={target} is larger than the vocabulary ({M} terms)")
-        lam1 = None if target is not None else self.effective_lambda1(N)
-        self.n_features_in_ = M
-        executor = get_executor(self.executor)
-        try:
-            # numba threads from n_jobs; BLAS on one thread: its large products run in row chunks on the
-            # library's threads (kernels.blas_rows), and OpenBLAS's own threads would spin next to numba's
-            with compute_threads(self.n_jobs):
-                W = self._initial_doc_vectors(X, V_init)
-                D = X.T.tocsr()  # one transposed copy for the λ₁ search and the fit
-                problem = None
-                if target is not None:  # the fit continues from the search's last problem (sparsity module)
-                    lam1, problem = self._lambda1_for_target(X, W, target, D)
-                self.lambda1_effective_ = lam1
-                self.lambda1_ = lam1 if self.lambda1_scale == "paper" else lam1 * DOCS_PER_UNIT / N
-                if problem is None:
-                    problem = self._problem(X, W, lam1, D)
-                else:
-                    _use_lambda1(problem, lam1)
-                del D, W  # W₀ lives on only as the problem's W, freed by the first V-step (no third N x K array)
-                trace = alternate(problem, max_iter=self.max_iter, tol=self.tol, executor=executor,
-                                  name=type(self).__name__, verbose=self.verbose)
-        finally:
-            if executor is not self.executor:
-                executor.close()
-        if hasattr(problem.r_rows, "finish"):
-            problem.r_rows.finish()
-        self._set_components(problem.components(X.dtype))
-        self.topic_representation_ = problem.used[-1] if problem.used else "sparse"
-        if len(set(problem.used)) > 1:
-            log.info("topics were sparse for %d and dense for %d iterations", problem.used.count("sparse"),
-                     problem.used.count("dense"))
-        self.objective_ = np.asarray(trace.objectives)
-        self.n_rows_screened_ = int(problem.r_rows.total_skipped)
-        self.n_iter_ = trace.n_iter
-        warn_dead_topics(self, N)
-        return problem.W
-
-    def _check_sizes(self, X, V_init):
-        """K must fit the vocabulary, and the documents when they seed the topics (``init="docs"``)."""
-        N, M = X.shape
-        K = self.n_components
-        if K > M:
-            raise RLSIError(f"n_components={K} is larger than the vocabulary ({M} terms)")
-        if V_init is None and self.init == "docs" and K > N:
-            raise RLSIError(f"n_components={K} is larger than the number of documents ({N})")
 
     def _problem(self, X, W, lam1, D=None):
         return RLSIProblem(X, W, None, topic_penalty=self.topic_penalty, doc_penalty=self.doc_penalty,
                            lambda1=lam1, lambda2=self.lambda2, inner_max_iter=self.inner_max_iter,
-                           inner_tol=self.inner_tol, screen=self._screen,
-                           representation=self.topic_representation, topic_sweeps=self.topic_sweeps, D=D)
+                           inner_tol=self.inner_tol, representation=self.topic_representation,
+                           topic_sweeps=self.topic_sweeps, D=D, tuning=self._tuning)
 
     def _lambda1_for_target(self, X, W, target, D=None):
         """``(λ₁, problem)``: the effective λ₁ for ``target`` terms per topic and the search's last problem
@@ -427,32 +358,15 @@ class BatchRLSI(SquaredLossModel):
         return lam, problem
 
     def _initial_doc_vectors(self, X, V_init):
-        """W₀ = V₀ᵀ as described in the module docstring."""
-        N, M = X.shape
-        K = self.n_components
+        """W₀ = V₀ᵀ as described in the module docstring (:mod:`rlsi.models.seeding`)."""
+        N, K = X.shape[0], self.n_components
         if V_init is not None:
-            V_init = np.asarray(V_init, dtype=X.dtype)
-            if V_init.shape != (N, K):
-                raise RLSIError(f"V_init has shape {V_init.shape}, expected (n_samples, n_components)="
-                                f"{(N, K)}")
-            if not np.all(np.isfinite(V_init)):
-                raise RLSIError("V_init holds NaN or infinite values")
-            return np.ascontiguousarray(V_init)
+            return check_doc_vectors(V_init, (N, K), X.dtype)
         rng = check_random_state(self.random_state)
         if self.init == "random":
-            sigma = np.sqrt(float(np.square(X.data, dtype=np.float64).sum()) / (N * K))
-            return (rng.standard_normal((N, K)) * sigma).astype(X.dtype)
-        nonempty = np.flatnonzero(np.diff(X.indptr) > 0)
-        if len(nonempty) < K:
-            raise RLSIError(
-                f"n_components={K} needs at least {K} documents with non-zero weights; X has {len(nonempty)} "
-                f"of {N} (with tf-idf weights a document is all zero when every one of its terms occurs in "
-                f"every document, e.g. identical documents)")
-        picks = np.sort(rng.choice(nonempty, size=K, replace=False))
-        U0 = X[picks].T.tocsr()  # M x K
-        norms = np.sqrt(np.asarray(U0.multiply(U0).sum(axis=0)).ravel())
-        U0 = (U0 @ sp.diags(1.0 / norms)).tocsr().astype(X.dtype)
+            return random_doc_vectors(rng, N, K, np.square(X.data, dtype=np.float64).sum(), X.dtype)
+        U0 = seed_topics(X, K, rng)  # M x K
         # U₀ only seeds V₀; it is not a warm start for the lasso (a different problem): that starts at zero.
         W, _ = steps.update_doc_vectors(X, U0, penalty=self.doc_penalty, lam=self.lambda2,
-                                        max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=X.dtype)
+                                        settings=self._inner_settings(), dtype=X.dtype)
         return W

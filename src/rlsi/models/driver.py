@@ -25,6 +25,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from .._progress import progress_bar
+from .._warnings import user_stacklevel
 from .executor import get_executor
 
 log = logging.getLogger(__name__)
@@ -43,17 +44,29 @@ class Trace:
         return len(self.objectives)
 
 
-def alternate(problem, *, max_iter, tol, executor=None, name="fit", verbose=0, callback=None,
-              start_iteration=0, previous=None):
+def converged(previous, current, tol):
+    """The stop rule: the objective moved by at most ``tol`` relative to ``previous``."""
+    return bool(np.isfinite(previous) and abs(previous - current) <= tol * max(abs(previous), 1e-300))
+
+
+def alternate(problem, *, max_iter, tol, executor=None, name="fit", verbose=0, callback=None, history=(),
+              tol_name="tol"):
     """Run ``problem`` (see the module docstring) for at most ``max_iter`` iterations. Returns a Trace.
 
-    ``start_iteration`` counts iterations already done (a resumed fit): the bar and the callback number
-    from there, and ``max_iter`` is the total; ``previous`` is the objective of the last of them (the
-    first resumed iteration's stopping test compares with it, as the uninterrupted fit would).
+    ``history``: the objectives of iterations already done (a resumed fit): the bar and the callback number
+    from there, ``max_iter`` is the total, the first resumed iteration's stopping test compares with the last
+    of them (as the uninterrupted fit would), and a history that already met the stop rule runs nothing.
+    The ConvergenceWarning points at the user's call (:func:`rlsi._warnings.user_stacklevel`);
+    ``tol_name``: the learner's name of ``tol`` in its message.
     """
     executor = get_executor(executor)
     trace = Trace()
-    prev = np.inf if previous is None else float(previous)
+    history = [float(v) for v in history]
+    start_iteration = len(history)
+    prev = history[-1] if history else np.inf
+    if len(history) >= 2 and converged(history[-2], history[-1], tol):
+        trace.converged = True
+        return trace
     bar = progress_bar(max_iter, name, verbose=verbose, unit="iter", initial=start_iteration)
     try:
         for it in range(start_iteration, max_iter):
@@ -69,7 +82,7 @@ def alternate(problem, *, max_iter, tol, executor=None, name="fit", verbose=0, c
                 bar.set_postfix(objective=f"{obj:.5g}", **{k: v for k, v in diag.items() if k == "nnz"})
             if callback is not None:
                 callback(it + 1, obj, diag)
-            if np.isfinite(prev) and abs(prev - obj) <= tol * max(abs(prev), 1e-300):
+            if converged(prev, obj, tol):
                 trace.converged = True
                 break
             prev = obj
@@ -81,5 +94,6 @@ def alternate(problem, *, max_iter, tol, executor=None, name="fit", verbose=0, c
         change = abs(objs[-2] - objs[-1]) / max(abs(objs[-2]), 1e-300)
         warnings.warn(
             f"{name} stopped at max_iter={max_iter} before converging: the last relative objective change "
-            f"was {change:.3g} > tol={tol}; raise max_iter or tol", ConvergenceWarning, stacklevel=3)
+            f"was {change:.3g} > {tol_name}={tol}; raise max_iter or {tol_name}", ConvergenceWarning,
+            stacklevel=user_stacklevel())
     return trace

@@ -14,6 +14,11 @@ in :mod:`rlsi.distributed`) must reproduce it.
 
 An executor is chosen by name (``"serial"``, ``"threads"``) or given as an object with the same two
 methods; :func:`get_executor` resolves either with an error that lists the registry.
+
+Where the data lives. ``map`` reads and writes the caller's arrays, so its tasks run where the caller's
+memory is. An executor whose workers hold data of their own (:class:`rlsi.distributed.DaskExecutor`) also
+offers ``submit(fn, *args, where=worker) -> future`` (a task pinned to the worker that holds its inputs)
+and ``gather(futures)``; a placement of a learner (the Dask partitions of batch RLSI) is written with those.
 """
 
 from __future__ import annotations

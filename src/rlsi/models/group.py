@@ -38,15 +38,14 @@ from .._params import Anything, Choice, Integer, Real
 from .._validation import check_random_state
 from ..errors import RLSIError
 from ..io import register
-from ..kernels.lasso import compute_threads
 from . import steps
-from .driver import alternate
-from .executor import SerialExecutor, get_executor
-from .group_base import GroupModel, ResidualR, split_by_class
+from .executor import SerialExecutor
+from .group_base import GroupModel, ResidualR
 from .group_nmf import CNMF, GroupNMF  # noqa: F401  (one import place for the group models)
-from .penalties import PENALTIES
+from .penalties import PENALTIES, SolverSettings
 from .penalties import penalty as get_penalty
 from .regularization import INITS, LAMBDA1_SCALES, effective_lambda1
+from .seeding import check_doc_vectors, random_doc_vectors, seed_topics
 
 __all__ = ["GroupRLSI", "CRLSI", "GroupNMF", "CNMF", "GroupRLSIProblem"]
 
@@ -79,7 +78,8 @@ class GroupRLSIProblem:
         self.D = sp.hstack(self.Ds, format="csr") if self.Ks else None
         self.lambda1_shared, self.lambda1_class, self.lambda2 = lambda1_shared, lambda1_class, lambda2
         self.topic_penalty, self.doc_penalty = topic_penalty, doc_penalty
-        self.inner = dict(max_iter=inner_max_iter, tol=inner_tol)
+        self._topic_pen = get_penalty(topic_penalty, param="topic_penalty")
+        self.inner = SolverSettings(inner_max_iter, inner_tol)
         self.x_sqnorms = [float(np.square(X.data, dtype=np.float64).sum()) for X in Xs]
         self.Gs = [steps.gram(W) for W in Ws]
         self.crosses = [0.0] * len(Xs)
@@ -102,8 +102,8 @@ class GroupRLSIProblem:
                 U_other = sp.hstack([self.Us[p] for p in with_class], format="csr")
                 C = np.concatenate([self.Gs[p][Ks:, :Ks] for p in with_class])
             self.U0, sweeps = steps.update_topics(
-                ResidualR(self.D, H, U_other, C), S0, self.U0, n_terms=self.M, penalty=self.topic_penalty,
-                lam=self.lambda1_shared, executor=executor, **self.inner)
+                ResidualR(self.D, H, U_other, C), self._topic_pen.prepared(S0, self.lambda1_shared), self.U0,
+                self.inner, n_terms=self.M, executor=executor)
 
         shared_rows = np.flatnonzero(np.diff(self.U0.indptr)) if (Ks and self.U0 is not None) else None
 
@@ -114,15 +114,13 @@ class GroupRLSIProblem:
             rows = self.class_terms[p] if shared_rows is None else np.union1d(self.class_terms[p], shared_rows)
             if len(rows) > _FULL_ROWS * self.M:
                 r_rows = ResidualR(self.Ds[p], W[:, Ks:], self.U0, G[:Ks, Ks:])
-                return steps.update_topics(r_rows, G[Ks:, Ks:], self.Us[p], n_terms=self.M,
-                                           penalty=self.topic_penalty, lam=float(self.lambda1_class[p]),
-                                           executor=_SERIAL, **self.inner)
+                return steps.update_topics(r_rows, self._topic_pen.prepared(G[Ks:, Ks:], float(self.lambda1_class[p])),
+                                           self.Us[p], self.inner, n_terms=self.M, executor=_SERIAL)
             U0 = self.U0[rows] if Ks and self.U0 is not None else None
             prev = self.Us[p][rows] if self.Us[p] is not None else None
             r_rows = ResidualR(self.Ds[p][rows], W[:, Ks:], U0, G[:Ks, Ks:])
-            U, sweeps = steps.update_topics(r_rows, G[Ks:, Ks:], prev, n_terms=len(rows),
-                                            penalty=self.topic_penalty, lam=float(self.lambda1_class[p]),
-                                            executor=_SERIAL, **self.inner)
+            U, sweeps = steps.update_topics(r_rows, self._topic_pen.prepared(G[Ks:, Ks:], float(self.lambda1_class[p])),
+                                            prev, self.inner, n_terms=len(rows), executor=_SERIAL)
             return _scatter_rows(U.tocsr(), rows, self.M), sweeps
 
         active = [p for p, k in enumerate(self.Kc) if k]
@@ -161,7 +159,7 @@ class GroupRLSIProblem:
             TG = self._topic_gram(p, G0)
             W, cross, G = steps.update_doc_vectors(self.Xs[p], self.class_topics(p), penalty=self.doc_penalty,
                                                    lam=self.lambda2, W_prev=self.Ws[p], dtype=self.dtype,
-                                                   return_gram=True, executor=_SERIAL, G=TG, **self.inner)
+                                                   return_gram=True, executor=_SERIAL, G=TG, settings=self.inner)
             return W, cross, G, TG
 
         for p, (W, cross, G, TG) in enumerate(executor.map(class_task, range(len(self.Xs)))):
@@ -185,6 +183,11 @@ class GroupRLSIProblem:
         if self.U0 is not None:
             total += self.lambda1_shared * pen.value(self.U0)
         return total
+
+    @property
+    def doc_vectors(self):
+        """Each class's V (Np x (Ks + Kc_p))."""
+        return self.Ws
 
     def components(self):
         """All topics as CSR (K x M): shared rows, then each class's rows in class order."""
@@ -273,87 +276,49 @@ class GroupRLSI(GroupModel):
     def _fold_lambda(self):
         return self.lambda2
 
-    def fit(self, X, y=None, V_init=None):
-        """Fit on X (n_samples x n_features, tf-idf) with class labels y (n_samples,). Returns self."""
-        self.fit_transform(X, y, V_init=V_init)
-        return self
-
-    def fit_transform(self, X, y=None, V_init=None):
-        """Fit; return the training document vectors (n_samples x K, the layout of :meth:`transform`).
-
-        ``V_init`` (n_samples x K, same layout) replaces ``init`` with given V₀ (Algorithm 1, line 3).
-        """
-        self._validate_params()
-        X = self._check_X(X, reset=True)
-        layout, idx = self._prepare_classes(X, y)
-        N, M = X.shape
-        order, offsets = split_by_class(X, idx, layout.n_classes)
-        Xs = [X[order[offsets[p]:offsets[p + 1]]] for p in range(layout.n_classes)]
+    def _start(self, X, y, executor, V_init=None):
+        """The classes, the λ₁ of Eq. 3, V₀ (``V_init``: n_samples x K, the layout of :meth:`transform`,
+        replaces ``init`` with a given V₀, Algorithm 1 line 3) and the problem."""
+        split = self._split(X, y)
+        N = X.shape[0]
         lam_s = effective_lambda1(self.lambda1, self.lambda1_scale, N)
         lam_c_value = self.lambda1 if self.lambda1_class is None else self.lambda1_class
-        lam_c = np.full(layout.n_classes, effective_lambda1(lam_c_value, self.lambda1_scale, N))
-        self.n_features_in_ = M
+        lam_c = np.full(split.layout.n_classes, effective_lambda1(lam_c_value, self.lambda1_scale, N))
         self.lambda1_shared_effective_ = lam_s
         self.lambda1_class_effective_ = lam_c
-        executor = get_executor(self.executor)
-        try:
-            with compute_threads(self.n_jobs):  # BLAS on one thread: see kernels.blas_rows
-                Ws = self._initial_vectors(X, Xs, layout, order, offsets, V_init)
-                problem = GroupRLSIProblem(Xs, Ws, layout.n_shared, lambda1_shared=lam_s, lambda1_class=lam_c,
-                                           lambda2=self.lambda2, topic_penalty=self.topic_penalty,
-                                           doc_penalty=self.doc_penalty, inner_max_iter=self.inner_max_iter,
-                                           inner_tol=self.inner_tol)
-                trace = alternate(problem, max_iter=self.max_iter, tol=self.tol, executor=executor,
-                                  name=type(self).__name__, verbose=self.verbose)
-        finally:
-            if executor is not self.executor:
-                executor.close()
-        self._finish_fit(layout, problem.components().astype(X.dtype), trace.objectives, trace.n_iter)
-        out = np.zeros((N, layout.n_topics), dtype=X.dtype)
-        for p in range(layout.n_classes):
-            self._scatter(out, order[offsets[p]:offsets[p + 1]], p, problem.Ws[p])
-        self.labels_ = idx
-        return out
+        Ws = self._initial_vectors(X, split, V_init)
+        problem = GroupRLSIProblem(split.Xs, Ws, split.layout.n_shared, lambda1_shared=lam_s, lambda1_class=lam_c,
+                                   lambda2=self.lambda2, topic_penalty=self.topic_penalty,
+                                   doc_penalty=self.doc_penalty, inner_max_iter=self.inner_max_iter,
+                                   inner_tol=self.inner_tol)
+        problem.split = split
+        return problem
 
-    def _initial_vectors(self, X, Xs, layout, order, offsets, V_init):
+    def _initial_vectors(self, X, split, V_init):
         """V₀ of each class, (Np x (Ks + Kc_p)): given, Gaussian (paper), or the ridge projection of the
-        class documents on seed documents (Ks drawn from all documents, Kc_p from the class), as BatchRLSI."""
+        class documents on seed documents (Ks drawn from all documents, Kc_p from the class), as BatchRLSI
+        (:mod:`rlsi.models.seeding`)."""
+        layout, Xs = split.layout, split.Xs
         P, Ks = layout.n_classes, layout.n_shared
         if V_init is not None:
-            V_init = np.asarray(V_init, dtype=X.dtype)
-            if V_init.shape != (X.shape[0], layout.n_topics) or not np.all(np.isfinite(V_init)):
-                raise RLSIError(f"V_init must be a finite array of shape (n_samples, n_topics)="
-                                f"{(X.shape[0], layout.n_topics)}; got {V_init.shape}")
-            return [np.ascontiguousarray(V_init[np.ix_(order[offsets[p]:offsets[p + 1]], layout.columns(p))])
-                    for p in range(P)]
+            V_init = check_doc_vectors(V_init, (X.shape[0], layout.n_topics), X.dtype, columns="n_topics")
+            return [np.ascontiguousarray(V_init[np.ix_(split.rows(p), layout.columns(p))]) for p in range(P)]
         rng = check_random_state(self.random_state)
         if self.init == "random":
-            Ws = []
-            for p, Xp in enumerate(Xs):
-                k = Ks + int(layout.class_topics[p])
-                sigma = np.sqrt(float(np.square(Xp.data, dtype=np.float64).sum()) / (Xp.shape[0] * k))
-                Ws.append((rng.standard_normal((Xp.shape[0], k)) * sigma).astype(X.dtype))
-            return Ws
-        seeds0 = _seed_topics(X, Ks, rng) if Ks else None
+            return [random_doc_vectors(rng, Xp.shape[0], Ks + int(layout.class_topics[p]),
+                                       np.square(Xp.data, dtype=np.float64).sum(), X.dtype)
+                    for p, Xp in enumerate(Xs)]
+        seeds0 = seed_topics(X, Ks, rng) if Ks else None
         Ws = []
         for p, Xp in enumerate(Xs):
             parts = [seeds0] if Ks else []
             if layout.class_topics[p]:
-                parts.append(_seed_topics(Xp, int(layout.class_topics[p]), rng))
+                parts.append(seed_topics(Xp, int(layout.class_topics[p]), rng))
             U = sp.hstack(parts, format="csr") if len(parts) > 1 else parts[0]
             W, _ = steps.update_doc_vectors(Xp, U, penalty=self.doc_penalty, lam=self.lambda2,
-                                            max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=X.dtype)
+                                            settings=SolverSettings(self.inner_max_iter, self.inner_tol), dtype=X.dtype)
             Ws.append(W)
         return Ws
-
-
-def _seed_topics(X, k, rng):
-    """k distinct random non-empty documents of X as unit-norm topics (M x k CSR), as BatchRLSI's init."""
-    nonempty = np.flatnonzero(np.diff(X.indptr) > 0)
-    picks = np.sort(rng.choice(nonempty, size=k, replace=False))
-    U = X[picks].T.tocsr()
-    norms = np.sqrt(np.asarray(U.multiply(U).sum(axis=0)).ravel())
-    return (U @ sp.diags(1.0 / norms)).tocsr().astype(X.dtype)
 
 
 @register("CRLSI")

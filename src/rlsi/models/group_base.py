@@ -36,6 +36,8 @@ from ..errors import RLSIError
 from ..kernels.products import csr_csr_dense, csr_dense_rows
 from . import steps
 from .base import TopicModel, check_fitted
+from .skeleton import AlternatingFit
+from .penalties import SolverSettings
 from .penalties import penalty as get_penalty
 
 log = logging.getLogger(__name__)
@@ -215,11 +217,27 @@ class ResidualR:
 
 
 # ---------------------------------------------------------------------------------------------- model
-class GroupModel(TopicModel):
+class ClassSplit:
+    """The training documents by class: ``layout`` (:class:`ClassLayout`), ``idx`` (class index of each
+    document), ``order``/``offsets`` (:func:`split_by_class`) and ``Xs`` (each class's rows of X, CSR)."""
+
+    def __init__(self, X, layout, idx):
+        self.layout, self.idx = layout, idx
+        self.order, self.offsets = split_by_class(X, idx, layout.n_classes)
+        self.Xs = [X[self.rows(p)] for p in range(layout.n_classes)]
+
+    def rows(self, p):
+        """Indices (into X) of the documents of class p, in order."""
+        return self.order[self.offsets[p]:self.offsets[p + 1]]
+
+
+class GroupModel(AlternatingFit, TopicModel):
     """Base of :class:`~rlsi.models.group.GroupRLSI` and :class:`~rlsi.models.group_nmf.GroupNMF`.
 
-    Subclasses define ``_fold_penalty`` / ``_fold_lambda`` (Q and λ₂ of the folding-in) and ``fit``;
-    they call :meth:`_prepare_classes` and :meth:`_finish_fit`.
+    Subclasses define ``_fold_penalty`` / ``_fold_lambda`` (Q and λ₂ of the folding-in) and the skeleton's
+    ``_start`` (:class:`rlsi.models.skeleton.AlternatingFit`): it calls :meth:`_split` and returns a problem
+    with ``split`` (the :class:`ClassSplit`), ``components()`` (K x M) and ``doc_vectors`` (per class, Np x
+    (Ks + Kc_p)); the finish and the training document vectors are written here.
     """
 
     _state_scalars = ("n_iter_", "n_features_in_", "n_shared_topics_")
@@ -274,24 +292,43 @@ class GroupModel(TopicModel):
                             f"of class {classes.tolist()[widest]!r} (n_shared_topics + n_class_topics); lower them")
         return ClassLayout(classes, Kc, Ks), idx
 
-    def _finish_fit(self, layout, components, objectives, n_iter):
+    def _split(self, X, y):
+        """The training documents by class (:class:`ClassSplit`); sets ``n_features_in_``."""
+        layout, idx = self._prepare_classes(X, y)
+        self.n_features_in_ = X.shape[1]
+        return ClassSplit(X, layout, idx)
+
+    def _finish(self, problem, trace, X):
+        layout = problem.split.layout
         self.classes_ = layout.classes
         self.class_topics_ = layout.class_topics
         self.n_shared_topics_ = layout.n_shared
         self.topic_groups_ = layout.groups()
-        self.objective_ = np.asarray(objectives, dtype=np.float64)
-        self.n_iter_ = int(n_iter)
-        self._set_components(components)
+        self.objective_ = np.asarray(trace.objectives, dtype=np.float64)
+        self.n_iter_ = int(trace.n_iter)
+        self._set_components(problem.components().astype(X.dtype, copy=False))
         self._prepare_class_topics()
+        self.labels_ = problem.split.idx
+
+    def _fit_output(self, problem, X):
+        """The training document vectors (n_samples x K, the layout of :meth:`transform`)."""
+        split = problem.split
+        out = np.zeros((X.shape[0], split.layout.n_topics), dtype=X.dtype)
+        for p, V in enumerate(problem.doc_vectors):
+            self._scatter(out, split.rows(p), p, V)
+        return out
 
     def _after_load(self):
         super()._after_load()
         self.classes_ = np.asarray(self.classes_)
         self.class_topics_ = np.asarray(self.class_topics_, dtype=np.int64)
         layout = self._layout()
-        if layout.n_topics != self.components_.shape[0] or len(self.class_topics_) != len(self.classes_):
-            raise RLSIError(f"{type(self).__name__} state has {self.components_.shape[0]} topics but "
-                            f"{layout.n_topics} by its classes and topic counts: the model is damaged")
+        if len(self.class_topics_) != len(self.classes_):
+            raise RLSIError(f"{type(self).__name__} state has {len(self.classes_)} classes but "
+                            f"{len(self.class_topics_)} class topic counts: the model is damaged")
+        if layout.n_topics != self.components_.shape[0]:
+            raise RLSIError(f"{type(self).__name__} state has {self.components_.shape[0]} topics but its classes "
+                            f"own {layout.n_topics} (with the shared ones): the model is damaged")
         self._prepare_class_topics()
 
     def _to_state(self):
@@ -352,10 +389,10 @@ class GroupModel(TopicModel):
         U = self.class_topics_matrix(p)
         pen = get_penalty(self._fold_penalty)
         lam = self._fold_lambda()
-        prepared = pen.prepare(steps.topic_gram(U), lam)
+        step = pen.prepared(steps.topic_gram(U), lam)
         dtype = X.dtype
         Phi = csr_csr_dense(X, U, dtype=dtype) if sp.issparse(U) else np.asarray(X @ U, dtype=dtype)
-        V, _ = pen.solve(Phi, prepared, None, lam, max_iter=self.inner_max_iter, tol=self.inner_tol)
+        V, _ = step.solve(Phi, None, SolverSettings(self.inner_max_iter, self.inner_tol))
         V = np.asarray(V, dtype=np.float64)
         if not want_error:
             return V.astype(dtype, copy=False), None
@@ -384,6 +421,12 @@ class GroupModel(TopicModel):
         """Class of each row of X: ``argmin_p E(d; Ũp)`` (§4.3). Returns labels from ``classes_``."""
         X = self._check_X(X, reset=False)
         return self.classes_[self._fold(X, None)[1]]
+
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy of :meth:`predict` on ``X`` against the labels ``y`` (as a scikit-learn classifier)."""
+        from sklearn.metrics import accuracy_score
+
+        return float(accuracy_score(np.asarray(y), self.predict(X), sample_weight=sample_weight))
 
     def _fold_in(self, X):
         return self._fold(X, None)[0]

@@ -31,12 +31,9 @@ from .._validation import check_random_state
 from ..errors import RLSIError
 from ..io import register
 from ..kernels.blas_rows import cross_rows
-from ..kernels.lasso import compute_threads
 from ..kernels.products import csr_dense_rows
 from . import steps
-from .driver import alternate
-from .executor import get_executor
-from .group_base import GroupModel, split_by_class
+from .group_base import GroupModel
 
 __all__ = ["GroupNMF", "CNMF", "GroupNMFProblem"]
 
@@ -133,7 +130,13 @@ class GroupNMFProblem:
         return float(sum(xs - 2.0 * c + np.sum(TG * G)
                          for xs, c, TG, G in zip(self.x_sqnorms, self.crosses, self.TGs, self.Gs)))
 
+    @property
+    def doc_vectors(self):
+        """Each class's Vpᵀ (Np x (Ks + Kc_p))."""
+        return self.Vs
+
     def components(self):
+        """All topics as a dense C-ordered array (K x M): shared rows, then each class's rows."""
         parts = ([self.U0] if self.Ks else []) + [U for U in self.Us if U is not None]
         return np.ascontiguousarray(np.hstack(parts).T)
 
@@ -185,49 +188,32 @@ class GroupNMF(GroupModel):
         self.executor = executor
         self.verbose = verbose
 
-    def fit(self, X, y=None):
-        """Fit on X (n_samples x n_features, non-negative) with class labels y. Returns self."""
-        self.fit_transform(X, y)
-        return self
-
-    def fit_transform(self, X, y=None):
-        """Fit; return the training document vectors (n_samples x K, the layout of :meth:`transform`)."""
-        self._validate_params()
+    def _check_fit_input(self, X, y):
         X = self._check_X(X, reset=True)
         if X.nnz and X.data.min() < 0:
             # scikit-learn's wording for a non-negative model (as rlsi's NMF baseline)
             raise RLSIError(f"Negative values in data passed to {type(self).__name__}, which needs a "
                             f"non-negative matrix (tf-idf or counts, not centred data)")
-        layout, idx = self._prepare_classes(X, y)
+        return X, y
+
+    def _start(self, X, y, executor):
+        """The classes and the random start of Algorithm 5 (module docstring)."""
+        split = self._split(X, y)
+        layout = split.layout
         N, M = X.shape
-        order, offsets = split_by_class(X, idx, layout.n_classes)
-        Xs = [X[order[offsets[p]:offsets[p + 1]]] for p in range(layout.n_classes)]
-        self.n_features_in_ = M
         rng = check_random_state(self.random_state)
         a = np.sqrt(float(X.sum()) / (N * M) / layout.n_topics)
         dtype = X.dtype
         Ks = layout.n_shared
         U0 = (a * np.abs(rng.standard_normal((M, Ks)))).astype(dtype) if Ks else None
         Us, Vs = [], []
-        for p, Xp in enumerate(Xs):
+        for p, Xp in enumerate(split.Xs):
             kc = int(layout.class_topics[p])
             Us.append((a * np.abs(rng.standard_normal((M, kc)))).astype(dtype) if kc else None)
             Vs.append((a * np.abs(rng.standard_normal((Xp.shape[0], Ks + kc)))).astype(dtype))
-        executor = get_executor(self.executor)
-        try:
-            with compute_threads(self.n_jobs):  # BLAS on one thread: see kernels.blas_rows
-                problem = GroupNMFProblem(Xs, U0, Us, Vs, Ks)
-                trace = alternate(problem, max_iter=self.max_iter, tol=self.tol, executor=executor,
-                                  name=type(self).__name__, verbose=self.verbose)
-        finally:
-            if executor is not self.executor:
-                executor.close()
-        self._finish_fit(layout, problem.components(), trace.objectives, trace.n_iter)
-        out = np.zeros((N, layout.n_topics), dtype=dtype)
-        for p in range(layout.n_classes):
-            self._scatter(out, order[offsets[p]:offsets[p + 1]], p, problem.Vs[p])
-        self.labels_ = idx
-        return out
+        problem = GroupNMFProblem(split.Xs, U0, Us, Vs, Ks)
+        problem.split = split
+        return problem
 
 
 @register("CNMF")

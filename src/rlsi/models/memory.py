@@ -40,12 +40,12 @@ fit. Two ways to count them:
   solved on a sample of documents and term rows (the λ₁ of Eq. 1 scaled to the sample: ``R`` and ``S``
   both scale with the documents, so the lasso keeps the same support; the sample's noise only adds
   non-zeros). It gives nnz(U), the V-step's work share ``Σ df(m) nnz(U_m) / (nnz(X) K)`` that decides
-  the dense copy (``batch.SPARSE_WORK_SHARE``) and h, nnz(U) and h counted with a margin of
+  the dense copy (``RLSITuning.sparse_work_share``) and h, nnz(U) and h counted with a margin of
   :data:`PREDICTION_MARGIN`, the copy when the predicted share is within :data:`SHARE_MARGIN` of the
   switch: a few seconds, and the estimate no longer counts a copy of U that the
   fit does not take (it made the estimate 35–66 % high at 100k x 500k);
 * bounded: ``topic_density`` (0.05, the share beyond which ``topic_representation="auto"`` switches to
-  dense topics when they fit in ``DENSE_MAX_BYTES``) bounds nnz(U), and the copy is counted whenever it
+  dense topics when they fit in ``RLSITuning.dense_max_bytes``) bounds nnz(U), and the copy is counted whenever it
   is possible.
 
 The peak is the largest of the phases (setup, S of the initial W, U-step, V-step); ``baseline`` adds what
@@ -54,8 +54,8 @@ the process holds already (the interpreter, the libraries, the compiled kernels:
 the latter). The search for λ₁ of ``target_terms_per_topic`` is the phase "λ1 search" (``search=True``: the
 fit's one copy of D, shared by the search's problems, which the fit then continues, and up to three copies
 of W at once). Not counted: the allocator's fragmentation, and what freed temporaries (the prediction's,
-the initialisation's) leave resident: 5–10 % of the measured peaks at 50k–200k documents
-(benchmarks/results/memory_estimate.md), which is why the estimate there is a few % low.
+the initialisation's) leave resident: 5–10 % of the measured peaks at 50k–200k documents,
+which is why the estimate there is a few % low.
 
 Why a memory limit does not size the blocks. The blocks are the one part of the peak that a block size
 could bound, and they are small: ``E`` = 4M entries make 3 E b = 96 MB of R blocks in float64 (48 MB in
@@ -77,6 +77,8 @@ from dataclasses import dataclass, field
 
 import numba
 import numpy as np
+
+from .rlsi_policy import TUNING, RLSIPolicy
 
 __all__ = ["MemoryEstimate", "TopicProfile", "estimate_batch_fit", "estimate_for", "estimate_online_fit",
            "predict_topics", "batch_terms", "current_rss", "peak_rss", "available_memory", "format_bytes",
@@ -192,7 +194,8 @@ def available_memory():
 
 def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, index_dtype=None,
                        topic_penalty="l1", topic_representation="auto", topic_density=0.05, topics=None,
-                       block_entries=None, n_workers=1, init="docs", search=False, baseline=0) -> MemoryEstimate:
+                       block_entries=None, n_workers=1, init="docs", search=False, baseline=0,
+                       tuning=TUNING) -> MemoryEstimate:
     """Estimate the peak memory of ``BatchRLSI(n_components, ...).fit(X)`` for X of this size (see the
     module docstring for the model). ``topics``: a :class:`TopicProfile` (:func:`predict_topics`) counts
     U, the V-step's dense copy of U and the sparse plan from the predicted topics (with
@@ -200,8 +203,8 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
     (the thread executor's workers; 1 for the default serial executor). ``search``: the fit searches λ₁ for
     ``target_terms_per_topic`` first (:mod:`rlsi.models.sparsity`): its own transposed copy, plus the
     problems of two successive rounds side by side (three copies of D at once; an upper bound read from
-    the code, not measured). Returns a :class:`MemoryEstimate`."""
-    from .batch import DENSE_ABOVE, DENSE_MAX_BYTES, SPARSE_WORK_SHARE
+    the code, not measured). ``tuning``: the fit's (:class:`rlsi.models.rlsi_policy.RLSITuning`: the
+    representation and the dense copy are decided with the fit's numbers). Returns a :class:`MemoryEstimate`."""
     from ..kernels import blas_rows
     from .tasks import block_rows
 
@@ -216,13 +219,13 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
     W = N * K * b
     l1 = topic_penalty in ("l1", "nonneg_l1")
     per_term = 8 * M + (16 * M if l1 else 0)  # df; the screening's row norms and bounds
-    dense_ok = M * K * b <= DENSE_MAX_BYTES
+    # the fit's own decisions (rlsi_policy.RLSIPolicy, with the fit's tuning)
+    policy = RLSIPolicy(topic_representation, M, K, b, "l1" if l1 else "l2", inner_max_iter=1, inner_tol=0.0,
+                        topic_sweeps=None, tuning=tuning)
     density = float(topic_density)
-    # the representation follows the density itself (the switch of batch.RLSIProblem), so a predicted
-    # density decides it without the margin (dense topics cost 2 M K b in the U-step, sparse ones 3 nnz(U))
-    switch_density = float(topics.density) if topics is not None else density
-    dense = topic_representation == "dense" or (topic_representation == "auto" and dense_ok and (
-        not l1 or switch_density > DENSE_ABOVE))
+    # the representation follows the density itself, so a predicted density decides it without the margin
+    # (dense topics cost 2 M K b in the U-step, sparse ones 3 nnz(U))
+    dense = policy.dense_at(float(topics.density) if topics is not None else density)
     if dense:
         U_step, U_kept = 2 * M * K * b, M * K * b
     else:
@@ -230,10 +233,9 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
         U_kept = nnz_u * (b + 4) + (M + 1) * 4
         U_step = 3 * nnz_u * (b + 4) + (M + 1) * 4
     # "auto" with sparse topics: the V-step takes a dense copy of U once the sparse product X U would cost
-    # more (batch.SPARSE_WORK_SHARE: common terms' topics fill first, so this happens at a few % density);
+    # more (tuning.sparse_work_share: common terms' topics fill first, so this happens at a few % density);
     # without a prediction, whenever it can
-    copy = topic_representation == "auto" and dense_ok and not dense and (
-        topics is None or SHARE_MARGIN * topics.work_share > SPARSE_WORK_SHARE)
+    copy = not dense and policy.copies_at(np.inf if topics is None else SHARE_MARGIN * topics.work_share)
     v_copy = M * K * b if copy else 0
     # the sparse product's plan (kernels.products.sparse_plan): a row index per term and the heavy rows
     # dense; a heavy row holds > DENSE_ROW_SHARE K entries, so there are at most nnz(U) / (0.2 K) of them
@@ -282,7 +284,7 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
 
 def estimate_online_fit(n_docs, n_terms, nnz, n_components, *, batch_size=256, dtype=np.float64,
                         index_dtype=None, topic_density=0.05, batch_terms=None, stats_dtype=None, n_inner=1,
-                        baseline=0) -> MemoryEstimate:
+                        baseline=0, tuning=TUNING) -> MemoryEstimate:
     """Estimate the peak memory of ``OnlineRLSI(n_components, batch_size=..., n_inner=...).fit(X)`` (one or more
     passes over X, N x M with nnz entries; ℓ1 topics). An upper-bound model, read from ``online.py``,
     ``active_rows.py`` and ``stats.py`` (keep in step with them):
@@ -291,7 +293,7 @@ def estimate_online_fit(n_docs, n_terms, nnz, n_components, *, batch_size=256, d
       ``stats_dtype`` (``OnlineRLSI(stats_dtype=None)`` follows X: float32 for float32 X) and ``S`` (the
       re-scaling is lazy: no second R);
     * topics, with nnz(U) <= ``topic_density`` M K and s the itemsize of R: dense (M K 8 <=
-      ``DENSE_MAX_BYTES``): U, solved in place, and the live rows of before the mini-batch as CSR
+      ``RLSITuning.dense_max_bytes``): U, solved in place, and the live rows of before the mini-batch as CSR
       (``nnz(U) (8 + 4) + 8 M``); else CSR: the old and the new topics and the solved blocks' pieces
       ``3 nnz(U) (s + 4) + 4 M`` plus one block of solved rows (``SOLVE_ENTRIES`` s) and, for float32 R, the
       V-step's float64 copy of their values (8 nnz(U), ``kernels.products.sparse_plan``); the row maxima and
@@ -308,7 +310,6 @@ def estimate_online_fit(n_docs, n_terms, nnz, n_components, *, batch_size=256, d
 
     Returns a :class:`MemoryEstimate` with the single phase ``"mini-batch"``."""
     from .active_rows import SOLVE_ENTRIES
-    from .batch import DENSE_MAX_BYTES
     from .stats import TRANSPOSE_ENTRIES
     from .tasks import block_rows
 
@@ -321,7 +322,7 @@ def estimate_online_fit(n_docs, n_terms, nnz, n_components, *, batch_size=256, d
     s = np.dtype(stats_dtype).itemsize
     R = M * K * s + 8 * K * K
     nnz_u = int(float(topic_density) * M * K)
-    dense = M * K * 8 <= DENSE_MAX_BYTES
+    dense = M * K * 8 <= tuning.dense_max_bytes
     topics = (M * K * 8 + nnz_u * 12 + 8 * M if dense else
               3 * nnz_u * (s + 4) + 4 * (M + 1) + min(M * K, SOLVE_ENTRIES) * s + (8 * nnz_u if s != 8 else 0)) + 9 * M
     c = min(M, -(-eta * nnz // max(N, 1)) if batch_terms is None else int(batch_terms))
@@ -365,28 +366,24 @@ def predict_topics(X, n_components, *, lambda1=None, target=None, lambda2=1.0, d
     the ``head_terms`` most frequent terms of the sample, which carry most of X's entries and so decide the
     V-step's cost, and a uniform sample of ``sample_terms`` of the others, weighted up to all of them. The
     first U-step is the one before the V-step where the dense copy of U is decided first; on the ladder's
-    corpora later iterations keep about its density (benchmarks/results/memory_estimate.md).
+    corpora later iterations keep about its density.
     Returns a :class:`TopicProfile`."""
-    import scipy.sparse as sp
-
     from .._validation import check_random_state
     from ..kernels.lasso import lasso_rows
     from ..kernels.products import DENSE_ROW_SHARE, csr_dense_take
     from . import steps
+    from .penalties import SolverSettings
+    from .seeding import seed_topics
 
     rng = check_random_state(random_state)
     N, M = X.shape
     K = int(n_components)
-    nonempty = np.flatnonzero(np.diff(X.indptr) > 0)
-    if len(nonempty) < K or K > M or (lambda1 is None) == (target is None):
-        raise ValueError("predict_topics needs K <= M, K non-empty documents and one of lambda1, target")
-    seeds = np.sort(rng.choice(nonempty, size=K, replace=False))
-    U0 = X[seeds].T.tocsr().astype(np.float64)
-    norms = np.sqrt(np.asarray(U0.multiply(U0).sum(axis=0)).ravel())
-    U0 = (U0 @ sp.diags(1.0 / norms)).tocsr()
+    if K > M or (lambda1 is None) == (target is None):
+        raise ValueError("predict_topics needs K <= M and one of lambda1, target")
+    U0 = seed_topics(X, K, rng).astype(np.float64)  # as init="docs"
     docs = np.sort(rng.choice(N, size=min(N, int(sample_docs)), replace=False))
     Xs = X[docs].astype(np.float64)
-    Ws, _ = steps.update_doc_vectors(Xs, U0, penalty=doc_penalty, lam=lambda2, max_iter=max_iter, tol=tol,
+    Ws, _ = steps.update_doc_vectors(Xs, U0, penalty=doc_penalty, lam=lambda2, settings=SolverSettings(max_iter, tol),
                                      dtype=np.float64)
     del U0
     Ds = Xs.T.tocsr()
@@ -440,7 +437,7 @@ def estimate_for(model, X, *, baseline=0, topic_density=None) -> MemoryEstimate:
                                    topic_density=0.05 if topic_density is None else topic_density,
                                    batch_terms=batch_terms(X, model.batch_size),
                                    stats_dtype=model._stats_dtype(X.dtype), n_inner=model.n_inner,
-                                   baseline=baseline)
+                                   baseline=baseline, tuning=model._tuning)
 
     executor = getattr(model, "executor", None)
     workers = 1
@@ -466,4 +463,5 @@ def estimate_for(model, X, *, baseline=0, topic_density=None) -> MemoryEstimate:
                               topic_penalty=model.topic_penalty, topic_representation=model.topic_representation,
                               topic_density=0.05 if topic_density is None else topic_density, topics=topics,
                               n_workers=workers, init=model.init,
-                              search=getattr(model, "target_terms_per_topic", None) is not None, baseline=baseline)
+                              search=getattr(model, "target_terms_per_topic", None) is not None, baseline=baseline,
+                              tuning=model._tuning)

@@ -1,4 +1,5 @@
-"""Mini-batches of a CSR corpus for :meth:`rlsi.models.OnlineRLSI.fit`: :func:`batch_rows`.
+"""Mini-batches of a CSR corpus for :meth:`rlsi.models.OnlineRLSI.fit`: :func:`batch_rows`, and where a
+mini-batch is projected on the topics: :class:`LocalProjection`.
 
 A mini-batch is a CSR matrix (n x M, the documents as rows, all M terms of the corpus as columns) of some
 of the corpus's rows — a run of consecutive rows ``a..b`` or an ascending set of them — with float64 data
@@ -11,7 +12,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["batch_rows"]
+from . import steps
+
+__all__ = ["LocalProjection", "batch_rows"]
 
 
 class _Run(np.ndarray):
@@ -44,3 +47,28 @@ def batch_rows(X, a, b=None):
     out.has_sorted_indices = X.has_sorted_indices
     out.has_canonical_format = X.has_canonical_format
     return out
+
+
+class LocalProjection:
+    """Where OnlineRLSI projects a mini-batch: here. Each embedded iteration's V-step is
+    :func:`rlsi.models.steps.update_doc_vectors` on the batch (Φ = X U from the live rows as CSR where a dense
+    U would be read K-wide for every entry of X), its statistics :meth:`rlsi.models.stats.PendingBatch.assign`. The distributed
+    learner's projection (:class:`rlsi.distributed.online.DaskProjection`) is the only other one; the rest
+    of the mini-batch step is the same code."""
+
+    def __init__(self, model, X):
+        self.model, self.X = model, X
+
+    def __call__(self, U, rows, G, W_prev, pending):
+        """W (n x K float64) of the batch on the topics U (``rows``: the ActiveRows of ℓ1 topics, or None;
+        ``G = UᵀU``), warm-started from ``W_prev``; the batch's statistics are set from it."""
+        m = self.model
+        U_proj = rows.projection_topics(U, self.X.nnz) if rows is not None else U
+        W, _ = steps.update_doc_vectors(self.X, U_proj, penalty=m.doc_penalty, lam=m.lambda2,
+                                        settings=m._inner_settings(), W_prev=W_prev, dtype=np.float64, G=G)
+        pending.assign(W)
+        return W
+
+    def vectors(self, W):
+        """The batch's vectors after the last iteration (here: ``W`` itself)."""
+        return W

@@ -30,12 +30,12 @@ runs on the block without the general V-step's per-block set-up. Nothing of a mi
 lazy (R is kept as ``scale · R_stored`` and the U-step solved on the stored rows with ``(S/scale,
 λ₁/scale)``, the same minimiser exactly; see :mod:`rlsi.models.stats`), and with ξ = 1 the batch's rows
 of R are added to in place (no copy of them). Topics are a dense M x K array when that fits
-(``DENSE_MAX_BYTES``), else CSR (7M terms x K = 500 would be 28 GB dense); both go through ActiveRows —
+(``RLSITuning.dense_max_bytes``), else CSR (7M terms x K = 500 would be 28 GB dense); both go through ActiveRows —
 with CSR topics the rows solved are the new topics, since every other row is zero and stays zero. A term
 absent from the mini-batch has no cheaper exact update: its row of R is only re-scaled, but S gains the
 batch's ``WᵀW`` and λ₁ follows the weight, so its solution changes; only zero rows with
 ``max|r| <= λ₁/2`` are skipped (exactly optimal). Warm-started U-steps take at most ``topic_sweeps``
-coordinate-descent sweeps per row (BatchRLSI's inexact U-step, see :func:`rlsi.models.batch.topic_max_iter`);
+coordinate-descent sweeps per row (BatchRLSI's inexact U-step, see :func:`rlsi.models.rlsi_policy.topic_max_iter`);
 ``topic_sweeps=None`` solves each to ``inner_tol``.
 
 Time and re-scaling. The paper's t counts documents (η = 1). With mini-batches t still counts
@@ -94,8 +94,10 @@ S and column of R are zeroed (it starts without history). The tracker (:mod:`rls
 a topic that comes back, either way, as a new life of the same index (``T7.2``).
 
 Persistence. ``rlsi.io.save(path, model=online)`` stores the full online state — topics, S, R, t, the
-total weight, the random generator — pickle-free; a loaded model continues the stream bit-identically
-to one that never stopped.
+total weight, the random generator — pickle-free; a loaded model continues the stream as one that never
+stopped. The result is bit-identical when the model held its topics sparse at the save; a model that held
+them dense (topics of many non-zeros) is loaded with sparse topics, its next products are summed in another
+order, and the topics agree to rounding (differences below 1e-15 for entries of order 1).
 """
 
 from __future__ import annotations
@@ -110,18 +112,22 @@ from .._params import Anything, Boolean, Choice, Integer, Real
 from .._progress import progress_bar
 from .._validation import check_matrix, check_random_state
 from ..errors import RLSIError
+from ..gpu import online as gpu_online
+from ..gpu.backend import DEVICES, is_device
 from ..io import register
-from ..kernels.lasso import compute_threads
+from ..kernels.threads import compute_threads
 from ..kernels.convert import csr_rows_to_dense, dense_to_csr
 from ..kernels.products import csr_csr_dense
 from . import steps
 from .regularization import INITS, LAMBDA1_SCALES, effective_lambda1
 from .base import check_fitted
-from .batch import DENSE_MAX_BYTES, topic_max_iter
+from .rlsi_policy import topic_max_iter
+from .seeding import given_topics, pick_seed_documents, unit_topics
+from .penalties import SolverSettings
 from .penalties import penalty as get_penalty
 from .squared import SquaredLossModel
 from .active_rows import ActiveRows, CompactBatch
-from .minibatch import batch_rows
+from .minibatch import LocalProjection, batch_rows
 from .stats import TopicStatistics
 
 log = logging.getLogger(__name__)
@@ -129,18 +135,6 @@ log = logging.getLogger(__name__)
 _BIT_GENERATORS = {"PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64"}
 # a document seeds a dead topic only if the live topics explain less than 10% of ‖d‖² (a new theme)
 RESEED_MIN_UNEXPLAINED = 0.9
-
-
-def _topics_from(obj):
-    """Components (K x M, CSR float64) from a fitted model, a sparse matrix or an array."""
-    if hasattr(obj, "get_params") or hasattr(obj, "components_"):
-        comp = getattr(obj, "components_", None)
-        if comp is None:
-            raise RLSIError(f"topic_init={type(obj).__name__} is not fitted (a clone loses its topics; "
-                            f"pass model.components_ instead)")
-        obj = comp
-    comp = check_matrix(obj, name="topic_init", dtype=np.float64)
-    return comp
 
 
 @register("OnlineRLSI")
@@ -172,11 +166,11 @@ class OnlineRLSI(SquaredLossModel):
     inner_max_iter, inner_tol : coordinate-descent sweeps per row and stopping rule.
     topic_sweeps : None or int, default None — coordinate-descent sweeps per term row in every warm-started
         U-step (all but the first U-step of the stream, which is solved to ``inner_tol``), as
-        :class:`rlsi.models.BatchRLSI`'s parameter of that name (:func:`rlsi.models.batch.topic_max_iter`);
+        :class:`rlsi.models.BatchRLSI`'s parameter of that name (:func:`rlsi.models.rlsi_policy.topic_max_iter`);
         None solves every U-step to ``inner_tol`` (at most ``inner_max_iter`` sweeps): Algorithm 4's exact
         U-steps. Unlike BatchRLSI's, the default is None: warm-started online U-steps already converge in
         about 2 sweeps per row on average (20 Newsgroups, ρ = 1, ξ = 10: 1.78 exact vs 1.69 with 3), and
-        the cap's speed-up was within the noise of benchmarks/results/online_tracking.md at ξ = 10 and
+        the cap's speed-up was within the noise of the online tracking benchmark at ξ = 10 and
         ξ = 1 with the same reconstruction error; it is there for streams where the U-step dominates.
     stats_dtype : None, "float64" or "float32", default None — dtype of the statistics R (M x K); None: that
         of the first X of the stream (``fit``'s X). float32 halves the largest array of an online fit with a
@@ -187,6 +181,7 @@ class OnlineRLSI(SquaredLossModel):
     random_state : None, int or Generator.
     n_jobs : None or int — numba threads.
     verbose : int — 1 shows a progress bar in ``fit`` (documents per second).
+    device : {"cpu", "cuda", "cuda:float64", ...}, default "cpu" — where the steps run (:mod:`rlsi.gpu.online`).
 
     Attributes
     ----------
@@ -210,24 +205,24 @@ class OnlineRLSI(SquaredLossModel):
         "n_passes": Integer(low=1),
         "shuffle": Boolean(),
         "reseed_dead": Boolean(),
-        "topic_init": Anything(),  # checked by _topics_from when the stream starts
+        "topic_init": Anything(),  # checked by seeding.given_topics when the stream starts
         "topic_sweeps": Integer(low=1, none=True),
         "stats_dtype": Choice((None, "float64", "float32")),
         "random_state": Anything(),
+        "device": Choice(DEVICES),
     }
     _state_scalars = ("n_iter_", "n_features_in_", "lambda1_effective_", "n_batches_", "n_docs_seen_",
                       "u_change_", "topics_initialized_", "rng_state_", "n_reseeded_")
     _state_arrays = ("components_",)
-    #: ξ > 1 with dense topics: run a mini-batch's embedded iterations on a compact copy of the rows they touch
-    #: (:class:`rlsi.models.active_rows.CompactBatch`; the same numbers as the scattered path, which tests
-    #: compare by setting this to False on an instance).
-    _COMPACT = True
+    #: Whether :meth:`_projection` projects the batches in this process (a compact block of the rows a batch
+    #: touches, ξ > 1, projects it here too).
+    _projects_here = True
 
     def __init__(self, n_components=20, *, lambda1=0.05, lambda2=1.0, topic_penalty="l1",
                  doc_penalty="l2", lambda1_scale="per_doc", rho=0.0, batch_size=256, n_inner=1,
                  n_passes=1, shuffle=False, init="docs", topic_init=None, reseed_dead=False,
                  inner_max_iter=100, inner_tol=1e-4, topic_sweeps=None, stats_dtype=None,
-                 random_state=None, n_jobs=None, verbose=0):
+                 random_state=None, n_jobs=None, verbose=0, device="cpu"):
         self.n_components = n_components
         self.lambda1 = lambda1
         self.lambda2 = lambda2
@@ -249,6 +244,7 @@ class OnlineRLSI(SquaredLossModel):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.device = device
 
     # ------------------------------------------------------------------ parameters
     def lambda1_at(self, weight):
@@ -265,6 +261,8 @@ class OnlineRLSI(SquaredLossModel):
     def fit(self, X, y=None):
         """Reset and learn from X (n_samples x n_features) in mini-batches of ``batch_size``, ``n_passes``
         times (in X's order unless ``shuffle``). Returns self."""
+        if is_device(self.device):  # the same stream of mini-batches on the device
+            return gpu_online.fit_online(self, X)
         self._validate_params()
         X = self._check_X(X, reset=True)
         self._reset(X.dtype)
@@ -295,6 +293,8 @@ class OnlineRLSI(SquaredLossModel):
         """Like :meth:`partial_fit`; returns the batch's document vectors W (n_samples x n_components)
         — the projections stored in the statistics, made with the topics before this step's last
         U-update (Algorithm 4's v_t)."""
+        if is_device(self.device):
+            return gpu_online.partial_fit_transform(self, X)
         if not hasattr(self, "stats_"):
             self._validate_params()
             X = check_matrix(X)
@@ -320,7 +320,7 @@ class OnlineRLSI(SquaredLossModel):
                 delattr(self, key)
         self._rng = check_random_state(self.random_state)
         self._U = None
-        self._row_cache = None  # (U, ActiveRows.cache) after the last mini-batch: row maxima of R, live rows
+        self._row_cache = None  # the RowCache of the last mini-batch (row maxima of R, live rows, G)
         self.n_features_in_ = 0
         K = self.n_components
         self.stats_ = TopicStatistics(K, 0, self._stats_dtype(dtype))
@@ -330,7 +330,7 @@ class OnlineRLSI(SquaredLossModel):
         self.lambda1_effective_ = 0.0
         self.u_change_ = 0.0
         self.n_reseeded_ = 0
-        self._init_comp = None if self.topic_init is None else _topics_from(self.topic_init)
+        self._init_comp = None if self.topic_init is None else given_topics(self.topic_init)
         if self._init_comp is not None and self._init_comp.shape[0] != K:
             raise RLSIError(f"topic_init has {self._init_comp.shape[0]} topics but n_components={K}")
 
@@ -379,15 +379,11 @@ class OnlineRLSI(SquaredLossModel):
         if len(nonempty) == 0:
             return None
         if len(nonempty) >= K:
-            picks = np.sort(rng.choice(nonempty, size=K, replace=False))
-            U0 = X[picks].T.tocsr()
-        else:
+            U0 = unit_topics(X[pick_seed_documents(nonempty, K, X.shape[0], rng)])
+        else:  # fewer documents than topics: the others are random mixtures of them
             base = X[nonempty]
             mix = rng.standard_normal((K - len(nonempty), len(nonempty)))
-            U0 = sp.vstack([base, sp.csr_matrix(mix) @ base], format="csr").T.tocsr()
-        norms = np.sqrt(np.asarray(U0.multiply(U0).sum(axis=0)).ravel())
-        norms[norms == 0] = 1.0
-        U0 = (U0 @ sp.diags(1.0 / norms)).tocsr()
+            U0 = unit_topics(sp.vstack([base, sp.csr_matrix(mix) @ base], format="csr"))
         U0.eliminate_zeros()
         return U0
 
@@ -407,6 +403,10 @@ class OnlineRLSI(SquaredLossModel):
             self._U = self._reseed(X, self._csr_topics())
         return X, n, M, t0
 
+    def _projection(self, X):
+        """Where this mini-batch's documents are projected on the topics (:class:`LocalProjection`: here)."""
+        return LocalProjection(self, X)
+
     def _step(self, X):
         """One mini-batch of Algorithm 4; returns W (float64). X: CSR with >= n_features_in_ columns."""
         warm = self.topics_initialized_  # U-steps done before: every U-step of this batch is warm-started
@@ -425,9 +425,10 @@ class OnlineRLSI(SquaredLossModel):
             active = get_penalty(self.topic_penalty).norm == "l1"
             rows = blk = None
             if active:  # the row maxima and live rows of the previous mini-batch, when U is the same
-                cache = self._row_cache[1] if self._row_cache is not None and self._row_cache[0] is U else None
-                # ξ > 1 on dense topics: the iterations run on a contiguous copy of the rows they touch
-                compact = self._COMPACT and dense and self.n_inner > 1
+                cache = self._row_cache if self._row_cache is not None and self._row_cache.U is U else None
+                # ξ > 1 on dense topics: the iterations run on a contiguous copy of the rows they touch (which
+                # projects the batch here: only for a local projection)
+                compact = self._tuning.online_compact and dense and self.n_inner > 1 and self._projects_here
                 rows = ActiveRows(stats, U, lam1, cache=cache, track_change=dense and not compact,
                                   single_solve=self.n_inner == 1)
                 if compact:
@@ -441,7 +442,7 @@ class OnlineRLSI(SquaredLossModel):
                 W, U = self._iterate(X, U, pending, rows, lam1, warm)
             self._U = U
             if active:
-                self._row_cache = (U, rows.cache)
+                self._row_cache = rows.cache_for(U)
         self.lambda1_effective_ = lam1
         self.n_batches_ += 1
         self.n_docs_seen_ = stats.n_docs
@@ -460,20 +461,16 @@ class OnlineRLSI(SquaredLossModel):
 
     def _iterate(self, X, U, pending, rows, lam1, warm):
         """The ξ embedded iterations on the M x K arrays (``rows``: the ActiveRows of ℓ1 topics, else None);
-        sets ``u_change_``, returns ``(W, U)``."""
+        sets ``u_change_``, returns ``(W, U)``. The projection of the batch is :meth:`_projection`'s."""
         stats, M = self.stats_, X.shape[1]
         dense = isinstance(U, np.ndarray)
         U_before = None if rows is not None and dense else U  # dense: the solved rows' old values are kept by rows
+        project = self._projection(X)
         W = None
         for it in range(self.n_inner):
             # with tracked live rows, G = UᵀU needs no scan of the whole M x K array
-            G = rows.gram(U) if rows is not None else None
-            # Φ = X U from the live rows as CSR where a dense U would be read K-wide for every entry of X
-            U_proj = rows.projection_topics(U, X.nnz) if rows is not None else U
-            W, _ = steps.update_doc_vectors(
-                X, U_proj, penalty=self.doc_penalty, lam=self.lambda2, W_prev=W,
-                max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=np.float64, G=G)
-            pending.assign(W)
+            G = rows.gram(U) if rows is not None else steps.topic_gram(U)
+            W = project(U, rows, G, W, pending)
             sweeps_cap = self._topic_sweeps(warm or it > 0)
             if rows is not None:
                 U = rows.solve(U, pending.cols, self.topic_penalty, max_iter=sweeps_cap, tol=self.inner_tol,
@@ -481,20 +478,20 @@ class OnlineRLSI(SquaredLossModel):
             else:  # the stored rows of R with (S/scale, λ/scale): the same minimiser (stats.py)
                 S, lam = stats.scaled_problem(lam1)
                 U, _ = steps.update_topics(
-                    stats.stored_rows, S, U, n_terms=M, penalty=self.topic_penalty, lam=lam,
-                    max_iter=sweeps_cap, tol=self.inner_tol, dense=dense)
+                    stats.stored_rows, get_penalty(self.topic_penalty).prepared(S, lam), U,
+                    SolverSettings(sweeps_cap, self.inner_tol), n_terms=M, dense=dense)
         if rows is not None and dense:
             self.u_change_ = rows.change(U)
         else:
             self.u_change_ = steps.topic_change(U, U_before)
-        return W, U
+        return project.vectors(W), U
 
     def _working_topics(self):
-        """U for the steps of a mini-batch: a dense M x K array when it fits (``DENSE_MAX_BYTES``; the
+        """U for the steps of a mini-batch: a dense M x K array when it fits (``tuning.dense_max_bytes``; the
         statistics R are M x K already), so that the ξ embedded U-steps solve rows in place instead of
         converting every block between CSR and dense; the same numbers either way."""
         U = self._U
-        if sp.issparse(U) and U.shape[0] * U.shape[1] * 8 <= DENSE_MAX_BYTES:
+        if sp.issparse(U) and U.shape[0] * U.shape[1] * 8 <= self._tuning.dense_max_bytes:
             return csr_rows_to_dense(sp.csr_matrix(U), 0, U.shape[0], dtype=np.float64)
         return U
 
@@ -512,7 +509,7 @@ class OnlineRLSI(SquaredLossModel):
         if len(dead) == 0 or X.nnz == 0:
             return U
         W, _ = steps.update_doc_vectors(X, U, penalty=self.doc_penalty, lam=self.lambda2,
-                                         max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=np.float64)
+                                         settings=self._inner_settings(), dtype=np.float64)
         Phi = csr_csr_dense(X, U, dtype=np.float64)
         G = (U.T @ U).toarray()
         x2 = np.asarray(X.multiply(X).sum(axis=1)).ravel()
@@ -547,7 +544,7 @@ class OnlineRLSI(SquaredLossModel):
     def _to_state(self):
         check_fitted(self)
         saved_init = self.topic_init
-        init_arr = None if saved_init is None else _topics_from(saved_init)
+        init_arr = None if saved_init is None else given_topics(saved_init)
         try:
             self.topic_init = None  # stored as an array below, not as a JSON parameter
             meta, arrays = super()._to_state()
@@ -584,7 +581,7 @@ class OnlineRLSI(SquaredLossModel):
         bitgen = getattr(np.random, name)()
         bitgen.state = state
         est._rng = np.random.Generator(bitgen)
-        est._init_comp = None if est.topic_init is None else _topics_from(est.topic_init)
+        est._init_comp = None if est.topic_init is None else given_topics(est.topic_init)
         return est
 
 

@@ -5,8 +5,9 @@ folded in) has the form::
 
     min_u  uᵀ S u − 2 rᵀ u + λ P(u)            (S = K x K Gram matrix, r = a row of R or of Φ)
 
-and only P changes between models. A :class:`Penalty` knows its value (for the objective) and how to
-solve a block of such rows at once:
+and only P changes between models. A :class:`Penalty` knows its value (for the objective) and, prepared
+with a step's statistics and λ (:class:`PreparedPenalty`), solves a block of such rows at once under a
+:class:`SolverSettings` (sweeps, tolerance, work budget):
 
 ======================  ===================  =================================================
 name                    P(u)                 solver
@@ -89,24 +90,55 @@ class Penalty:
             return S + lam * np.eye(S.shape[0]) if self.nonneg else ridge_inverse(S, lam)
         return np.ascontiguousarray(S)
 
-    def solve(self, R, prepared, U0, lam, *, max_iter, tol, out=None, overwrite_init=False, max_work=None):
+    def prepared(self, S, lam):
+        """This penalty with its λ and :meth:`prepare`'s statistics: what the rows of one step are solved with."""
+        return PreparedPenalty(self, float(lam), self.prepare(S, lam))
+
+
+@dataclass(frozen=True)
+class SolverSettings:
+    """How the rows of a step are solved by coordinate descent: at most ``max_iter`` sweeps per row, stopped
+    by ``tol`` (:func:`rlsi.kernels.lasso.lasso_cd_row`), and each row's budget of multiply-adds ``max_work``
+    (None: none). The closed form of ``"l2"`` ignores them."""
+
+    max_iter: int = 100
+    tol: float = 1e-4
+    max_work: float | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class PreparedPenalty:
+    """A penalty, its λ and its prepared K x K statistics (``Penalty.prepare(S, λ)``): one step's rows are
+    all solved with it (:meth:`solve`); made once per step (``Penalty.prepared``)."""
+
+    penalty: Penalty
+    lam: float
+    matrix: np.ndarray
+
+    @property
+    def n_components(self):
+        return self.matrix.shape[0]
+
+    def solve(self, R, U0, settings, *, out=None, overwrite_init=False):
         """Solve every row of R (n x K); returns ``(U, sweeps)``: U (n x K) and the number of
-        coordinate-descent sweeps (0 for the closed form). ``U0`` is a warm start (or None).
+        coordinate-descent sweeps (0 for the closed form). ``U0`` is a warm start (or None); ``settings`` a
+        :class:`SolverSettings`.
 
         U is float64 from the closed form and of R's dtype from coordinate descent (whose arithmetic is
         float64 inside); callers cast to their storage dtype after using U (the V-step's objective term
         is taken from the unrounded rows). ``out`` (an (n, K) C-contiguous array) receives the coordinate-
-        descent solution in place (and the closed form's, when float64); ``overwrite_init`` lets the solver reuse a fresh ``U0`` (see
-        :func:`rlsi.kernels.lasso.lasso_rows`). ``max_work``: each row's budget of multiply-adds for coordinate
-        descent (None: none; see :func:`rlsi.kernels.lasso.lasso_cd_row`)."""
-        if self.norm == "l2" and not self.nonneg:
+        descent solution in place (and the closed form's, when float64); ``overwrite_init`` lets the solver
+        reuse a fresh ``U0`` (see :func:`rlsi.kernels.lasso.lasso_rows`)."""
+        pen = self.penalty
+        if pen.norm == "l2" and not pen.nonneg:
             # row chunks on single-threaded BLAS in parallel (kernels.blas_rows: OpenBLAS's own threads
             # would spin next to numba's after the call); straight into the caller's float64 rows
             direct = out is not None and out.dtype == np.float64 and out.flags.c_contiguous
-            return matmul_rows(R, prepared, out=out if direct else None), 0
-        l1 = lam if self.norm == "l1" else 0.0
-        U, sweeps = lasso_rows(R, prepared, U0, l1, max_iter=max_iter, tol=tol, positive=self.nonneg, out=out,
-                               overwrite_init=overwrite_init, max_work=max_work)
+            return matmul_rows(R, self.matrix, out=out if direct else None), 0
+        l1 = self.lam if pen.norm == "l1" else 0.0
+        U, sweeps = lasso_rows(R, self.matrix, U0, l1, max_iter=settings.max_iter, tol=settings.tol,
+                               positive=pen.nonneg, out=out, overwrite_init=overwrite_init,
+                               max_work=settings.max_work)
         return U, int(sweeps.sum())
 
 

@@ -15,6 +15,7 @@ import logging
 import math
 import warnings
 
+from .._warnings import user_stacklevel
 from ..errors import RLSIError
 
 log = logging.getLogger(__name__)
@@ -34,6 +35,9 @@ def effective_lambda1(lambda1, scale, n_docs):
     """The λ₁ of Eq. (1) for statistics holding ``n_docs`` (weighted) documents; must stay finite."""
     if scale == "paper":
         return float(lambda1)
+    if not (math.isfinite(float(n_docs)) and float(n_docs) >= 0):  # not the user's λ₁: a damaged state
+        raise RLSIError(f"the statistics hold {n_docs} documents, not a finite count >= 0: the model's saved "
+                        f"state (or the data it was given) is damaged")
     value = float(lambda1) * float(n_docs) / DOCS_PER_UNIT
     if not math.isfinite(value):
         raise RLSIError(f"lambda1={lambda1!r} overflows: per 1000 documents it gives λ₁ = {value} for "
@@ -50,12 +54,12 @@ def warn_dead_topics(model, n_docs):
             warnings.warn(
                 f"{dead} of {K} topics are empty: lambda2={model.lambda2:g} shrinks every document vector "
                 f"to almost zero, which leaves the topics nothing to fit; use a value near 1",
-                DeadTopicsWarning, stacklevel=3)
+                DeadTopicsWarning, stacklevel=user_stacklevel())
             return
         scale = "lambda1" if model.lambda1_scale == "per_doc" else "lambda1 (paper scale)"
         warnings.warn(
             f"{dead} of {K} topics are empty: {scale}={model.lambda1:g} (λ₁={model.lambda1_effective_:g} "
             f"for {n_docs:g} documents) is too strong for this corpus; try a value 3-10x smaller",
-            DeadTopicsWarning, stacklevel=3)
+            DeadTopicsWarning, stacklevel=user_stacklevel())
     elif dead:
         log.info("%d of %d topics are empty (all-zero weights)", dead, K)

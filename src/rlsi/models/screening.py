@@ -9,6 +9,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..kernels.products import csr_dense_rows, csr_dense_rows_max, csr_dense_take
+from .rlsi_policy import ScreeningBounds
 from .tasks import BlockScratch
 from .steps import nonzero_row_mask
 
@@ -83,36 +84,10 @@ def csr_row_norms(A):
     return _csr_row_norms(A.indptr, A.data)
 
 
-def rounding_factor(n_terms, dtype):
-    """``γ_{n+2} = (n+2)u / (1 − (n+2)u)`` for each count n of ``n_terms`` (u: the unit roundoff of
-    ``dtype``): ``|fl(dᵀw) − dᵀw| <= γ_{n+2} Σ|d_j w_j|`` for a dot product of n terms computed in ``dtype``
-    in any order (Higham, Accuracy and Stability, §3.1; +1 for the product, +1 for converting d to
-    ``dtype``). inf where ``(n+2)u >= 1/2`` (no useful bound)."""
-    u = np.finfo(dtype).eps / 2.0
-    nu = (np.asarray(n_terms, dtype=np.float64) + 2.0) * u
-    return np.where(nu < 0.5, nu / np.maximum(1.0 - nu, 0.5), np.inf)
-
-
 class ScreenedBatchR:
-    """Rows of ``R = D W`` for the batch ℓ1 U-step, skipping rows whose lasso solution is provably zero.
-
-    A term row m whose previous topic weights are all zero keeps the zero solution exactly when
-    ``max_k |r̂_mk| <= λ/2`` for the *computed* row r̂ (the KKT conditions at 0, as the lasso kernel tests
-    them). Without computing r̂_m at the current W_t we bound it from the W_s at which the row was last
-    computed:
-
-        |r̂_mk(W_t)| <= |r̂_mk(W_s)| + ‖d_m‖₂ ‖W_t[:, k] − W_s[:, k]‖₂ + γ_m ‖d_m‖₂ (‖W_s[:, k]‖₂ + ‖W_t[:, k]‖₂)
-
-    (Cauchy–Schwarz for the exact products, and for each computed one the rounding bound
-    ``|r̂ − r| <= γ_m Σ_j |d_mj w_jk| <= γ_m ‖d_m‖₂ ‖W_k‖₂`` with ``γ_m = γ_{df_m+2}`` in the product's
-    dtype, :func:`rounding_factor`). ``bound_m`` holds the first two terms and the W_s part of the third:
-    the last computed ``max_k |r̂_mk|`` plus ``γ_m ‖d_m‖ max_k ‖W_s[:, k]‖``, plus ``‖d_m‖₂ · max_k ‖ΔW_k‖₂``
-    accumulated over the iterations since (triangle inequality); a row is skipped when ``bound_m +
-    γ_m ‖d_m‖ max_k ‖W_t[:, k]‖`` is below λ/2 (with a relative margin of 1e-6 for the rounding of the
-    bound's own float64 arithmetic). Skipped rows are returned as zeros, which the lasso kernel then skips
-    too: the U-step result is bit-identical to computing every row (tested), in float32 as in float64. In
-    float64 the rounding term is ~1e-16 df_m relative; in float32 it matters for rows near the threshold
-    (a test shows a float32 case the bound without it gets wrong).
+    """Rows of ``R = D W`` for the batch ℓ1 U-step on local blocks, skipping the rows whose lasso solution
+    :class:`rlsi.models.rlsi_policy.ScreeningBounds` certifies zero (the bounds and their proof are there;
+    this provider adds the local placement: D and W in this process, the drift of W from the V-step).
 
     Memory: the drift of W is reported by the problem's V-step, which holds the old and the new W side by
     side anyway (:meth:`advance`), so no copy of W is kept: only M floats of bounds and M row norms.
@@ -123,17 +98,30 @@ class ScreenedBatchR:
 
     def __init__(self, D, half_lam, scratch=None):
         self.D = D
-        self.half_lam = float(half_lam)
         self.row_norms = csr_row_norms(D)
-        self.bound = np.full(D.shape[0], np.inf)
+        self.screen = None  # ScreeningBounds, made with the dtype of the first W
+        self._half_lam = float(half_lam)
         self._W = None  # the W of the current state (the problem's own array: no copy)
         self._next = None  # (W, drift) reported by advance() for the next state
-        self._col_norm = 0.0  # max_k ‖W[:, k]‖ of the current state
         self._skipped = {}  # block start -> rows skipped (dict stores are atomic: safe under threads)
         self.total_skipped = 0
         # the blocks of R handed out by compact() (and the U-step's warm starts) reuse these buffers: the
         # caller is done with a block before it asks for the next one (update_topics' compact_task)
         self.scratch = scratch if scratch is not None else BlockScratch()
+
+    @property
+    def half_lam(self):
+        return self._half_lam
+
+    @half_lam.setter
+    def half_lam(self, value):
+        self._half_lam = float(value)
+        if self.screen is not None:
+            self.screen.half_lam = self._half_lam
+
+    @property
+    def bound(self):
+        return self.screen.bound
 
     @property
     def rows_skipped(self):
@@ -149,15 +137,17 @@ class ScreenedBatchR:
         ndarray, or None)."""
         self._close_count()
         W = np.ascontiguousarray(W)
+        if self.screen is None:
+            self.screen = ScreeningBounds(self.row_norms, np.diff(self.D.indptr), W.dtype, self._half_lam)
         nxt, self._next = self._next, None
         if nxt is not None and nxt[0] is W:
             drift, norms = nxt[1], nxt[2]
-            self.bound += self.row_norms * float(np.sqrt(np.max(drift, initial=0.0)))
+            self.screen.advance(np.sqrt(np.max(drift, initial=0.0)))
         else:
             # the first state, or a W that did not come through advance(): bounds void (recomputed)
-            self.bound[:] = np.inf
+            self.screen.invalidate()
             norms = _column_drift(W, W[:0])[1]
-        self._col_norm = float(np.sqrt(np.max(norms, initial=0.0)))
+        self.screen.set_col_norm(norms)
         self._W = W
         self.U_prev = U_prev
 
@@ -176,7 +166,8 @@ class ScreenedBatchR:
         """Forget the bounds (an iteration computed R without this provider): the next iteration computes
         every row again, which makes the bounds valid anew."""
         self._close_count()
-        self.bound[:] = np.inf
+        if self.screen is not None:
+            self.screen.invalidate()
         self._W = None
         self._next = None
 
@@ -184,32 +175,20 @@ class ScreenedBatchR:
         """Close the last iteration's count into ``total_skipped``."""
         self._close_count()
 
-    def _slack(self, a, b):
-        """``γ_m ‖d_m‖`` of rows a..b (the rounding part of the bound per unit of ‖W_k‖)."""
-        df = np.diff(self.D.indptr[a:b + 1])
-        return rounding_factor(df, self._W.dtype) * self.row_norms[a:b]
-
     def _need(self, a, b):
         """Rows of block a..b that must be computed (the others are certified zero)."""
-        with np.errstate(invalid="ignore"):  # inf bound x 0 slack stays inf; 0 x inf slack is nan (need)
-            test = self.bound[a:b] + self._slack(a, b) * self._col_norm
-        need = ~(test <= self.half_lam * (1.0 - 1e-6))
-        if isinstance(self.U_prev, np.ndarray):
-            need |= nonzero_row_mask(self.U_prev[a:b])
-        elif self.U_prev is not None:
-            need |= np.diff(self.U_prev.indptr[a:b + 1]) > 0
-        return need
-
-    def _store(self, rows, rowmax, slack):
-        """Bounds of freshly computed rows: their max |r̂| plus the rounding term at this W."""
-        with np.errstate(invalid="ignore"):
-            self.bound[rows] = rowmax + np.nan_to_num(slack * self._col_norm, nan=np.inf)
+        U = self.U_prev
+        if isinstance(U, np.ndarray):
+            nonzero = nonzero_row_mask(U[a:b])
+        else:
+            nonzero = None if U is None else np.diff(U.indptr[a:b + 1]) > 0
+        return self.screen.need(a, b, nonzero)
 
     def __call__(self, a, b):
         need = self._need(a, b)
         Rb, rowmax = csr_dense_rows_max(self.D, a, b, self._W, need, dtype=self._W.dtype)
         rows = np.flatnonzero(need)
-        self._store(a + rows, rowmax[rows], self._slack(a, b)[rows])
+        self.screen.store(a + rows, rowmax[rows])
         self._skipped[a] = int(len(need) - len(rows))
         return Rb
 
@@ -223,7 +202,7 @@ class ScreenedBatchR:
         rows = np.flatnonzero(self._need(a, b))
         out = self.scratch.get("R", (len(rows), self._W.shape[1]), self._W.dtype)
         Rc, rowmax = csr_dense_take(self.D, rows + a, self._W, dtype=self._W.dtype, out=out)
-        self._store(a + rows, rowmax, self._slack(a, b)[rows])
+        self.screen.store(a + rows, rowmax)
         self._skipped[a] = int((b - a) - len(rows))
         return rows, Rc
 

@@ -10,8 +10,7 @@ tests hold it to within 20 %).
 
 The fit continues from the search (``return_problem=True``): the last bisection ran at the W of the last
 round's problem, so that problem, with its λ₁ set to the one found, is where the fit starts — the
-search's iterations (two rounds of three at the defaults: 17–266 CPU s at 50k x 200k, K = 200, in
-benchmarks/results/density_sweep_50k.md) are no longer thrown away to restart from W₀. Every iteration
+search's iterations (two rounds of three at the defaults: 17–266 CPU s at 50k x 200k, K = 200) are no longer thrown away to restart from W₀. Every iteration
 of it minimised Eq. (1) for *some* λ₁; from the switch on the alternation decreases Eq. (1) with the λ₁
 found, to a stationary point of that problem, as a fit started from W₀ would (another start, so another
 point of the non-convex problem, with the same sparsity).

@@ -13,10 +13,12 @@ topics frozen (§7) — and so does :class:`rlsi.retrieval.topic.RidgeFolding` f
 from __future__ import annotations
 
 from .._params import Choice, Integer, Real
-from ..kernels.lasso import compute_threads
+from ..gpu.backend import is_device
+from ..kernels.threads import compute_threads
 from . import steps
 from .base import TopicModel, check_fitted
-from .penalties import PENALTIES
+from .penalties import PENALTIES, SolverSettings
+from .rlsi_policy import TUNING
 
 
 def fold_in(X, topics, *, penalty="l2", lam=1.0, max_iter=100, tol=1e-4, dtype=None, n_jobs=None,
@@ -29,7 +31,7 @@ def fold_in(X, topics, *, penalty="l2", lam=1.0, max_iter=100, tol=1e-4, dtype=N
     ``dtype`` (X's by default). A row without any known term gives a zero vector.
     """
     with compute_threads(n_jobs):  # BLAS on one thread: see kernels.blas_rows
-        W, _ = steps.update_doc_vectors(X, topics, penalty=penalty, lam=lam, max_iter=max_iter, tol=tol,
+        W, _ = steps.update_doc_vectors(X, topics, penalty=penalty, lam=lam, settings=SolverSettings(max_iter, tol),
                                         dtype=dtype or X.dtype, executor=executor)
     return W
 
@@ -53,11 +55,27 @@ class SquaredLossModel(TopicModel):
     }
     _state_scalars = ("n_iter_", "n_features_in_", "lambda1_effective_")
     _state_arrays = ("components_", "objective_")
+    #: The numbers behind the RLSI learners' decisions (:class:`rlsi.models.rlsi_policy.RLSITuning`); a model
+    #: gets another with :meth:`with_tuning` (tests and studies), not as a parameter.
+    _tuning = TUNING
+
+    def _inner_settings(self):
+        """The :class:`rlsi.models.penalties.SolverSettings` of ``inner_max_iter`` and ``inner_tol``."""
+        return SolverSettings(self.inner_max_iter, self.inner_tol)
+
+    def with_tuning(self, **changes):
+        """Use the tuning with ``changes`` (fields of :class:`rlsi.models.rlsi_policy.RLSITuning`, e.g.
+        ``screen=False`` or ``dense_above=1.0``) in later fits of this model; returns self."""
+        self._tuning = self._tuning.but(**changes)
+        return self
 
     def _fold_in(self, X):
         """``w = argmin ‖x − U w‖² + λ₂ Q(w)`` for each row of X (see :func:`fold_in`): the ridge
         projection ``(UᵀU + λ₂I)⁻¹ Uᵀ x`` for ℓ2 documents, the lasso for ℓ1 (footnote 8)."""
         check_fitted(self)
+        if is_device(getattr(self, "device", "cpu")):  # folding-in on the device (rlsi.gpu.fit)
+            from ..gpu.fit import transform
+            return transform(self, X)
         return fold_in(X, self.topics_, penalty=self.doc_penalty, lam=self.lambda2,
                        max_iter=self.inner_max_iter, tol=self.inner_tol, dtype=X.dtype, n_jobs=self.n_jobs)
 

@@ -57,6 +57,7 @@ from .._validation import check_matrix, check_number
 from ..errors import RLSIError
 from ..io import register
 from ..kernels.products import csr_row_into
+from ..kernels.rows import row_absmax
 
 _GROWTH = 1.25
 _STATE_VERSION = 2  # 2: the lazy ``scale`` (version 1 files: scale 1)
@@ -386,9 +387,36 @@ class PendingBatch:
             # R[cols] = R_base + X_bᵀ W in one pass per block of terms: no contribution array, no sum array, no
             # scatter copy. (The cache-blocked product of kernels.products, then base + contribution, was
             # measured no faster for 25,000 documents x K = 500: most of X's entries are in terms too rare for
-            # a chunk of W to be reused; benchmarks/results/online_pass_25k.md.)
+            # a chunk of W to be reused.)
             R_dest, rows, rowmax = (st._R, self.cols, self.rowmax) if into is None else into
             self.write_rows(W, R_dest, rows, rowmax, self.R_base)
+        st.weight = self.weight_base + float(self.n)
+        st.n_docs = self.n_docs_base + self.n
+        return st
+
+
+    def assign_parts(self, parts):
+        """:meth:`assign` from contributions computed where the documents are (the parts of a distributed
+        mini-batch, in order): ``(S_p, cols_p, R_p)`` with ``S_p = W_pᵀW_p``, ``cols_p`` the terms part p touches
+        (ascending) and ``R_p`` (len(cols_p) x K, float64) their rows of ``X_pᵀW_p``. The parts are summed in
+        order from zero, then added to the base as :meth:`TopicStatistics.merge` adds (stored units:
+        ``R_stored = base + ΣR_p / scale``); the row maxima of the rows written are kept as by :meth:`assign`."""
+        st = self.stats
+        if self.R_base is None and self._assigned:
+            raise RLSIError("this mini-batch was opened with begin_batch(repeat=False): assign it once only")
+        self._assigned = True
+        K = st.n_components
+        S = np.zeros((K, K))
+        acc = np.zeros((len(self.cols), K))
+        for S_p, cols_p, R_p in parts:
+            S += S_p
+            if len(cols_p):
+                acc[np.searchsorted(self.cols, cols_p)] += R_p
+        st.S = self.S_base + S
+        if len(self.cols):
+            base = self.R_base if self.R_base is not None else st._R[self.cols]
+            st._R[self.cols] = base + (acc if st.scale == 1.0 else acc * self.inv_scale)
+            self.rowmax = row_absmax(st._R[self.cols])
         st.weight = self.weight_base + float(self.n)
         st.n_docs = self.n_docs_base + self.n
         return st

@@ -29,6 +29,7 @@ from numba import njit, prange
 from ..kernels.products import csr_gram, sparse_plan
 from . import tasks
 from .executor import get_executor
+from .penalties import SolverSettings
 from .penalties import penalty as get_penalty
 from .tasks import DocStats, block_rows, blocks, gram  # noqa: F401  (re-exported for learners)
 
@@ -67,8 +68,8 @@ def nonzero_rows(U):
     return np.flatnonzero(nonzero_row_mask(U))
 
 
-def update_topics(r_rows, S, U_prev, *, n_terms, penalty, lam, max_iter=100, tol=1e-4, executor=None,
-                  block_entries=None, dense=False, max_work=None):
+def update_topics(r_rows, step, U_prev, settings=SolverSettings(), *, n_terms, executor=None, block_entries=None,
+                  dense=False):
     """U-step. Returns ``(U, sweeps)``: U (M x K) of the dtype of the R blocks, as CSR, or as a C-ordered
     ndarray with ``dense=True`` (cheaper when most weights are non-zero; same numbers either way).
 
@@ -76,37 +77,30 @@ def update_topics(r_rows, S, U_prev, *, n_terms, penalty, lam, max_iter=100, tol
         call for different blocks concurrently (every provider here writes only its own rows). A provider
         with a ``compact(a, b) -> (rows, R_rows)`` method (screening) gives only the rows that can be
         non-zero; for CSR topics only those are solved and converted.
-    S : (K, K) float64, ``V Vᵀ``.
+    step : the :class:`rlsi.models.penalties.PreparedPenalty` of ``(S, λ₁)`` (``penalty.prepared(S, lam)``,
+        S = V Vᵀ, K x K float64).
     U_prev : CSR or ndarray (M x K), or None. Warm start of the iterative solvers; the minimiser is the
         same as from Algorithm 2's zero start (strictly convex problem), only reached in fewer sweeps.
-    penalty : a name of :data:`rlsi.models.penalties.PENALTIES` or a Penalty.
+    settings : :class:`rlsi.models.penalties.SolverSettings` (sweeps, tolerance, each row's work budget).
     sweeps : total number of coordinate-descent sweeps (0 for the ℓ2 closed form), for diagnostics.
-    max_work : None or each term row's budget of multiply-adds (:func:`rlsi.kernels.lasso.lasso_cd_row`).
     """
-    pen = get_penalty(penalty, param="topic_penalty")
-    prepared = pen.prepare(S, lam)
-    K = S.shape[0]
+    K = step.n_components
     U_out = None
 
     def task(ab):
-        a, b = ab
-        Rb = r_rows(a, b)
+        Rb = r_rows(*ab)
         if dense:
             nonlocal U_out
             if U_out is None:  # dtype known from the first block (the R provider's)
                 U_out = np.empty((n_terms, K), dtype=Rb.dtype)
             # solved straight into its rows of U_out (disjoint rows: no second M x K copy)
-            _, sweeps = tasks.topic_block(Rb, prepared, U_prev, a, b, penalty=pen, lam=lam, max_iter=max_iter,
-                                          tol=tol, dense=True, out=U_out[a:b], max_work=max_work)
+            _, sweeps = tasks.topic_block(Rb, step, U_prev, ab, settings, dense=True, out=U_out[ab[0]:ab[1]])
             return None, sweeps
-        return tasks.topic_block(Rb, prepared, U_prev, a, b, penalty=pen, lam=lam, max_iter=max_iter, tol=tol,
-                                 max_work=max_work)
+        return tasks.topic_block(Rb, step, U_prev, ab, settings)
 
     def compact_task(ab):  # a screening provider and CSR topics: only the rows not certified zero
-        a, b = ab
-        rows, Rc = r_rows.compact(a, b)
-        return tasks.topic_block_rows(Rc, rows, prepared, U_prev, a, b, penalty=pen, lam=lam, max_iter=max_iter,
-                                      tol=tol, max_work=max_work, scratch=getattr(r_rows, "scratch", None))
+        rows, Rc = r_rows.compact(*ab)
+        return tasks.topic_block_rows(Rc, rows, step, U_prev, ab, settings, scratch=getattr(r_rows, "scratch", None))
 
     spans = blocks(n_terms, block_rows(K, block_entries))
     executor = get_executor(executor)
@@ -120,32 +114,32 @@ def update_topics(r_rows, S, U_prev, *, n_terms, penalty, lam, max_iter=100, tol
     return tasks.stack_csr_rows([r[0] for r in results], K) if results else sp.csr_matrix((n_terms, K)), sweeps
 
 
-def update_doc_vectors(X, U, *, penalty, lam, W_prev=None, max_iter=100, tol=1e-4, dtype=None,
+def update_doc_vectors(X, U, *, penalty, lam, settings=SolverSettings(), W_prev=None, dtype=None,
                        return_gram=False, executor=None, block_entries=None, G=None, scratch=None):
     """V-step / folding-in. Returns ``(W, cross)`` with W (N x K) = Vᵀ and cross = Σ Φ∘V, and with
     ``return_gram=True`` also ``S = WᵀW`` (K x K, float64), accumulated block by block while each block
     is in cache (the next U-step and the objective both need it; a separate pass over W costs more).
 
     X : CSR (N x M); U : CSR or dense (M x K); G : ``UᵀU`` if the caller has it (else computed here).
+    settings : :class:`rlsi.models.penalties.SolverSettings` of the iterative solvers.
     scratch : optional :class:`rlsi.models.tasks.BlockScratch` for the blocks' Φ (reused across calls).
-    ``cross = tr(Uᵀ D Vᵀ)`` is what the objective needs (see :func:`objective`). With penalty "l2" every row is ``(UᵀU + λ₂I)⁻¹ Uᵀ d``; with "l1" it is the
-    lasso of :mod:`rlsi.kernels.lasso` with ``S = UᵀU`` (warm-started from ``W_prev`` if given).
+    ``cross = tr(Uᵀ D Vᵀ)`` is what the objective needs. With penalty "l2" every row is ``(UᵀU + λ₂I)⁻¹ Uᵀ d``;
+    with "l1" it is the lasso of :mod:`rlsi.kernels.lasso` with ``S = UᵀU`` (warm-started from ``W_prev`` if
+    given).
     """
     pen = get_penalty(penalty, param="doc_penalty")
     dtype = np.dtype(dtype or X.dtype)
     N, K = X.shape[0], U.shape[1]
     if not sp.issparse(U):
         U = np.ascontiguousarray(U, dtype=dtype)  # once, not per block
-    prepared = pen.prepare(topic_gram(U) if G is None else G, lam)
+    step = pen.prepared(topic_gram(U) if G is None else G, lam)
     # how Φ = X U runs for sparse U (its dense rows, its chunks), once for all blocks
     plan = sparse_plan(U, dtype, X.has_sorted_indices) if sp.issparse(U) else None
     W = np.empty((N, K), dtype=dtype)
 
     def task(ab):
-        a, b = ab
-        _, stats = tasks.doc_block(X, a, b, U, prepared, W_prev, penalty=pen, lam=lam, max_iter=max_iter,
-                                   tol=tol, dtype=dtype, want_gram=return_gram, out=W[a:b], plan=plan,
-                                   scratch=scratch)
+        _, stats = tasks.doc_block(X, ab, U, step, W_prev, settings, dtype=dtype, want_gram=return_gram,
+                                   out=W[ab[0]:ab[1]], plan=plan, scratch=scratch)
         return stats  # the rows go straight into W (disjoint slices): no second N x K copy
 
     results = get_executor(executor).map(task, blocks(N, block_rows(K, block_entries)))
@@ -154,17 +148,6 @@ def update_doc_vectors(X, U, *, penalty, lam, W_prev=None, max_iter=100, tol=1e-
         S = stats.S if stats.S is not None else np.zeros((K, K))
         return W, stats.cross, S
     return W, stats.cross
-
-
-def objective(x_sqnorm, cross, U, S, W, *, topic_penalty, doc_penalty, lambda1, lambda2, G=None):
-    """Eq. (1): ``‖D − UV‖²_F + λ₁P(U) + λ₂Q(V)`` without forming D − UV.
-
-    ``‖D − UV‖² = ‖D‖² − 2 tr(Uᵀ D Vᵀ) + tr(UᵀU V Vᵀ)`` with ``cross = tr(Uᵀ D Vᵀ)`` from the V-step,
-    ``S = V Vᵀ`` and ``G = UᵀU`` (computed here unless given: the V-step already formed it).
-    """
-    loss = x_sqnorm - 2.0 * cross + float(np.sum((topic_gram(U) if G is None else G) * S))
-    return (loss + lambda1 * get_penalty(topic_penalty).value(U)
-            + lambda2 * get_penalty(doc_penalty).value(W))
 
 
 #: Rows per chunk of :func:`topic_change` (a few MB at K = 500).

@@ -4,7 +4,7 @@ Layout (scikit-learn orientation): ``X`` is documents x terms (N x M, CSR) — t
 topics ``U`` are terms x topics (M x K, CSR or dense); document vectors ``W = Vᵀ`` are N x K dense.
 
 * :func:`topic_block` — the U-step for a block of term rows: given the rows ``R_b`` of ``R = D Vᵀ``
-  (b x K) and the prepared Gram statistics, solve ``min_u uᵀSu − 2rᵀu + λ₁P(u)`` for each row and return
+  (b x K) and the prepared penalty (Gram statistics and λ), solve ``min_u uᵀSu − 2rᵀu + λ₁P(u)`` for each row and return
   the rows as CSR (what a distributed learner sends back is sparse).
 * :func:`doc_block` — the V-step (and folding-in) for a block of documents: ``Φ_b = X_b U``, the rows
   ``w = argmin ‖x − U w‖² + λ₂Q(w)``, and the block's statistics :class:`DocStats` (its share of
@@ -55,25 +55,25 @@ def gram(W):
     return gram_rows(W)
 
 
-def topic_block(Rb, prepared, U_prev, a, b, *, penalty, lam, max_iter, tol, dense=False, out=None, max_work=None):
-    """U-step on term rows a..b. Returns ``(U_b, sweeps)``: U_b (b − a) x K in Rb's dtype, as CSR (what a
-    distributed learner sends back is sparse) or, with ``dense=True``, as an ndarray (written into
-    ``out``, rows a..b of the caller's dense U, when given).
+def topic_block(Rb, step, U_prev, span, settings, *, dense=False, out=None):
+    """U-step on the term rows ``span = (a, b)``. Returns ``(U_b, sweeps)``: U_b (b − a) x K in Rb's dtype,
+    as CSR (what a distributed learner sends back is sparse) or, with ``dense=True``, as an ndarray (written
+    into ``out``, rows a..b of the caller's dense U, when given).
 
-    Rb : (b − a, K) rows of R. prepared : ``penalty.prepare(S, λ₁)``. U_prev : the previous topics
-    (M x K, CSR or ndarray) or None: the warm start of iterative solvers (rows a..b are read).
-    max_work : None or each row's budget of multiply-adds (:func:`rlsi.kernels.lasso.lasso_cd_row`).
+    Rb : (b − a, K) rows of R. step : the :class:`rlsi.models.penalties.PreparedPenalty` of ``(S, λ₁)``.
+    U_prev : the previous topics (M x K, CSR or ndarray) or None: the warm start of iterative solvers (rows
+    a..b are read). settings : :class:`rlsi.models.penalties.SolverSettings`.
     """
+    a, b = span
     U0, fresh = None, False
-    if U_prev is not None and penalty.warm_start:
+    if U_prev is not None and step.penalty.warm_start:
         if isinstance(U_prev, np.ndarray):
             U0 = U_prev[a:b]  # read only: the previous topics stay intact
         else:
             U0, fresh = csr_rows_to_dense(U_prev, a, b, dtype=Rb.dtype), True
     if out is not None and (out.dtype != Rb.dtype or not out.flags.c_contiguous):
         out = None
-    Ub, sweeps = penalty.solve(Rb, prepared, U0, lam, max_iter=max_iter, tol=tol,
-                               out=out if dense else None, overwrite_init=fresh, max_work=max_work)
+    Ub, sweeps = step.solve(Rb, U0, settings, out=out if dense else None, overwrite_init=fresh)
     Ub = Ub.astype(Rb.dtype, copy=False)
     if dense:
         if out is not None and Ub is not out:
@@ -82,23 +82,22 @@ def topic_block(Rb, prepared, U_prev, a, b, *, penalty, lam, max_iter, tol, dens
     return dense_to_csr(Ub), sweeps
 
 
-def topic_block_rows(Rc, rows, prepared, U_prev, a, b, *, penalty, lam, max_iter, tol, max_work=None,
-                     scratch=None):
-    """:func:`topic_block` (CSR result) when only the rows ``rows`` (int64, relative to a) of block a..b
+def topic_block_rows(Rc, rows, step, U_prev, span, settings, *, scratch=None):
+    """:func:`topic_block` (CSR result) when only the rows ``rows`` (int64, relative to a) of ``span = (a, b)``
     need solving and the others are known to be zero (screened): ``Rc`` (len(rows) x K) holds those rows
     of R. Returns ``(U_b (b − a) x K CSR, sweeps)``, the same as :func:`topic_block` on the full block
     with zero rows of R where not computed (the solver skips those: zero warm start, zero r).
     ``scratch``: a :class:`BlockScratch` whose buffer takes the dense warm start (solved in place; the
     result is copied out to CSR before the next block reuses it)."""
+    a, b = span
     U0, fresh = None, False
-    if U_prev is not None and penalty.warm_start and len(rows):
+    if U_prev is not None and step.penalty.warm_start and len(rows):
         if isinstance(U_prev, np.ndarray):
             U0, fresh = np.ascontiguousarray(U_prev[a + rows], dtype=Rc.dtype), True
         else:
             out = scratch.get("warm start", Rc.shape, Rc.dtype) if scratch is not None else None
             U0, fresh = csr_take_dense(U_prev, rows + a, dtype=Rc.dtype, out=out), True
-    Uc, sweeps = penalty.solve(Rc, prepared, U0, lam, max_iter=max_iter, tol=tol, overwrite_init=fresh,
-                               max_work=max_work)
+    Uc, sweeps = step.solve(Rc, U0, settings, overwrite_init=fresh)
     return dense_rows_to_csr(Uc.astype(Rc.dtype, copy=False), rows, b - a), sweeps
 
 
@@ -107,7 +106,7 @@ class BlockScratch:
     start (up to ``BLOCK_ENTRIES`` entries each) and the V-step's blocks of Φ are the same sizes at every
     iteration, and a fresh block is zeroed by the OS on first write (3.3 ms per 32 MB block). Measured on a
     10-iteration fit at 50k x 200k, K = 200: page faults ÷ 3.5-4.3, system time -0.4 to -0.6 s, wall -1 to
-    -6 % (benchmarks/results/products_s9.md). A block handed out is valid until the same thread asks for the
+    -6 %. A block handed out is valid until the same thread asks for the
     same name again. Threads get their own buffers (the "threads" executor solves blocks concurrently)."""
 
     def __init__(self):
@@ -159,12 +158,13 @@ class DocStats:
         return self
 
 
-def doc_block(X, a, b, U, prepared, W_prev, *, penalty, lam, max_iter, tol, dtype, want_gram, out=None, plan=None,
-              scratch=None):
-    """V-step / folding-in of documents a..b of X. Returns ``(W_b (b − a) x K of ``dtype``, DocStats)``.
+def doc_block(X, span, U, step, W_prev, settings, *, dtype, want_gram, out=None, plan=None, scratch=None):
+    """V-step / folding-in of the documents ``span = (a, b)`` of X. Returns ``(W_b (b − a) x K of ``dtype``,
+    DocStats)``.
 
-    X : CSR (N x M); U : CSR or dense (M x K); prepared : ``penalty.prepare(UᵀU, λ₂)``;
-    W_prev : (N x K) warm start for iterative solvers, or None (not the memory of ``out``).
+    X : CSR (N x M); U : CSR or dense (M x K); step : the :class:`rlsi.models.penalties.PreparedPenalty` of
+    ``(UᵀU, λ₂)``; W_prev : (N x K) warm start for iterative solvers, or None (not the memory of ``out``);
+    settings : :class:`rlsi.models.penalties.SolverSettings`.
     out : optional (b − a) x K array of ``dtype`` (rows of the caller's W) that receives W_b, which is then
         returned: solved straight into it where the solver can, copied otherwise.
     plan : optional :func:`rlsi.kernels.products.sparse_plan` of a CSR U (made once for all the blocks of a
@@ -172,6 +172,9 @@ def doc_block(X, a, b, U, prepared, W_prev, *, penalty, lam, max_iter, tol, dtyp
     scratch : optional :class:`BlockScratch` whose buffers hold Φ (and its float64 copy): Φ is used only
         inside this call.
     """
+    a, b = span
+    penalty = step.penalty
+
     def buffer(name, dt):
         return scratch.get(name, (b - a, U.shape[1]), dt) if scratch is not None else None
 
@@ -185,7 +188,7 @@ def doc_block(X, a, b, U, prepared, W_prev, *, penalty, lam, max_iter, tol, dtyp
         Phi = cast_into(Phi, np.empty(Phi.shape) if f64 is None else f64)
     W0 = None if (W_prev is None or not penalty.warm_start) else W_prev[a:b]
     direct = out is not None and out.dtype == Phi.dtype and out.flags.c_contiguous
-    Wb, _ = penalty.solve(Phi, prepared, W0, lam, max_iter=max_iter, tol=tol, out=out if direct else None)
+    Wb, _ = step.solve(Phi, W0, settings, out=out if direct else None)
     cross = dot_sum(Phi, Wb)
     del Phi
     dtype = np.dtype(dtype)

@@ -247,14 +247,16 @@ def topic_summary(components, feature_names, n_terms=10, by="dominant"):
 def format_topics(components, feature_names, n_terms=10, by="dominant"):
     """Plain-text table, one line per topic, as printed by ``rlsi topics``::
 
-        #03  comp=0.8%  MR=0.97  cancer tumor cell ...
+        T4   comp=0.8%  MR=0.97  cancer tumor cell ...
 
-    Topics are numbered from 0 (their row); compactness is in percent. A negative-dominated topic starts
-    with ``(-)``; when there is one, the other lines are indented by as much, and the ``comp`` field is
-    padded, so that columns stay aligned. A dead topic shows ``MR=n/a`` and ``(empty topic)``.
+    Topics are numbered from 1 as in the tracking reports (``T4`` is row 3 of ``components_``); compactness
+    is in percent. A negative-dominated topic (its weight mostly negative; the terms are its most negative
+    ones) starts with ``(-)`` and a last line explains the mark; when there is one, the other lines are
+    indented by as much, and the ``comp`` field is padded, so that columns stay aligned. A dead topic shows
+    ``MR=n/a`` and ``(empty topic)``.
     """
     summary = topic_summary(components, feature_names, n_terms, by)
-    width = max(2, len(str(len(summary) - 1)))
+    width = len(f"T{len(summary)}")
     any_negative = any(t["sign"] < 0 for t in summary)
     comps = [f"{100 * t['compactness']:.1f}%" for t in summary]
     comp_width = max(len(c) for c in comps)
@@ -263,7 +265,9 @@ def format_topics(components, feature_names, n_terms=10, by="dominant"):
         mark = ("(-) " if t["sign"] < 0 else "    ") if any_negative else ""
         mr = "n/a " if math.isnan(t["majority_ratio"]) else f"{t['majority_ratio']:.2f}"
         terms = " ".join(t["terms"]) if t["terms"] else "(empty topic)"
-        lines.append(f"{mark}#{t['index']:0{width}d}  comp={comp:<{comp_width}}  MR={mr}  {terms}")
+        lines.append(f"{mark}{'T' + str(t['index'] + 1):<{width}}  comp={comp:<{comp_width}}  MR={mr}  {terms}")
+    if any_negative:
+        lines.append("(-) the topic's weight is mostly negative; its terms are listed by their negative weights")
     return "\n".join(lines)
 
 

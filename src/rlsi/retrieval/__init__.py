@@ -9,11 +9,14 @@
 * :mod:`rlsi.retrieval.combine` — per-query score normalisation and Eq. 9 interpolation.
 * :mod:`rlsi.retrieval.searcher` — :class:`Searcher`: index once, ``search(query, k)``, save/load;
   ``Searcher.from_matrix`` and ``search(..., candidates=N)`` for corpora of millions of documents.
+* :mod:`rlsi.retrieval.directory` — :func:`open_searcher`: a ready searcher of a model directory (its saved
+  index, or a new one of a corpus or a matrix directory), what ``rlsi search`` and ``rlsi index`` run.
 * :mod:`rlsi.retrieval.build` — the index of a matrix directory, built block by block.
 * :mod:`rlsi.retrieval.postings` — numba kernels: CSC weights by scatter, posting-list scoring, top-n.
 """
 
 from .combine import NORMALIZERS, Combiner, interpolate, normalize_scores
+from .directory import DEFAULT_FOLDING, FOLDINGS, open_searcher
 from .searcher import TERM_MODELS, Hit, Searcher
 from .term import BM25, VSM
 from .topic import INPUT_KINDS, RidgeFolding, TopicMatcher, cosine_scores, model_input, normalize_rows
@@ -22,5 +25,5 @@ __all__ = [
     "BM25", "VSM",
     "TopicMatcher", "RidgeFolding", "cosine_scores", "model_input", "normalize_rows", "INPUT_KINDS",
     "NORMALIZERS", "Combiner", "interpolate", "normalize_scores",
-    "Searcher", "Hit", "TERM_MODELS",
+    "Searcher", "Hit", "TERM_MODELS", "open_searcher", "FOLDINGS", "DEFAULT_FOLDING",
 ]

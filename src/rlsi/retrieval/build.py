@@ -32,6 +32,7 @@ import scipy.sparse as sp
 
 from .._progress import progress_bar
 from ..errors import RLSIError
+from ..text.ids import check_ids
 from .postings import column_pointers, scatter_rows
 from .term import BM25, VSM, _normalize_rows
 from .group_topic import ClassTopicMatcher
@@ -159,7 +160,7 @@ def index_matrix(searcher, matrix, *, labels=None, block_rows=DEFAULT_BLOCK_ROWS
             topic.doc_classes_ = classes
         log.info("topic vectors: %d x %d (%s), %.1f s", n, V.shape[1], dtype.name, time.perf_counter() - t1)
 
-    ids = matrix.doc_ids
+    ids = None if matrix.doc_ids is None else check_ids(matrix.doc_ids, f"matrix directory {matrix.path}")
     searcher.term_index_ = term
     searcher.topic_index_ = topic
     # ids "0" ... "N-1" for a corpus without ids, as narrow strings (astype(str) would give <U21: 84 bytes each)

@@ -16,7 +16,7 @@ A constant row (e.g. the term scores of a query none of whose terms is known, or
 contains) normalises to all zeros under every rule, so it contributes nothing and the ranking is left to
 the other component.
 
-Choice and evidence: ``benchmarks/results/ranking.md`` compares the rules on Cranfield, MED and CISI
+Choice and evidence: ``benchmarks/bench_ranking.py`` compares the rules on Cranfield, MED and CISI
 under query-level cross-validation (α tuned on training folds for each rule). Min-max, z-score and max
 are within about ±0.007 MAP of each other for both LSI and RLSI, with no rule best everywhere; raw scores
 ("none") lose 0.009–0.012 MAP and 0.02–0.03 NDCG@10 on CISI, where query lengths (hence BM25 ranges) vary most.

@@ -92,14 +92,15 @@ class Searcher:
     model : fitted topic model with ``transform`` (BatchRLSI, LSI, PLSI, LDA, NMF...), or None.
     vectorizer : fitted :class:`rlsi.text.TfidfVectorizer` (the one the model was fitted with).
     alpha : float in [0, 1], default 0.5 — weight of the topic score in Eq. 9 (cross-validation chose
-        0.45 on Cranfield and CISI and 0.7–0.85 on MED; see ``benchmarks/results/ranking.md``).
+        0.45 on Cranfield and CISI and 0.7–0.85 on MED, ``benchmarks/bench_ranking.py``).
     term_model : {"bm25", "vsm"}, default "bm25".
     k1, b : BM25 parameters, default 1.2 and 0.75 (the paper's).
     topic_norm, term_norm : per-query normalisations (:data:`rlsi.retrieval.combine.NORMALIZERS`).
     fold_lambda2 : None (default), a number >= 0 or ``math.inf`` — folding-in of documents and queries:
         None uses the model's own ``transform``; a number folds in by ridge regression with that λ on the
-        model's topics, ``inf`` by the projection ``v = Uᵀx`` (:class:`~rlsi.retrieval.topic.RidgeFolding`;
-        the projection is what the benchmark found best for RLSI). The model itself is saved unchanged.
+        model's topics, ``inf`` by the projection ``v = Uᵀx`` (:class:`~rlsi.retrieval.topic.RidgeFolding`).
+        None is the topic vector of TOIS §7 and the default of ``rlsi search`` too
+        (:data:`rlsi.retrieval.directory.DEFAULT_FOLDING`). The model itself is saved unchanged.
     dtype : float type of the cached topic vectors.
     """
 

@@ -29,6 +29,7 @@ import numpy as np
 
 from ..errors import CorpusError
 from ..io.jsonl import iter_json_lines
+from .ids import check_id, check_ids
 
 __all__ = ["Corpus", "read_jsonl", "read_text_folder", "read_corpus"]
 
@@ -131,9 +132,9 @@ def _record_id(value, lineno, path) -> str:
     if value is None:
         return str(lineno)
     if isinstance(value, str):
-        return value
+        return check_id(value, f"{path}, line {lineno}")
     if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
+        return check_id(str(value), f"{path}, line {lineno}")
     raise CorpusError(f"{path}, line {lineno}: \"id\" must be a string or an integer, got "
                       f"{type(value).__name__}")
 
@@ -157,11 +158,8 @@ def _record_text(obj, text_fields, lineno, path) -> str:
 
 
 def _check_unique(ids, path):
-    seen = set()
-    for i, doc_id in enumerate(ids):
-        if doc_id in seen:
-            raise CorpusError(f"{path}: duplicate document id {doc_id!r} (document {i + 1})")
-        seen.add(doc_id)
+    """Every id valid text, printable and unique (:func:`rlsi.text.ids.check_ids`)."""
+    check_ids(ids, str(path))
 
 
 def read_text_folder(path, pattern="*.txt") -> Corpus:

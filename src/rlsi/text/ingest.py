@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import logging
 import shutil
-import tempfile
 import time
 from array import array
 from collections import defaultdict
@@ -206,7 +205,8 @@ def ingest(paths, output, *, vectorizer=None, text_fields=("title", "text"), bat
     Returns the fitted vectorizer. Problems with the input raise :class:`rlsi.errors.CorpusError`.
     """
     from ..io.matrix import MatrixWriter
-    from ..io.atomic import check_output_dir
+    from ..io.atomic import os_error_reason, scratch_dir
+    from ..io.kinds import check_destination
 
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
     if not paths:
@@ -223,14 +223,12 @@ def ingest(paths, output, *, vectorizer=None, text_fields=("title", "text"), bat
     check_number("max_features", vec.max_features, low=1, integer=True, allow_none=True)
     _doc_count_threshold("min_df", vec.min_df, 1)
     _doc_count_threshold("max_df", vec.max_df, 1)
-    check_output_dir(output, what="matrix directory", is_ours=lambda p: (Path(p) / "manifest.json").is_file(),
-                     kind="an rlsi matrix or model directory", remedy="choose another -o")
+    check_destination(output, kind="matrix", reads=paths, what="matrix directory")
 
     # ---- pass 1: vocabulary, document frequencies, and the token columns cached on disk
     t0 = time.perf_counter()
     output = Path(output)
-    scratch = Path(tempfile.mkdtemp(prefix=f".{output.name}.ingest-", dir=output.parent if output.parent.is_dir()
-                                    else None))
+    scratch = scratch_dir(output, "ingest")
     try:
         token_file = scratch / "tokens.bin"
         for attempt in range(HASH_ATTEMPTS):
@@ -295,6 +293,9 @@ def ingest(paths, output, *, vectorizer=None, text_fields=("title", "text"), bat
             writer.vectorizer = vec
             nnz = writer.nnz
         del cached
+    except OSError as exc:  # the scratch file (the matrix itself is written by MatrixWriter, which says so)
+        raise RLSIError(f"cannot write the scratch files of {output} in {scratch.parent}: "
+                        f"{os_error_reason(exc)}") from None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     t2 = time.perf_counter()

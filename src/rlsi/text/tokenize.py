@@ -35,6 +35,8 @@ __all__ = ["Tokenizer", "english_stop_words", "DEFAULT_TOKEN_PATTERN", "STEMMERS
 
 #: Maximal runs of Unicode letters and digits (``\w`` without ``_``). On ASCII text this is ``[A-Za-z0-9]+``.
 DEFAULT_TOKEN_PATTERN = r"[^\W_]+"
+#: Longest token kept (characters); longer ones are dropped (see :class:`Tokenizer`).
+MAX_TERM_LENGTH = 100
 
 #: Named token patterns. A saved vectorizer stores its pattern, and loading compiles only patterns of
 #: this registry (by name or by their exact text): a regular expression read from a model file could
@@ -174,6 +176,10 @@ class Tokenizer:
     min_length : int, default 1
         Tokens with fewer characters are dropped (before stop-word removal).
 
+    Tokens longer than :data:`MAX_TERM_LENGTH` characters (base64 blobs, runs of digits, URLs glued
+    together) are dropped: a vocabulary is stored as an array as wide as its longest term, so one
+    20,000-character token would make it hundreds of times larger, and no query matches such a term.
+
     Stemming costs about 30 microseconds per *distinct* token with the pure-Python snowballstemmer
     (much less when the optional C extension PyStemmer is installed, which snowballstemmer then uses),
     so stems are cached in a process-wide dict per algorithm, shared by all tokenizers; it holds at most
@@ -201,6 +207,8 @@ class Tokenizer:
         if self.lowercase:
             text = text.lower()
         tokens = self._findall(text)
+        if len(text) > MAX_TERM_LENGTH and tokens and max(map(len, tokens)) > MAX_TERM_LENGTH:
+            tokens = [t for t in tokens if len(t) <= MAX_TERM_LENGTH]
         if self.min_length > 1:
             n = self.min_length
             tokens = [t for t in tokens if len(t) >= n]

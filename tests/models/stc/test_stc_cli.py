@@ -35,7 +35,7 @@ def test_classify_bad_field_is_one_line_error(tmp_path, capsys):
     _corpus(tmp_path / "c.jsonl")
     out = tmp_path / "m"
     assert main(["-q", "fit-stc", str(tmp_path / "c.jsonl"), "-o", str(out), "-k", "2", "--max-iter", "1"]) == 0
-    assert main(["classify", str(out), str(tmp_path / "c.jsonl"), "--label-field", "nope"]) == 2
+    assert main(["classify", str(out), str(tmp_path / "c.jsonl"), "--label-field", "nope", "--same-documents"]) == 2
     assert "no field 'nope'" in capsys.readouterr().err
 
 

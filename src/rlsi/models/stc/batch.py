@@ -17,18 +17,18 @@ memory modes:
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from ..._params import Boolean, Choice, Integer, Real
 from ...io import register
-from .core import STCBase, check_training_counts, log, with_threads
+from ...kernels.threads import numba_threads
+from ..skeleton import AlternatingFit
+from .core import STCBase, check_training_counts
 from . import dictionary, kernels
 
 
 @register("SparseTopicalCoding")
-class SparseTopicalCoding(STCBase):
+class SparseTopicalCoding(AlternatingFit, STCBase):
     """Batch STC (and collapsed STC with ``collapsed=True``). Parameters of :class:`STCBase` plus
 
     max_iter : int, default 20 — coding passes / dictionary steps.
@@ -80,54 +80,38 @@ class SparseTopicalCoding(STCBase):
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    @with_threads
-    def fit(self, X, y=None):
-        self._validate_params()
-        X = check_training_counts(self._check_X(X, reset=True))
-        return self._fit(X)
+    # ------------------------------------------------------------------ the problem and its finish (AlternatingFit)
+    _tol_param = "fit_tol"
 
-    def fit_transform(self, X, y=None):
-        """``fit(X).transform(X)``: the codes under the final dictionary (``doc_codes_`` are those of the
-        last coding pass, made before the last dictionary step)."""
-        return self.fit(X, y).transform(X)
+    def _fit_threads(self):
+        return numba_threads(self.n_jobs)  # BLAS untouched: the LDA start and MedSTC's SVMs are scikit-learn's
 
-    def _fit(self, X, **extras):
-        n, M = X.shape
-        K = self.n_components
-        beta = self._init_beta(M, X, self._init_labels(**extras))
-        theta = np.zeros((n, K))
-        S = np.zeros((X.nnz, K)) if self.keep_word_codes else None
-        self.objective_ = []
-        self.n_features_in_ = M
-        prev = np.inf
-        t0 = time.perf_counter()
-        for it in range(self.max_iter):
-            self._before_coding(X, theta, it, **extras)
-            G, B, f, sweeps, zeros, cols = self._code(X, beta, theta, S=S, warm=S is not None and it > 0,
-                                             want_grad=True, **self._supervision(**extras))
-            obj = float(f.sum()) + self._extra_objective(X, theta, **extras)
-            self.objective_.append(obj)
-            self.word_code_sparsity_ = float(zeros.sum() / max(X.nnz * K, 1))
-            if self.verbose:
-                log.info("%s iteration %d: objective %.6g, sweeps %.1f, word-code sparsity %.3f, %.1fs",
-                         type(self).__name__, it + 1, obj, sweeps.mean(), self.word_code_sparsity_,
-                         time.perf_counter() - t0)
-            beta = self._step(X, beta, G, B, S, cols)
-            self._after_step(X, theta, it, **extras)
-            if abs(prev - obj) <= self.fit_tol * abs(obj):
-                break
-            prev = obj
-        self.n_iter_ = it + 1
-        self._set_components(beta)
-        self.doc_codes_ = theta
-        return self
+    def _check_fit_input(self, X, y):
+        return check_training_counts(self._check_X(X, reset=True)), y
+
+    def _start(self, X, y, executor):
+        self.n_features_in_ = X.shape[1]
+        return STCProblem(self, X, self._fit_extras(X, y))
+
+    def _fit_extras(self, X, y):
+        """What the coding passes need besides X (MedSTC: the label codes)."""
+        return {}
+
+    def _finish(self, problem, trace, X):
+        self.objective_ = list(trace.objectives)
+        self.word_code_sparsity_ = problem.word_code_sparsity
+        self.n_iter_ = trace.n_iter
+        self._set_components(problem.beta)
+        self.doc_codes_ = problem.theta
+
+    def _fit_output(self, problem, X):
+        """The codes under the final dictionary (``doc_codes_`` are those of the last coding pass, made
+        before the last dictionary step)."""
+        return self.transform(X)
 
     # hooks for MedSTC
     def _init_labels(self, **extras):
         return None
-
-    def _before_coding(self, X, theta, it, **extras):
-        pass
 
     def _after_step(self, X, theta, it, **extras):
         pass
@@ -164,3 +148,43 @@ class SparseTopicalCoding(STCBase):
                 return new
             alpha /= 2.0
         return beta
+
+
+class STCProblem:
+    """Batch STC as a problem of :func:`rlsi.models.driver.alternate`: the U-step codes every document with
+    β fixed (and records Eq. (4)'s objective of that pass), the V-step takes one dictionary step from the
+    pass' statistics (MedSTC then updates its classifier: the model's ``_after_step``)."""
+
+    def __init__(self, model, X, extras):
+        self.model, self.X, self.extras = model, X, extras
+        n, M = X.shape
+        K = model.n_components
+        self.beta = model._init_beta(M, X, model._init_labels(**extras))
+        self.theta = np.zeros((n, K))
+        self.S = np.zeros((X.nnz, K)) if model.keep_word_codes else None
+        self.iteration = 0
+        self.word_code_sparsity = 0.0
+        self._value = np.inf
+        self._stats = None
+
+    def u_step(self, executor):
+        m, X = self.model, self.X
+        G, B, f, sweeps, zeros, cols = m._code(X, self.beta, self.theta, S=self.S,
+                                               warm=self.S is not None and self.iteration > 0, want_grad=True,
+                                               **m._supervision(**self.extras))
+        self._value = float(f.sum()) + m._extra_objective(X, self.theta, **self.extras)
+        self._stats = G, B, cols
+        self.word_code_sparsity = float(zeros.sum() / max(X.nnz * m.n_components, 1))
+        return {"sweeps": round(float(sweeps.mean()), 2), "word_code_sparsity": round(self.word_code_sparsity, 4)}
+
+    def v_step(self, executor):
+        G, B, cols = self._stats
+        self._stats = None
+        self.beta = self.model._step(self.X, self.beta, G, B, self.S, cols)
+        self.model._after_step(self.X, self.theta, self.iteration, **self.extras)
+        self.iteration += 1
+        return {}
+
+    def objective(self):
+        """Eq. (4) of the last coding pass (its codes under the β it was coded with)."""
+        return self._value

@@ -29,8 +29,8 @@ Scales against the released MedSTC/STC code (footnote 4; read for comparison, no
 γ and λ are half of ours: ``gamma=2γ, lam=2λ`` is the same objective. Its settings file also swaps the
 printed λ and ρ (λ = 0.1, ρ = 0.01): :mod:`rlsi.models.stc.settings` holds both as named presets; the
 classes' defaults stay the paper's printed values (docs/stc.md compares them on 20 Newsgroups).
-ε: the paper prints no value, so the default is the released code's 1e-3. ε enters the Poisson mean ``s_nᵀβ_n + ε`` of the loss (coding and the
-dictionary statistics) and of the held-out perplexity, Eq. (19); it sets the coding threshold (a word gets
+ε: the paper prints no value, so the default is the released code's 1e-3. ε enters the Poisson mean
+``s_nᵀβ_n + ε`` of the loss (coding and the dictionary statistics) and of the held-out perplexity, Eq. (19); it sets the coding threshold (a word gets
 a code on topic k only if ``β_kn ≳ ρε/w``) and the cost of a held-out term without code mass, so the
 perplexity moves with it: online STC on 20 Newsgroups 16,089 (ε = 1e-4) → 4,458 (ε = 1e-3), accuracy
 +0.4 to +0.5 points.
@@ -47,7 +47,7 @@ import scipy.sparse as sp
 from ..._params import Anything, Boolean, Choice, Integer, Real
 from ..._validation import check_matrix
 from ...errors import RLSIError
-from ...kernels.lasso import numba_threads
+from ...kernels.threads import numba_threads
 from ..base import TopicModel, check_fitted
 from . import kernels
 

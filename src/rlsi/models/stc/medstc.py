@@ -269,15 +269,14 @@ class MedSTC(_MaxMarginMixin, SparseTopicalCoding):
         self.refit_C = refit_C
         self.lda_passes = lda_passes
 
-    @with_threads
-    def fit(self, X, y=None):
-        self._validate_params()
-        from .core import check_training_counts
-        X = check_training_counts(self._check_X(X, reset=True))
+    def _fit_extras(self, X, y):
         self.classes_, codes = encode_labels(y, X.shape[0])
         self.coef_ = np.zeros((len(self.classes_), self.n_components))
-        self._fit(X, codes=codes)
-        return self._refit(X, codes)
+        return {"codes": codes}
+
+    def _finish(self, problem, trace, X):
+        super()._finish(problem, trace, X)
+        self._refit(X, problem.extras["codes"])
 
     def _init_labels(self, codes):
         return codes if self.dictionary_init == "class" else None

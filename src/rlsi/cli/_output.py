@@ -1,0 +1,92 @@
+"""Where a command's output goes, and what it prints: the destination checks of the sub-commands and the
+escaping of text taken from files (ids, terms) in human-readable output.
+
+* :func:`model_destination`, :func:`matrix_destination`, :func:`index_destination`, :func:`file_destination`
+  — the checks of :mod:`rlsi.io.kinds` run before any work: an output replaces only a folder of its own
+  kind, never an input of the command nor a path inside an rlsi folder (one line, nothing written).
+* :func:`require_model_folder` — a search index attaches only to a model folder.
+* :func:`printable` — control characters (ESC, BEL, newlines, C1 codes, bidirectional overrides) of
+  document ids and terms are shown escaped (``\\x1b``, ``\\n``), so a crafted id cannot move the cursor,
+  change the terminal's title or forge result lines. ``--json`` output is escaped by JSON itself.
+"""
+
+from __future__ import annotations
+
+from ..io import kinds
+from ..io.kinds import require_model_folder
+
+__all__ = ["model_destination", "matrix_destination", "index_destination", "file_destination", "fit_inputs",
+           "resume_fingerprint", "require_model_folder", "printable", "printable_all"]
+
+
+def model_destination(path, reads=()):
+    """A model folder to write (``rlsi fit``, ``rlsi fit-stc``)."""
+    return kinds.check_destination(path, kind="model", reads=reads)
+
+
+def matrix_destination(path, reads=()):
+    """A matrix directory to write (``rlsi synth``, ``rlsi ingest``)."""
+    return kinds.check_destination(path, kind="matrix", reads=reads)
+
+
+def index_destination(model_dir, reads=()):
+    """The model folder an index is saved into (``rlsi index``, ``rlsi search --save-index``)."""
+    require_model_folder(model_dir)
+    return kinds.check_destination(model_dir, kind="index", reads=reads, what="MODEL_DIR",
+                                   remedy="give the model folder written by 'rlsi fit'")
+
+
+def file_destination(path, reads=(), what="output"):
+    """An output file (``rlsi transform -o``, ``rlsi evaluate --json``)."""
+    return kinds.check_file_destination(path, reads=reads, what=what)
+
+
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape_char(ch: str) -> str:
+    if ch in _NAMED:
+        return _NAMED[ch]
+    code = ord(ch)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
+
+
+def printable(text) -> str:
+    """``text`` with every character that is not printable (controls, format characters such as the
+    bidirectional overrides, line and paragraph separators, surrogates, unassigned code points) shown as
+    its backslash escape; printable text is returned as it is."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else _escape_char(ch) for ch in text)
+
+
+def fit_inputs(args, output):
+    """What ``rlsi fit`` reads: its corpus files, ``--matrix``, and ``--resume`` MODEL_DIR unless the fit
+    writes back into it (the documented default, guarded by :func:`rlsi.io.kinds.fingerprint`)."""
+    import os
+
+    reads = [*(getattr(args, "corpus", None) or []), getattr(args, "matrix", None)]
+    resume = getattr(args, "resume", None)
+    if resume is not None and os.path.realpath(resume) != os.path.realpath(output):
+        reads.append(resume)
+    return reads
+
+
+def resume_fingerprint(resume, output):
+    """The fingerprint of ``--resume`` MODEL_DIR when the fit writes back into it (None otherwise): two
+    resumes of one folder at once cannot both save, the second finds the folder changed and refuses."""
+    import os
+
+    if os.path.realpath(resume) != os.path.realpath(output):
+        return None
+    return kinds.fingerprint(resume)
+
+
+def printable_all(texts) -> list:
+    """:func:`printable` of each of ``texts`` (a vocabulary: printable terms cost one test each)."""
+    return [t if t.isprintable() else printable(t) for t in map(str, texts)]

@@ -1,0 +1,211 @@
+"""The learners the CLI fits: one registry, :data:`LEARNERS`, ``(command, name) -> Learner``.
+
+A :class:`Learner` declares what the commands need of a model: the estimator it builds from the parsed
+options (``build``), its own argument groups (``options``; the options every learner of a command shares —
+the RLSI objective, batch learning, text — are added by the command), whether it is fitted on the corpus's
+classes (``labels``), the ways it can fit (``modes``: ``batch`` on this machine, ``online``, on a Dask
+cluster, on a matrix directory) and how its result prints (``summary``). ``rlsi fit --model NAME`` and
+``rlsi fit-stc --model NAME`` choose among :func:`learners` of their command: their ``--help`` choices,
+their refusals and :func:`get_learner`'s message derive from the registry's keys.
+
+Adding a learner to the CLI is one :func:`register` call here (and, for a new option group, its adder).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .. import io
+from ..errors import RLSIError
+from ..quality import avg_compactness
+from . import _common
+from ._online import online_model_from_args
+from .group import add_group_arguments, group_labels_from_args, group_model_from_args
+
+__all__ = ["Learner", "LEARNERS", "MODES", "register", "learners", "get_learner", "option_adders", "model_help",
+           "fit_modes", "check_modes", "report_fit", "topic_model_summary", "coding_summary", "stc_labels"]
+
+#: The ways a learner can fit, with the option that asks for each.
+MODES = {"batch": "in batch on this machine", "online": "--online", "dask": "--backend dask", "matrix": "--matrix DIR"}
+
+
+def topic_model_summary(model, n_docs, n_terms, elapsed):
+    """The lines ``rlsi fit`` prints after fitting a topic model (RLSI, online RLSI, group models)."""
+    dead = len(model.dead_topics())
+    steps = f"{model.n_batches_} mini-batches" if hasattr(model, "n_batches_") else \
+        f"{getattr(model, 'n_iter_', '?')} iterations"
+    lines = [f"fitted {type(model).__name__}: {n_docs} documents, {n_terms} terms, "
+             f"K={model.components_.shape[0]}, {steps}, "
+             f"AvgComp={avg_compactness(model.components_):.4f}, {dead} empty topic(s), {elapsed:.1f}s"]
+    extra = []
+    if getattr(model, "target_terms_per_topic", None) is not None:
+        extra.append(f"λ1 = {model.lambda1_:.6g} ({model.lambda1_scale}) found for "
+                     f"{model.target_terms_per_topic} terms per topic")
+    if getattr(model, "topic_representation_", None) is not None:
+        extra.append(f"topics held {model.topic_representation_} in the last iteration")
+    if extra:
+        lines.append("  " + "; ".join(extra))
+    return lines
+
+
+def coding_summary(model, n_docs, n_terms, elapsed):
+    """The line ``rlsi fit-stc`` prints after fitting a sparse topical coding model."""
+    return [f"fitted {type(model).__name__}: {n_docs} documents, {n_terms} terms, K={model.n_components}, "
+            f"word-code sparsity {model.word_code_sparsity_:.3f}, {elapsed:.1f}s"]
+
+
+@dataclass(frozen=True)
+class Learner:
+    """One learner of a command (see the module docstring).
+
+    build : ``args -> estimator``, the unfitted estimator from the parsed options (checked: options fail
+        before any work).
+    options : adders of the learner's own argument groups (``adder(parser)``), added once per command.
+    labels : ``(args, corpus) -> y`` for a learner fitted on the corpus's classes (None: ``fit(X)``).
+    modes : the :data:`MODES` it fits in.
+    preflight : its peak memory is estimated (:mod:`rlsi.models.memory`) and checked before a batch fit.
+    summary : ``(model, n_docs, n_terms, seconds) -> lines`` printed after the fit.
+    """
+
+    command: str
+    name: str
+    help: str
+    build: Callable
+    options: tuple = ()
+    labels: Callable | None = None
+    modes: frozenset = frozenset({"batch"})
+    preflight: bool = False
+    summary: Callable = topic_model_summary
+
+    def targets(self, args, corpus):
+        """``y`` of ``fit(X, y)``: the corpus's classes for a learner with ``labels``, else None."""
+        return None if self.labels is None else self.labels(args, corpus)
+
+
+#: ``{(command, name): Learner}``, in the order ``--help`` lists them.
+LEARNERS: dict = {}
+
+
+def register(learner):
+    """Add ``learner`` to :data:`LEARNERS` (its ``(command, name)`` must be new). Returns it."""
+    key = (learner.command, learner.name)
+    if key in LEARNERS:
+        raise ValueError(f"learner {learner.name!r} of {learner.command!r} is registered twice")
+    LEARNERS[key] = learner
+    return learner
+
+
+def learners(command="fit"):
+    """``{name: Learner}`` of one command, in registry order."""
+    return {name: lrn for (cmd, name), lrn in LEARNERS.items() if cmd == command}
+
+
+def get_learner(name, command="fit"):
+    """The learner ``name`` of ``command`` (RLSIError naming the choices)."""
+    found = learners(command)
+    if name not in found:
+        raise RLSIError(f"--model {name!r}: choose among {', '.join(found)}")
+    return found[name]
+
+
+def option_adders(command="fit"):
+    """The argument-group adders the learners of ``command`` declare, each once, in registry order."""
+    return list(dict.fromkeys(a for lrn in learners(command).values() for a in lrn.options))
+
+
+def model_help(command="fit"):
+    """The ``--model`` help of ``command``: each learner's name and one line."""
+    return "; ".join(f"{name}: {lrn.help}" for name, lrn in learners(command).items())
+
+
+def fit_modes(args):
+    """The :data:`MODES` a parsed ``rlsi fit`` asks for."""
+    modes = {"online" if getattr(args, "online", False) or getattr(args, "resume", None) else "batch"}
+    if getattr(args, "backend", "local") == "dask":
+        modes.add("dask")
+    if getattr(args, "matrix", None):
+        modes.add("matrix")
+    return modes
+
+
+def check_modes(learner, modes):
+    """Refuse (RLSIError) a mode ``learner`` does not fit in, naming the learners that do."""
+    for mode in sorted(set(modes) - learner.modes):
+        able = [n for n, lrn in learners(learner.command).items() if mode in lrn.modes]
+        raise RLSIError(f"--model {learner.name} does not fit with {MODES[mode]}; {MODES[mode]} fits "
+                        f"--model {' / '.join(able) or 'none'} (--model {learner.name} fits "
+                        f"{', '.join(MODES[m] for m in sorted(learner.modes))})")
+
+
+def report_fit(learner, output, components, n_docs, n_terms, start, *, quiet):
+    """Save ``components`` into ``output`` and, unless quiet, print the learner's summary."""
+    io.save(output, **components)
+    if not quiet:
+        for line in learner.summary(components["model"], n_docs, n_terms, time.perf_counter() - start):
+            print(line)
+        print(f"saved to {output}")
+    return 0
+
+
+# ------------------------------------------------------------------ rlsi fit
+def _rlsi(args):
+    if getattr(args, "online", False):
+        return online_model_from_args(args)
+    return _common.batch_model_from_args(args, bool(getattr(args, "quiet", False)))
+
+
+def _group(args):
+    return group_model_from_args(args, bool(getattr(args, "quiet", False)))
+
+
+register(Learner("fit", "rlsi", "BatchRLSI, or OnlineRLSI with --online (the default)", _rlsi,
+                 modes=frozenset({"batch", "online", "dask", "matrix"}), preflight=True))
+for _name, _what in (("grlsi", "GroupRLSI, shared and class topics"), ("gnmf", "GroupNMF, shared and class topics"),
+                     ("crlsi", "CRLSI, class topics only"), ("cnmf", "CNMF, class topics only")):
+    register(Learner("fit", _name, _what, _group, options=(add_group_arguments,), labels=group_labels_from_args))
+
+
+# ------------------------------------------------------------------ rlsi fit-stc
+def stc_labels(args, corpus):
+    """The class label (str) of each document of ``corpus`` from ``--label-field``."""
+    values = corpus.fields.get(args.label_field)
+    if values is None:
+        raise RLSIError(f"the corpus has no field {args.label_field!r}; check --label-field")
+    return np.array(values, dtype=object).astype(str)
+
+
+def _stc_builder(class_name, extra, online, max_margin):
+    """``build`` of an STC learner: the estimator ``class_name`` of :mod:`rlsi.models.stc` from the options."""
+    def build(args):
+        from ..models import stc
+
+        if args.dictionary_init == "class" and not max_margin:
+            raise RLSIError(f"--dictionary-init class needs labels; it is for --model "
+                            f"{' or '.join(n for n, lrn in learners('fit-stc').items() if lrn.labels)}")
+        kw = dict(n_components=args.n_components, lam=args.lam, gamma=args.gamma, rho=args.rho, eps=args.eps,
+                  dictionary_step=args.dictionary_step, lda_passes=args.lda_passes, n_jobs=args.jobs,
+                  verbose=0 if args.quiet else 1, dictionary_init=args.dictionary_init, **extra)
+        if online:
+            kw.update(batch_size=args.batch_size, n_epochs=args.epochs, tau0=args.tau0)
+        else:
+            kw["max_iter"] = args.max_iter
+        if max_margin:
+            kw.update(delta=args.delta, C=args.C, hinge=args.hinge, refit_C=args.refit_C)
+        return getattr(stc, class_name)(**kw)
+    return build
+
+
+#: The STC learners: name, estimator, online (mini-batches), max-margin (fitted on labels), extra parameters.
+_STC = (("stc", "SparseTopicalCoding", False, False, {}),
+        ("cstc", "SparseTopicalCoding", False, False, {"collapsed": True}),
+        ("ostc", "OnlineSTC", True, False, {}),
+        ("medstc", "MedSTC", False, True, {}),
+        ("omedstc", "OnlineMedSTC", True, True, {}))
+for _name, _cls, _online, _max_margin, _extra in _STC:
+    register(Learner("fit-stc", _name, _cls + (" (collapsed)" if _extra else ""),
+                     _stc_builder(_cls, _extra, _online, _max_margin),
+                     labels=stc_labels if _max_margin else None, summary=coding_summary))

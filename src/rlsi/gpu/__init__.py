@@ -1,0 +1,11 @@
+"""RLSI on a GPU: the device placement of the RLSI problem (``BatchRLSI(device="cuda")``,
+``OnlineRLSI(device="cuda")``), written against an array module so that the same code runs on CuPy and, for the
+tests, on numpy/scipy (``device="numpy"``). See docs/gpu.md.
+
+Modules: :mod:`~rlsi.gpu.backend` (the array module, device names), :mod:`~rlsi.gpu.cd` (blocked cyclic
+coordinate descent), :mod:`~rlsi.gpu.corpus` (row blocks, streaming, screening), :mod:`~rlsi.gpu.memory`
+(the memory plan), :mod:`~rlsi.gpu.batch` (the batch problem), :mod:`~rlsi.gpu.fit` (the skeleton's hooks),
+:mod:`~rlsi.gpu.online` (online RLSI). Importing this package never imports CuPy.
+"""
+
+from .backend import DEVICES, cuda_available, numpy_backend, resolve  # noqa: F401

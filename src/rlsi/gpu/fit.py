@@ -1,0 +1,143 @@
+"""``BatchRLSI(device=...)``: the GPU as a placement of the RLSI problem in the one fit skeleton.
+
+The skeleton (:class:`rlsi.models.skeleton.AlternatingFit`) runs every batch fit: validate, check X, build the
+problem, alternate to the stop rule (:func:`rlsi.models.driver.alternate`), finish the fitted attributes. With a
+``device`` BatchRLSI's two hooks call :func:`check_fit_input` and :func:`start` here, which build a
+:class:`rlsi.gpu.batch.DeviceRLSIProblem` — the same problem (objective, initialisation, sweeps, screening)
+with its arrays on the card — and the skeleton does the rest: the same parameter checks, the same
+initialisation (``init="docs"`` / ``"random"`` / ``V_init``, on the host), the same stop rule and fitted
+attributes (``components_`` as host CSR, ``objective_``, ``n_iter_``, ``lambda1_``, ``n_rows_screened_``). ``transform`` of a fitted model with a device
+runs :func:`rlsi.gpu.batch.fold_in`.
+
+Input: a scipy sparse matrix (moved to the card block by block, or streamed), or a CuPy sparse matrix already
+on the card; then the initialisation runs on the card too (:func:`initial_doc_vectors`: the same draws of
+``random_state``) and ``fit_transform`` returns W as a CuPy array.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import check_random_state
+from ..errors import RLSIError
+from ..models.penalties import penalty as get_penalty
+from .backend import resolve
+from ..models.sparsity import bisect_rows, lambda1_for_terms_per_topic, sample_term_rows
+from .batch import DeviceRLSIProblem, fold_in, gram_blocks, project
+from .corpus import RowBlocks, on_card
+
+#: Keyword options of the device problem a caller may set on an estimator as ``est.device_options`` (a dict;
+#: not a constructor parameter): screen, topics, phi, budget, stream, term_rows, doc_rows, block, kernel.
+OPTIONS = ("screen", "topics", "phi", "budget", "stream", "term_rows", "doc_rows", "block", "kernel")
+
+
+def device_options(est):
+    opts = dict(getattr(est, "device_options", None) or {})
+    unknown = sorted(set(opts) - set(OPTIONS))
+    if unknown:
+        raise RLSIError(f"device_options {unknown} are not options of the device problem; choose from {OPTIONS}")
+    return opts
+
+
+def initial_doc_vectors(be, est, X, V_init=None):
+    """``BatchRLSI._initial_doc_vectors`` for a corpus X on the card (CuPy CSR): the same draws of
+    ``est.random_state``, the same U₀ (K documents scaled to unit norm) and its projection, on the card."""
+    xp = be.xp
+    N, M = X.shape
+    K = est.n_components
+    if V_init is not None:
+        V = np.asarray(V_init, dtype=be.dtype)
+        if V.shape != (N, K) or not np.all(np.isfinite(V)):
+            raise RLSIError(f"V_init must be a finite array of shape (n_samples, n_components)={(N, K)}")
+        return be.asarray(V)
+    rng = check_random_state(est.random_state)
+    if est.init == "random":
+        sigma = np.sqrt(float(xp.square(X.data.astype(np.float64)).sum()) / (N * K))
+        return be.asarray(rng.standard_normal((N, K)) * sigma)
+    nonempty = np.flatnonzero(np.diff(np.asarray(be.to_host(X.indptr))) > 0)
+    if len(nonempty) < K:
+        raise RLSIError(f"n_components={K} needs at least {K} documents with non-zero weights; X has "
+                        f"{len(nonempty)} of {N}")
+    picks = np.sort(rng.choice(nonempty, size=K, replace=False))
+    U0 = X[xp.asarray(picks)].T.tocsr()
+    norms = xp.sqrt(xp.asarray(U0.multiply(U0).sum(axis=0)).ravel())
+    U0 = (U0 @ be.sparse.diags(1.0 / norms)).tocsr().astype(be.dtype)
+    return project(be, RowBlocks(be, X, DOC_ROWS_INIT), U0, get_penalty(est.doc_penalty), est.lambda2,
+                   max_iter=est.inner_max_iter, tol=est.inner_tol)
+
+
+DOC_ROWS_INIT = 1 << 17
+
+
+def lambda1_for_target(be, est, X, W0, problem_at):
+    """``(λ₁, problem)`` for ``target_terms_per_topic``: :func:`rlsi.models.sparsity.lambda1_for_terms_per_topic`
+    with device problems moving W between its bisections (on the host: sampled term rows of ``R = D W``, made
+    on the card for a corpus there). The problem is the search's last one, to continue from (None with one
+    round)."""
+    rng = check_random_state(est.random_state)
+    positive = get_penalty(est.topic_penalty).nonneg
+    kw = dict(max_iter=est.inner_max_iter, tol=est.inner_tol)
+    bisect = None
+    if on_card(be, X):
+        D = X.T.tocsr()
+        rows = sample_term_rows(D.shape[0], rng)
+        Ds = D[be.xp.asarray(rows)]
+
+        def bisect(W):
+            W = be.asarray(W)
+            R = np.asarray(be.to_host(Ds @ W), dtype=np.float64)
+            S = gram_blocks(be, W)
+            return bisect_rows(R, S, est.target_terms_per_topic, scale=D.shape[0] / len(rows) / W.shape[1],
+                               positive=positive, **kw)
+    lam, problem = lambda1_for_terms_per_topic(
+        X, W0, est.target_terms_per_topic, problem_factory=problem_at, rng=rng, positive=positive, bisect=bisect,
+        return_problem=True, **kw)
+    return lam, problem
+
+
+def check_fit_input(est, X, V_init=None):
+    """The skeleton's ``_check_fit_input`` on a device: a CuPy sparse matrix stays on the card (CSR), anything
+    else is checked as on the host; the sizes as on the host."""
+    be = resolve(est.device)
+    if on_card(be, X):
+        X = X.tocsr()
+    else:
+        X = est._check_X(X, reset=True)
+    est._check_sizes(X.shape, V_init)
+    return X
+
+
+def start(est, X, V_init=None):
+    """The skeleton's ``_start`` on a device: W₀ (the host path's initialisation, or :func:`initial_doc_vectors`
+    for a corpus on the card), λ₁, and the :class:`rlsi.gpu.batch.DeviceRLSIProblem`."""
+    be = resolve(est.device)
+    N, M = X.shape
+    est.n_features_in_ = M
+    W0 = initial_doc_vectors(be, est, X, V_init) if on_card(be, X) else est._initial_doc_vectors(X, V_init)
+    opts = device_options(est)
+
+    def problem_at(W, lam):
+        return DeviceRLSIProblem(
+            be, X, W, topic_penalty=est.topic_penalty, doc_penalty=est.doc_penalty, lambda1=lam,
+            lambda2=est.lambda2, inner_max_iter=est.inner_max_iter, inner_tol=est.inner_tol,
+            topic_sweeps=est.topic_sweeps, tuning=est._tuning, **opts)
+
+    problem = None
+    if est.target_terms_per_topic is None:
+        lam1 = est.effective_lambda1(N)
+    else:  # the host path's search (rlsi.models.sparsity), its problems on the device
+        lam1, problem = lambda1_for_target(be, est, X, W0, problem_at)
+    if problem is None:
+        problem = problem_at(W0, lam1)
+    else:
+        problem.set_lambda1(lam1)
+    est._set_lambda1(lam1, N)
+    est.device_plan_ = problem.plan
+    return problem
+
+
+def transform(est, X):
+    """``est._fold_in(X)`` on ``est.device`` (ridge or lasso folding-in by document blocks)."""
+    be = resolve(est.device)
+    return fold_in(be, X, est.components_, penalty=est.doc_penalty, lam=est.lambda2,
+                   max_iter=est.inner_max_iter, tol=est.inner_tol)

@@ -1,0 +1,83 @@
+"""On a CUDA card only (skipped elsewhere): the CuPy path against the host path."""
+
+import numpy as np
+import pytest
+
+from rlsi import BatchRLSI, OnlineRLSI
+from rlsi.datasets.synthetic import make_corpus
+from rlsi.gpu.backend import cuda_available
+
+pytestmark = pytest.mark.skipif(not cuda_available(),
+                                reason='needs CuPy and a CUDA card (pip install "rlsi[gpu]")')
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return make_corpus(2000, 5000, 80, n_topics=20, topic_vocab=400, seed=5).X
+
+
+@pytest.mark.parametrize("device,rtol", [("cuda:float64", 1e-10), ("cuda", 1e-4)])
+def test_batch_on_the_card(corpus, device, rtol):
+    kw = dict(lambda1=0.05, inner_max_iter=8, max_iter=5, tol=0.0, random_state=0)
+    a = BatchRLSI(20, **kw).fit(corpus)
+    b = BatchRLSI(20, device=device, **kw).fit(corpus)
+    np.testing.assert_allclose(b.objective_, a.objective_, rtol=rtol)
+    np.testing.assert_allclose(b.transform(corpus[:100]), a.transform(corpus[:100]), atol=100 * rtol)
+
+
+@pytest.mark.parametrize("opts", [dict(screen=False), dict(topics="dense"), dict(phi="sparse"),
+                                  dict(stream=True, term_rows=1000, doc_rows=300)])
+def test_options_on_the_card(corpus, opts):
+    kw = dict(lambda1=0.05, inner_max_iter=8, max_iter=3, tol=0.0, random_state=0)
+    a = BatchRLSI(20, device="cuda:float64", **kw).fit(corpus)
+    b = BatchRLSI(20, device="cuda:float64", **kw)
+    b.device_options = opts
+    b.fit(corpus)
+    np.testing.assert_allclose(b.objective_, a.objective_, rtol=1e-10)
+
+
+def test_online_on_the_card(corpus):
+    kw = dict(lambda1=0.05, rho=1.0, n_inner=10, batch_size=250, inner_max_iter=8, random_state=0)
+    a = OnlineRLSI(20, **kw).fit(corpus)
+    b = OnlineRLSI(20, device="cuda:float64", **kw).fit(corpus)
+    assert abs(a.components_ - b.components_).max() <= 1e-9 * abs(a.components_).max()
+
+
+def test_corpus_already_on_the_card(corpus):
+    import cupyx.scipy.sparse as cusparse
+    kw = dict(lambda1=0.05, inner_max_iter=8, max_iter=3, tol=0.0, random_state=0)
+    a = BatchRLSI(20, device="cuda:float64", **kw).fit(corpus)
+    b = BatchRLSI(20, device="cuda:float64", **kw)
+    W = b.fit_transform(cusparse.csr_matrix(corpus))
+    assert W.shape == (corpus.shape[0], 20) and hasattr(W, "get")
+    np.testing.assert_allclose(b.objective_, a.objective_, rtol=1e-10)
+
+
+def test_fused_and_array_kernels_agree(corpus):
+    kw = dict(lambda1=0.05, inner_max_iter=8, max_iter=3, tol=0.0, random_state=0)
+    objs = []
+    for kernel in ("fused", "xp"):
+        m = BatchRLSI(20, device="cuda:float64", **kw)
+        m.device_options = {"kernel": kernel}
+        objs.append(m.fit(corpus).objective_)
+    np.testing.assert_allclose(objs[0], objs[1], rtol=1e-12)
+
+
+def test_target_terms_and_reseed_on_the_card(corpus):
+    kw = dict(inner_max_iter=8, max_iter=3, tol=0.0, random_state=0, target_terms_per_topic=60)
+    a = BatchRLSI(20, **kw).fit(corpus)
+    b = BatchRLSI(20, device="cuda:float64", **kw).fit(corpus)
+    assert b.lambda1_ == pytest.approx(a.lambda1_, rel=1e-8)
+    np.testing.assert_allclose(b.objective_, a.objective_, rtol=1e-9)
+    okw = dict(lambda1=3.0, rho=1.0, n_inner=2, batch_size=250, reseed_dead=True, inner_max_iter=8, random_state=0)
+    a = OnlineRLSI(20, **okw).fit(corpus)
+    b = OnlineRLSI(20, device="cuda:float64", **okw).fit(corpus)
+    assert b.n_reseeded_ == a.n_reseeded_
+
+
+def test_online_stream_on_the_card(corpus):
+    import cupyx.scipy.sparse as cusparse
+    kw = dict(lambda1=0.05, rho=1.0, n_inner=3, batch_size=500, inner_max_iter=8, random_state=0)
+    a = OnlineRLSI(20, device="cuda:float64", **kw).fit(corpus)
+    b = OnlineRLSI(20, device="cuda:float64", **kw).fit(cusparse.csr_matrix(corpus))
+    assert abs(a.components_ - b.components_).max() == 0.0

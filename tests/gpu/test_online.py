@@ -1,0 +1,98 @@
+"""OnlineRLSI on the device code path (numpy backend) against the host path: same stream to rounding."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from rlsi import OnlineRLSI
+from rlsi.datasets.synthetic import make_corpus
+from rlsi.io import load, save
+
+EXACT = dict(inner_max_iter=8, random_state=0)  # no support solves on the host: pure coordinate descent
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return make_corpus(500, 1200, 50, n_topics=8, topic_vocab=150, seed=4).X
+
+
+def assert_same(a, b, Xq):
+    assert abs(a.components_ - b.components_).max() <= 1e-10 * abs(a.components_).max()
+    np.testing.assert_allclose(b.stats_.R, a.stats_.R, rtol=0, atol=1e-10 * np.abs(a.stats_.R).max())
+    np.testing.assert_allclose(b.stats_.S, a.stats_.S, rtol=1e-10)
+    assert b.stats_.n_docs == a.stats_.n_docs and b.stats_.weight == pytest.approx(a.stats_.weight, rel=1e-14)
+    assert b.u_change_ == pytest.approx(a.u_change_, rel=1e-9)
+    assert b.lambda1_effective_ == a.lambda1_effective_ and b.n_batches_ == a.n_batches_
+    np.testing.assert_allclose(b.transform(Xq), a.transform(Xq), rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(rho=1.0, n_inner=10), dict(rho=1.0, n_inner=3, topic_sweeps=2),
+                                dict(n_passes=2, shuffle=True), dict(topic_penalty="l2", lambda1=0.5),
+                                dict(init="random")])
+def test_device_stream_equals_host_stream(corpus, kw):
+    kw = {"lambda1": 0.05, **kw}
+    a = OnlineRLSI(6, batch_size=90, device="cpu", **EXACT, **kw).fit(corpus)
+    b = OnlineRLSI(6, batch_size=90, device="numpy:float64", **EXACT, **kw).fit(corpus)
+    assert_same(a, b, corpus[:30])
+    assert b.components_.dtype == np.float64 and sp.isspmatrix_csr(b.components_)
+
+
+def test_tracking_setting_with_default_sweeps_within_target(corpus):
+    """ρ = 1, ξ = 10 with the host kernel's support solves in the first U-step: the same topics to 1e-4."""
+    a = OnlineRLSI(6, lambda1=0.05, rho=1.0, n_inner=10, batch_size=100, random_state=0).fit(corpus)
+    b = OnlineRLSI(6, lambda1=0.05, rho=1.0, n_inner=10, batch_size=100, random_state=0,
+                   device="numpy:float64").fit(corpus)
+    assert abs(a.components_ - b.components_).max() <= 1e-4 * abs(a.components_).max()
+
+
+def test_partial_fit_growing_vocabulary_and_resume(corpus, tmp_path):
+    """Batches with more columns each time (new terms appended), a save in the middle, a resumed stream."""
+    widths = [700, 900, 1200, 1200]
+    parts = [corpus[i * 100:(i + 1) * 100][:, :w] for i, w in enumerate(widths)]
+    a = OnlineRLSI(6, lambda1=0.05, rho=1.0, n_inner=2, **EXACT)
+    b = OnlineRLSI(6, lambda1=0.05, rho=1.0, n_inner=2, device="numpy:float64", **EXACT)
+    for P in parts[:2]:
+        Wa, Wb = a.partial_fit_transform(P), b.partial_fit_transform(P)
+        np.testing.assert_allclose(Wb, Wa, atol=1e-12)
+    save(tmp_path / "b", model=b)
+    b = load(tmp_path / "b")["model"]
+    assert b.device == "numpy:float64"
+    for P in parts[2:]:
+        a.partial_fit(P)
+        b.partial_fit(P)
+    assert a.n_features_in_ == b.n_features_in_ == 1200
+    assert_same(a, b, corpus[:20])
+
+
+def test_float32_device(corpus):
+    X32 = corpus.astype(np.float32)
+    a = OnlineRLSI(6, lambda1=0.05, batch_size=100, **EXACT).fit(X32)
+    b = OnlineRLSI(6, lambda1=0.05, batch_size=100, device="numpy", **EXACT).fit(X32)
+    assert b.stats_.R.dtype == np.float32
+    assert abs(a.components_ - b.components_).max() <= 1e-4 * abs(a.components_).max()
+
+
+def test_reseed_dead(corpus):
+    """Topics killed by a strong λ₁ are re-seeded from the same documents, with their statistics forgotten."""
+    kw = dict(lambda1=3.0, rho=1.0, n_inner=2, batch_size=100, reseed_dead=True, **EXACT)
+    a = OnlineRLSI(6, **kw).fit(corpus)
+    b = OnlineRLSI(6, device="numpy:float64", **kw).fit(corpus)
+    assert a.n_reseeded_ > 0 and b.n_reseeded_ == a.n_reseeded_
+    assert_same(a, b, corpus[:20])
+
+
+def test_a_host_stream_continues_on_the_device_and_back(corpus):
+    parts = [corpus[i * 100:(i + 1) * 100] for i in range(5)]
+    a = OnlineRLSI(6, lambda1=0.05, rho=1.0, n_inner=2, **EXACT)
+    b = OnlineRLSI(6, lambda1=0.05, rho=1.0, n_inner=2, **EXACT)
+    for P in parts[:2]:
+        a.partial_fit(P)
+        b.partial_fit(P)
+    b.set_params(device="numpy:float64")
+    for P in parts[2:4]:
+        a.partial_fit(P)
+        b.partial_fit(P)
+    b.set_params(device="cpu")
+    a.partial_fit(parts[4])
+    b.partial_fit(parts[4])
+    assert_same(a, b, corpus[:20])
