@@ -76,6 +76,9 @@ def subset(Xtr, ytr, Xte, yte, spec):
     return Xtr[:, cols].tocsr(), ytr, Xte[:, cols].tocsr(), yte
 
 
+SVM_C_GRID = [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0]
+
+
 def svm_on_codes(Ttr, ytr, Tte, yte, cv=True):
     """Test accuracy of a linear SVM on the document codes and the C it used.
 
@@ -84,7 +87,7 @@ def svm_on_codes(Ttr, ytr, Tte, yte, cv=True):
     if not cv:
         return LinearSVC(C=1.0).fit(Ttr, ytr).score(Tte, yte), 1.0
     grid = GridSearchCV(make_pipeline(Normalizer(), LinearSVC(max_iter=5000)),
-                        {"linearsvc__C": [0.01, 0.1, 1.0, 10.0, 100.0]}, cv=3, n_jobs=1).fit(Ttr, ytr)
+                        {"linearsvc__C": SVM_C_GRID}, cv=3, n_jobs=1).fit(Ttr, ytr)
     return grid.score(Tte, yte), grid.best_params_["linearsvc__C"]
 
 
@@ -146,6 +149,7 @@ def main(argv=None):
     ap.add_argument("--models", default="stc,med", help="which rows: stc (STC + SVM), med (MedSTC), or both")
     ap.add_argument("--subset", default="", help="'ntrain,ntest' random documents for a quick check (the "
                     "calibration script's protocol); default: the full split")
+    ap.add_argument("--save-codes", default=None, help="path prefix: save the STC rows' θ (train, test) as .npz")
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     load0 = os.getloadavg()
@@ -226,7 +230,10 @@ def main(argv=None):
             acc = m.score(Xte, yte)
             note = f"refit SVM C = {m.refit_C_:g}" if hasattr(m, "refit_C_") else ""
         else:
-            acc, svm_c = svm_on_codes(m.transform(Xtr), ytr, m.transform(Xte), yte, cv=not args.no_svm_cv)
+            Ttr, Tte = m.transform(Xtr), m.transform(Xte)
+            if args.save_codes:
+                np.savez(f"{args.save_codes}_{name}_{bs}.npz", Ttr=Ttr, Tte=Tte, ytr=ytr, yte=yte)
+            acc, svm_c = svm_on_codes(Ttr, ytr, Tte, yte, cv=not args.no_svm_cv)
             note = f"SVM C = {svm_c:g}"
         total, total_c = time.perf_counter() - t0, time.process_time() - c0
         paper = (PAPER_MED if supervised else PAPER_STC).get(bs, (float("nan"), float("nan")))

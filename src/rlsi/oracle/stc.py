@@ -107,10 +107,12 @@ def mm_dictionary_step(X, beta, S, *, eps):
         on = T[k] > 0
         if not on.any():
             continue
-        t, a = T[k, on], A[k, on]
-        lo, hi = -a.min(), -a.min() + t.sum()
-        for _ in range(200):
+        t, a = T[k, on], A[k, on] - A[k, on].min()  # in u = ν + min A: no cancellation near the pole
+        lo, hi = 0.0, t.sum()
+        for _ in range(2000):
             mid = 0.5 * (lo + hi)
+            if not lo < mid < hi:
+                break
             lo, hi = (mid, hi) if np.sum(t / (a + mid)) > 1.0 else (lo, mid)
         out[k] = 0.0
         out[k, on] = t / (a + hi)

@@ -319,3 +319,27 @@ def test_transform_is_the_reference_coding_when_a_term_has_a_tiny_beta_column(ti
     ref = _converged_reference(X, beta, sweeps=20000, **par)
     assert np.all(np.isfinite(theta))
     np.testing.assert_allclose(theta, ref, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("beta, A, B", [
+    ([1.0], [2.9e-20], [5.8e-37]),
+    ([1.0, 6.68e-17], [6.36e-5, 7.0e-7], [3.3e-38, 2.84e-26]),
+    ([0.5, 0.5], [1.0, 1e-30], [1e-20, 1e-45]),
+])
+def test_mm_row_when_the_responsibilities_are_far_below_the_code_mass(beta, A, B):
+    """Σ T far below min A (a topic with a little code mass on a term whose responsibilities underflow, as in
+    online MedSTC at the released settings): the bracket ``[−min A, −min A + Σ T]`` of ν collapsed in
+    rounding and the next division was by zero (ZeroDivisionError). The row is still the surrogate's
+    minimiser: of the form T/(D + u) (D = A − min A, u > 0 the distance to the pole), summing to 1."""
+    beta, A, B = (np.array(v, dtype=np.float64) for v in (beta, A, B))
+    out = np.empty_like(beta)
+    kernels.mm_row(beta, A, B, out)
+    assert np.all(np.isfinite(out)) and out.min() >= 0
+    assert out.sum() == pytest.approx(1.0, rel=1e-12)
+    T = beta * B
+    D = A - A[T > 0].min()
+    # the minimiser has the form T/(D + u): its ratios to the entry at the pole are fixed by u
+    k = int(np.argmin(np.where(T > 0, D, np.inf)))
+    assert out[k] > 0
+    u = T[k] / out[k]
+    np.testing.assert_allclose(out, T / (D + u), rtol=1e-9)

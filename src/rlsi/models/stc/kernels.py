@@ -529,7 +529,8 @@ def mm_row(beta, A, B, out):
     """Minimiser of the surrogate ``Σ_n A_n b_n − T_n log b_n`` over the simplex, T = β ⊙ B, into ``out``.
 
     KKT: ``b_n = T_n / (A_n + ν)`` with ν the root of ``Σ_n T_n/(A_n + ν) = 1`` on ``ν > −min_{T_n>0} A_n``
-    (the sum falls from +∞ to 0 there); found by Newton steps safeguarded by bisection. A row with T = 0
+    (the sum falls from +∞ to 0 there); found by Newton steps safeguarded by bisection, in the distance
+    ``u = ν + min A`` to the pole (no cancellation when Σ T is far below min A). A row with T = 0
     (no code mass on any of its terms) is copied unchanged. Returns ν (0 for a copied row).
     """
     n = beta.shape[0]
@@ -543,35 +544,44 @@ def mm_row(beta, A, B, out):
     if tsum <= 0.0:
         out[:] = beta
         return 0.0
-    # the pole is at ν = −min A over the support; at ν = −min A + Σ T every A_n + ν ≥ Σ T, so the sum is ≤ 1
-    lo = -amin
-    hi = lo + tsum
-    nu = hi
+    # solve in u = ν + min A (the distance to the pole, 0 < u ≤ Σ T): with D_n = A_n − min A ≥ 0 the sum is
+    # Σ T_n/(D_n + u), which falls from +∞ at u = 0 to ≤ 1 at u = Σ T. Written in ν, the bracket
+    # [−min A, −min A + Σ T] collapses in rounding when Σ T is below the resolution of min A (a topic
+    # with code mass 1e-20 on a term and responsibilities of 1e-37), and the next division is by zero.
+    lo = 0.0
+    hi = tsum
+    u = hi
     for _ in range(200):
         f = 0.0
         fp = 0.0
         for i in range(n):
             t = beta[i] * B[i]
             if t > 0.0:
-                q = t / (A[i] + nu)
+                d = (A[i] - amin) + u
+                q = t / d
                 f += q
-                fp -= q / (A[i] + nu)
+                fp -= q / d
         if f > 1.0:
-            lo = nu
+            lo = u
         else:
-            hi = nu
-        if abs(f - 1.0) <= 1e-13 or hi - lo <= 1e-15 * max(1.0, abs(nu)):
+            hi = u
+        if abs(f - 1.0) <= 1e-13 or hi - lo <= 1e-15 * hi:
             break
-        step = nu - (f - 1.0) / fp
-        nu = step if lo < step < hi else 0.5 * (lo + hi)
+        mid = 0.5 * (lo + hi)
+        if not lo < mid < hi:
+            break  # the bracket is at the rounding level
+        step = u - (f - 1.0) / fp if fp < 0.0 else mid
+        u = step if lo < step < hi else mid
+    if not u > 0.0:
+        u = hi
     total = 0.0
     for i in range(n):
         t = beta[i] * B[i]
-        out[i] = t / (A[i] + nu) if t > 0.0 else 0.0
+        out[i] = t / ((A[i] - amin) + u) if t > 0.0 else 0.0
         total += out[i]
     for i in range(n):
         out[i] /= total  # exact unit sum (the root is found to ~1e-13)
-    return nu
+    return u - amin
 
 
 @njit(parallel=True, cache=True)
