@@ -155,12 +155,14 @@ def test_numba_sweep_matches_the_oracle(prior):
     runs = []
     for n_buf in (1, 2, 5):  # 5 runs of documents, 1, 2 or 5 at a time (a last wave of one run for 2)
         th, SS = theta.copy(), S.copy()
-        out = kernels.code_corpus(
-            X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data, np.ascontiguousarray(beta.T), th, SS,
-            True, True, True, par["eps"], par["lam"], par["gamma"], par["rho"], kernels.PRIORS_BY_NAME[prior],
-            False, 1, 0.0, np.zeros((0, K)), np.zeros(0, np.int64), 0.0, 0.0, 50, 5, n_buf,
-            np.arange(X.shape[1], dtype=np.int64), X.shape[1], False, kernels.START_SCALED)  # every argument, as the model passes them:
-        # an omitted default is a numba signature of its own, compiled for this test alone (about 30 s in CI)
+        # field types as the model passes them: other types are a numba signature of their own, compiled
+        # for this test alone (about 30 s in CI)
+        cfg = kernels.Coding(par["eps"], par["lam"], par["gamma"], par["rho"], kernels.PRIORS_BY_NAME[prior],
+                             False, 1, 0.0, kernels.START_SCALED, True, True)
+        hinge = kernels.Hinge(np.zeros((0, K)), np.zeros(0, np.int64), 0.0, 0.0, 50, False)
+        chunks = kernels.Runs(True, np.arange(X.shape[1], dtype=np.int64), X.shape[1], 5, n_buf)
+        out = kernels.code_corpus((X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data),
+                                  np.ascontiguousarray(beta.T), th, SS, cfg, hinge, chunks)
         runs.append((th, SS) + out)
     for other in runs[1:]:  # the statistics are summed in run order whatever the buffers: bit-identical
         for a, b in zip(runs[0], other):
@@ -236,13 +238,13 @@ def test_mm_dictionary_step_matches_the_oracle_and_decreases_the_loss():
     got = model._dictionary_step(beta, G, A - G, X.shape[0], 1.0)
     np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-12)
     args = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data)
-    before = kernels.poisson_loss(*args, np.ascontiguousarray(beta.T), S, eps)
-    after = kernels.poisson_loss(*args, np.ascontiguousarray(got.T), S, eps)
+    before = kernels.poisson_loss(args, np.ascontiguousarray(beta.T), S, eps)
+    after = kernels.poisson_loss(args, np.ascontiguousarray(got.T), S, eps)
     assert after < before
     # a blended step (online, α < 1) stays on the simplex and decreases the loss too (convexity)
     half = model._dictionary_step(beta, G, A - G, X.shape[0], 0.5)
     np.testing.assert_allclose(half, 0.5 * beta + 0.5 * got, atol=1e-15)
-    assert kernels.poisson_loss(*args, np.ascontiguousarray(half.T), S, eps) < before
+    assert kernels.poisson_loss(args, np.ascontiguousarray(half.T), S, eps) < before
 
 
 def _hinge_reference(m, A, c, eta, yd, delta):

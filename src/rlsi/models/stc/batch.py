@@ -137,12 +137,12 @@ class SparseTopicalCoding(AlternatingFit, STCBase):
             return self._dictionary_step(beta, G, B, n, self._step_size(), cols)
         # Armijo backtracking on ℓ(S, β) (projected-gradient sufficient decrease) — needs the word codes
         args = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data)
-        f0 = kernels.poisson_loss(*args, np.ascontiguousarray(beta.T), S, float(self.eps))
+        f0 = kernels.poisson_loss(args, np.ascontiguousarray(beta.T), S, float(self.eps))
         alpha = self._step_size()
         for _ in range(40):
             new = self._dictionary_step(beta, G, B, n, alpha, cols)
             diff = new - beta
-            f1 = kernels.poisson_loss(*args, np.ascontiguousarray(new.T), S, float(self.eps))
+            f1 = kernels.poisson_loss(args, np.ascontiguousarray(new.T), S, float(self.eps))
             # sufficient decrease: <G, β_new − β> ≤ −(n/α)‖β_new − β‖² ≤ 0 for a projected step
             if f1 <= f0 + 1e-4 * float((G * diff[:, cols]).sum()):
                 return new

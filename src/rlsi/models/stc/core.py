@@ -58,6 +58,9 @@ DICTIONARY_STEPS = ("mm", "projected", "lbfgs")
 # iterations of MedSTC's per-document θ solver (kernels._theta_hinge), which stops earlier on its duality
 # gap; 50 iterations left θ far from the minimiser at Δ = 3600
 HINGE_MAX_ITER = 1000
+#: runs of documents whose dictionary statistics kernels.code_corpus sums separately (fewer for fewer
+#: documents): a fixed number, so that G and B are the same sums in the same order on any thread count
+GRAD_CHUNKS = 16
 
 
 def check_counts(X, *, name="X"):
@@ -225,16 +228,19 @@ class STCBase(TopicModel):
             y = np.zeros(0, dtype=np.int64)
         threads = kernels.n_threads()
         # with the gradient, a fixed number of runs (the same sums on any thread count), `threads` at a time
-        n_chunks = max(1, min(kernels.GRAD_CHUNKS if want_grad else threads * 4, X.shape[0]))
+        n_chunks = max(1, min(GRAD_CHUNKS if want_grad else threads * 4, X.shape[0]))
         cols = np.unique(X.indices) if want_grad else np.zeros(0, dtype=np.int64)
         col_map = np.full(M if want_grad else 0, -1, dtype=np.int64)
         col_map[cols] = np.arange(len(cols))
-        G, B, f, sweeps, zeros = kernels.code_corpus(
-            X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data, betaT, theta, S, use_S, warm,
-            want_grad, float(self.eps), float(self.lam), float(self.gamma), float(self.rho),
-            PRIORS[self.prior], bool(self.collapsed), int(self.max_sweeps), float(self.tol),
-            np.ascontiguousarray(eta, dtype=np.float64), y.astype(np.int64), float(delta), float(c), HINGE_MAX_ITER,
-            n_chunks, threads, col_map, len(cols), bool(linear_hinge), kernels.START_SCALED)
+        # the field types fix the numba signature: keep float, int and bool as they are
+        cfg = kernels.Coding(float(self.eps), float(self.lam), float(self.gamma), float(self.rho), PRIORS[self.prior],
+                             bool(self.collapsed), int(self.max_sweeps), float(self.tol), kernels.START_SCALED,
+                             bool(warm), use_S)
+        hinge = kernels.Hinge(np.ascontiguousarray(eta, dtype=np.float64), y.astype(np.int64), float(delta),
+                              float(c), HINGE_MAX_ITER, bool(linear_hinge))
+        runs = kernels.Runs(bool(want_grad), col_map, len(cols), n_chunks, threads)
+        csr = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data)
+        G, B, f, sweeps, zeros = kernels.code_corpus(csr, betaT, theta, S, cfg, hinge, runs)
         return G, B, f, sweeps, zeros, cols
 
     def _dictionary_step(self, beta, G, B, n_docs, alpha, cols=None):

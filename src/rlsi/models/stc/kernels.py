@@ -44,6 +44,7 @@ array for them (``S``: warm starts of batch STC).
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numba
 import numpy as np
@@ -54,6 +55,16 @@ PRIORS_BY_NAME = {"normal": NORMAL, "laplace": LAPLACE}
 #: cold starts of the word codes (θ = 0): w/K spread over the topics (capped), or 1/K (the released code's)
 START_SCALED, START_UNIFORM = 0, 1
 STARTS_BY_NAME = {"scaled": START_SCALED, "uniform": START_UNIFORM}
+
+
+# The coding kernels take their settings as named tuples, typed by numba by their fields (callers pass float,
+# int and bool as core.py does: other field types are other compiled signatures), and the CSR as ``X =
+# (indptr, indices, data)``. Coding: the objective (eps, lam, gamma, rho, prior), the solver (collapsed,
+# max_sweeps, tol on θ's relative change, start) and the word codes (warm: S is a warm start; keep: the codes
+# are kept in S). Hinge: MedSTC's θ-update (code_document). Runs: the statistics and runs of code_corpus.
+Coding = namedtuple("Coding", "eps lam gamma rho prior collapsed max_sweeps tol start warm keep")
+Hinge = namedtuple("Hinge", "eta y delta c n_iter linear")
+Runs = namedtuple("Runs", "want_grad col_map n_cols n_chunks n_buf")
 
 
 @njit(cache=True, nogil=True)
@@ -243,18 +254,17 @@ def _theta_hinge(theta, m, A, c, eta, yd, delta, n_iter, mu=None):
 
 
 @njit(cache=True, nogil=True)
-def code_document(idx, w, betaT, theta, s, recon, eps, lam, gamma, rho, prior, collapsed, warm,
-                  max_sweeps, tol, eta, yd, delta, c, hinge_iter, linear_hinge=False, start=START_SCALED):
-    """Hierarchical sparse coding of one document in place; returns the number of sweeps.
+def code_document(idx, w, betaT, theta, s, recon, cfg, hinge, yd):
+    """Code one document in place under ``cfg`` and ``hinge`` (fields named below); returns the sweeps made.
 
-    idx (n,) term ids, w (n,) counts, betaT (M, K) = βᵀ, theta (K,), s (n, K) word codes (a warm start
-    when ``warm``), recon (n,) output ``s_nᵀβ_n``. ``eta`` (L, K) with L > 0 and ``yd >= 0`` turns on the
-    MedSTC hinge for the θ-update (weight ``c``, loss ``delta``): solved exactly (:func:`_theta_hinge`), or
-    with ``linear_hinge`` linearised at the loss-augmented label ŷ of the label-free code after the first
-    sweep, ``θ = max(0, m + (c/A)(η_{y_d} − η_ŷ))`` (the released MedSTC code's update; see medstc.py).
-    ``start``: the word codes' cold start (below). θ is computed from column sums of the codes taken afresh
-    after every sweep, and ``recon`` is recomputed then too (exact on return).
+    idx (n,) term ids, w (n,) counts, betaT (M, K) = βᵀ, theta (K,), s (n, K) word codes (a warm start when
+    ``warm``), recon (n,) output ``s_nᵀβ_n``. ``eta`` (L, K) with L > 0 and ``yd >= 0`` turns on the MedSTC
+    hinge for the θ-update (weight ``c``, loss ``delta``): solved exactly (:func:`_theta_hinge`), or with
+    ``linear`` linearised at the loss-augmented label ŷ of the label-free code after the first sweep,
+    ``θ = max(0, m + (c/A)(η_{y_d} − η_ŷ))`` (the released MedSTC code's update; see medstc.py). ``start``: the
+    word codes' cold start (below). θ and ``recon`` are computed afresh from the codes after every sweep.
     """
+    eps, lam, gamma, rho, eta, delta, c = cfg.eps, cfg.lam, cfg.gamma, cfg.rho, hinge.eta, hinge.delta, hinge.c
     n = idx.shape[0]
     K = theta.shape[0]
     if n == 0:
@@ -265,7 +275,7 @@ def code_document(idx, w, betaT, theta, s, recon, eps, lam, gamma, rho, prior, c
     # (γx ≤ w/x from its stationarity condition), and without the cap a term whose β column is tiny starts
     # at ~1e27 (β_kn = 1e-30) — or (``START_UNIFORM``) 1/K on every topic (the released code's start).
     # The document's problem is convex in (s, θ): the start changes the sweeps taken, not the minimiser.
-    if not warm:
+    if not cfg.warm:
         tsum = 0.0
         for k in range(K):
             tsum += theta[k]
@@ -275,7 +285,7 @@ def code_document(idx, w, betaT, theta, s, recon, eps, lam, gamma, rho, prior, c
             if tsum > 0.0:
                 for k in range(K):
                     s[i, k] = theta[k]
-            elif start == START_UNIFORM:
+            elif cfg.start == START_UNIFORM:
                 for k in range(K):
                     s[i, k] = 1.0 / K
             else:
@@ -303,7 +313,7 @@ def code_document(idx, w, betaT, theta, s, recon, eps, lam, gamma, rho, prior, c
         mu_dual[yd] = 1.0
     yhat = -1
     sweeps = 0
-    for sweep in range(max_sweeps):
+    for sweep in range(cfg.max_sweeps):
         sweeps += 1
         for i in range(n):
             row = betaT[idx[i]]
@@ -314,7 +324,7 @@ def code_document(idx, w, betaT, theta, s, recon, eps, lam, gamma, rho, prior, c
                 mu = recon[i] - old * bk + eps
                 if mu < eps:
                     mu = eps
-                if collapsed:
+                if cfg.collapsed:
                     x = word_code_update(wi, bk, mu, gamma - 2.0 * bprime, 2.0 * bprime * (colsum[k] - old), rho)
                 else:
                     x = word_code_update(wi, bk, mu, gamma, gamma * theta[k], rho)
@@ -334,7 +344,7 @@ def code_document(idx, w, betaT, theta, s, recon, eps, lam, gamma, rho, prior, c
         # document code (Eq. 8 / Eq. 9 / the MedSTC hinge); the relative change of θ decides convergence
         change = 0.0
         scale = 0.0
-        if prior == NORMAL:
+        if cfg.prior == NORMAL:
             A = lam + gamma * n
             for k in range(K):
                 m[k] = gamma * colsum[k] / A
@@ -344,7 +354,7 @@ def code_document(idx, w, betaT, theta, s, recon, eps, lam, gamma, rho, prior, c
                 t = (gamma * colsum[k] - lam) / A
                 m[k] = t
         old_theta = theta.copy()
-        if supervised and linear_hinge:
+        if supervised and hinge.linear:
             if yhat < 0:  # loss-augmented prediction on the label-free code, fixed for this document
                 best = -math.inf
                 for yy in range(eta.shape[0]):
@@ -358,21 +368,22 @@ def code_document(idx, w, betaT, theta, s, recon, eps, lam, gamma, rho, prior, c
                 t = m[k] + (c / A) * (eta[yd, k] - eta[yhat, k])
                 theta[k] = t if t > 0.0 else 0.0
         elif supervised:
-            _theta_hinge(theta, m, A, c, eta, yd, delta, hinge_iter, mu_dual)
+            _theta_hinge(theta, m, A, c, eta, yd, delta, hinge.n_iter, mu_dual)
         else:
             for k in range(K):
                 theta[k] = m[k] if m[k] > 0.0 else 0.0
         for k in range(K):
             change = max(change, abs(theta[k] - old_theta[k]))
             scale = max(scale, abs(theta[k]))
-        if change <= tol * scale:
+        if change <= cfg.tol * scale:
             break
     return sweeps  # recon holds the exact reconstructions (recomputed after the last sweep)
 
 
 @njit(cache=True, nogil=True)
-def document_objective(w, s, recon, theta, eps, lam, gamma, rho, prior):
-    """f_d of the module docstring (log-Poisson without the ``log w!`` constant)."""
+def document_objective(w, s, recon, theta, cfg):
+    """f_d of the module docstring (log-Poisson without the ``log w!`` constant) under ``cfg``."""
+    eps, lam, gamma, rho = cfg.eps, cfg.lam, cfg.gamma, cfg.rho
     n, K = s.shape
     f = 0.0
     for i in range(n):
@@ -382,23 +393,18 @@ def document_objective(w, s, recon, theta, eps, lam, gamma, rho, prior):
             d = s[i, k] - theta[k]
             f += 0.5 * gamma * d * d + rho * s[i, k]
     for k in range(K):
-        f += 0.5 * lam * theta[k] * theta[k] if prior == NORMAL else lam * theta[k]
+        f += 0.5 * lam * theta[k] * theta[k] if cfg.prior == NORMAL else lam * theta[k]
     return f
 
 
-#: Runs of documents whose dictionary statistics :func:`code_corpus` sums separately (fewer for fewer
-#: documents): a fixed number, so that G and B are the same sums in the same order on any thread count.
-GRAD_CHUNKS = 16
-
-
 @njit(cache=True, nogil=True)
-def _touch_columns(lo, hi, indptr, indices, col_map, stamp, marks, cols, Gt, Bt):
+def _touch_columns(lo, hi, X, col_map, stamp, marks, cols, Gt, Bt):
     """The gradient columns of documents ``lo..hi-1`` into ``cols`` (each once: ``marks[t] == stamp`` once
     seen), their rows of ``Gt`` and ``Bt`` (n_cols x K) zeroed; returns how many."""
     K = Gt.shape[1]
     n = 0
-    for p in range(indptr[lo], indptr[hi]):
-        t = col_map[indices[p]]
+    for p in range(X[0][lo], X[0][hi]):
+        t = col_map[X[1][p]]
         if marks[t] != stamp:
             marks[t] = stamp
             cols[n] = t
@@ -410,66 +416,66 @@ def _touch_columns(lo, hi, indptr, indices, col_map, stamp, marks, cols, Gt, Bt)
 
 
 @njit(cache=True, nogil=True)
-def _code_chunk(lo, hi, indptr, indices, data, betaT, theta, S, use_S, warm, want_grad, eps, lam, gamma, rho,
-                prior, collapsed, max_sweeps, tol, eta, y, delta, c, hinge_iter, col_map, linear_hinge, work,
-                recon, f, sweeps, zeros, Gt, Bt, start):
-    """Code the documents ``lo..hi-1`` (see :func:`code_corpus`); with ``want_grad`` add their dictionary
-    statistics to Gt and Bt (n_cols x K: a term's K statistics are contiguous)."""
+def _code_chunk(lo, hi, X, betaT, theta, S, cfg, hinge, runs, out):
+    """Code the documents ``lo..hi-1`` (see :func:`code_corpus`) into ``out = (f, sweeps, zeros, Gt, Bt)``;
+    with ``runs.want_grad`` add their dictionary statistics to Gt and Bt (n_cols x K: a term's K statistics
+    are contiguous). The word codes go to S, or (not ``cfg.keep``) to a workspace of the run's longest document."""
+    indptr, indices, data = X
+    f, sweeps, zeros, Gt, Bt = out
     K = betaT.shape[1]
+    maxlen = 0
+    for d in range(lo, hi):
+        maxlen = max(maxlen, indptr[d + 1] - indptr[d])
+    work = np.empty((maxlen, K))
+    recon = np.empty(maxlen)
     for d in range(lo, hi):
         a, b = indptr[d], indptr[d + 1]
         n = b - a
         idx = indices[a:b]
         w = data[a:b]
-        s = S[a:b] if use_S else work[:n]
-        yd = y[d] if y.shape[0] > 0 else -1
-        sweeps[d] = code_document(idx, w, betaT, theta[d], s, recon[:n], eps, lam, gamma, rho, prior,
-                                  collapsed, warm, max_sweeps, tol, eta, yd, delta, c, hinge_iter,
-                                  linear_hinge, start)
-        f[d] = document_objective(w, s, recon[:n], theta[d], eps, lam, gamma, rho, prior)
+        s = S[a:b] if cfg.keep else work[:n]
+        yd = hinge.y[d] if hinge.y.shape[0] > 0 else -1
+        sweeps[d] = code_document(idx, w, betaT, theta[d], s, recon[:n], cfg, hinge, yd)
+        f[d] = document_objective(w, s, recon[:n], theta[d], cfg)
         nz = 0
         for i in range(n):
             for k in range(K):
                 if s[i, k] == 0.0:
                     nz += 1
         zeros[d] = nz
-        if want_grad:
+        if runs.want_grad:
             for i in range(n):
-                ratio = w[i] / (recon[i] + eps)
-                t = col_map[idx[i]]
+                ratio = w[i] / (recon[i] + cfg.eps)
+                t = runs.col_map[idx[i]]
                 for k in range(K):
                     Gt[t, k] += s[i, k] * (1.0 - ratio)
                     Bt[t, k] += s[i, k] * ratio
 
 
 @njit(parallel=True, cache=True)
-def code_corpus(indptr, indices, data, betaT, theta, S, use_S, warm, want_grad, eps, lam, gamma, rho,
-                prior, collapsed, max_sweeps, tol, eta, y, delta, c, hinge_iter, n_chunks, n_buf, col_map, n_cols,
-                linear_hinge=False, start=START_SCALED):
-    """Code every document of a CSR (documents in parallel chunks); θ (D, K) updated in place.
+def code_corpus(X, betaT, theta, S, cfg, hinge, runs):
+    """Code every document of the CSR ``X = (indptr, indices, data)`` (documents in parallel chunks) under
+    ``cfg`` (:class:`Coding`) and ``hinge`` (:class:`Hinge`); θ (D, K) updated in place.
 
-    S (nnz, K): when ``use_S`` the word codes are kept there (aligned with ``data``; a warm start if
-    ``warm``); otherwise each thread codes into its own workspace and nothing of size nnz x K exists.
-    ``start``: the cold start of the word codes (``START_SCALED`` or ``START_UNIFORM``, see code_document).
-    ``col_map`` (M,) maps a term to its column of the gradient (``n_cols`` columns: the terms of this
-    batch, so a mini-batch's gradient is K x |batch vocabulary|, not K x M).
+    S (nnz, K): when ``cfg.keep`` the word codes are kept there (aligned with ``data``; a warm start if
+    ``cfg.warm``); otherwise each thread codes into its own workspace and nothing of size nnz x K exists.
+    ``runs`` (:class:`Runs`): ``col_map`` (M,) maps a term to its column of the gradient (``n_cols``
+    columns: the terms of this batch, so a mini-batch's gradient is K x |batch vocabulary|, not K x M).
     Returns ``(G, B, f, sweeps, zeros)``: G (K, n_cols) = Σ_d ∂ℓ/∂β = A − B (empty unless ``want_grad``)
     and B (K, n_cols) = Σ_d s_dnk w_dn / (s_dnᵀβ_n + ε), A = Σ_d s_dnk being the code mass (the statistics
     of the multiplicative dictionary step, :func:`mm_rows`); the per-document objectives f (D,), sweeps (D,)
     and the number of zero word-code entries per document (D,).
 
-    ``n_chunks``: contiguous runs of documents. With ``want_grad`` each run sums its statistics in a buffer of
-    its own, over the columns of its documents only (zeroed and added back column by column), and the
-    buffers are added to G and B in run order, ``n_buf`` runs at a time (``n_buf`` buffers of n_cols x K
+    ``runs.n_chunks``: contiguous runs of documents. With ``want_grad`` each run sums its statistics in a
+    buffer of its own, over the columns of its documents only (zeroed and added back column by column), and
+    the buffers are added to G and B in run order, ``n_buf`` runs at a time (``n_buf`` buffers of n_cols x K
     live at once). So G and B are the same numbers for any ``n_buf``: the caller fixes ``n_chunks``
     independently of the threads and sets ``n_buf`` to the threads.
     """
-    D = indptr.shape[0] - 1
+    D = X[0].shape[0] - 1
     M, K = betaT.shape
-    maxlen = 0
-    for d in range(D):
-        maxlen = max(maxlen, indptr[d + 1] - indptr[d])
-    width = n_cols if want_grad else 0
+    want_grad, n_chunks, n_buf = runs.want_grad, runs.n_chunks, runs.n_buf
+    width = runs.n_cols if want_grad else 0
     # without the gradient every run goes at once (its buffers have no columns)
     step = max(1, min(n_buf, n_chunks)) if want_grad else n_chunks
     Gs = np.empty((step, width, K))
@@ -489,13 +495,8 @@ def code_corpus(indptr, indices, data, betaT, theta, S, use_S, warm, want_grad, 
             lo = (D * ch) // n_chunks
             hi = (D * (ch + 1)) // n_chunks
             if want_grad:
-                n_touched[j] = _touch_columns(lo, hi, indptr, indices, col_map, ch, marks[j], touched[j], Gs[j],
-                                              Bs[j])
-            work = np.empty((maxlen, K))
-            recon = np.empty(maxlen)
-            _code_chunk(lo, hi, indptr, indices, data, betaT, theta, S, use_S, warm, want_grad, eps, lam, gamma,
-                        rho, prior, collapsed, max_sweeps, tol, eta, y, delta, c, hinge_iter, col_map, linear_hinge,
-                        work, recon, f, sweeps, zeros, Gs[j], Bs[j], start)
+                n_touched[j] = _touch_columns(lo, hi, X, runs.col_map, ch, marks[j], touched[j], Gs[j], Bs[j])
+            _code_chunk(lo, hi, X, betaT, theta, S, cfg, hinge, runs, (f, sweeps, zeros, Gs[j], Bs[j]))
         if want_grad:
             for j in range(nw):  # runs in order; a run's columns are distinct, so they go in parallel
                 for q in prange(n_touched[j]):
@@ -507,8 +508,10 @@ def code_corpus(indptr, indices, data, betaT, theta, S, use_S, warm, want_grad, 
 
 
 @njit(parallel=True, cache=True)
-def poisson_loss(indptr, indices, data, betaT, S, eps):
-    """ℓ(S, β) = Σ_dn [s_dnᵀβ_n + ε − w log(s_dnᵀβ_n + ε)] for word codes S aligned with ``data``."""
+def poisson_loss(X, betaT, S, eps):
+    """ℓ(S, β) = Σ_dn [s_dnᵀβ_n + ε − w log(s_dnᵀβ_n + ε)] for word codes S aligned with the data of the CSR
+    ``X = (indptr, indices, data)``."""
+    indptr, indices, data = X
     D = indptr.shape[0] - 1
     K = betaT.shape[1]
     out = np.zeros(D)
