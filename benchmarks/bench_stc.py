@@ -95,7 +95,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--batch-sizes", default="1,8,16,32,64", help="comma-separated online batch sizes")
     ap.add_argument("--epochs", type=int, default=1)
-    ap.add_argument("--settings", choices=["printed", "released"], default="printed",
+    ap.add_argument("--settings", choices=["printed", "released", "table2"], default="printed",
                     help="the preset of rlsi.models.stc.settings the other options override (printed: the "
                          "paper's λ = γ = 0.01, ρ = 0.1; released: the released code's settings_20ng.txt)")
     ap.add_argument("--batch-iters", type=int, default=None, help="iterations of batch STC / MedSTC (max_iter)")

@@ -18,7 +18,7 @@ def test_released_values_in_the_half_convention():
 
 @pytest.mark.parametrize("cls", [SparseTopicalCoding, OnlineSTC, MedSTC, OnlineMedSTC])
 def test_every_learner_takes_both_presets(cls):
-    for name in ("printed", "released"):
+    for name in ("printed", "released", "table2"):
         m = cls(**stc_params(name, cls))
         m._validate_params()
     assert "C" not in stc_params("released", SparseTopicalCoding)
@@ -32,3 +32,10 @@ def test_printed_values_and_overrides():
         stc_params("paper", SparseTopicalCoding)
     with pytest.raises(RLSIError, match="no parameter"):
         stc_params("printed", SparseTopicalCoding, C=1.0)
+
+
+def test_table2_is_the_released_preset_with_the_documents_start():
+    med, stc = stc_params("table2", MedSTC), stc_params("table2", SparseTopicalCoding)
+    assert med == dict(stc_params("released", MedSTC), dictionary_init="documents", max_iter=10)
+    assert (stc["dictionary_step"], stc["max_iter"], stc["dictionary_init"]) == ("projected", 4, "documents")
+    assert "max_iter" not in stc_params("table2", OnlineSTC)
