@@ -145,6 +145,16 @@ def _sum_over_rows(n, block, shape, work):
     return S
 
 
+def gram_rows_nbytes(n, K, itemsize, threads=None):
+    """Extra bytes of :func:`gram_rows` on W (n x K of ``itemsize``): the parts' K x K float64 grams, and for
+    a W that is not float64 one float64 sub-block of :data:`GRAM_SUB_ROWS` rows per thread (``threads``:
+    numba's count by default)."""
+    parts = len(_row_bounds(int(n))) - 1
+    threads = min(parts, int(numba.config.NUMBA_NUM_THREADS if threads is None else threads))
+    sub = threads * min(int(n), GRAM_SUB_ROWS) * int(K) * 8 if int(itemsize) != 8 else 0
+    return parts * int(K) * int(K) * 8 + sub
+
+
 def gram_rows(W):
     """``S = WᵀW`` (K x K, float64, exactly symmetric) of W (n x K, any float dtype or strides).
 

@@ -48,6 +48,19 @@ def _fill_csr(A, rows, starts, indices, data):
                 p += 1
 
 
+def index_itemsize(nnz, n_cols=0):
+    """Bytes of a CSR index with ``nnz`` entries and ``n_cols`` columns: int32 below 2³¹ (scipy's and
+    :func:`_csr_parts`' choice), int64 beyond."""
+    return 4 if max(int(nnz), int(n_cols)) < 2**31 else 8
+
+
+def csr_nbytes(n_rows, nnz, itemsize, index_bytes=None, n_cols=0):
+    """Bytes of a CSR matrix (data, indices, indptr) of ``n_rows`` rows and ``nnz`` entries of ``itemsize``;
+    ``index_bytes`` None: :func:`index_itemsize`."""
+    i = index_itemsize(nnz, n_cols) if index_bytes is None else int(index_bytes)
+    return int(nnz) * (int(itemsize) + i) + (int(n_rows) + 1) * i
+
+
 def _csr_parts(counts_of_rows, K, dtype):
     """indptr (from per-row counts, int64 (n + 1,)), and empty indices/data arrays of the right types."""
     indptr = np.cumsum(counts_of_rows)

@@ -101,6 +101,26 @@ class SparsePlan:
     def __init__(self, dense_of, dense, bounds, data, dtype):
         self.dense_of, self.dense, self.bounds, self.data, self.dtype = dense_of, dense, bounds, data, dtype
 
+    @property
+    def nbytes(self):
+        """Bytes of the plan's own arrays (the row index and the dense rows; B's data only where converted)."""
+        return self.dense_of.nbytes + self.dense.nbytes + self.bounds.nbytes
+
+
+def max_heavy_rows(nnz, n_cols):
+    """The most rows of a CSR B with ``nnz`` entries and ``n_cols`` columns that :func:`sparse_plan` holds
+    densely (each has more than :data:`DENSE_ROW_SHARE` · n_cols entries)."""
+    return int(nnz / (DENSE_ROW_SHARE * max(1, int(n_cols))))
+
+
+def sparse_plan_nbytes(n_rows, heavy_rows, n_cols, itemsize, converted=0):
+    """Bytes :func:`sparse_plan` allocates for B (``n_rows`` x ``n_cols``, ``heavy_rows`` of them dense) in a
+    product of ``itemsize``: the int32 row index, the dense rows, and ``converted`` entries of B copied to
+    the product's dtype (B's entries when B has another dtype, else 0; the chunk bounds are a few hundred
+    bytes)."""
+    return (4 * int(n_rows) + min(int(n_rows), int(heavy_rows)) * int(n_cols) * int(itemsize)
+            + int(converted) * int(itemsize))
+
 
 def sparse_plan(B, dtype=None, sorted_indices=True):
     """A :class:`SparsePlan` of CSR ``B`` (m x K) for products of ``dtype`` (default B's)."""

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 from numba import njit, prange
 
 from ..kernels.lasso import _cd_row, start_row
-from ..kernels.convert import csr_of_dense_rows, dense_to_csr
+from ..kernels.convert import csr_nbytes, csr_of_dense_rows, dense_to_csr
 from ..kernels.products import csr_row_into
 from ..kernels.rows import row_absmax
 from . import steps
@@ -79,6 +79,18 @@ class ActiveRows:
     ``scale`` only, not the stored rows, so the maxima carry over from one mini-batch to the next as they
     are (they are stale only when the scale was folded into R: ``stats.n_folds`` is part of the cache).
     """
+
+    @staticmethod
+    def nbytes_for(n_terms, n_components, nnz, r_itemsize, dense):
+        """Bytes of the topics (``nnz`` non-zero weights) and of this object for M terms: dense U (float64,
+        solved in place) and its live rows of before the mini-batch as CSR (:meth:`track_change`), or CSR
+        topics: the old ones, the solved pieces and the assembled new ones in R's ``r_itemsize``
+        (:func:`_assemble`) and one block of solutions (:data:`SOLVE_ENTRIES`); plus the row maxima and live
+        rows carried between mini-batches (:class:`RowCache`: 9 bytes a term)."""
+        M, K, nnz, s = int(n_terms), int(n_components), int(nnz), int(r_itemsize)
+        if dense:
+            return M * K * 8 + nnz * (8 + 4) + 8 * M + 9 * M
+        return 3 * csr_nbytes(M, nnz, s) + min(M * K, SOLVE_ENTRIES) * s + 9 * M
 
     def __init__(self, stats, U, lam, *, cache=None, track_change=False, single_solve=False):
         """``U``: dense (M x K, solved in place) or CSR (each :meth:`solve` returns a new CSR); ``cache``: the

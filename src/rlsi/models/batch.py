@@ -30,7 +30,7 @@ from .._validation import check_random_state
 from ..errors import RLSIError
 from ..gpu.backend import DEVICES, is_device
 from ..io import register
-from ..kernels.convert import csr_rows_to_dense, dense_to_csr
+from ..kernels.convert import csr_nbytes, csr_rows_to_dense, dense_to_csr
 from . import steps
 from .penalties import penalty as get_penalty
 from .regularization import (DOCS_PER_UNIT, INITS, LAMBDA1_SCALES, DeadTopicsWarning, effective_lambda1,
@@ -85,8 +85,39 @@ class RLSIProblem:
         # reused dense row blocks (R, warm starts, Φ) for the whole fit: see tasks.BlockScratch
         self.scratch = BlockScratch()
         self.r_rows = (ScreenedBatchR(self.D, lambda1 / 2.0, scratch=self.scratch)
-                       if tuning.screen and topic_norm == "l1" else self._plain_r_rows)
+                       if self.screens(topic_norm, tuning) else self._plain_r_rows)
+        self.block_entries = tuning.block_entries
         self.cross = 0.0
+
+    # What the problem allocates, as functions of the sizes (the memory estimate sums these;
+    # rlsi.models.memory): each sits next to the allocation it counts.
+
+    @staticmethod
+    def screens(topic_norm, tuning):
+        """Whether the U-step's rows of R are screened (:class:`ScreenedBatchR`)."""
+        return tuning.screen and topic_norm == "l1"
+
+    @staticmethod
+    def transposed_nbytes(n_terms, nnz, itemsize, index_bytes=None):
+        """Bytes of ``D = Xᵀ`` as CSR (M x N; ``X.T.tocsr()`` keeps X's value and index types)."""
+        return csr_nbytes(n_terms, nnz, itemsize, index_bytes)
+
+    @staticmethod
+    def setup_nbytes(nnz):
+        """Bytes of the setup's temporary: the float64 squares of X's entries for ``‖X‖²``."""
+        return 8 * int(nnz)
+
+    @staticmethod
+    def per_term_nbytes(n_terms, screened):
+        """Bytes held per term row: the document frequencies (float64) and, screened, the provider's row
+        norms and bounds (:meth:`ScreenedBatchR.nbytes_for`)."""
+        return 8 * int(n_terms) + (ScreenedBatchR.nbytes_for(n_terms) if screened else 0)
+
+    @staticmethod
+    def statistics_nbytes(n_components):
+        """Bytes of the K x K statistics: S and G and the prepared penalties of both steps (up to two
+        float64 K x K arrays each)."""
+        return 6 * 8 * int(n_components) ** 2
 
     @property
     def used(self):
@@ -106,7 +137,8 @@ class RLSIProblem:
         r_rows.set_state(self.W, self.U)
         step = get_penalty(self.topic_penalty, param="topic_penalty").prepared(self.S, self.lambda1)
         self.U, sweeps = steps.update_topics(r_rows, step, self.U, self.policy.topic_settings(warm=self.U is not None),
-                                             n_terms=self.D.shape[0], executor=executor, dense=dense)
+                                             n_terms=self.D.shape[0], executor=executor, dense=dense,
+                                             block_entries=self.block_entries)
         nnz = int(np.count_nonzero(self.U)) if dense else self.U.nnz
         diag = {"nnz": nnz, "sweeps": sweeps, "screened": r_rows.rows_skipped, "dense": dense}
         if self.policy.after_u_step(nnz):  # converted at once: the V-step runs on the new representation
@@ -127,7 +159,8 @@ class RLSIProblem:
         W_old = self.W
         self.W, self.cross, self.S = steps.update_doc_vectors(
             self.X, U, penalty=self.doc_penalty, lam=self.lambda2, settings=self.policy.doc_settings(), W_prev=W_old,
-            dtype=self.X.dtype, return_gram=True, executor=executor, G=self.G, scratch=self.scratch)
+            dtype=self.X.dtype, return_gram=True, executor=executor, G=self.G, scratch=self.scratch,
+            block_entries=self.block_entries)
         if isinstance(self.r_rows, ScreenedBatchR):  # the drift of W for its bounds, while both W exist
             self.r_rows.advance(W_old, self.W)
         return {}
@@ -368,5 +401,6 @@ class BatchRLSI(AlternatingFit, SquaredLossModel):
         U0 = seed_topics(X, K, rng)  # M x K
         # U₀ only seeds V₀; it is not a warm start for the lasso (a different problem): that starts at zero.
         W, _ = steps.update_doc_vectors(X, U0, penalty=self.doc_penalty, lam=self.lambda2,
-                                        settings=self._inner_settings(), dtype=X.dtype)
+                                        settings=self._inner_settings(), dtype=X.dtype,
+                                        block_entries=self._tuning.block_entries)
         return W

@@ -1,38 +1,47 @@
 """How much memory a batch RLSI fit needs, by component, before it starts (``rlsi fit --memory-limit``).
 
-The estimate follows what :class:`rlsi.models.BatchRLSI` allocates (read from ``batch.py``, ``steps.py``,
-``tasks.py`` and ``screening.py``; keep in step with them). Shapes: X is N x M with nnz entries of
-``b`` bytes and indices of ``i`` bytes (int32 or int64), K topics.
+The estimate sums, phase by phase, the bytes that the components of :class:`rlsi.models.BatchRLSI`
+report for the sizes of a fit: each allocating component has an ``*nbytes*`` function of the shapes,
+dtypes and block sizes next to its allocation, so a change of an allocation changes the estimate there.
+Shapes: X is N x M with nnz entries of ``b`` bytes and indices of ``i`` bytes (int32 or int64), K topics.
 
 ============================  ===========================================  ==============================
-component                     bytes                                        where
+component                     counted by                                   what it is
 ============================  ===========================================  ==============================
-X                             nnz (b + i) + (N + 1) i                      the input (memory-mapped: its
-                                                                           pages are resident once read)
-transposed copy D = Xᵀ        nnz (b + i) + (M + 1) i                      ``RLSIProblem.D`` (R = D W)
-setup temporaries             8 nnz                                        the squares of X's entries for
-                                                                           ‖X‖² (float64), freed at once
-gram blocks                   8 P K² + 8 min(T, P) min(N, G) K, the        ``tasks.gram(W)`` for S = WᵀW:
-                              second term where W is float32 (P, G:        P partial grams; each of T
-                              ``blas_rows.GRAM_PARTS``, ``GRAM_SUB_ROWS``; threads converts G rows at a
-                              T: numba's threads)                          time (phase "S of the initial
-                                                                           W"; no float64 copy of W)
-per-term arrays               8 M + 16 M with ℓ1 topics                    document frequencies; the
-                                                                           screening's row norms and bounds
-W (document vectors)          N K b, twice during the V-step               old and new W side by side (the
-                                                                           screening's drift of W is taken
+X                             ``kernels.convert.csr_nbytes``:              the input (memory-mapped: its
+                              nnz (b + i) + (N + 1) i                      pages are resident once read)
+transposed copy D = Xᵀ        ``RLSIProblem.transposed_nbytes``            ``RLSIProblem.D`` (R = D W)
+setup temporaries             ``RLSIProblem.setup_nbytes``: 8 nnz          the float64 squares of X's
+                                                                           entries for ‖X‖², freed at once
+gram blocks                   ``kernels.blas_rows.gram_rows_nbytes``       S = WᵀW of the initial W: the
+                                                                           partial grams, and float64
+                                                                           sub-blocks of a float32 W
+per-term arrays               ``RLSIProblem.per_term_nbytes``: 8 M, and    document frequencies; the
+                              ``ScreenedBatchR.nbytes_for``: 24 M          screening's row norms, slack
+                                                                           and bounds
+W (document vectors)          ``steps.doc_vectors_nbytes``: N K b, twice   old and new W side by side (the
+                              during the V-step                            screening's drift of W is taken
                                                                            there: no copy of W is kept)
-U (topics)                    sparse: 3 nnz(U) (b + 4) + (M + 1) 4         previous U, new blocks, stacked
-                              dense: 2 M K b                               previous U and the new one
-R blocks (U-step)             3 E b per worker                             R rows, warm start, solution
-document blocks (V-step)      2 E 8 per worker                             Φ rows, solver temporary
-dense copy of U (V-step)      M K b with "auto", sparse topics whose       ``RLSIProblem.v_step_topics``
-                              sparse product would cost more
-plan of sparse U (V-step)     4 M + h K b  (h rows > 20 % non-zero)        ``kernels.products.sparse_plan``
-Gram matrices                 8 K² · 6                                     S, G, their prepared forms
+U (topics)                    ``steps.update_topics_nbytes`` (U-step),     sparse: previous U, new blocks,
+                              ``steps.topics_nbytes`` (V-step)             stacked; dense: previous and new
+R blocks (U-step)             ``tasks.topic_blocks_nbytes``: 3 E b per     R rows, warm start, solution
+                              worker
+document blocks (V-step)      ``tasks.doc_blocks_nbytes``: 2 E 8 per       Φ rows, solver temporary
+                              worker
+dense copy of U (V-step)      ``steps.topics_nbytes``: M K b with          ``RLSIProblem.v_step_topics``
+                              "auto", sparse topics whose sparse product
+                              would cost more
+plan of sparse U (V-step)     ``kernels.products.sparse_plan_nbytes``:     ``sparse_plan``: a row index per
+                              4 M + h K b  (h rows > 20 % non-zero)        term and the heavy rows dense
+Gram matrices                 ``RLSIProblem.statistics_nbytes``: 8 K² · 6  S, G, their prepared forms
+initial W temporaries         ``seeding.random_doc_vectors_nbytes``        ``init="random"``'s draws
 ============================  ===========================================  ==============================
 
-``E`` is the entries of a block (``rlsi.models.tasks.block_rows``: about 4M). nnz(U), whether the V-step
+The decisions (the representation of U, the V-step's dense copy) are the fit's own
+(:class:`rlsi.models.rlsi_policy.RLSIPolicy` with the fit's :class:`~rlsi.models.rlsi_policy.RLSITuning`),
+and so is the block size (``RLSITuning.block_entries``, which the fit's steps are given).
+
+``E`` is the entries of a block (``rlsi.models.tasks.block_rows`` of ``RLSITuning.block_entries``: about 4M). nnz(U), whether the V-step
 takes its dense copy of U, and the plan's dense rows h depend on the topics, which are not known before the
 fit. Two ways to count them:
 
@@ -75,7 +84,6 @@ import math
 import os
 from dataclasses import dataclass, field
 
-import numba
 import numpy as np
 
 from .rlsi_policy import TUNING, RLSIPolicy
@@ -101,12 +109,14 @@ PREDICT_TERMS = 4_000
 @dataclass
 class MemoryEstimate:
     """``peak`` bytes (the largest phase), ``phase`` (its name), ``components`` (bytes of each component at
-    that phase, the baseline included), ``phases`` (peak bytes of every phase)."""
+    that phase, the baseline included), ``phases`` (peak bytes of every phase), ``breakdown`` (the
+    components of every phase)."""
 
     peak: int
     phase: str
     components: dict = field(default_factory=dict)
     phases: dict = field(default_factory=dict)
+    breakdown: dict = field(default_factory=dict)
 
     def describe(self) -> str:
         """One line: the peak and its components, largest first."""
@@ -201,68 +211,61 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
     U, the V-step's dense copy of U and the sparse plan from the predicted topics (with
     :data:`PREDICTION_MARGIN`); None bounds them by ``topic_density``. ``n_workers``: blocks solved at once
     (the thread executor's workers; 1 for the default serial executor). ``search``: the fit searches λ₁ for
-    ``target_terms_per_topic`` first (:mod:`rlsi.models.sparsity`): its own transposed copy, plus the
-    problems of two successive rounds side by side (three copies of D at once; an upper bound read from
-    the code, not measured). ``tuning``: the fit's (:class:`rlsi.models.rlsi_policy.RLSITuning`: the
-    representation and the dense copy are decided with the fit's numbers). Returns a :class:`MemoryEstimate`."""
-    from ..kernels import blas_rows
-    from .tasks import block_rows
+    ``target_terms_per_topic`` first (:mod:`rlsi.models.sparsity`): the phase "λ1 search", with the fit's
+    one transposed copy (shared by the search's problems) and up to three copies of W at once (not
+    measured). ``block_entries``: the blocks' entries (None: ``tuning.block_entries``, as the fit).
+    ``tuning``: the fit's (:class:`rlsi.models.rlsi_policy.RLSITuning`: the representation, the dense copy
+    and the block size are the fit's). Returns a :class:`MemoryEstimate`."""
+    from ..kernels.blas_rows import gram_rows_nbytes
+    from ..kernels.convert import csr_nbytes, index_itemsize
+    from ..kernels.products import max_heavy_rows, sparse_plan_nbytes
+    from .batch import RLSIProblem
+    from .seeding import random_doc_vectors_nbytes
+    from .steps import doc_vectors_nbytes, topics_nbytes, update_topics_nbytes
+    from .tasks import doc_blocks_nbytes, topic_blocks_nbytes
 
     N, M, nnz, K = int(n_docs), int(n_terms), int(nnz), int(n_components)
     margin = PREDICTION_MARGIN if topics is not None else 1.0
     if topics is not None:
         topic_density = min(1.0, margin * float(topics.density))
     b = np.dtype(dtype).itemsize
-    i = np.dtype(index_dtype).itemsize if index_dtype is not None else (4 if max(nnz, M) < 2**31 else 8)
-    X = nnz * (b + i) + (N + 1) * i
-    D = nnz * (b + i) + (M + 1) * i
-    W = N * K * b
+    i = np.dtype(index_dtype).itemsize if index_dtype is not None else index_itemsize(nnz, M)
+    entries = tuning.block_entries if block_entries is None else block_entries
+    X = csr_nbytes(N, nnz, b, i)
+    D = RLSIProblem.transposed_nbytes(M, nnz, b, i)
+    W = doc_vectors_nbytes(N, K, b)
     l1 = topic_penalty in ("l1", "nonneg_l1")
-    per_term = 8 * M + (16 * M if l1 else 0)  # df; the screening's row norms and bounds
+    per_term = RLSIProblem.per_term_nbytes(M, RLSIProblem.screens("l1" if l1 else "l2", tuning))
     # the fit's own decisions (rlsi_policy.RLSIPolicy, with the fit's tuning)
     policy = RLSIPolicy(topic_representation, M, K, b, "l1" if l1 else "l2", inner_max_iter=1, inner_tol=0.0,
                         topic_sweeps=None, tuning=tuning)
     density = float(topic_density)
     # the representation follows the density itself, so a predicted density decides it without the margin
-    # (dense topics cost 2 M K b in the U-step, sparse ones 3 nnz(U))
     dense = policy.dense_at(float(topics.density) if topics is not None else density)
-    if dense:
-        U_step, U_kept = 2 * M * K * b, M * K * b
-    else:
-        nnz_u = int(density * M * K)
-        U_kept = nnz_u * (b + 4) + (M + 1) * 4
-        U_step = 3 * nnz_u * (b + 4) + (M + 1) * 4
+    nnz_u = None if dense else int(density * M * K)
+    U_step, U_kept = update_topics_nbytes(M, K, b, nnz_u), topics_nbytes(M, K, b, nnz_u)
     # "auto" with sparse topics: the V-step takes a dense copy of U once the sparse product X U would cost
     # more (tuning.sparse_work_share: common terms' topics fill first, so this happens at a few % density);
     # without a prediction, whenever it can
     copy = not dense and policy.copies_at(np.inf if topics is None else SHARE_MARGIN * topics.work_share)
-    v_copy = M * K * b if copy else 0
-    # the sparse product's plan (kernels.products.sparse_plan): a row index per term and the heavy rows
-    # dense; a heavy row holds > DENSE_ROW_SHARE K entries, so there are at most nnz(U) / (0.2 K) of them
+    v_copy = topics_nbytes(M, K, b) if copy else 0
+    # the sparse product's plan of the topics the V-step projects on (sparse, not copied)
     plan = 0
     if not dense and not copy:
-        from ..kernels.products import DENSE_ROW_SHARE
-
-        heavy = (margin * topics.heavy_rows if topics is not None else
-                 topic_density * M * K / (DENSE_ROW_SHARE * K))
-        plan = 4 * M + int(min(M, heavy)) * K * b
-    rows = block_rows(K, block_entries)
-    workers = max(1, int(n_workers))
-    r_blocks = 3 * min(rows, M) * K * b * min(workers, -(-M // rows))  # R rows, warm start, solution: fit dtype
-    # Φ rows and the solver's temporary: the solution goes straight into W's rows (tasks.doc_block's out=)
-    v_blocks = 2 * min(rows, N) * K * 8 * min(workers, -(-N // rows))
-    gram = 6 * 8 * K * K
-    init_tmp = 2 * 8 * N * K if init == "random" else 0
-    # tasks.gram (blas_rows.gram_rows): partial grams, and a float32 W converted a sub-block per thread
-    parts = max(1, min(blas_rows.GRAM_PARTS, -(-N // blas_rows.ROW_CHUNK)))
-    threads = min(parts, int(numba.config.NUMBA_NUM_THREADS))
-    gram_blocks = parts * K * K * 8 + (threads * min(N, blas_rows.GRAM_SUB_ROWS) * K * 8 if b != 8 else 0)
+        heavy = margin * topics.heavy_rows if topics is not None else max_heavy_rows(nnz_u, K)
+        plan = sparse_plan_nbytes(M, int(heavy), K, b)
+    r_blocks = topic_blocks_nbytes(M, K, b, workers=n_workers, block_entries=entries)
+    v_blocks = doc_blocks_nbytes(N, K, workers=n_workers, block_entries=entries)
+    gram = RLSIProblem.statistics_nbytes(K)
+    init_tmp = random_doc_vectors_nbytes(N, K) if init == "random" else 0
+    gram_blocks = gram_rows_nbytes(N, K, b)  # S = WᵀW of the initial W (tasks.gram)
     base = int(baseline)
 
     phases = {
         "start": {"X": X, "W": W, "initial W temporaries": init_tmp, "document blocks": v_blocks},
         # ‖X‖² squares X's entries into float64 while D and the document frequencies exist
-        "setup": {"X": X, "transposed copy": D, "W": W, "setup temporaries": 8 * nnz, "per-term arrays": 8 * M},
+        "setup": {"X": X, "transposed copy": D, "W": W, "setup temporaries": RLSIProblem.setup_nbytes(nnz),
+                  "per-term arrays": RLSIProblem.per_term_nbytes(M, False)},
         # S = WᵀW of the initial W (tasks.gram: float32 W converted to float64 block by block, BLAS syrk each)
         "S of the initial W": {"X": X, "transposed copy": D, "W": W, "gram blocks": gram_blocks,
                                "per-term arrays": per_term, "Gram": gram},
@@ -279,62 +282,61 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
         comps["process before the fit"] = base
     totals = {name: sum(c.values()) for name, c in phases.items()}
     phase = max(totals, key=totals.get)
-    return MemoryEstimate(peak=totals[phase], phase=phase, components=phases[phase], phases=totals)
+    return MemoryEstimate(peak=totals[phase], phase=phase, components=phases[phase], phases=totals, breakdown=phases)
 
 
 def estimate_online_fit(n_docs, n_terms, nnz, n_components, *, batch_size=256, dtype=np.float64,
                         index_dtype=None, topic_density=0.05, batch_terms=None, stats_dtype=None, n_inner=1,
                         baseline=0, tuning=TUNING) -> MemoryEstimate:
     """Estimate the peak memory of ``OnlineRLSI(n_components, batch_size=..., n_inner=...).fit(X)`` (one or more
-    passes over X, N x M with nnz entries; ℓ1 topics). An upper-bound model, read from ``online.py``,
-    ``active_rows.py`` and ``stats.py`` (keep in step with them):
+    passes over X, N x M with nnz entries; ℓ1 topics), an upper bound summed from what the allocating
+    components report:
 
-    * X: as for the batch fit (memory-mapped pages count once read); the statistics ``R``: M x K of
-      ``stats_dtype`` (``OnlineRLSI(stats_dtype=None)`` follows X: float32 for float32 X) and ``S`` (the
-      re-scaling is lazy: no second R);
-    * topics, with nnz(U) <= ``topic_density`` M K and s the itemsize of R: dense (M K 8 <=
-      ``RLSITuning.dense_max_bytes``): U, solved in place, and the live rows of before the mini-batch as CSR
-      (``nnz(U) (8 + 4) + 8 M``); else CSR: the old and the new topics and the solved blocks' pieces
-      ``3 nnz(U) (s + 4) + 4 M`` plus one block of solved rows (``SOLVE_ENTRIES`` s) and, for float32 R, the
-      V-step's float64 copy of their values (8 nnz(U), ``kernels.products.sparse_plan``); the row maxima and
-      live rows carried between mini-batches (9 M);
+    * X (``kernels.convert.csr_nbytes``; memory-mapped pages count once read); the statistics R and S
+      (``TopicStatistics.nbytes_for``: R is M x K of ``stats_dtype``, which ``OnlineRLSI(stats_dtype=None)``
+      takes from X, float32 for float32 X; the re-scaling is lazy: no second R);
+    * the topics, with nnz(U) <= ``topic_density`` M K (``ActiveRows.nbytes_for``: dense when M K 8 <=
+      ``RLSITuning.dense_max_bytes``, else CSR in R's dtype), and for CSR topics the V-step's plan
+      (``kernels.products.sparse_plan_nbytes``: the row index, and the float64 copy of the weights of float32
+      topics; its heavy rows are not predicted here);
     * one mini-batch of η documents with ``nnz_b`` entries and c terms (``batch_terms``; default the bound
-      min(M, batch_size · nnz / N), far above the distinct terms of a Zipfian batch: :func:`estimate_for` counts
-      them on X): its float64 data ``8 nnz_b`` (none for float64 X: ``fit`` takes its rows as views, and the
-      indices are X's own); its transposed block (``stats.TRANSPOSE_ENTRIES`` entries, 8 + i bytes each: the
-      batch's rows of R are formed term block by term block); W (η K 8, the V-step's output, formed block by
-      block with ``2 E 8`` of Φ rows and the solver's temporary, E = ``tasks.block_rows`` entries); the terms
-      and their entry offsets (16 c) and row maxima (8 c); the per-term counts or one block's term positions
-      (8 M); with ξ = ``n_inner`` > 1 the batch's rows of R before it (c x K of R's dtype; ξ = 1 adds to R
-      in place). ``fit`` in X's order (``shuffle=True`` also copies each mini-batch's rows: (b + i) nnz_b).
+      min(M, batch_size · nnz / N), far above the distinct terms of a Zipfian batch: :func:`estimate_for`
+      counts them on X): ``PendingBatch.nbytes_for`` (per-term counts, the terms' offsets and row maxima, the
+      base rows for ξ = ``n_inner`` > 1, one transposed block of ``stats.TRANSPOSE_ENTRIES`` entries),
+      ``OnlineRLSI.batch_nbytes`` (the float64 copy of float32 values, W) and ``tasks.doc_blocks_nbytes``
+      (the V-step's blocks). ``fit`` in X's order (``shuffle=True`` also copies each mini-batch's rows:
+      (b + i) nnz_b).
 
     Returns a :class:`MemoryEstimate` with the single phase ``"mini-batch"``."""
-    from .active_rows import SOLVE_ENTRIES
-    from .stats import TRANSPOSE_ENTRIES
-    from .tasks import block_rows
+    from ..kernels.convert import csr_nbytes, index_itemsize
+    from ..kernels.products import sparse_plan_nbytes
+    from .active_rows import ActiveRows
+    from .online import OnlineRLSI
+    from .stats import PendingBatch, TopicStatistics
+    from .tasks import doc_blocks_nbytes
 
     N, M, nnz, K, eta = int(n_docs), int(n_terms), int(nnz), int(n_components), int(batch_size)
     b = np.dtype(dtype).itemsize
-    i = np.dtype(index_dtype).itemsize if index_dtype is not None else (4 if max(nnz, M) < 2**31 else 8)
-    X = nnz * (b + i) + (N + 1) * i
+    i = np.dtype(index_dtype).itemsize if index_dtype is not None else index_itemsize(nnz, M)
+    X = csr_nbytes(N, nnz, b, i)
     if stats_dtype is None:
         stats_dtype = np.float32 if np.dtype(dtype) == np.float32 else np.float64
     s = np.dtype(stats_dtype).itemsize
-    R = M * K * s + 8 * K * K
+    R = TopicStatistics.nbytes_for(M, K, stats_dtype)
     nnz_u = int(float(topic_density) * M * K)
-    dense = M * K * 8 <= tuning.dense_max_bytes
-    topics = (M * K * 8 + nnz_u * 12 + 8 * M if dense else
-              3 * nnz_u * (s + 4) + 4 * (M + 1) + min(M * K, SOLVE_ENTRIES) * s + (8 * nnz_u if s != 8 else 0)) + 9 * M
+    dense = M * K * 8 <= tuning.dense_max_bytes  # OnlineRLSI._working_topics
+    topics = ActiveRows.nbytes_for(M, K, nnz_u, s, dense)
+    if not dense:
+        topics += sparse_plan_nbytes(M, 0, K, 8, converted=nnz_u if s != 8 else 0)
     c = min(M, -(-eta * nnz // max(N, 1)) if batch_terms is None else int(batch_terms))
-    batch_nnz = -(-min(eta, N) * nnz // max(N, 1))
     n_b = min(eta, N)
-    data = 8 * batch_nnz if b != 8 else 0
-    block = min(batch_nnz, TRANSPOSE_ENTRIES) * (8 + i)
-    doc_blocks = 2 * min(block_rows(K), n_b) * K * 8
-    batch = ((c * K * s if int(n_inner) > 1 else 0) + data + block + n_b * K * 8 + doc_blocks + 24 * c + 8 * M)
+    batch_nnz = -(-n_b * nnz // max(N, 1))
+    batch = (PendingBatch.nbytes_for(M, c, batch_nnz, K, s, i, repeat=int(n_inner) > 1)
+             + OnlineRLSI.batch_nbytes(n_b, batch_nnz, b, K) + doc_blocks_nbytes(n_b, K))
     comps = {"X": X, "statistics R, S": R, "U": topics, "mini-batch": batch, "process before the fit": int(baseline)}
     total = sum(comps.values())
-    return MemoryEstimate(peak=total, phase="mini-batch", components=comps, phases={"mini-batch": total})
+    return MemoryEstimate(peak=total, phase="mini-batch", components=comps, phases={"mini-batch": total},
+                          breakdown={"mini-batch": comps})
 
 
 def batch_terms(X, batch_size, samples=8):

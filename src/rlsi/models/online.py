@@ -387,6 +387,12 @@ class OnlineRLSI(SquaredLossModel):
         U0.eliminate_zeros()
         return U0
 
+    @staticmethod
+    def batch_nbytes(n_docs, nnz, itemsize, n_components):
+        """Bytes :meth:`_step` allocates for a mini-batch of ``n_docs`` documents besides its statistics: the
+        float64 copy of X's values (none for float64 X: its rows are views) and W (float64)."""
+        return (8 * int(nnz) if int(itemsize) != 8 else 0) + steps.doc_vectors_nbytes(n_docs, n_components, 8)
+
     def _open_batch(self, X):
         """What every mini-batch step does first: float64 X, vocabulary grown to X's width, topics
         initialised from the first non-empty batch (or dead ones re-seeded). Returns (X, n, M, t0)."""

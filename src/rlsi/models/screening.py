@@ -96,6 +96,12 @@ class ScreenedBatchR:
     the ``nnz(D) · K`` work of ``R``.
     """
 
+    @staticmethod
+    def nbytes_for(n_terms):
+        """Bytes this provider holds for ``n_terms`` term rows: the row norms ``‖d_m‖`` and the
+        :class:`ScreeningBounds` (float64 each; its blocks of R are the scratch's)."""
+        return 8 * int(n_terms) + ScreeningBounds.nbytes_for(n_terms)
+
     def __init__(self, D, half_lam, scratch=None):
         self.D = D
         self.row_norms = csr_row_norms(D)

@@ -46,6 +46,12 @@ def seed_topics(X, k, rng):
     return unit_topics(X[pick_seed_documents(nonempty, k, X.shape[0], rng)], X.dtype)
 
 
+def random_doc_vectors_nbytes(n_docs, k):
+    """Temporary bytes of :func:`random_doc_vectors` besides its result: the float64 draws and their scaled
+    copy."""
+    return 2 * 8 * int(n_docs) * int(k)
+
+
 def random_doc_vectors(rng, n_docs, k, x_sqnorm, dtype):
     """V₀ᵀ ~ N(0, σ²) (n_docs x k) with σ = ‖X‖_F / √(n_docs k): ‖V₀‖ at the scale of the ridge projection."""
     sigma = np.sqrt(float(x_sqnorm) / (n_docs * k))

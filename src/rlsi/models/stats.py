@@ -86,6 +86,13 @@ class TopicStatistics:
     weight : float — Σ of the current document weights (``n_docs`` without re-scaling).
     """
 
+    @staticmethod
+    def nbytes_for(n_terms, n_components, dtype):
+        """Bytes of the statistics of ``n_terms`` terms: R (M x K of ``dtype``; one copy: lazily re-scaled)
+        and S (K x K float64)."""
+        K = int(n_components)
+        return int(n_terms) * K * np.dtype(dtype).itemsize + 8 * K * K
+
     def __init__(self, n_components, n_terms=0, dtype=np.float64):
         check_number("n_components", n_components, low=1, integer=True)
         check_number("n_terms", n_terms, low=0, integer=True)
@@ -312,6 +319,15 @@ class PendingBatch:
     :meth:`assign` runs one block of X_bᵀ (:data:`TRANSPOSE_ENTRIES` entries; the whole transposed batch of
     400,000 web documents would be 1 GB).
     """
+
+    @staticmethod
+    def nbytes_for(n_terms, batch_terms, batch_nnz, n_components, r_itemsize, index_bytes, repeat):
+        """Bytes of a mini-batch of ``batch_nnz`` entries in ``batch_terms`` of the ``n_terms`` terms: the
+        per-term counts (int64, M), the terms, their entry offsets and row maxima (24 per term), the base rows
+        with ``repeat`` (of R's ``r_itemsize``) and one transposed block (float64 values, X's indices)."""
+        c = int(batch_terms)
+        return (8 * int(n_terms) + 24 * c + (c * int(n_components) * int(r_itemsize) if repeat else 0)
+                + min(int(batch_nnz), TRANSPOSE_ENTRIES) * (8 + int(index_bytes)))
 
     def __init__(self, stats, X, *, repeat=True):
         self.stats = stats

@@ -26,6 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
+from ..kernels.convert import csr_nbytes
 from ..kernels.products import csr_gram, sparse_plan
 from . import tasks
 from .executor import get_executor
@@ -66,6 +67,22 @@ def nonzero_row_mask(U):
 def nonzero_rows(U):
     """Indices of the rows of a dense (M x K) array that hold a non-zero entry."""
     return np.flatnonzero(nonzero_row_mask(U))
+
+
+def topics_nbytes(n_terms, n_components, itemsize, nnz=None):
+    """Bytes of topics U (M x K of ``itemsize``): dense (``nnz`` None, what :func:`update_topics` with
+    ``dense=True`` and :func:`rlsi.kernels.convert.csr_rows_to_dense` allocate) or CSR with ``nnz`` entries
+    (:func:`rlsi.models.tasks.stack_csr_rows`)."""
+    if nnz is None:
+        return int(n_terms) * int(n_components) * int(itemsize)
+    return csr_nbytes(n_terms, nnz, itemsize)
+
+
+def update_topics_nbytes(n_terms, n_components, itemsize, nnz=None):
+    """Bytes of the topics while :func:`update_topics` runs: the previous topics (the warm start) and the
+    new ones — dense (``nnz`` None): U_prev and ``U_out``; CSR: U_prev, the blocks' CSR pieces and the
+    stacked result, each about nnz(U) entries."""
+    return (2 if nnz is None else 3) * topics_nbytes(n_terms, n_components, itemsize, nnz)
 
 
 def update_topics(r_rows, step, U_prev, settings=SolverSettings(), *, n_terms, executor=None, block_entries=None,
@@ -112,6 +129,11 @@ def update_topics(r_rows, step, U_prev, settings=SolverSettings(), *, n_terms, e
     if dense:
         return (U_out if U_out is not None else np.zeros((n_terms, K))), sweeps
     return tasks.stack_csr_rows([r[0] for r in results], K) if results else sp.csr_matrix((n_terms, K)), sweeps
+
+
+def doc_vectors_nbytes(n_docs, n_components, itemsize):
+    """Bytes of the W (N x K of ``itemsize``) that :func:`update_doc_vectors` allocates."""
+    return int(n_docs) * int(n_components) * int(itemsize)
 
 
 def update_doc_vectors(X, U, *, penalty, lam, settings=SolverSettings(), W_prev=None, dtype=None,

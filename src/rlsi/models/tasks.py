@@ -40,6 +40,28 @@ def block_rows(n_cols, block_entries=None):
     return max(MIN_BLOCK_ROWS, (block_entries or BLOCK_ENTRIES) // max(1, n_cols))
 
 
+def blocks_in_flight(n_rows, rows, workers=1):
+    """Blocks of ``rows`` rows (of ``n_rows``) that ``workers`` solve at once: each holds its own scratch."""
+    return max(1, min(max(1, int(workers)), -(-int(n_rows) // max(1, int(rows)))))
+
+
+def topic_blocks_nbytes(n_terms, n_cols, itemsize, *, workers=1, block_entries=None):
+    """Bytes of the U-step's dense row blocks in flight (:func:`topic_block`, :func:`topic_block_rows`): per
+    block being solved, its rows of R and of the warm start (:class:`BlockScratch` buffers "R" and "warm
+    start") and the solver's solution, three ``rows x n_cols`` arrays of ``itemsize`` (the fit's dtype)."""
+    rows = block_rows(n_cols, block_entries)
+    return 3 * min(rows, int(n_terms)) * int(n_cols) * int(itemsize) * blocks_in_flight(n_terms, rows, workers)
+
+
+def doc_blocks_nbytes(n_docs, n_cols, *, workers=1, block_entries=None):
+    """Bytes of the V-step's dense row blocks in flight (:func:`doc_block`): per block being projected, Φ
+    (the :class:`BlockScratch` buffer "Phi", and "Phi float64" for the closed form of a float32 fit) and the
+    solver's temporary, counted as two ``rows x n_cols`` float64 arrays (the solution goes straight into
+    W's rows: ``out=``)."""
+    rows = block_rows(n_cols, block_entries)
+    return 2 * min(rows, int(n_docs)) * int(n_cols) * 8 * blocks_in_flight(n_docs, rows, workers)
+
+
 def blocks(n_rows, step):
     """``[(a, b), ...]`` covering ``range(n_rows)`` in blocks of ``step`` rows."""
     return [(a, min(n_rows, a + step)) for a in range(0, n_rows, step)]
