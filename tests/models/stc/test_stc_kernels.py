@@ -303,9 +303,9 @@ def _converged_reference(X, beta, *, sweeps, **par):
 @pytest.mark.parametrize("tiny", [1e-30, 1e-12])
 def test_transform_is_the_reference_coding_when_a_term_has_a_tiny_beta_column(tiny):
     """A term whose β column is tiny (the released solver floors β at 1e-30) must not spoil its document's
-    θ. The cold start once put that term's codes at w / (K Σ_k β_kn) (~1e29) and θ came from a running sum
-    of the codes, which kept the rounding error of those codes once they fell to 0 (θ of ~1e13 or 0). The
-    document's problem is convex, so θ from transform is the minimiser the slow reference reaches."""
+    θ. An uncapped cold start w / (K Σ_k β_kn) puts that term's codes at ~1e29, and a θ taken from a running
+    sum of the codes keeps their rounding error when they fall to 0 (θ of ~1e13 or 0). The document's problem
+    is convex, so θ from transform is the minimiser the slow reference reaches."""
     from rlsi.models.stc import SparseTopicalCoding
 
     X, _ = planted_counts(n_docs=12, n_topics=3, words_per_topic=5, noise_terms=3, seed=4)
