@@ -44,7 +44,8 @@ def add_dask_arguments(parser):
 
 
 def _open(args):
-    """The cluster named by ``args`` (a LocalCluster of ``--workers`` by default), announced on stderr."""
+    """The cluster named by ``args`` (a LocalCluster of ``--workers`` by default), announced on stderr; its
+    callers have checked the places the options name (:func:`check_where`)."""
     from ..distributed import open_cluster
 
     if getattr(args, "verbose", 0) < 2:  # dask's INFO lines (cluster start/stop) only with -vv
@@ -52,7 +53,6 @@ def _open(args):
 
         import_distributed()  # its import sets the "distributed" logger to INFO: lower it afterwards
         logging.getLogger("distributed").setLevel(logging.WARNING)
-    check_where(args)
     handle = open_cluster(scheduler=args.scheduler, n_workers=args.workers or 2, timeout=args.scheduler_timeout)
     if not getattr(args, "quiet", False):
         n_workers = len(handle.client.scheduler_info(n_workers=-1)["workers"])
