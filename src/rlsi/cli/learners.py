@@ -179,23 +179,35 @@ def stc_labels(args, corpus):
 
 
 def _stc_builder(class_name, extra, online, max_margin):
-    """``build`` of an STC learner: the estimator ``class_name`` of :mod:`rlsi.models.stc` from the options."""
+    """``build`` of an STC learner: the estimator ``class_name`` of :mod:`rlsi.models.stc` from the options (the
+    ``--settings`` preset first, then every option given on the command line; the rest the class's defaults)."""
     def build(args):
         from ..models import stc
+        from ..models.stc.settings import stc_params
 
-        if args.dictionary_init == "class" and not max_margin:
+        cls = getattr(stc, class_name)
+        given = dict(n_components=args.n_components, lam=args.lam, gamma=args.gamma, rho=args.rho, eps=args.eps,
+                     dictionary_step=args.dictionary_step, dictionary_init=args.dictionary_init)
+        if not online:
+            given["max_iter"] = args.max_iter
+        if max_margin:
+            given.update(delta=args.delta, C=args.C, hinge=args.hinge)
+        kw = stc_params(args.settings, cls) if args.settings else {}
+        kw.update({k: v for k, v in given.items() if v is not None})
+        if kw.get("dictionary_init") == "class" and not max_margin:
             raise RLSIError(f"--dictionary-init class needs labels; it is for --model "
                             f"{' or '.join(n for n, lrn in learners('fit-stc').items() if lrn.labels)}")
-        kw = dict(n_components=args.n_components, lam=args.lam, gamma=args.gamma, rho=args.rho, eps=args.eps,
-                  dictionary_step=args.dictionary_step, lda_passes=args.lda_passes, n_jobs=args.jobs,
-                  verbose=0 if args.quiet else 1, dictionary_init=args.dictionary_init, **extra)
+        if kw.get("dictionary_step") == "lbfgs":
+            if online:
+                raise RLSIError("--dictionary-step lbfgs needs the word codes a batch model keeps; the online models "
+                                "take mm or projected")
+            kw["keep_word_codes"] = True
+        kw.update(lda_passes=args.lda_passes, n_jobs=args.jobs, verbose=0 if args.quiet else 1, **extra)
         if online:
             kw.update(batch_size=args.batch_size, n_epochs=args.epochs, tau0=args.tau0)
-        else:
-            kw["max_iter"] = args.max_iter
         if max_margin:
-            kw.update(delta=args.delta, C=args.C, hinge=args.hinge, refit_C=args.refit_C)
-        return getattr(stc, class_name)(**kw)
+            kw["refit_C"] = args.refit_C
+        return cls(**kw)
     return build
 
 

@@ -119,3 +119,43 @@ def test_fit_stc_class_start_without_labels_is_one_line_error(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "needs labels" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "m").exists()
+
+
+def test_fit_stc_settings_preset_with_command_line_overrides(tmp_path):
+    from rlsi import io
+    from rlsi.models.stc import MedSTC
+    from rlsi.models.stc.settings import stc_params
+
+    _corpus(tmp_path / "c.jsonl")
+    out = tmp_path / "med"
+    assert main(["-q", "fit-stc", str(tmp_path / "c.jsonl"), "-o", str(out), "--model", "medstc",
+                 "--settings", "table2", "-k", "2", "--max-iter", "1", "--split-field", "split"]) == 0
+    model = io.load(out)["model"]
+    preset = stc_params("table2", MedSTC)
+    for name in ("lam", "gamma", "rho", "C", "delta", "hinge", "dictionary_step", "dictionary_init",
+                 "keep_word_codes", "max_sweeps"):
+        assert getattr(model, name) == preset[name], name
+    assert (model.n_components, model.max_iter) == (2, 1)  # the command line overrides the preset
+    assert (model.lam, model.rho, model.dictionary_step) == (0.2, 0.01, "lbfgs")
+
+
+def test_fit_stc_without_settings_keeps_the_class_defaults(tmp_path):
+    from rlsi import io
+    from rlsi.models.stc import SparseTopicalCoding
+
+    _corpus(tmp_path / "c.jsonl")
+    out = tmp_path / "m"
+    assert main(["-q", "fit-stc", str(tmp_path / "c.jsonl"), "-o", str(out), "-k", "2", "--max-iter", "1"]) == 0
+    model = io.load(out)["model"]
+    defaults = SparseTopicalCoding().get_params()
+    for name in ("lam", "gamma", "rho", "eps", "dictionary_step", "dictionary_init", "keep_word_codes"):
+        assert getattr(model, name) == defaults[name], name
+
+
+def test_fit_stc_lbfgs_step_of_an_online_model_is_one_line_error(tmp_path, capsys):
+    _corpus(tmp_path / "c.jsonl")
+    assert main(["-q", "fit-stc", str(tmp_path / "c.jsonl"), "-o", str(tmp_path / "m"), "--model", "ostc",
+                 "-k", "2", "--dictionary-step", "lbfgs"]) == 2
+    err = capsys.readouterr().err
+    assert "lbfgs" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "m").exists()
