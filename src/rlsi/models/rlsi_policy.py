@@ -2,7 +2,8 @@
 
 Batch RLSI is one problem on several placements — local blocks on numba threads
 (:class:`rlsi.models.batch.RLSIProblem`), document partitions on Dask workers
-(:class:`rlsi.distributed.problem.DistributedProblem`), and next a GPU's arrays. Every decision of the
+(:class:`rlsi.distributed.problem.DistributedProblem`) and arrays on a CUDA card
+(:class:`rlsi.gpu.batch.DeviceRLSIProblem`). Every decision of the
 problem is taken here, from statistics every placement has (nnz, df, ‖d_m‖, drift of W, S, Q(W)), so the
 placements cannot drift apart:
 
