@@ -25,7 +25,6 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import RLSIError
 from ..models.minibatch import batch_rows
 from ..models.penalties import penalty as get_penalty, ridge_inverse
 from ..models.stats import TopicStatistics
@@ -300,22 +299,14 @@ def fit_online(est, X):
 
 def partial_fit_transform(est, X):
     """``OnlineRLSI.partial_fit_transform(X)`` on ``est.device``."""
-    from .._validation import check_matrix
     be = resolve(est.device)
     X = be.to_host(X) if be.holds(X) else X
-    if not hasattr(est, "stats_"):
-        est._validate_params()
-        X = check_matrix(X)
+
+    def new_stream(X):  # the memory plan's check before any state; no device state from an earlier stream
         check_online(be, X.shape[1], est.n_components, X.nnz, X.shape[0])
-        est._reset(X.dtype)
-        est.n_features_in_ = X.shape[1]
         est._device_state = None
-    else:
-        X = check_matrix(X)
-    if X.shape[1] < est.n_features_in_:
-        raise RLSIError(f"X has {X.shape[1]} features, but {type(est).__name__} is expecting "
-                        f"{est.n_features_in_} features as input (new terms may be appended as new "
-                        f"columns, but columns are never removed)")
+
+    X = est._check_partial_input(X, new_stream)
     st = _state(est, be)
     W = step(est, st, Batch(be, batch_rows(sp.csr_matrix(X), 0, X.shape[0])))
     publish(est, st, X.dtype)

@@ -295,23 +295,29 @@ class OnlineRLSI(SquaredLossModel):
         U-update (Algorithm 4's v_t)."""
         if is_device(self.device):
             return gpu_online.partial_fit_transform(self, X)
-        if not hasattr(self, "stats_"):
-            self._validate_params()
-            X = check_matrix(X)
-            self._reset(X.dtype)
-            self.n_features_in_ = X.shape[1]
-        else:
-            X = check_matrix(X)
-        if X.shape[1] < self.n_features_in_:
-            raise RLSIError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
-                            f"{self.n_features_in_} features as input (new terms may be appended as new "
-                            f"columns, but columns are never removed)")
+        X = self._check_partial_input(X)
         with compute_threads(self.n_jobs):
             W = self._step(X)
         self._publish()
         return W.astype(X.dtype, copy=False)
 
     # ------------------------------------------------------------------ internals
+    def _check_partial_input(self, X, on_new_stream=lambda X: None):
+        """X of a ``partial_fit``; the first starts the stream (after ``on_new_stream(X)``, a placement's checks)."""
+        if not hasattr(self, "stats_"):
+            self._validate_params()
+            X = check_matrix(X)
+            on_new_stream(X)
+            self._reset(X.dtype)
+            self.n_features_in_ = X.shape[1]
+        else:
+            X = check_matrix(X)
+        if X.shape[1] < self.n_features_in_:
+            raise RLSIError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                            f"{self.n_features_in_} features as input (new terms may be appended as new columns, "
+                            "but columns are never removed)")
+        return X
+
     def _reset(self, dtype=np.float64):
         """Start a new stream; ``dtype``: that of its first X (the statistics' dtype when ``stats_dtype`` is
         None)."""
