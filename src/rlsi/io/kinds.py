@@ -154,6 +154,16 @@ def check_reads_apart(output, reads, *, what="output"):
                             f"delete the input; choose another output")
 
 
+def _check_placement(path: Path, reads, what, remedy):
+    """An output apart from the command's inputs, not inside an rlsi folder, with a name the system takes."""
+    check_reads_apart(path, reads, what=what)
+    outer = enclosing_folder(path)
+    if outer is not None:
+        raise RLSIError(f"{what} {path} is inside {outer}, {describe_kind(folder_kind(outer))}: writing there "
+                        f"would damage it; {remedy}")
+    _check_name_length(path, what)
+
+
 def check_destination(path, *, kind, reads=(), what="output", remedy="choose another -o"):
     """Refuse early a folder output that would destroy something: an rlsi folder of another kind, an input
     of the command (or a folder around or inside one), a path inside another rlsi folder; then the checks
@@ -165,12 +175,7 @@ def check_destination(path, *, kind, reads=(), what="output", remedy="choose ano
     path = Path(path)
     if not str(path).strip() or path.name in ("", ".", ".."):
         raise RLSIError(f"{what} {str(path)!r} names no folder of its own: give a new folder name")
-    check_reads_apart(path, reads, what=what)
-    outer = enclosing_folder(path)
-    if outer is not None:
-        raise RLSIError(f"{what} {path} is inside {outer}, {describe_kind(folder_kind(outer))}: writing there "
-                        f"would damage it; {remedy}")
-    _check_name_length(path, what)
+    _check_placement(path, reads, what, remedy)
     recover_dir(path)
     existing = folder_kind(path)
     if existing is not None and existing not in _COMPATIBLE[kind]:
@@ -189,12 +194,7 @@ def check_file_destination(path, *, reads=(), what="output"):
     from .atomic import check_output_file
 
     path = Path(path)
-    check_reads_apart(path, reads, what=what)
-    outer = enclosing_folder(path)
-    if outer is not None:
-        raise RLSIError(f"{what} {path} is inside {outer}, {describe_kind(folder_kind(outer))}: writing there "
-                        f"would damage it; choose a file outside it")
-    _check_name_length(path, what)
+    _check_placement(path, reads, what, "choose a file outside it")
     return check_output_file(path, what=what)
 
 
