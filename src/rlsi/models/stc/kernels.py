@@ -68,6 +68,16 @@ Runs = namedtuple("Runs", "want_grad col_map n_cols n_chunks n_buf")
 
 
 @njit(cache=True, nogil=True)
+def _reconstructions(s, n, idx, betaT, out):
+    """``out[i] = s_iᵀ β_{idx[i]}`` for the first n words, summed afresh."""
+    for i in range(n):
+        acc, m = 0.0, idx[i]
+        for k in range(s.shape[1]):
+            acc += s[i, k] * betaT[m, k]
+        out[i] = acc
+
+
+@njit(cache=True, nogil=True)
 def _column_sums(s, n, out):
     """``out[k] = Σ_{i<n} s[i, k]``, summed afresh."""
     out[:] = 0.0
@@ -296,12 +306,7 @@ def code_document(idx, w, betaT, theta, s, recon, cfg, hinge, yd):
                 v = min(v, cap * math.sqrt(w[i]))
                 for k in range(K):
                     s[i, k] = v
-    for i in range(n):
-        row = betaT[idx[i]]
-        acc = 0.0
-        for k in range(K):
-            acc += s[i, k] * row[k]
-        recon[i] = acc
+    _reconstructions(s, n, idx, betaT, recon)
     colsum = np.zeros(K)
     _column_sums(s, n, colsum)
     bprime = gamma * gamma / (2.0 * (lam + gamma * n))
@@ -335,12 +340,7 @@ def code_document(idx, w, betaT, theta, s, recon, cfg, hinge, yd):
         # exact sums for θ and the next sweep: the running ones lose the small codes when a large one falls
         # to zero (a code of 1e13 leaves colsum with an error of ~1e-3, one of 1e27 with ~1e11)
         _column_sums(s, n, colsum)
-        for i in range(n):
-            row = betaT[idx[i]]
-            acc = 0.0
-            for k in range(K):
-                acc += s[i, k] * row[k]
-            recon[i] = acc
+        _reconstructions(s, n, idx, betaT, recon)
         # document code (Eq. 8 / Eq. 9 / the MedSTC hinge); the relative change of θ decides convergence
         change = 0.0
         scale = 0.0
