@@ -94,7 +94,7 @@ def test_inexact_topic_steps_decrease_the_objective_monotonically(planted, repre
 
 
 def test_objective_decreases_and_topics_are_sparse(planted):
-    model = BatchRLSI(4, lambda1=2.0, random_state=0, max_iter=50).fit(planted)
+    model = BatchRLSI(4, lambda1=2.0, lambda2=1.0, random_state=0, max_iter=50).fit(planted)  # the paper's λ₂
     obj = model.objective_
     assert np.all(np.diff(obj) <= 1e-9 * obj[0])
     comp = model.components_.nnz / np.prod(model.components_.shape)

@@ -68,7 +68,7 @@ def test_grlsi_reduces_to_batch_rlsi(data, ks, kc, labels):
     """One class with only class topics, or any classes with only shared topics, is plain RLSI."""
     X, y = data
     y = np.zeros(X.shape[0], dtype=int) if labels == "one" else y
-    kw = dict(lambda1=0.3, max_iter=6, tol=0, inner_tol=1e-10, inner_max_iter=1000, random_state=3)
+    kw = dict(lambda1=0.3, lambda2=1.0, max_iter=6, tol=0, inner_tol=1e-10, inner_max_iter=1000, random_state=3)
     g = GroupRLSI(ks, kc, **kw)
     Wg = g.fit_transform(X, y)
     b = BatchRLSI(4, topic_sweeps=None, **kw)  # exact U-steps, as GroupRLSI's
@@ -104,7 +104,7 @@ def test_gnmf_one_class_is_sklearn_mu(data, ks, kc):
 def test_crlsi_is_independent_rlsi_per_class(data):
     X, y = data
     # Eq. 3's λ₁ (paper scale): the same value for every class and for each class's own RLSI
-    kw = dict(lambda1=3.0, lambda1_scale="paper", max_iter=5, tol=0, inner_tol=1e-10, inner_max_iter=1000)
+    kw = dict(lambda1=3.0, lambda2=1.0, lambda1_scale="paper", max_iter=5, tol=0, inner_tol=1e-10, inner_max_iter=1000)
     V0 = np.random.default_rng(0).standard_normal((X.shape[0], 6))  # 3 classes x 2 topics
     c = CRLSI(n_class_topics=2, **kw).fit(X, y, V_init=V0)
     total = np.zeros(5)

@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,7 @@ import scipy.sparse as sp
 import pytest
 
 import rlsi
+from sklearn.exceptions import ConvergenceWarning
 from rlsi.datasets.synthetic import write_corpus
 from rlsi.models.memory import estimate_batch_fit, format_bytes, parse_bytes
 
@@ -242,20 +244,40 @@ def test_predicted_topics_match_the_first_u_step_of_the_fit():
     assert seen[0] > 3 * seen[1]
 
 
+def test_iterated_prediction_follows_topics_that_densify_over_the_fit():
+    """At the default λ₂ the topics densify for as long as the fit runs (here 8 times the first U-step's
+    non-zeros): the prediction alternates on its sample with the fit's stop rule (what estimate_for does)
+    and lands within a factor 1.5 of the converged fit, where the first U-step alone is 8 times short."""
+    from rlsi.datasets.synthetic import make_corpus
+    from rlsi.models import BatchRLSI
+    from rlsi.models.memory import PREDICT_ITERATIONS, predict_topics
+
+    X = make_corpus(4000, 6000, 80, n_topics=30, seed=2).X
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = BatchRLSI(20, lambda1=0.05, random_state=0).fit(X)
+    density = model.components_.nnz / (20 * X.shape[1])
+    sample = dict(lambda1=model.lambda1_effective_, sample_docs=2000, head_terms=300, sample_terms=1500)
+    first = predict_topics(X, 20, **sample)
+    got = predict_topics(X, 20, iterations=min(PREDICT_ITERATIONS, model.max_iter), fit_tol=model.tol, **sample)
+    assert first.density < density / 4
+    assert density / 1.5 <= got.density <= 1.5 * density, (got, density)
+
+
 def test_estimate_for_predicts_unless_given_a_bound():
     from rlsi.datasets.synthetic import make_corpus
     from rlsi.models import BatchRLSI
     from rlsi.models.memory import estimate_for
 
     X = make_corpus(2000, 5000, 60, n_topics=20, seed=0).X
-    model = BatchRLSI(20, lambda1=0.2, random_state=0)
+    model = BatchRLSI(20, lambda1=0.2, lambda2=1.0, random_state=0)  # sparse topics: far below the bound
     predicted = estimate_for(model, X)
     bounded = estimate_for(model, X, topic_density=0.05)
     assert predicted.phases["U-step"] < bounded.phases["U-step"]
     # the model's seed is used, never its Generator (the estimate must not move the fit's random draws)
     gen = np.random.default_rng(5)
     state = gen.bit_generator.state
-    estimate_for(BatchRLSI(20, lambda1=0.2, random_state=gen), X)
+    estimate_for(BatchRLSI(20, lambda1=0.2, lambda2=1.0, random_state=gen), X)
     assert gen.bit_generator.state == state
 
 

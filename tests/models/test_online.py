@@ -39,7 +39,7 @@ def test_one_step_on_the_whole_corpus_is_one_batch_u_update(corpus, initial):
     """ρ = 0, one mini-batch = the corpus, ξ = 1: the online U equals the batch U-step from the same V."""
     X, N = corpus, corpus.shape[0]
     W0, _ = _steps.update_doc_vectors(X, initial.topics_, penalty="l2", lam=1.0)
-    online = OnlineRLSI(4, lambda1=2.0, rho=0.0, batch_size=N, n_inner=1, topic_init=initial.components_,
+    online = OnlineRLSI(4, lambda1=2.0, lambda2=1.0, rho=0.0, batch_size=N, n_inner=1, topic_init=initial.components_,
                         **EXACT).fit(X)
     U, _ = _steps.update_topics(batch_r_rows(X.T.tocsr(), W0), penalty("l1").prepared(_steps.gram(W0), 2.0 * N / 1000),
                                 None, _tight_steps(), n_terms=X.shape[1])
@@ -52,10 +52,11 @@ def test_embedded_iterations_are_batch_iterations(corpus, initial):
     """ξ embedded iterations on a single batch of everything = ξ outer iterations of BatchRLSI."""
     X, N = corpus, corpus.shape[0]
     W0, _ = _steps.update_doc_vectors(X, initial.topics_, penalty="l2", lam=1.0)
-    online = OnlineRLSI(4, lambda1=2.0, batch_size=N, n_inner=4, topic_init=initial.components_, **EXACT).fit(X)
+    online = OnlineRLSI(4, lambda1=2.0, lambda2=1.0, batch_size=N, n_inner=4, topic_init=initial.components_,
+                        **EXACT).fit(X)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        batch = BatchRLSI(4, lambda1=2.0, max_iter=4, tol=0, topic_sweeps=None, **TIGHT).fit(X, V_init=W0)
+        batch = BatchRLSI(4, lambda1=2.0, lambda2=1.0, max_iter=4, tol=0, topic_sweeps=None, **TIGHT).fit(X, V_init=W0)
     np.testing.assert_allclose(online.components_.toarray(), batch.components_.toarray(), atol=1e-9)
 
 
@@ -67,11 +68,11 @@ def test_capped_embedded_iterations_are_capped_batch_iterations(corpus, initial,
     path from the exact U-steps."""
     X, N = corpus, corpus.shape[0]
     W0, _ = _steps.update_doc_vectors(X, initial.topics_, penalty="l2", lam=1.0)
-    params = dict(lambda1=2.0, batch_size=N, n_inner=4, topic_init=initial.components_, **TIGHT)
+    params = dict(lambda1=2.0, lambda2=1.0, batch_size=N, n_inner=4, topic_init=initial.components_, **TIGHT)
     online = OnlineRLSI(4, topic_sweeps=sweeps, **params).fit(X)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        batch = BatchRLSI(4, lambda1=2.0, max_iter=4, tol=0, topic_sweeps=sweeps, **TIGHT)
+        batch = BatchRLSI(4, lambda1=2.0, lambda2=1.0, max_iter=4, tol=0, topic_sweeps=sweeps, **TIGHT)
         batch.with_tuning(cold_dense_sweeps=None).fit(X, V_init=W0)
     np.testing.assert_allclose(online.components_.toarray(), batch.components_.toarray(), atol=1e-8)
     exact = OnlineRLSI(4, topic_sweeps=None, **params).fit(X)

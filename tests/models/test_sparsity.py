@@ -71,32 +71,38 @@ def test_the_search_and_the_fit_share_one_transposed_copy(med, monkeypatch):
         BatchRLSI(10, target_terms_per_topic=50, random_state=0, max_iter=2).fit(med)
     assert len(seen) >= 2 and all(D is not None for D in seen)
     assert all(D is seen[0] for D in seen)
-    # no problem of its own for the fit: it continues the search's last one (2 rounds of iterations)
-    assert len(seen) == 2
 
 
 def test_the_fit_continues_the_search_and_is_deterministic(med, monkeypatch):
     """The fit starts where the search stopped (W and U of its last iterate, the λ₁ found), not from W₀
-    again: its first iteration is the search's 7th, so its first objective is below that of a fit of the
-    same λ₁ from W₀, and its U-steps are all warm. Two fits with one seed are identical."""
+    again: it builds no problem of its own, its first U-step is warm, so its first objective is below that
+    of a fit of the same λ₁ from W₀. Each round of the search starts a problem cold and runs
+    ``ITERS_PER_ROUND`` iterations. Two fits with one seed are identical."""
     from rlsi.models import batch
+    from rlsi.models.sparsity import ITERS_PER_ROUND
 
-    warm = []
-    original = batch.RLSIProblem.u_step
+    warm, built = [], []
+    original, original_init = batch.RLSIProblem.u_step, batch.RLSIProblem.__init__
 
     def spy(self, executor):
         warm.append(self.U is not None)
         return original(self, executor)
 
+    def spy_init(self, *args, **kwargs):
+        built.append(1)
+        original_init(self, *args, **kwargs)
+
     monkeypatch.setattr(batch.RLSIProblem, "u_step", spy)
+    monkeypatch.setattr(batch.RLSIProblem, "__init__", spy_init)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         a = BatchRLSI(10, target_terms_per_topic=60, random_state=3, max_iter=4, tol=0.0).fit(med)
-        n_search = len(warm) - 4
+        n_search, n_built = len(warm) - 4, len(built)
         b = BatchRLSI(10, target_terms_per_topic=60, random_state=3, max_iter=4, tol=0.0).fit(med)
         scratch = BatchRLSI(10, lambda1=a.lambda1_, random_state=3, max_iter=4, tol=0.0).fit(med)
-    assert n_search == 6  # two rounds of three iterations, then the fit's four
-    assert warm[:8] == [False, True, True, False, True, True, True, True]  # the fit's first U-step is warm
+    rounds = n_search // ITERS_PER_ROUND
+    assert rounds >= 1 and n_search == rounds * ITERS_PER_ROUND and n_built == rounds
+    assert warm[:n_search + 4] == ([False] + [True] * (ITERS_PER_ROUND - 1)) * rounds + [True] * 4
     assert a.objective_[0] < scratch.objective_[0]
     assert (a.components_ != b.components_).nnz == 0
     np.testing.assert_array_equal(a.objective_, b.objective_)

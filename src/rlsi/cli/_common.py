@@ -13,7 +13,7 @@ import numpy as np
 from .. import io
 from ..errors import RLSIError
 from ..models.batch import REPRESENTATIONS, TOPIC_SWEEPS
-from ..models.regularization import INITS, LAMBDA1_SCALES
+from ..models.regularization import DEFAULT_LAMBDA1, DEFAULT_LAMBDA2, INITS, LAMBDA1_SCALES
 from ..models.penalties import PENALTIES
 
 
@@ -93,10 +93,12 @@ def add_model_arguments(parser):
     g = parser.add_argument_group("model")
     g.add_argument("-k", "--topics", type=positive_int, default=20, help="number of topics K (default: 20)")
     g.add_argument("--lambda1", type=non_negative_float, default=None,
-                   help="topic regularization λ1 (default: 0.05 per 1000 documents; see --lambda1-scale)")
-    g.add_argument("--lambda2", type=non_negative_float, default=1.0,
-                   help="document regularization λ2 (default: 1.0, sparse topics to read; 1e-4 gives denser "
-                        "topics and document vectors at the scale a classifier needs)")
+                   help=f"topic regularization λ1 (default: {DEFAULT_LAMBDA1:g} per 1000 documents, 0.05 for the group "
+                        "models; larger is sparser; see --lambda1-scale)")
+    g.add_argument("--lambda2", type=non_negative_float, default=None,
+                   help=f"document regularization λ2 (default: {DEFAULT_LAMBDA2:g}, topics and document vectors "
+                        "a classifier can use; 1 for the group models and in the paper: sparser topics, smaller "
+                        "vectors)")
     g.add_argument("--lambda1-scale", choices=list(LAMBDA1_SCALES), default="per_doc",
                    help="per_doc: λ1 is per 1000 documents (size-independent, default); "
                         "paper: λ1 of Eq. (1) as in the TOIS paper (its λ1=0.5 suits ~30k documents)")
@@ -139,16 +141,19 @@ def topic_sweeps(text):
 def batch_model_from_args(args, quiet):
     from ..models import BatchRLSI
 
-    params = dict(n_components=args.topics, lambda2=args.lambda2, lambda1_scale=args.lambda1_scale,
+    params = dict(n_components=args.topics, lambda1_scale=args.lambda1_scale,
                   topic_penalty=args.topic_penalty, doc_penalty=args.doc_penalty, max_iter=args.max_iter,
                   tol=args.tol, init=args.init, random_state=args.seed, n_jobs=args.jobs,
                   target_terms_per_topic=getattr(args, "terms_per_topic", None),
                   topic_representation=getattr(args, "topic_representation", "auto"),
                   topic_sweeps=getattr(args, "topic_sweeps", TOPIC_SWEEPS),
-                  verbose=0 if quiet else 1)
-    if args.lambda1 is not None:
-        params["lambda1"] = args.lambda1
+                  verbose=0 if quiet else 1, **regularization_from_args(args))
     return checked(BatchRLSI(**params))
+
+
+def regularization_from_args(args):
+    """``lambda1`` and ``lambda2`` where given on the command line (absent: the learner's own default)."""
+    return {name: getattr(args, name) for name in ("lambda1", "lambda2") if getattr(args, name, None) is not None}
 
 
 def checked(model):

@@ -52,7 +52,7 @@ def online_model_from_args(args, *, quiet=None, topic_init=None):
     from ..models.online import OnlineRLSI
 
     quiet = bool(getattr(args, "quiet", False)) if quiet is None else quiet
-    params = dict(n_components=args.topics, lambda2=args.lambda2, lambda1_scale=args.lambda1_scale,
+    params = dict(n_components=args.topics, lambda1_scale=args.lambda1_scale,
                   topic_penalty=args.topic_penalty, doc_penalty=args.doc_penalty,
                   rho=args.rho, batch_size=args.batch_size, n_inner=args.n_inner,
                   n_passes=getattr(args, "n_passes", 1), shuffle=bool(getattr(args, "shuffle", False)),
@@ -60,10 +60,9 @@ def online_model_from_args(args, *, quiet=None, topic_init=None):
                   random_state=args.seed, n_jobs=args.jobs, verbose=0 if quiet else 1)
     if hasattr(args, "topic_sweeps"):  # given on the command line (``rlsi fit --online --topic-sweeps 3``)
         params["topic_sweeps"] = args.topic_sweeps
-    if getattr(args, "lambda1", None) is not None:
-        params["lambda1"] = args.lambda1
-    from ._common import checked
+    from ._common import checked, regularization_from_args
 
+    params.update(regularization_from_args(args))
     return checked(OnlineRLSI(**params))
 
 

@@ -17,7 +17,11 @@ def register(sub):
                                    "shipped with rlsi, with stemming, and print the topics.")
     p.add_argument("-k", "--topics", type=_common.positive_int, default=20, help="number of topics (default 20)")
     p.add_argument("--lambda1", type=_common.non_negative_float, default=0.1,
-                   help="topic regularization per 1000 documents (default 0.1: on MED this gives ~3%% of terms per topic; the library default 0.05 is the safer choice on unknown corpora)")
+                   help="topic regularization per 1000 documents (default 0.1: with --lambda2 1, about 3%% of the "
+                        "terms per topic on MED, topics to read)")
+    p.add_argument("--lambda2", type=_common.non_negative_float, default=1.0,
+                   help="document regularization (default 1, as in the paper; the library's default 1e-3 gives "
+                        "denser topics, made to be features)")
     p.add_argument("--seed", type=_common.non_negative_int, default=0, help="random seed >= 0 (default 0)")
     p.set_defaults(func=run)
 
@@ -27,13 +31,13 @@ def run(args):
     corpus = read_jsonl(demo_corpus_path())
     vectorizer = TfidfVectorizer(stemmer="english", min_df=2)
     X = vectorizer.fit_transform(corpus.texts)
-    model = BatchRLSI(args.topics, lambda1=args.lambda1, random_state=args.seed,
+    model = BatchRLSI(args.topics, lambda1=args.lambda1, lambda2=args.lambda2, random_state=args.seed,
                       verbose=0 if args.quiet else 1).fit(X)
     elapsed = time.perf_counter() - start
     print(f"MED: {X.shape[0]} abstracts, {X.shape[1]} terms (stemmed, stop words removed, min_df=2, "
           f"unit-length tf-idf)")
     print(f"BatchRLSI K={args.topics} lambda1={args.lambda1:g} per 1000 docs (λ1={model.lambda1_effective_:.3g}),"
-          f" lambda2=1: {model.n_iter_} iterations in {elapsed:.1f}s, "
+          f" lambda2={args.lambda2:g}: {model.n_iter_} iterations in {elapsed:.1f}s, "
           f"AvgComp={avg_compactness(model.components_):.4f} "
           f"({model.components_.nnz} non-zero term weights of {model.components_.shape[0] * X.shape[1]})")
     print()

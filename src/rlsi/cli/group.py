@@ -48,10 +48,9 @@ def group_model_from_args(args, quiet):
                   n_jobs=args.jobs, verbose=0 if quiet else 1)
     if kind in ("gnmf", "cnmf"):
         return (CNMF if kind == "cnmf" else GroupNMF)(ks, args.class_topics, **common)
-    params = dict(lambda2=args.lambda2, lambda1_scale=args.lambda1_scale, topic_penalty=args.topic_penalty,
-                  doc_penalty=args.doc_penalty, init=args.init, lambda1_class=args.lambda1_class, **common)
-    if args.lambda1 is not None:
-        params["lambda1"] = args.lambda1
+    params = dict(lambda1_scale=args.lambda1_scale, topic_penalty=args.topic_penalty,
+                  doc_penalty=args.doc_penalty, init=args.init, lambda1_class=args.lambda1_class, **common,
+                  **_common.regularization_from_args(args))
     return (CRLSI if kind == "crlsi" else GroupRLSI)(ks, args.class_topics, **params)
 
 

@@ -76,7 +76,7 @@ from ..errors import RLSIError
 from ..io import register
 from ..models import BatchRLSI
 from ..models.penalties import penalty as get_penalty
-from ..models.regularization import warn_dead_topics
+from ..models.regularization import DEFAULT_LAMBDA1, DEFAULT_LAMBDA2, warn_dead_topics
 from ..models.rlsi_policy import TOPIC_SWEEPS
 from ..models.seeding import check_doc_vectors, pick_seed_documents, random_doc_vectors, unit_topics
 from ..models.sparsity import bisect_rows, lambda1_for_terms_per_topic, sample_term_rows
@@ -155,7 +155,7 @@ class DaskRLSI(BatchRLSI):
     _state_scalars = BatchRLSI._state_scalars + ("resumed_from_",)
     _state_arrays = BatchRLSI._state_arrays + ("bytes_moved_",)
 
-    def __init__(self, n_components=20, *, lambda1=0.05, lambda2=1.0, topic_penalty="l1", doc_penalty="l2",
+    def __init__(self, n_components=20, *, lambda1=DEFAULT_LAMBDA1, lambda2=DEFAULT_LAMBDA2, topic_penalty="l1", doc_penalty="l2",
                  lambda1_scale="per_doc", target_terms_per_topic=None, topic_representation="auto",
                  init="docs", max_iter=100, tol=1e-4, inner_max_iter=100,
                  inner_tol=1e-4, topic_sweeps=TOPIC_SWEEPS, random_state=None, n_jobs=None, executor=None,

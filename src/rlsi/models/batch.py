@@ -33,7 +33,7 @@ from ..io import register
 from ..kernels.convert import csr_nbytes, csr_rows_to_dense, dense_to_csr
 from . import steps
 from .penalties import penalty as get_penalty
-from .regularization import (DOCS_PER_UNIT, INITS, LAMBDA1_SCALES, DeadTopicsWarning, effective_lambda1,
+from .regularization import (DEFAULT_LAMBDA1, DEFAULT_LAMBDA2, DOCS_PER_UNIT, INITS, LAMBDA1_SCALES, DeadTopicsWarning, effective_lambda1,
                              warn_dead_topics)
 from .rlsi_policy import REPRESENTATIONS, TOPIC_SWEEPS, TUNING, RLSIPolicy
 from .screening import BatchR, ScreenedBatchR
@@ -207,8 +207,9 @@ class BatchRLSI(AlternatingFit, SquaredLossModel):
     Parameters
     ----------
     n_components : int, default 20 — number of topics K.
-    lambda1 : float, default 0.05 — topic regularization (see ``lambda1_scale``).
-    lambda2 : float, default 1.0 — document regularization λ₂.
+    lambda1 : float, default 0.01 — topic regularization (see ``lambda1_scale``); larger is sparser.
+    lambda2 : float, default 1e-3 — document regularization λ₂ (the paper's tables use λ₁ = 0.5, λ₂ = 1:
+        sparse topics to read, document vectors too small for a classifier; see ``DEFAULT_LAMBDA2``).
     topic_penalty, doc_penalty : str, default "l1", "l2" — P and Q, from
         :data:`rlsi.models.penalties.PENALTIES` ("l1", "l2", "nonneg_l1", "nonneg_l2"; §8.2.1).
     lambda1_scale : {"per_doc", "paper"}, default "per_doc" — see :mod:`rlsi.models.regularization`.
@@ -272,7 +273,7 @@ class BatchRLSI(AlternatingFit, SquaredLossModel):
     }
     _state_scalars = SquaredLossModel._state_scalars + ("lambda1_", "topic_representation_")
 
-    def __init__(self, n_components=20, *, lambda1=0.05, lambda2=1.0, topic_penalty="l1",
+    def __init__(self, n_components=20, *, lambda1=DEFAULT_LAMBDA1, lambda2=DEFAULT_LAMBDA2, topic_penalty="l1",
                  doc_penalty="l2", lambda1_scale="per_doc", target_terms_per_topic=None,
                  topic_representation="auto", init="docs",
                  max_iter=100, tol=1e-4, inner_max_iter=100, inner_tol=1e-4, topic_sweeps=TOPIC_SWEEPS,

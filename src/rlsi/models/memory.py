@@ -85,7 +85,9 @@ import os
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 
+from .regularization import DEFAULT_LAMBDA2
 from .rlsi_policy import TUNING, RLSIPolicy
 
 __all__ = ["MemoryEstimate", "TopicProfile", "estimate_batch_fit", "estimate_for", "estimate_online_fit",
@@ -104,6 +106,12 @@ SHARE_MARGIN = 1.25
 PREDICT_DOCS = 20_000
 PREDICT_HEAD = 2_000
 PREDICT_TERMS = 4_000
+#: Most alternations of :func:`predict_topics` on its sample (:func:`estimate_for` runs as many as the fit's
+#: ``max_iter``, stopping at its ``tol``): at λ₂ = 1 the first U-step already has the fit's density
+#: (20 Newsgroups, K = 30: 0.10 % against 0.08 %); at the default λ₂ = 1e-3 the topics densify for as long
+#: as the fit runs (20 Newsgroups: 1.1 % after the first U-step, 3.0 % after 10, 5.5 % where the fit stops
+#: after 26; predicted 4.5 %), and a prediction cut at 30 of a fit's 65 iterations saw 0.62 of its density.
+PREDICT_ITERATIONS = 100
 
 
 @dataclass
@@ -355,24 +363,28 @@ def batch_terms(X, batch_size, samples=8):
     return most
 
 
-def predict_topics(X, n_components, *, lambda1=None, target=None, lambda2=1.0, doc_penalty="l2", positive=False,
-                   random_state=0, sample_docs=PREDICT_DOCS, head_terms=PREDICT_HEAD, sample_terms=PREDICT_TERMS,
-                   max_iter=100, tol=1e-4) -> TopicProfile:
-    """Predict the topics of the first U-step of ``BatchRLSI(n_components, init="docs")`` on X (N x M CSR,
-    memory-mapped or not: only the sampled rows are read) with the effective λ₁ ``lambda1`` (Eq. 1), or
-    with the λ₁ that gives ``target`` terms per topic.
+def predict_topics(X, n_components, *, lambda1=None, target=None, lambda2=DEFAULT_LAMBDA2, doc_penalty="l2",
+                   positive=False, random_state=0, sample_docs=PREDICT_DOCS, head_terms=PREDICT_HEAD,
+                   sample_terms=PREDICT_TERMS, max_iter=100, tol=1e-4, iterations=1, fit_tol=1e-4) -> TopicProfile:
+    """Predict the topics of ``BatchRLSI(n_components, init="docs")`` on X (N x M CSR, memory-mapped or
+    not: only the sampled rows are read) with the effective λ₁ ``lambda1`` (Eq. 1), or with the λ₁ that
+    gives ``target`` terms per topic: after its first U-step, or with ``lambda1`` and ``iterations`` > 1 the
+    most of any of up to that many alternations on the sample (stopping at a relative objective change
+    below ``fit_tol``, as the fit does).
 
     How: K random documents as the initial topics (as ``init="docs"``), the ridge projection of
     ``sample_docs`` random documents on them (``W_s``), and the lasso of the term rows of ``R_s = D_s W_s``
     with ``S_s = W_sᵀW_s`` and λ₁ · n_s / N (both R and S grow with the documents, λ₁ is scaled to match):
     the ``head_terms`` most frequent terms of the sample, which carry most of X's entries and so decide the
     V-step's cost, and a uniform sample of ``sample_terms`` of the others, weighted up to all of them. The
-    first U-step is the one before the V-step where the dense copy of U is decided first; on the ladder's
-    corpora later iterations keep about its density.
+    first U-step is the one before the V-step where the dense copy of U is decided first. The later
+    alternations minimise the sample's objective ``Σ_t w_t (‖d_t − W u_t‖² + λ₁ n_s/N ‖u_t‖₁) + λ₂‖W‖²``
+    over the sampled term rows t (weights w_t: 1 for the head, the rest's count over the sample's for the
+    others): the U-step row by row as above, the V-step with rows and columns scaled by √w_t.
     Returns a :class:`TopicProfile`."""
     from .._validation import check_random_state
     from ..kernels.lasso import lasso_rows
-    from ..kernels.products import DENSE_ROW_SHARE, csr_dense_take
+    from ..kernels.products import csr_dense_take
     from . import steps
     from .penalties import SolverSettings
     from .seeding import seed_topics
@@ -418,9 +430,38 @@ def predict_topics(X, n_components, *, lambda1=None, target=None, lambda2=1.0, d
         lam = math.sqrt(lo * hi)
     else:
         lam = float(lambda1) * scale
-    nz = counts(lam)
+    U, _ = lasso_rows(R, S, None, lam, max_iter=max_iter, tol=tol, positive=positive)
+    profile = _profile(U, weight, df[rows], Xs.nnz, M)
+    if target is not None or iterations <= 1:
+        return profile
+    root = np.sqrt(weight)
+    Xr = (Xs[:, rows] @ sp.diags(root)).tocsr()  # the sampled term columns, weighted
+    previous = None
+    for _ in range(int(iterations) - 1):
+        Ws, _ = steps.update_doc_vectors(Xr, U * root[:, None], penalty=doc_penalty, lam=lambda2,
+                                         settings=SolverSettings(max_iter, tol), dtype=np.float64)
+        R, _ = csr_dense_take(Ds, rows, Ws, dtype=np.float64)
+        S = steps.gram(Ws)
+        U, _ = lasso_rows(R, S, U, lam, max_iter=max_iter, tol=tol, positive=positive)
+        now = _profile(U, weight, df[rows], Xs.nnz, M)
+        profile = TopicProfile(max(profile.density, now.density), max(profile.work_share, now.work_share),
+                               max(profile.heavy_rows, now.heavy_rows))
+        objective = float(weight @ (np.einsum("ik,kl,il->i", U, S, U) - 2.0 * np.einsum("ik,ik->i", R, U)
+                                    + lam * np.abs(U).sum(axis=1))) + lambda2 * float(np.square(Ws).sum())
+        if previous is not None and abs(previous - objective) <= fit_tol * abs(previous):
+            break
+        previous = objective
+    return profile
+
+
+def _profile(U, weight, df_rows, sample_nnz, M):
+    """The :class:`TopicProfile` of the sampled term rows U of a prediction, weighted up to all M rows."""
+    from ..kernels.products import DENSE_ROW_SHARE
+
+    K = U.shape[1]
+    nz = np.count_nonzero(U, axis=1)
     return TopicProfile(density=float(weight @ nz) / (M * K),
-                        work_share=float(weight @ (df[rows] * nz)) / max(1.0, float(Xs.nnz) * K),
+                        work_share=float(weight @ (df_rows * nz)) / max(1.0, float(sample_nnz) * K),
                         heavy_rows=int(round(float(weight @ (nz > DENSE_ROW_SHARE * K)))))
 
 
@@ -460,7 +501,8 @@ def estimate_for(model, X, *, baseline=0, topic_density=None) -> MemoryEstimate:
                                 positive=penalty(model.topic_penalty).nonneg,
                                 # an int seed as the fit's; never the model's Generator (it would move its draws)
                                 random_state=model.random_state if isinstance(model.random_state, (int, np.integer))
-                                else 0, max_iter=model.inner_max_iter, tol=model.inner_tol)
+                                else 0, max_iter=model.inner_max_iter, tol=model.inner_tol,
+                                iterations=min(PREDICT_ITERATIONS, model.max_iter), fit_tol=model.tol)
     return estimate_batch_fit(N, M, X.nnz, model.n_components, dtype=X.dtype, index_dtype=X.indices.dtype,
                               topic_penalty=model.topic_penalty, topic_representation=model.topic_representation,
                               topic_density=0.05 if topic_density is None else topic_density, topics=topics,
