@@ -9,6 +9,12 @@ initialisation (``init="docs"`` / ``"random"`` / ``V_init``, on the host), the s
 attributes (``components_`` as host CSR, ``objective_``, ``n_iter_``, ``lambda1_``, ``n_rows_screened_``). ``transform`` of a fitted model with a device
 runs :func:`rlsi.gpu.batch.fold_in`.
 
+The problem's settings are the estimator's, as on the host: ``topic_representation`` (the representation of U),
+the tuning's ``screen`` (:meth:`rlsi.models.squared.SquaredLossModel.with_tuning`) and the solver parameters.
+The estimator takes no other device options: the problem's ways of doing the work (Φ products, blocks,
+kernels, the memory budget, streaming) are keyword arguments of :class:`rlsi.gpu.batch.DeviceRLSIProblem`,
+which the device script and the tests pass to it directly.
+
 Input: a scipy sparse matrix (moved to the card block by block, or streamed), or a CuPy sparse matrix already
 on the card; then the initialisation runs on the card too (:func:`initial_doc_vectors`: the draws of
 ``random_state`` by :mod:`rlsi.models.seeding`, as on the host) and ``fit_transform`` returns W as a CuPy array.
@@ -19,26 +25,12 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_random_state
-from ..errors import RLSIError
 from ..models.penalties import penalty as get_penalty
 from ..models.seeding import check_doc_vectors, random_doc_vectors, seed_topics
 from .backend import resolve
 from ..models.sparsity import bisect_rows, lambda1_for_terms_per_topic, sample_term_rows
 from .batch import DeviceRLSIProblem, fold_in, gram_blocks, project
 from .corpus import RowBlocks, on_card
-
-#: Keyword options of the device problem a caller may set on an estimator as ``est.device_options`` (a dict;
-#: not a constructor parameter): screen, topics, phi, budget, stream, term_rows, doc_rows, block, kernel.
-OPTIONS = ("screen", "topics", "phi", "budget", "stream", "term_rows", "doc_rows", "block", "kernel")
-
-
-def device_options(est):
-    opts = dict(getattr(est, "device_options", None) or {})
-    unknown = sorted(set(opts) - set(OPTIONS))
-    if unknown:
-        raise RLSIError(f"device_options {unknown} are not options of the device problem; choose from {OPTIONS}")
-    return opts
-
 
 def initial_doc_vectors(be, est, X, V_init=None):
     """``BatchRLSI._initial_doc_vectors`` for a corpus X on the card (CuPy CSR): the draws of
@@ -104,13 +96,12 @@ def start(est, X, V_init=None):
     N, M = X.shape
     est.n_features_in_ = M
     W0 = initial_doc_vectors(be, est, X, V_init) if on_card(be, X) else est._initial_doc_vectors(X, V_init)
-    opts = device_options(est)
 
     def problem_at(W, lam):
         return DeviceRLSIProblem(
             be, X, W, topic_penalty=est.topic_penalty, doc_penalty=est.doc_penalty, lambda1=lam,
             lambda2=est.lambda2, inner_max_iter=est.inner_max_iter, inner_tol=est.inner_tol,
-            topic_sweeps=est.topic_sweeps, tuning=est._tuning, **opts)
+            topic_sweeps=est.topic_sweeps, topics=est.topic_representation, tuning=est._tuning)
 
     problem = None
     if est.target_terms_per_topic is None:
