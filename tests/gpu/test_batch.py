@@ -59,6 +59,17 @@ def test_other_penalties(corpus, pens):
     assert_same_fit(a, b, corpus[:40], rtol=1e-10)
 
 
+@pytest.mark.parametrize("lambda1,representation", [(0.5, "dense"), (0.02, "sparse")])
+def test_topic_representation_and_screening_reach_the_device(corpus, lambda1, representation):
+    """The device problem takes the estimator's topic_representation (here against what "auto" would choose)
+    and the tuning's screening, as the host problem does."""
+    a, b = fit_both(corpus, lambda1=lambda1, topic_representation=representation, **EXACT)
+    assert_same_fit(a, b, corpus[:10])
+    assert b[0].topic_representation_ == representation
+    m = BatchRLSI(6, lambda1=0.5, device="numpy:float64", **EXACT).with_tuning(screen=False).fit(corpus)
+    assert m.n_rows_screened_ == 0 and b[0].device_plan_.n_components == 6
+
+
 def test_default_settings_within_target(corpus):
     """With the host kernel's support solves (uncapped first U-step) the iterates differ, the fit does not."""
     (ma, _), (mb, _) = fit_both(corpus, lambda1=0.05, max_iter=5, tol=0.0, random_state=0)

@@ -25,14 +25,32 @@ def test_batch_on_the_card(corpus, device, rtol):
     np.testing.assert_allclose(b.transform(corpus[:100]), a.transform(corpus[:100]), atol=100 * rtol)
 
 
+def problem_objectives(corpus, **opts):
+    """Three iterations of the device problem on the card with the ways of working ``opts``."""
+    from rlsi.gpu.backend import resolve
+    from rlsi.gpu.batch import DeviceRLSIProblem
+    W0 = BatchRLSI(20, random_state=0)._initial_doc_vectors(corpus, None)
+    p = DeviceRLSIProblem(resolve("cuda:float64"), corpus, W0, lambda1=0.05 * corpus.shape[0] / 1000,
+                          lambda2=1.0, inner_max_iter=8, topic_sweeps=3, **opts)
+    objs = []
+    for _ in range(3):
+        p.u_step()
+        p.v_step()
+        objs.append(p.objective())
+    return np.array(objs)
+
+
 @pytest.mark.parametrize("opts", [dict(screen=False), dict(topics="dense"), dict(phi="sparse"),
                                   dict(stream=True, term_rows=1000, doc_rows=300)])
 def test_options_on_the_card(corpus, opts):
-    kw = dict(lambda1=0.05, inner_max_iter=8, max_iter=3, tol=0.0, random_state=0)
-    a = BatchRLSI(20, device="cuda:float64", **kw).fit(corpus)
-    b = BatchRLSI(20, device="cuda:float64", **kw)
-    b.device_options = opts
-    b.fit(corpus)
+    np.testing.assert_allclose(problem_objectives(corpus, **opts), problem_objectives(corpus), rtol=1e-10)
+
+
+def test_estimator_settings_on_the_card(corpus):
+    kw = dict(lambda1=0.05, inner_max_iter=8, max_iter=3, tol=0.0, random_state=0, device="cuda:float64")
+    a = BatchRLSI(20, **kw).fit(corpus)
+    b = BatchRLSI(20, topic_representation="dense", **kw).with_tuning(screen=False).fit(corpus)
+    assert b.topic_representation_ == "dense" and b.n_rows_screened_ == 0
     np.testing.assert_allclose(b.objective_, a.objective_, rtol=1e-10)
 
 
@@ -54,13 +72,8 @@ def test_corpus_already_on_the_card(corpus):
 
 
 def test_fused_and_array_kernels_agree(corpus):
-    kw = dict(lambda1=0.05, inner_max_iter=8, max_iter=3, tol=0.0, random_state=0)
-    objs = []
-    for kernel in ("fused", "xp"):
-        m = BatchRLSI(20, device="cuda:float64", **kw)
-        m.device_options = {"kernel": kernel}
-        objs.append(m.fit(corpus).objective_)
-    np.testing.assert_allclose(objs[0], objs[1], rtol=1e-12)
+    np.testing.assert_allclose(problem_objectives(corpus, kernel="fused"), problem_objectives(corpus, kernel="xp"),
+                               rtol=1e-12)
 
 
 def test_target_terms_and_reseed_on_the_card(corpus):

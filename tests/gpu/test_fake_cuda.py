@@ -166,3 +166,29 @@ def test_corpus_on_the_card_paths(kernels, corpus):
     lam_card, _ = lambda1_for_target(be, est, Xc, W0, problem_at)
     lam_host, _ = est._lambda1_for_target(corpus, W0, 25)
     assert lam_card == pytest.approx(lam_host, rel=1e-9)
+
+
+def test_initialisation_on_the_card_is_the_host_draw(kernels, corpus):
+    """A corpus on the card is seeded by rlsi.models.seeding, as on the host: the same W₀ for each init, and the
+    host's checks and messages for a given V₀ and for too few documents."""
+    from rlsi.gpu.fit import initial_doc_vectors
+
+    be = card_backend(kernels)
+    Xc = on_card(corpus)
+    for init in ("docs", "random"):
+        est = BatchRLSI(6, init=init, random_state=4, inner_max_iter=8)
+        np.testing.assert_allclose(initial_doc_vectors(be, est, Xc), est._initial_doc_vectors(corpus, None),
+                                   rtol=1e-12, atol=1e-14)
+    est = BatchRLSI(6, random_state=0)
+    V = np.ones((corpus.shape[0], 6))
+    np.testing.assert_array_equal(initial_doc_vectors(be, est, Xc, V), V)
+    for bad, message in ((V[:, :5], r"V_init has shape \(300, 5\), expected"), (V * np.nan, "NaN or infinite")):
+        with pytest.raises(RLSIError, match=message):
+            est._initial_doc_vectors(corpus, bad)
+        with pytest.raises(RLSIError, match=message):
+            initial_doc_vectors(be, est, Xc, bad)
+    few = sp.csr_matrix(corpus[:300].toarray() * (np.arange(300) < 4)[:, None])
+    for run in (lambda: est._initial_doc_vectors(few, None), lambda: initial_doc_vectors(be, est, on_card(few))):
+        with pytest.raises(RLSIError, match="needs at least 6 documents with non-zero weights; X has 4 of 300 "
+                                            r"\(with tf-idf weights"):
+            run()

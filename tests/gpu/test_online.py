@@ -96,3 +96,48 @@ def test_a_host_stream_continues_on_the_device_and_back(corpus):
     a.partial_fit(parts[4])
     b.partial_fit(parts[4])
     assert_same(a, b, corpus[:20])
+
+
+def test_partial_fit_copies_the_statistics_only_when_read(corpus, tmp_path, monkeypatch):
+    """R stays on the card between partial_fit calls: one copy when stats_ is read, none for a second read."""
+    from rlsi.gpu.online import DeviceOnline
+
+    copies = []
+    to_statistics = DeviceOnline.to_statistics
+    monkeypatch.setattr(DeviceOnline, "to_statistics", lambda st, dtype: copies.append(st) or to_statistics(st, dtype))
+    parts = [corpus[i * 80:(i + 1) * 80] for i in range(5)]
+    a = OnlineRLSI(6, lambda1=0.05, rho=1.0, n_inner=2, **EXACT)
+    b = OnlineRLSI(6, lambda1=0.05, rho=1.0, n_inner=2, device="numpy:float64", **EXACT)
+    for P in parts[:4]:
+        a.partial_fit(P)
+        b.partial_fit(P)
+    assert copies == [] and b.components_.shape == (6, corpus.shape[1]) and b.n_docs_seen_ == 320
+    stats = b.stats_
+    assert len(copies) == 1 and b.stats_ is stats and stats.n_docs == 320
+    save(tmp_path / "b", model=b)
+    assert len(copies) == 1
+    a.partial_fit(parts[4])
+    b.partial_fit(parts[4])
+    assert len(copies) == 1 and stats.n_docs == 320  # a copy read once stays the statistics of its step
+    assert_same(a, b, corpus[:20])
+    assert len(copies) == 2
+
+
+@pytest.mark.parametrize("device", ["cpu", "numpy:float64"])
+def test_a_stream_saved_from_the_device_resumes(corpus, tmp_path, device):
+    """partial_fit on the device, save without reading stats_, load, go on on the host or on the device: the
+    uninterrupted stream's topics and statistics."""
+    parts = [corpus[i * 80:(i + 1) * 80] for i in range(6)]
+    kw = dict(lambda1=0.05, rho=1.0, n_inner=2, device="numpy:float64", **EXACT)
+    ref = OnlineRLSI(6, **kw)
+    b = OnlineRLSI(6, **kw)
+    for P in parts[:3]:
+        ref.partial_fit(P)
+        b.partial_fit(P)
+    save(tmp_path / "b", model=b)
+    c = load(tmp_path / "b")["model"]
+    c.set_params(device=device)
+    for P in parts[3:]:
+        np.testing.assert_allclose(c.partial_fit_transform(P), ref.partial_fit_transform(P), rtol=0, atol=1e-10)
+    assert c.n_docs_seen_ == ref.n_docs_seen_ == 480
+    assert_same(ref, c, corpus[:20])

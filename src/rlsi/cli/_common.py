@@ -128,6 +128,23 @@ def add_batch_arguments(parser):
                         "tolerance, as the paper's Algorithm 1")
 
 
+def add_device_arguments(parser):
+    """``--device``: where BatchRLSI / OnlineRLSI run (:mod:`rlsi.gpu`; docs/gpu.md)."""
+    from ..gpu.backend import DEVICES
+
+    g = parser.add_argument_group("device")
+    g.add_argument("--device", choices=list(DEVICES), default=None, metavar="DEVICE",
+                   help="where --model rlsi runs, batch or --online: cpu (the host, default), cuda (a CUDA card "
+                        "with CuPy, float32; pip install \"rlsi[gpu]\"), cuda:float64, or numpy (the device "
+                        "code path on numpy: tests); with --resume the saved model's device unless given. "
+                        f"Choices: {', '.join(DEVICES)}")
+
+
+def device_from_args(args):
+    """The ``device`` of the estimator: ``--device``, or the host."""
+    return getattr(args, "device", None) or "cpu"
+
+
 def topic_sweeps(text):
     """``--topic-sweeps``: a positive number of sweeps, or ``exact`` (None: every U-step solved)."""
     if text.strip().lower() == "exact":
@@ -146,7 +163,7 @@ def batch_model_from_args(args, quiet):
                   tol=args.tol, init=args.init, random_state=args.seed, n_jobs=args.jobs,
                   target_terms_per_topic=getattr(args, "terms_per_topic", None),
                   topic_representation=getattr(args, "topic_representation", "auto"),
-                  topic_sweeps=getattr(args, "topic_sweeps", TOPIC_SWEEPS),
+                  topic_sweeps=getattr(args, "topic_sweeps", TOPIC_SWEEPS), device=device_from_args(args),
                   verbose=0 if quiet else 1, **regularization_from_args(args))
     return checked(BatchRLSI(**params))
 

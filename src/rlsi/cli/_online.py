@@ -10,7 +10,8 @@ bar in documents per second (silent with ``--quiet``).
 on more documents (``rlsi fit --resume``).
 
 Attributes read from ``args``: ``topics``, ``lambda1`` (None: the estimator's default), ``lambda2``,
-``lambda1_scale``, ``topic_penalty``, ``doc_penalty``, ``seed``, ``jobs``, ``quiet`` and the ones added here.
+``lambda1_scale``, ``topic_penalty``, ``doc_penalty``, ``seed``, ``jobs``, ``quiet``, ``device`` (if present) and the
+ones added here.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import logging
 
 from ..errors import RLSIError
 from ._bounds import n_inner, n_passes
-from ._common import non_negative_float, positive_int
+from ._common import device_from_args, non_negative_float, positive_int
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +58,8 @@ def online_model_from_args(args, *, quiet=None, topic_init=None):
                   rho=args.rho, batch_size=args.batch_size, n_inner=args.n_inner,
                   n_passes=getattr(args, "n_passes", 1), shuffle=bool(getattr(args, "shuffle", False)),
                   reseed_dead=bool(getattr(args, "reseed_dead", False)), topic_init=topic_init,
-                  random_state=args.seed, n_jobs=args.jobs, verbose=0 if quiet else 1)
+                  random_state=args.seed, n_jobs=args.jobs, device=device_from_args(args),
+                  verbose=0 if quiet else 1)
     if hasattr(args, "topic_sweeps"):  # given on the command line (``rlsi fit --online --topic-sweeps 3``)
         params["topic_sweeps"] = args.topic_sweeps
     from ._common import checked, regularization_from_args

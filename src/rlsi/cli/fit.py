@@ -88,6 +88,8 @@ def _resume(args, output, fields):
         raise RLSIError("--resume continues on one corpus file; concatenate the files or resume once per file")
     seen = _output.resume_fingerprint(args.resume, output)  # taken before reading: a later writer is seen
     model, stream = load_resumable(args.resume)
+    if args.device is not None:  # a placement, not a setting: the saved stream goes on where it is asked to
+        model.set_params(device=args.device)
     corpus = read_corpus(args.corpus[0], text_fields=fields)
     before = model.n_docs_seen_
     resume_online(model, stream, corpus.texts, quiet=args.quiet)

@@ -4,9 +4,9 @@ A :class:`Learner` declares what the commands need of a model: the estimator it 
 options (``build``), its own argument groups (``options``; the options every learner of a command shares —
 the RLSI objective, batch learning, text — are added by the command), whether it is fitted on the corpus's
 classes (``labels``), the ways it can fit (``modes``: ``batch`` on this machine, ``online``, on a Dask
-cluster, on a matrix directory) and how its result prints (``summary``). ``rlsi fit --model NAME`` and
-``rlsi fit-stc --model NAME`` choose among :func:`learners` of their command: their ``--help`` choices,
-their refusals and :func:`get_learner`'s message derive from the registry's keys.
+cluster, on a matrix directory, on a ``device`` other than the host) and how its result prints (``summary``).
+``rlsi fit --model NAME`` and ``rlsi fit-stc --model NAME`` choose among :func:`learners` of their command:
+their ``--help`` choices, their refusals and :func:`get_learner`'s message derive from the registry's keys.
 
 Adding a learner to the CLI is one :func:`register` call here (and, for a new option group, its adder).
 """
@@ -30,7 +30,8 @@ __all__ = ["Learner", "LEARNERS", "MODES", "register", "learners", "get_learner"
            "fit_modes", "check_modes", "report_fit", "topic_model_summary", "coding_summary", "stc_labels"]
 
 #: The ways a learner can fit, with the option that asks for each.
-MODES = {"batch": "in batch on this machine", "online": "--online", "dask": "--backend dask", "matrix": "--matrix DIR"}
+MODES = {"batch": "in batch on this machine", "online": "--online", "dask": "--backend dask", "matrix": "--matrix DIR",
+         "device": "--device DEVICE"}
 
 
 def topic_model_summary(model, n_docs, n_terms, elapsed):
@@ -129,6 +130,8 @@ def fit_modes(args):
         modes.add("dask")
     if getattr(args, "matrix", None):
         modes.add("matrix")
+    if getattr(args, "device", None) not in (None, "cpu"):
+        modes.add("device")
     return modes
 
 
@@ -163,7 +166,8 @@ def _group(args):
 
 
 register(Learner("fit", "rlsi", "BatchRLSI, or OnlineRLSI with --online (the default)", _rlsi,
-                 modes=frozenset({"batch", "online", "dask", "matrix"}), preflight=True))
+                 options=(_common.add_device_arguments,),
+                 modes=frozenset({"batch", "online", "dask", "matrix", "device"}), preflight=True))
 for _name, _what in (("grlsi", "GroupRLSI, shared and class topics"), ("gnmf", "GroupNMF, shared and class topics"),
                      ("crlsi", "CRLSI, class topics only"), ("cnmf", "CNMF, class topics only")):
     register(Learner("fit", _name, _what, _group, options=(add_group_arguments,), labels=group_labels_from_args))

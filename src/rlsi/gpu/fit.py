@@ -9,9 +9,15 @@ initialisation (``init="docs"`` / ``"random"`` / ``V_init``, on the host), the s
 attributes (``components_`` as host CSR, ``objective_``, ``n_iter_``, ``lambda1_``, ``n_rows_screened_``). ``transform`` of a fitted model with a device
 runs :func:`rlsi.gpu.batch.fold_in`.
 
+The problem's settings are the estimator's, as on the host: ``topic_representation`` (the representation of U),
+the tuning's ``screen`` (:meth:`rlsi.models.squared.SquaredLossModel.with_tuning`) and the solver parameters.
+The estimator takes no other device options: the problem's ways of doing the work (Φ products, blocks,
+kernels, the memory budget, streaming) are keyword arguments of :class:`rlsi.gpu.batch.DeviceRLSIProblem`,
+which the device script and the tests pass to it directly.
+
 Input: a scipy sparse matrix (moved to the card block by block, or streamed), or a CuPy sparse matrix already
-on the card; then the initialisation runs on the card too (:func:`initial_doc_vectors`: the same draws of
-``random_state``) and ``fit_transform`` returns W as a CuPy array.
+on the card; then the initialisation runs on the card too (:func:`initial_doc_vectors`: the draws of
+``random_state`` by :mod:`rlsi.models.seeding`, as on the host) and ``fit_transform`` returns W as a CuPy array.
 """
 
 from __future__ import annotations
@@ -19,49 +25,25 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_random_state
-from ..errors import RLSIError
 from ..models.penalties import penalty as get_penalty
+from ..models.seeding import check_doc_vectors, random_doc_vectors, seed_topics
 from .backend import resolve
 from ..models.sparsity import bisect_rows, lambda1_for_terms_per_topic, sample_term_rows
 from .batch import DeviceRLSIProblem, fold_in, gram_blocks, project
 from .corpus import RowBlocks, on_card
 
-#: Keyword options of the device problem a caller may set on an estimator as ``est.device_options`` (a dict;
-#: not a constructor parameter): screen, topics, phi, budget, stream, term_rows, doc_rows, block, kernel.
-OPTIONS = ("screen", "topics", "phi", "budget", "stream", "term_rows", "doc_rows", "block", "kernel")
-
-
-def device_options(est):
-    opts = dict(getattr(est, "device_options", None) or {})
-    unknown = sorted(set(opts) - set(OPTIONS))
-    if unknown:
-        raise RLSIError(f"device_options {unknown} are not options of the device problem; choose from {OPTIONS}")
-    return opts
-
-
 def initial_doc_vectors(be, est, X, V_init=None):
-    """``BatchRLSI._initial_doc_vectors`` for a corpus X on the card (CuPy CSR): the same draws of
-    ``est.random_state``, the same U₀ (K documents scaled to unit norm) and its projection, on the card."""
-    xp = be.xp
-    N, M = X.shape
-    K = est.n_components
+    """``BatchRLSI._initial_doc_vectors`` for a corpus X on the card (CuPy CSR): the draws of
+    ``est.random_state`` by :mod:`rlsi.models.seeding` (U₀: K documents scaled to unit norm, on the card) and
+    its projection, on the card."""
+    N, K = X.shape[0], est.n_components
     if V_init is not None:
-        V = np.asarray(V_init, dtype=be.dtype)
-        if V.shape != (N, K) or not np.all(np.isfinite(V)):
-            raise RLSIError(f"V_init must be a finite array of shape (n_samples, n_components)={(N, K)}")
-        return be.asarray(V)
+        return be.asarray(check_doc_vectors(V_init, (N, K), be.dtype))
     rng = check_random_state(est.random_state)
     if est.init == "random":
-        sigma = np.sqrt(float(xp.square(X.data.astype(np.float64)).sum()) / (N * K))
-        return be.asarray(rng.standard_normal((N, K)) * sigma)
-    nonempty = np.flatnonzero(np.diff(np.asarray(be.to_host(X.indptr))) > 0)
-    if len(nonempty) < K:
-        raise RLSIError(f"n_components={K} needs at least {K} documents with non-zero weights; X has "
-                        f"{len(nonempty)} of {N}")
-    picks = np.sort(rng.choice(nonempty, size=K, replace=False))
-    U0 = X[xp.asarray(picks)].T.tocsr()
-    norms = xp.sqrt(xp.asarray(U0.multiply(U0).sum(axis=0)).ravel())
-    U0 = (U0 @ be.sparse.diags(1.0 / norms)).tocsr().astype(be.dtype)
+        x_sqnorm = float(be.xp.square(X.data.astype(np.float64)).sum())
+        return be.asarray(random_doc_vectors(rng, N, K, x_sqnorm, be.dtype))
+    U0 = seed_topics(X, K, rng, be.dtype, xp=be.xp, sparse=be.sparse, indptr=np.asarray(be.to_host(X.indptr)))
     return project(be, RowBlocks(be, X, DOC_ROWS_INIT), U0, get_penalty(est.doc_penalty), est.lambda2,
                    max_iter=est.inner_max_iter, tol=est.inner_tol)
 
@@ -114,13 +96,12 @@ def start(est, X, V_init=None):
     N, M = X.shape
     est.n_features_in_ = M
     W0 = initial_doc_vectors(be, est, X, V_init) if on_card(be, X) else est._initial_doc_vectors(X, V_init)
-    opts = device_options(est)
 
     def problem_at(W, lam):
         return DeviceRLSIProblem(
             be, X, W, topic_penalty=est.topic_penalty, doc_penalty=est.doc_penalty, lambda1=lam,
             lambda2=est.lambda2, inner_max_iter=est.inner_max_iter, inner_tol=est.inner_tol,
-            topic_sweeps=est.topic_sweeps, tuning=est._tuning, **opts)
+            topic_sweeps=est.topic_sweeps, topics=est.topic_representation, tuning=est._tuning)
 
     problem = None
     if est.target_terms_per_topic is None:

@@ -186,7 +186,7 @@ class OnlineRLSI(SquaredLossModel):
     Attributes
     ----------
     components_ : CSR (n_components, n_features) float64 — the current topics Uᵀ.
-    stats_ : TopicStatistics — S, R, documents seen and their total weight.
+    stats_ : TopicStatistics — S, R, documents seen and their total weight (on a device: copied when read).
     n_docs_seen_ : int — t, documents processed (repeats over passes count again).
     n_batches_ : int — mini-batch steps done (also ``n_iter_``).
     lambda1_effective_ : float — λ₁ of the last U-step.
@@ -214,6 +214,7 @@ class OnlineRLSI(SquaredLossModel):
     _state_scalars = ("n_iter_", "n_features_in_", "lambda1_effective_", "n_batches_", "n_docs_seen_",
                       "u_change_", "topics_initialized_", "rng_state_", "n_reseeded_")
     _state_arrays = ("components_",)
+    stats_ = gpu_online.HostStatistics()  # after a device step: copied from the card when read
     #: Whether :meth:`_projection` projects the batches in this process (a compact block of the rows a batch
     #: touches, ξ > 1, projects it here too).
     _projects_here = True
@@ -253,9 +254,7 @@ class OnlineRLSI(SquaredLossModel):
 
     def decay_at(self, t0, n):
         """Re-scaling factor ``(t0 / (t0 + n))^ρ`` applied to the old statistics before a batch of n."""
-        if self.rho == 0 or t0 == 0:
-            return 1.0
-        return (t0 / (t0 + n)) ** float(self.rho)
+        return 1.0 if self.rho == 0 or t0 == 0 else (t0 / (t0 + n)) ** float(self.rho)
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X, y=None):
@@ -304,7 +303,7 @@ class OnlineRLSI(SquaredLossModel):
     # ------------------------------------------------------------------ internals
     def _check_partial_input(self, X, on_new_stream=lambda X: None):
         """X of a ``partial_fit``; the first starts the stream (after ``on_new_stream(X)``, a placement's checks)."""
-        if not hasattr(self, "stats_"):
+        if not gpu_online.HostStatistics.present(self):  # (statistics on a card are not copied for this)
             self._validate_params()
             X = check_matrix(X)
             on_new_stream(X)
@@ -544,7 +543,7 @@ class OnlineRLSI(SquaredLossModel):
 
     def _publish(self):
         """Expose the current topics as ``components_`` (K x M)."""
-        K, M = self.n_components, self.stats_.n_terms
+        K, M = self.n_components, self.n_features_in_
         if self._U is None:
             self._set_components(sp.csr_matrix((K, M), dtype=np.float64))
         else:

@@ -31,19 +31,24 @@ def pick_seed_documents(nonempty, k, n_docs, rng):
     return np.sort(rng.choice(nonempty.astype(np.int64, copy=False), size=k, replace=False))
 
 
-def unit_topics(rows, dtype=None):
+def unit_topics(rows, dtype=None, *, xp=np, sparse=sp):
     """Topics (M x k CSR of ``dtype``, default the rows') from the document rows ``rows`` (k x M CSR): each
-    column scaled to unit ℓ2 norm (an all-zero one left as it is)."""
-    U = sp.csr_matrix(rows).T.tocsr()
-    norms = np.sqrt(np.asarray(U.multiply(U).sum(axis=0)).ravel())
+    column scaled to unit ℓ2 norm (an all-zero one left as it is). ``xp``, ``sparse``: the array and sparse
+    modules of ``rows`` (a device's for rows on the card)."""
+    U = sparse.csr_matrix(rows).T.tocsr()
+    norms = xp.sqrt(xp.asarray(U.multiply(U).sum(axis=0)).ravel())
     norms[norms == 0] = 1.0
-    return (U @ sp.diags(1.0 / norms)).tocsr().astype(dtype or rows.dtype)
+    return (U @ sparse.diags(1.0 / norms)).tocsr().astype(dtype or rows.dtype)
 
 
-def seed_topics(X, k, rng):
-    """``k`` distinct random non-empty documents of X (CSR) as unit-norm topics (M x k CSR of X's dtype)."""
-    nonempty = np.flatnonzero(np.diff(X.indptr) > 0)
-    return unit_topics(X[pick_seed_documents(nonempty, k, X.shape[0], rng)], X.dtype)
+def seed_topics(X, k, rng, dtype=None, *, xp=np, sparse=sp, indptr=None):
+    """``k`` distinct random non-empty documents of X (CSR) as unit-norm topics (M x k CSR of ``dtype``,
+    default X's). For X on a device: its ``xp`` and ``sparse`` modules and ``indptr``, X's row pointers on
+    the host (the draw is made there, the same for either placement)."""
+    indptr = X.indptr if indptr is None else indptr
+    nonempty = np.flatnonzero(np.diff(indptr) > 0)
+    picks = pick_seed_documents(nonempty, k, X.shape[0], rng)
+    return unit_topics(X[xp.asarray(picks)], dtype or X.dtype, xp=xp, sparse=sparse)
 
 
 def random_doc_vectors_nbytes(n_docs, k):
