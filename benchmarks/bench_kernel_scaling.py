@@ -15,8 +15,8 @@ Kernels, as a fit calls them:
   the library's tiles (two per thread at most) and smaller ones.
 - ``S = WᵀW`` of the V-step: per document block (the library's row chunks on single-threaded BLAS,
   :mod:`rlsi.kernels.blas_rows`), on the whole W at once, and as before that module: one threaded dsyrk per
-  block, with all threads and capped at 8 (threadpoolctl). (Session 10's device runs timed the threaded dsyrk
-  under the names of the library's gram: the library still used it then.)
+  block, with all threads and capped at 8 (threadpoolctl). (The 16-core results in
+  ``results/threads_device`` time the threaded dsyrk under the names of the library's gram.)
 - the whole V-step (:func:`rlsi.models.steps.update_doc_vectors` with the gram) for the total.
 """
 

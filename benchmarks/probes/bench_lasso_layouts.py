@@ -1,5 +1,5 @@
 """Three re-arrangements of the lasso's coordinate descent against the library's row kernel, on the same
-rows (issue 9's dense end: the U-step's lasso is 67 % of an iteration at AvgComp 0.59). All three give the
+rows (the dense end: the U-step's lasso is 67 % of an iteration at AvgComp 0.59). All three give the
 library's result bit for bit; the script checks that and reports CPU time at 1 thread.
 
 * ``blocks``: B rows swept together, each row of S read once per coordinate for the B rows (cache reuse of S).
@@ -11,7 +11,7 @@ library's result bit for bit; the script checks that and reports CPU time at 1 t
     PYTHONPATH=src python benchmarks/bench_lasso_layouts.py            # K = 200, solution densities 0.75 / 0.15 / 0.02
     PYTHONPATH=src python benchmarks/bench_lasso_layouts.py --k 20
 
-Session 9 (idle AMD Zen 4; benchmarks/results/lasso_layouts_s9.txt): no variant faster than the row kernel
+Answer (idle AMD Zen 4): no variant faster than the row kernel
 at K = 200 except lanes of 32 rows on the densest rows (1.08x; 0.26-0.37x on sparser ones); blocks
 0.82-0.91x, deferred 0.25-0.55x.
 """

@@ -1,6 +1,6 @@
-"""Micro-variants of the lasso's coordinate-descent sweep at the dense end (issue 9), against the library kernel.
+"""Micro-variants of the lasso's coordinate-descent sweep at the dense end, against the library kernel.
 
-Session 11's probe of where a warm-started sweep's time goes (K = 200, solutions ~93 % non-zero, 1 thread):
+Where a warm-started sweep's time goes (K = 200, solutions ~93 % non-zero, 1 thread):
 
 * ``sweep K DENSITY [SCALE]`` — the library kernel (``lasso_cd_rows``, 3 sweeps from a near-optimal warm start)
   against plain re-implementations: branch-free soft threshold (``max(w - h, 0) + min(w + h, 0)``) and FMA

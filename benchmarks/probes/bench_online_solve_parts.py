@@ -1,7 +1,7 @@
 """Wall time of one online U-step solve (``rlsi.models.active_rows._solve_dense_rows``) per number of G parts.
 
 2,700 term rows of 7,000, K = 20 (the size of an online solve of 20 Newsgroups at ξ = 10, batches of 256),
-synthetic S, R and warm start; best of 5 rounds of 60 solves. Session 11 used it to find that 32 parts dealt
+synthetic S, R and warm start; best of 5 rounds of 60 solves. It found that 32 parts dealt
 in 64-row chunks left one of 2 threads with 27 chunks and the other 16 (the fix: ``_part_chunk``).
 
     PYTHONPATH=src python benchmarks/bench_online_solve_parts.py 2      # numba threads

@@ -46,7 +46,8 @@ def assert_same_fit(a, b, Xq, rtol=1e-12):
 @pytest.mark.parametrize("lambda1", [0.5, 0.02])  # sparse topics; dense topics (the representation switches)
 @pytest.mark.parametrize("topic_sweeps", [3, None])
 def test_device_path_equals_host_fit(corpus, lambda1, topic_sweeps):
-    a, b = fit_both(corpus, lambda1=lambda1, topic_sweeps=topic_sweeps, **EXACT)
+    # λ₂ = 1 (the paper's): λ₁ = 0.5 gives sparse topics there, 0.02 dense ones
+    a, b = fit_both(corpus, lambda1=lambda1, lambda2=1.0, topic_sweeps=topic_sweeps, **EXACT)
     assert_same_fit(a, b, corpus[:40])
     if lambda1 == 0.5:  # sparse topics: the same rows screened (dense ones: the host path stops screening)
         assert b[0].n_rows_screened_ == a[0].n_rows_screened_ > 0
@@ -125,7 +126,7 @@ def test_objective_is_eq1(corpus):
 
 def test_dead_topics_match_the_host(corpus):
     """λ₁ large enough to empty most topics: s_kk = 0 on both paths, no division, the same fit."""
-    a, b = fit_both(corpus, lambda1=3.0, **EXACT)
+    a, b = fit_both(corpus, lambda1=3.0, lambda2=1.0, **EXACT)
     assert 1 <= len(a[0].dead_topics()) < 6
     np.testing.assert_array_equal(b[0].dead_topics(), a[0].dead_topics())
     assert_same_fit(a, b, corpus[:10])
@@ -153,7 +154,7 @@ def test_save_load_keeps_the_device(corpus, tmp_path):
 
 def test_fold_in_blocks(corpus):
     m = BatchRLSI(6, lambda1=0.1, **EXACT).fit(corpus)
-    W = fold_in(numpy_backend(np.float64), corpus, m.components_, lam=1.0, doc_rows=17)
+    W = fold_in(numpy_backend(np.float64), corpus, m.components_, lam=m.lambda2, doc_rows=17)
     np.testing.assert_allclose(W, m.transform(corpus), atol=1e-12)
 
 

@@ -153,7 +153,7 @@ def test_corpus_on_the_card_paths(kernels, corpus):
     est = BatchRLSI(6, lambda1=0.3, random_state=0, inner_max_iter=8, target_terms_per_topic=25)
     W0 = initial_doc_vectors(be, est, Xc)
     np.testing.assert_allclose(W0, est._initial_doc_vectors(corpus, None), rtol=1e-12, atol=1e-14)
-    kw = dict(lambda1=0.3, lambda2=1.0, inner_max_iter=8, topic_sweeps=3)
+    kw = dict(lambda1=0.3, lambda2=est.lambda2, inner_max_iter=8, topic_sweeps=3)
     p = DeviceRLSIProblem(be, Xc, W0, doc_rows=50, **kw)
     assert p.card and len(p.X._blocks) == 6  # blocks of 50 documents cut from the corpus on the card
     ref, Uref = iterate(DeviceRLSIProblem(numpy_backend(np.float64), corpus, W0, **kw))

@@ -39,8 +39,8 @@ def test_device_stream_equals_host_stream(corpus, kw):
 
 def test_tracking_setting_with_default_sweeps_within_target(corpus):
     """ρ = 1, ξ = 10 with the host kernel's support solves in the first U-step: the same topics to 1e-4."""
-    a = OnlineRLSI(6, lambda1=0.05, rho=1.0, n_inner=10, batch_size=100, random_state=0).fit(corpus)
-    b = OnlineRLSI(6, lambda1=0.05, rho=1.0, n_inner=10, batch_size=100, random_state=0,
+    a = OnlineRLSI(6, lambda1=0.05, lambda2=1.0, rho=1.0, n_inner=10, batch_size=100, random_state=0).fit(corpus)
+    b = OnlineRLSI(6, lambda1=0.05, lambda2=1.0, rho=1.0, n_inner=10, batch_size=100, random_state=0,
                    device="numpy:float64").fit(corpus)
     assert abs(a.components_ - b.components_).max() <= 1e-4 * abs(a.components_).max()
 

@@ -24,8 +24,8 @@ CHILD = Path(__file__).with_name("memory_child.py")
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_estimate_within_20_percent_of_the_measured_peak(tmp_path, dtype):
     write_corpus(tmp_path / "c", 40_000, 50_000, 60, n_topics=100, seed=0, dtype=dtype)
-    # the child imports the rlsi this session imported (site-packages in CI, not the checkout's src/), so it
-    # loads the numba kernels this session has compiled and cached instead of compiling them again
+    # the child imports the rlsi this process imported (site-packages in CI, not the checkout's src/), so it
+    # loads the numba kernels this process has compiled and cached instead of compiling them again
     env = dict(os.environ, NUMBA_NUM_THREADS="2", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
                PYTHONPATH=os.pathsep.join(p for p in (str(Path(rlsi.__file__).parents[1]),
                                                       os.environ.get("PYTHONPATH")) if p))

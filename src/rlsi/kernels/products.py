@@ -212,7 +212,7 @@ def _csr_dense_tiled(indptr, indices, data, rows, dest, B, out, rowmax, chunk, s
 #: Entries ahead whose row of B the light rows of :func:`_dense_tile` ask the cache for (:mod:`rlsi.kernels.hints`):
 #: enough to cover a wait on memory with the multiply-adds of the entries in between, few enough that the
 #: rows asked for are still in the cache when their turn comes. 50k x 200k, K = 200, 1 thread, light rows:
-#: 0.37 s without, 0.30-0.32 s at 2-8 ahead (float64); the whole R product -6 to -10 % (products_s9.md).
+#: 0.37 s without, 0.30-0.32 s at 2-8 ahead (float64); the whole R product -6 to -10 % (benchmarks/results/products.md).
 PREFETCH_AHEAD = 4
 
 
@@ -335,7 +335,7 @@ def _balanced_tiles(lengths, heavy, tile, n_workers):
     n_workers = max(1, int(n_workers))
     # one worker has nothing to balance: its tiles are cut by rows only, so the heavy rows' chunks of B are
     # shared by as many rows as a tile holds (a U-step calls this per block of ~21k term rows: capping each
-    # call's tiles at a quarter of its work made R 0.66 -> 0.75 s at 50k x 200k, K = 200, products_s9.md)
+    # call's tiles at a quarter of its work made R 0.66 -> 0.75 s at 50k x 200k, K = 200, benchmarks/results/products.md)
     cap = max(1, int(work.sum()) // (TILES_PER_WORKER * n_workers)) if n_workers > 1 else int(work.sum()) + 1
     order_parts, cut_parts, offset = [], [], 0
     for idx in (np.flatnonzero(heavy), np.flatnonzero(~np.asarray(heavy, dtype=bool))):
