@@ -174,7 +174,8 @@ def main(argv=None):
     instrument(DistributedProblem)
     corpus = make_corpus(args.docs, args.terms, args.tokens, seed=0)
     X = corpus.X
-    params = dict(n_components=args.k, lambda1=args.lambda1, max_iter=args.iters, tol=0.0, random_state=0)
+    params = dict(n_components=args.k, lambda1=args.lambda1, lambda2=1.0, max_iter=args.iters, tol=0.0,
+                  random_state=0)  # λ₂ of the paper
     counts = [int(w) for w in args.workers.split(",") if w.strip()]
     handles = {n: open_cluster(n_workers=n, memory_limit="6GiB") for n in counts}
     try:

@@ -130,7 +130,7 @@ def efficiency(X, y, iters, points, lines, lambda1):
         models = {}
 
         def mk_rlsi(n):
-            models["rlsi"] = BatchRLSI(K, lambda1=lambda1, max_iter=n, **common)
+            models["rlsi"] = BatchRLSI(K, lambda1=lambda1, lambda2=1.0, max_iter=n, **common)  # GRLSI's λ₂
             return models["rlsi"]
 
         def mk_grlsi(n):
@@ -218,7 +218,7 @@ def classify(X, y, Xt, yt, grlsi, lines):
     acc_g = float(np.mean(grlsi.predict(Xt) == yt))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        r = BatchRLSI(110, max_iter=grlsi.n_iter_, random_state=0)
+        r = BatchRLSI(110, lambda2=grlsi.lambda2, max_iter=grlsi.n_iter_, random_state=0)
         W = r.fit_transform(X)
         svm = LinearSVC(C=1.0).fit(W, y)
     acc_svm = float(np.mean(svm.predict(r.transform(Xt)) == yt))
@@ -255,7 +255,7 @@ def synthetic_child(args):
     common = dict(max_iter=args.syn_iters, tol=0, random_state=0)
     method = args.child
     if method == "rlsi":
-        model, fit_y = BatchRLSI(K, lambda1=args.lambda1, **common), None
+        model, fit_y = BatchRLSI(K, lambda1=args.lambda1, lambda2=1.0, **common), None  # GRLSI's λ₂
     elif method == "grlsi":
         model, fit_y = GroupRLSI(ks, kc, lambda1=args.lambda1, **common), y
     elif method == "nmf":

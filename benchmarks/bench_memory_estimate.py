@@ -43,7 +43,7 @@ def child(spec):
     del small, est_small
     baseline = current_rss()
     X = load_matrix(spec["matrix"]).X
-    kw = dict(max_iter=spec["iters"], tol=0.0, random_state=0)
+    kw = dict(lambda2=1.0, max_iter=spec["iters"], tol=0.0, random_state=0)  # the paper's λ₂, as recorded
     if spec.get("target"):
         model = BatchRLSI(spec["k"], target_terms_per_topic=spec["target"], **kw)
     else:

@@ -101,7 +101,7 @@ def make_estimator(method, K, batch, n_total, lambda1):
     if method in ("rlsi", "rlsi-track"):
         from rlsi.models.online import OnlineRLSI
 
-        extra = dict(rho=1.0, n_inner=10) if method == "rlsi-track" else {}
+        extra = dict(rho=1.0, n_inner=10, lambda2=1.0) if method == "rlsi-track" else {}  # the paper's tracking
         return OnlineRLSI(K, lambda1=lambda1, batch_size=batch, random_state=0, **extra)
     if method == "nmf":
         from sklearn.decomposition import MiniBatchNMF

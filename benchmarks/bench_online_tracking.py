@@ -107,7 +107,7 @@ def main(argv=None):
         for _ in range(a.repeat):
             for s, extra in settings:
                 t = now()
-                model = OnlineRLSI(a.k, rho=a.rho, n_inner=a.inner, batch_size=a.batch, random_state=0,
+                model = OnlineRLSI(a.k, lambda2=1.0, rho=a.rho, n_inner=a.inner, batch_size=a.batch, random_state=0,
                                    **extra).fit(X)
                 best[s] = min(best.get(s, np.inf), now() - t)
                 models[s] = model

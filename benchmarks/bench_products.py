@@ -69,7 +69,7 @@ def _inputs(a, lam):
     if not up.exists():
         from rlsi.models import BatchRLSI
 
-        m = BatchRLSI(a.k, lambda1=lam, max_iter=a.fit_iters, tol=0.0, random_state=0)
+        m = BatchRLSI(a.k, lambda1=lam, lambda2=1.0, max_iter=a.fit_iters, tol=0.0, random_state=0)
         np.save(wp, m.fit_transform(X))
         sp.save_npz(up, m.components_.T.tocsr(), compressed=False)
     return X, sp.load_npz(up).tocsr(), np.load(wp)

@@ -120,7 +120,7 @@ def child_fit(a):
     from rlsi.models.memory import current_rss, estimate_for, peak_rss
 
     X = load_matrix(a.workdir / "synth").X
-    model = BatchRLSI(a.fit_k, lambda1=a.fit_lambda1, max_iter=a.fit_iters, random_state=0)
+    model = BatchRLSI(a.fit_k, lambda1=a.fit_lambda1, lambda2=1.0, max_iter=a.fit_iters, random_state=0)
     est = estimate_for(model, X, baseline=current_rss())
     t = time.perf_counter()
     model.fit(X)

@@ -159,7 +159,7 @@ def child_search(s):
 
     X = _load(s)
     target = max(1, round(s["avgcomp"] * X.shape[1]))
-    model = BatchRLSI(s["k"], target_terms_per_topic=target, max_iter=1, tol=0.0, random_state=s["seed"])
+    model = BatchRLSI(s["k"], target_terms_per_topic=target, lambda2=1.0, max_iter=1, tol=0.0, random_state=s["seed"])
     t = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -183,7 +183,7 @@ def child_batch(s):
     X = _load(s)
     N, M = X.shape
     K = s["k"]
-    model = BatchRLSI(K, lambda1=s["lambda1"], max_iter=s["iters"], tol=0.0, random_state=s["seed"])
+    model = BatchRLSI(K, lambda1=s["lambda1"], lambda2=1.0, max_iter=s["iters"], tol=0.0, random_state=s["seed"])
     est = estimate_for(model, X, baseline=base)  # the topics predicted, as `rlsi fit --matrix` prints it
     iters, clock = [], {}
     u_step, v_step = batch.RLSIProblem.u_step, batch.RLSIProblem.v_step
@@ -225,7 +225,8 @@ def child_online(s):
     _warm_up(s["dtype"])
     base = current_rss()  # before X (see child_batch)
     X = _load(s)
-    model = OnlineRLSI(s["k"], lambda1=s["lambda1"], batch_size=s["online_batch"], random_state=s["seed"],
+    model = OnlineRLSI(s["k"], lambda1=s["lambda1"], lambda2=1.0, n_inner=1, batch_size=s["online_batch"],
+                       random_state=s["seed"],
                        topic_sweeps=s.get("online_sweeps"))
     est = estimate_for(model, X, baseline=base, topic_density=s["avgcomp"])
     t, cpu = time.perf_counter(), time.process_time()

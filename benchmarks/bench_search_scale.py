@@ -96,7 +96,7 @@ def child_fit(a):
     t0 = time.perf_counter()
     m = load_matrix(a.matrix)
     X = m.X if not a.fit_docs else m.X[: a.fit_docs]  # the first documents only: every term column stays
-    model = BatchRLSI(a.fit_k, max_iter=a.fit_iters, random_state=a.seed)
+    model = BatchRLSI(a.fit_k, lambda1=0.05, lambda2=1.0, max_iter=a.fit_iters, random_state=a.seed)  # as recorded
     model.fit(X)
     comps = {"model": model}
     if m.vectorizer is not None:

@@ -221,3 +221,23 @@ def test_every_classifier_has_score():
     y = np.array(["a"] * 4 + ["b"] * 4)
     model = GroupRLSI(1, 1, lambda1=0.001, max_iter=5, random_state=0).fit(X, y)
     assert model.score(X, y) == pytest.approx(np.mean(model.predict(X) == y))
+
+
+def test_fit_without_model_options_builds_the_libraries_defaults():
+    """`rlsi fit` with no λ or online option gives the estimators' own defaults (batch, online, group), so
+    the command line and Python agree."""
+    from rlsi.cli._common import batch_model_from_args
+    from rlsi.cli._online import online_model_from_args
+    from rlsi.cli.group import group_model_from_args
+    from rlsi.models import OnlineRLSI
+
+    fit = _subparsers(build_parser())[0].choices["fit"]
+    args = fit.parse_args(["corpus.jsonl.gz", "-o", "m"])
+    compare = ("lambda1", "lambda2", "lambda1_scale", "batch_size", "rho", "n_inner", "n_passes")
+    for built, reference in ((batch_model_from_args(args, True), BatchRLSI()),
+                             (online_model_from_args(args, quiet=True), OnlineRLSI())):
+        got, want = built.get_params(), reference.get_params()
+        assert {k: got[k] for k in compare if k in want} == {k: want[k] for k in compare if k in want}
+    args = fit.parse_args(["corpus.jsonl.gz", "-o", "m", "--model", "grlsi"])
+    group = group_model_from_args(args, True)
+    assert (group.lambda1, group.lambda2) == (GroupRLSI().lambda1, GroupRLSI().lambda2)

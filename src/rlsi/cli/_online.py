@@ -24,7 +24,8 @@ from ._common import device_from_args, non_negative_float, positive_int
 
 log = logging.getLogger(__name__)
 
-ONLINE_DEFAULTS = {"batch_size": 256, "rho": 0.0, "n_inner": 1, "n_passes": 1}
+#: OnlineRLSI's own defaults (a test holds them equal)
+ONLINE_DEFAULTS = {"batch_size": 256, "rho": 0.0, "n_inner": 5, "n_passes": 1}
 
 
 def add_online_arguments(parser, *, defaults=None):
