@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from rlsi.cli.main import main
+from rlsi.models.rlsi_policy import TOPIC_SWEEPS
 
 DOCS = [
     "the heart pumps blood through arteries and veins",
@@ -123,7 +124,6 @@ def test_fit_terms_per_topic_reports_the_lambda1_it_found(tmp_path, capsys):
 @pytest.mark.parametrize("value,expected", [("exact", None), ("2", 2), (None, 3)])
 def test_fit_topic_sweeps_option(tmp_path, corpus, capsys, value, expected):
     from rlsi.io import load
-    from rlsi.models.batch import TOPIC_SWEEPS
 
     extra = [] if value is None else ["--topic-sweeps", value]
     status, _, err = run(capsys, "fit", corpus, "-k", 3, "--lambda1", 10, "--max-iter", 3, *extra,
@@ -133,7 +133,7 @@ def test_fit_topic_sweeps_option(tmp_path, corpus, capsys, value, expected):
     assert saved == (TOPIC_SWEEPS if value is None else expected)
 
 
-@pytest.mark.parametrize("value,expected", [("3", 3), ("exact", None), (None, None)])
+@pytest.mark.parametrize("value,expected", [("2", 2), ("exact", None), (None, TOPIC_SWEEPS)])
 def test_fit_online_topic_sweeps_option(tmp_path, corpus, capsys, value, expected):
     from rlsi.io import load
 

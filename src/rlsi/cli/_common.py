@@ -120,12 +120,11 @@ def add_batch_arguments(parser):
     g.add_argument("--topic-representation", choices=list(REPRESENTATIONS), default="auto",
                    help="how the fit holds the topics: auto (sparse, dense above 5%% non-zero; default), "
                         "sparse or dense; the result is the same")
-    # no stored default: batch fits take TOPIC_SWEEPS when it is absent, online fits their own (exact)
+    # no stored default: batch and online fits take the learner's own (TOPIC_SWEEPS) when it is absent
     g.add_argument("--topic-sweeps", type=topic_sweeps, default=argparse.SUPPRESS, metavar="N|exact",
                    help=f"coordinate-descent sweeps per term row in each U-step after the first (default: "
-                        f"{TOPIC_SWEEPS} for batch fits, an inexact U-step that still lowers the objective; "
-                        "'exact' for --online, the paper's Algorithm 4); 'exact' solves every U-step to "
-                        "tolerance, as the paper's Algorithm 1")
+                        f"{TOPIC_SWEEPS}, an inexact U-step that still lowers the objective); 'exact' solves "
+                        "every U-step to tolerance, as the paper's Algorithms 1 and 4")
 
 
 def add_device_arguments(parser):

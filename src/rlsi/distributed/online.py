@@ -33,6 +33,7 @@ from ..io import register
 from ..kernels.convert import dense_to_csr
 from ..models.online import OnlineRLSI
 from ..models.regularization import DEFAULT_LAMBDA1, DEFAULT_LAMBDA2
+from ..models.rlsi_policy import TOPIC_SWEEPS
 from ..models.penalties import penalty as get_penalty
 from . import _tasks
 from .executor import DaskExecutor
@@ -64,7 +65,7 @@ class DaskOnlineRLSI(OnlineRLSI):
     def __init__(self, n_components=20, *, lambda1=DEFAULT_LAMBDA1, lambda2=DEFAULT_LAMBDA2, topic_penalty="l1", doc_penalty="l2",
                  lambda1_scale="per_doc", rho=0.0, batch_size=256, n_inner=5, n_passes=1, shuffle=False,
                  init="docs", topic_init=None, reseed_dead=False, inner_max_iter=100, inner_tol=1e-4,
-                 topic_sweeps=None, stats_dtype=None, random_state=None, n_jobs=None, client=None, scheduler=None, n_workers=2,
+                 topic_sweeps=TOPIC_SWEEPS, stats_dtype=None, random_state=None, n_jobs=None, client=None, scheduler=None, n_workers=2,
                  threads_per_worker=1, partitions=None, timeout=10.0, verbose=0):
         super().__init__(n_components, lambda1=lambda1, lambda2=lambda2, topic_penalty=topic_penalty,
                          doc_penalty=doc_penalty, lambda1_scale=lambda1_scale, rho=rho, batch_size=batch_size,

@@ -36,7 +36,7 @@ absent from the mini-batch has no cheaper exact update: its row of R is only re-
 batch's ``WᵀW`` and λ₁ follows the weight, so its solution changes; only zero rows with
 ``max|r| <= λ₁/2`` are skipped (exactly optimal). Warm-started U-steps take at most ``topic_sweeps``
 coordinate-descent sweeps per row (BatchRLSI's inexact U-step, see :func:`rlsi.models.rlsi_policy.topic_max_iter`);
-``topic_sweeps=None`` solves each to ``inner_tol``.
+``topic_sweeps=None`` solves each to ``inner_tol`` (the default caps them at 3, as BatchRLSI).
 
 Time and re-scaling. The paper's t counts documents (η = 1). With mini-batches t still counts
 documents: a batch of n documents takes t from t₀ to t₁ = t₀ + n and the old statistics are multiplied
@@ -121,7 +121,7 @@ from ..kernels.products import csr_csr_dense
 from . import steps
 from .regularization import DEFAULT_LAMBDA1, DEFAULT_LAMBDA2, INITS, LAMBDA1_SCALES, effective_lambda1
 from .base import check_fitted
-from .rlsi_policy import topic_max_iter
+from .rlsi_policy import TOPIC_SWEEPS, topic_max_iter
 from .seeding import given_topics, pick_seed_documents, unit_topics
 from .penalties import SolverSettings
 from .penalties import penalty as get_penalty
@@ -164,14 +164,13 @@ class OnlineRLSI(SquaredLossModel):
     reseed_dead : bool, default False — re-seed all-zero topics from unexplained documents (see the
         module docstring; off by default: Algorithm 4 as published).
     inner_max_iter, inner_tol : coordinate-descent sweeps per row and stopping rule.
-    topic_sweeps : None or int, default None — coordinate-descent sweeps per term row in every warm-started
+    topic_sweeps : None or int, default 3 — coordinate-descent sweeps per term row in every warm-started
         U-step (all but the first U-step of the stream, which is solved to ``inner_tol``), as
         :class:`rlsi.models.BatchRLSI`'s parameter of that name (:func:`rlsi.models.rlsi_policy.topic_max_iter`);
         None solves every U-step to ``inner_tol`` (at most ``inner_max_iter`` sweeps): Algorithm 4's exact
-        U-steps. Unlike BatchRLSI's, the default is None: warm-started online U-steps already converge in
-        about 2 sweeps per row on average (20 Newsgroups, ρ = 1, ξ = 10: 1.78 exact vs 1.69 with 3), and
-        the cap's speed-up was within the noise of the online tracking benchmark at ξ = 10 and
-        ξ = 1 with the same reconstruction error; it is there for streams where the U-step dominates.
+        U-steps. At the default λ's one pass over shuffled 20 Newsgroups (K = 30) takes 6.1 CPU s capped
+        against 7.5 exact, 59.9 % against 59.7 % before a classifier (``benchmarks/probes/
+        probe_online_defaults.py``); at ρ = 1, ξ = 10, λ₂ = 1 warm rows converge in about 2 sweeps anyway.
     stats_dtype : None, "float64" or "float32", default None — dtype of the statistics R (M x K); None: that
         of the first X of the stream (``fit``'s X). float32 halves the largest array of an online fit with a
         large vocabulary (7M terms x K = 500: 14 GB instead of 28 GB); each mini-batch's rows of R are then
@@ -222,7 +221,7 @@ class OnlineRLSI(SquaredLossModel):
     def __init__(self, n_components=20, *, lambda1=DEFAULT_LAMBDA1, lambda2=DEFAULT_LAMBDA2, topic_penalty="l1",
                  doc_penalty="l2", lambda1_scale="per_doc", rho=0.0, batch_size=256, n_inner=5,
                  n_passes=1, shuffle=False, init="docs", topic_init=None, reseed_dead=False,
-                 inner_max_iter=100, inner_tol=1e-4, topic_sweeps=None, stats_dtype=None,
+                 inner_max_iter=100, inner_tol=1e-4, topic_sweeps=TOPIC_SWEEPS, stats_dtype=None,
                  random_state=None, n_jobs=None, verbose=0, device="cpu"):
         self.n_components = n_components
         self.lambda1 = lambda1
