@@ -168,8 +168,8 @@ class OnlineRLSI(SquaredLossModel):
         U-step (all but the first U-step of the stream, which is solved to ``inner_tol``), as
         :class:`rlsi.models.BatchRLSI`'s parameter of that name (:func:`rlsi.models.rlsi_policy.topic_max_iter`);
         None solves every U-step to ``inner_tol`` (at most ``inner_max_iter`` sweeps): Algorithm 4's exact
-        U-steps. At the default λ's one pass over shuffled 20 Newsgroups (K = 30) takes 6.1 CPU s capped
-        against 7.5 exact, 59.9 % against 59.7 % before a classifier (``benchmarks/probes/
+        U-steps. At the default λ's one pass over shuffled 20 Newsgroups (K = 30) takes 6.0 CPU s capped
+        against 7.6 exact, 59.9 % against 59.7 % before a classifier (``benchmarks/probes/
         probe_online_defaults.py``); at ρ = 1, ξ = 10, λ₂ = 1 warm rows converge in about 2 sweeps anyway.
     stats_dtype : None, "float64" or "float32", default None — dtype of the statistics R (M x K); None: that
         of the first X of the stream (``fit``'s X). float32 halves the largest array of an online fit with a
