@@ -48,10 +48,12 @@ fit. Two ways to count them:
 * predicted (:func:`predict_topics`, what :func:`estimate_for` does by default): the fit's first U-step
   solved on a sample of documents and term rows (the λ₁ of Eq. 1 scaled to the sample: ``R`` and ``S``
   both scale with the documents, so the lasso keeps the same support; the sample's noise only adds
-  non-zeros). It gives nnz(U), the V-step's work share ``Σ df(m) nnz(U_m) / (nnz(X) K)`` that decides
-  the dense copy (``RLSITuning.sparse_work_share``) and h, nnz(U) and h counted with a margin of
+  non-zeros), then the fit's alternations on that sample up to its ``max_iter`` and ``tol`` (topics that
+  densify as the fit goes on, as at small λ₂, are counted at their densest). It gives nnz(U), the V-step's
+  work share ``Σ df(m) nnz(U_m) / (nnz(X) K)`` that decides the dense copy
+  (``RLSITuning.sparse_work_share``) and h, nnz(U) and h counted with a margin of
   :data:`PREDICTION_MARGIN`, the copy when the predicted share is within :data:`SHARE_MARGIN` of the
-  switch: a few seconds, and the estimate no longer counts a copy of U that the
+  switch: seconds per alternation of the sample, and the estimate no longer counts a copy of U that the
   fit does not take (it made the estimate 35–66 % high at 100k x 500k);
 * bounded: ``topic_density`` (0.05, the share beyond which ``topic_representation="auto"`` switches to
   dense topics when they fit in ``RLSITuning.dense_max_bytes``) bounds nnz(U), and the copy is counted whenever it
