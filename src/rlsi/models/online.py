@@ -112,7 +112,6 @@ from .._params import Anything, Boolean, Choice, Integer, Real
 from .._progress import progress_bar
 from .._validation import check_matrix, check_random_state
 from ..errors import RLSIError
-from ..gpu import online as gpu_online
 from ..gpu.backend import DEVICES, is_device
 from ..io import register
 from ..kernels.threads import compute_threads
@@ -121,6 +120,7 @@ from ..kernels.products import csr_csr_dense
 from . import steps
 from .regularization import DEFAULT_LAMBDA1, DEFAULT_LAMBDA2, INITS, LAMBDA1_SCALES, effective_lambda1
 from .base import check_fitted
+from .host_statistics import HostStatistics
 from .rlsi_policy import TOPIC_SWEEPS, topic_max_iter
 from .seeding import given_topics, pick_seed_documents, unit_topics
 from .penalties import SolverSettings
@@ -213,7 +213,7 @@ class OnlineRLSI(SquaredLossModel):
     _state_scalars = ("n_iter_", "n_features_in_", "lambda1_effective_", "n_batches_", "n_docs_seen_",
                       "u_change_", "topics_initialized_", "rng_state_", "n_reseeded_")
     _state_arrays = ("components_",)
-    stats_ = gpu_online.HostStatistics()  # after a device step: copied from the card when read
+    stats_ = HostStatistics()  # after a device step: copied from the card when read
     #: Whether :meth:`_projection` projects the batches in this process (a compact block of the rows a batch
     #: touches, ξ > 1, projects it here too).
     _projects_here = True
@@ -260,7 +260,8 @@ class OnlineRLSI(SquaredLossModel):
         """Reset and learn from X (n_samples x n_features) in mini-batches of ``batch_size``, ``n_passes``
         times (in X's order unless ``shuffle``). Returns self."""
         if is_device(self.device):  # the same stream of mini-batches on the device
-            return gpu_online.fit_online(self, X)
+            from ..gpu.online import fit_online
+            return fit_online(self, X)
         self._validate_params()
         X = self._check_X(X, reset=True)
         self._reset(X.dtype)
@@ -292,7 +293,8 @@ class OnlineRLSI(SquaredLossModel):
         — the projections stored in the statistics, made with the topics before this step's last
         U-update (Algorithm 4's v_t)."""
         if is_device(self.device):
-            return gpu_online.partial_fit_transform(self, X)
+            from ..gpu.online import partial_fit_transform
+            return partial_fit_transform(self, X)
         X = self._check_partial_input(X)
         with compute_threads(self.n_jobs):
             W = self._step(X)
@@ -302,7 +304,7 @@ class OnlineRLSI(SquaredLossModel):
     # ------------------------------------------------------------------ internals
     def _check_partial_input(self, X, on_new_stream=lambda X: None):
         """X of a ``partial_fit``; the first starts the stream (after ``on_new_stream(X)``, a placement's checks)."""
-        if not gpu_online.HostStatistics.present(self):  # (statistics on a card are not copied for this)
+        if not HostStatistics.present(self):  # (statistics on a card are not copied for this)
             self._validate_params()
             X = check_matrix(X)
             on_new_stream(X)
