@@ -154,8 +154,8 @@ class OnlineRLSI(SquaredLossModel):
     rho : float >= 0, default 0.0 — re-scaling exponent ρ (0: no forgetting; the paper tracks with ρ = 1).
     batch_size : int, default 256 — mini-batch size η used by ``fit`` (``partial_fit`` takes the batch
         it is given).
-    n_inner : int, default 5 — embedded iterations ξ per mini-batch (the paper tracks with ξ = 10; ξ = 1 leaves
-        one pass over 20 Newsgroups 6 points below batch RLSI before a classifier, ξ = 5 within 1).
+    n_inner : int, default 5 — embedded iterations ξ per mini-batch (the paper tracks with ξ = 10; before a
+        classifier one pass over shuffled 20 Newsgroups gives 53.9 % at ξ = 1, 59.9 % at ξ = 5, batch 59.3 %).
     n_passes : int, default 1 — passes over X in ``fit``.
     shuffle : bool, default False — ``fit`` visits documents in a random order (each pass); the default
         keeps the order of X, which is the stream's order (e.g. time).
