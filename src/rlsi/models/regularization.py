@@ -25,7 +25,7 @@ LAMBDA1_SCALES = {"per_doc": "lambda1 per 1000 documents (size-independent)",
 DOCS_PER_UNIT = 1000.0
 #: Default λ₁ (per 1000 documents) and λ₂ of BatchRLSI, OnlineRLSI and their Dask placements: topics dense
 #: enough to carry a linear classifier (20 Newsgroups, K = 30, tf-idf → BatchRLSI → LogisticRegression: 59.3 %,
-#: level with TruncatedSVD(30); the paper's λ₁ = 0.05, λ₂ = 1 leaves topics on 0.08 % of the terms and 33.4 %)
+#: level with TruncatedSVD(30); λ₁ = 0.05 with the paper's λ₂ = 1 leaves topics on 0.08 % of the terms and 33.4 %)
 #: and document vectors at LSI's scale. Sparser topics to read: a larger λ₁ or ``target_terms_per_topic``.
 DEFAULT_LAMBDA1 = 0.01
 DEFAULT_LAMBDA2 = 1e-3
