@@ -109,7 +109,11 @@ def main(argv=None):
     ap.add_argument("--hinge", choices=["exact", "linearized"], default=None, help="MedSTC θ-update")
     ap.add_argument("--tau0", type=float, default=None,
                     help="online rate numerator; default 1.0 with --dictionary-step mm, 0.3 with projected")
-    ap.add_argument("--dictionary-step", choices=["mm", "projected"], default="mm", help="online rows")
+    ap.add_argument("--dictionary-step", choices=["mm", "projected", "lbfgs"], default="mm",
+                    help="online rows (lbfgs: the released solver on each mini-batch's codes)")
+    ap.add_argument("--svm-codes", choices=["joint", "label_free"], default=None,
+                    help="online MedSTC: the codes its Pegasos step sees (default: the preset's, else joint)")
+    ap.add_argument("--tau", type=float, default=None, help="online rate offset τ of α_t = τ0/(t + τ) (10)")
     ap.add_argument("--raw-gradient", action="store_true",
                     help="projected step: Eq. (12) as printed (normalize_gradient=False; τ0 ~ 1e-5)")
     ap.add_argument("--rho", type=float, default=None,
@@ -176,6 +180,8 @@ def main(argv=None):
             kw["dictionary_init"] = init
         if cls in (OnlineSTC, OnlineMedSTC):
             kw["dictionary_step"] = args.dictionary_step
+            if args.tau is not None:
+                kw["tau"] = args.tau
         else:
             for key, val in (("max_iter", args.batch_iters), ("fit_tol", args.fit_tol),
                              ("dictionary_step", args.batch_dictionary_step)):
@@ -187,14 +193,16 @@ def main(argv=None):
             kw["refit_C"] = refit_C
             if args.hinge is not None:
                 kw["hinge"] = args.hinge
+            if args.svm_codes is not None and cls is OnlineMedSTC:
+                kw["svm_codes"] = args.svm_codes
         accepted = cls().get_params()
         return stc_params(args.settings, cls, **{k: v for k, v in kw.items() if k in accepted})
 
     def describe(m):
         p = m.get_params()
         keys = ("lam", "gamma", "rho", "eps", "C", "delta", "max_sweeps", "tol", "max_iter", "fit_tol",
-                "dictionary_step", "dictionary_init", "keep_word_codes", "hinge", "refit_C", "batch_size",
-                "n_epochs", "tau0")
+                "dictionary_step", "dictionary_init", "keep_word_codes", "hinge", "refit_C", "svm_codes", "batch_size",
+                "n_epochs", "tau0", "tau")
         return ", ".join(f"{k}={p[k]}" for k in keys if k in p)
 
     def render(final):
