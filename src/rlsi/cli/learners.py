@@ -201,9 +201,10 @@ def _stc_builder(class_name, extra, online, max_margin):
             kw["keep_word_codes"] = True
         kw.update(lda_passes=args.lda_passes, n_jobs=args.jobs, verbose=0 if args.quiet else 1, **extra)
         if online:
-            kw.update(batch_size=args.batch_size, n_epochs=args.epochs)
-            if args.tau0 is not None:
-                kw["tau0"] = args.tau0
+            kw["n_epochs"] = args.epochs
+            for key in ("batch_size", "tau0"):
+                if getattr(args, key) is not None:
+                    kw[key] = getattr(args, key)
             if max_margin and args.svm_codes is not None:
                 kw["svm_codes"] = args.svm_codes
         if max_margin:

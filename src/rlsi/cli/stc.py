@@ -66,7 +66,8 @@ def register(sub):
                         "released code's projected L-BFGS steps (batch models keep the word codes; online "
                         "models keep each mini-batch's codes and move its terms)")
     p.add_argument("--max-iter", type=_common.positive_int, default=None, help="batch iterations (default 20)")
-    p.add_argument("--batch-size", type=_common.positive_int, default=64, help="online mini-batch size")
+    p.add_argument("--batch-size", type=_common.positive_int, default=None,
+                   help="online mini-batch size (default: the preset's, else 64)")
     p.add_argument("--epochs", type=_common.positive_int, default=1, help="online passes")
     p.add_argument("--tau0", type=float, default=None,
                    help="online models: τ0 of the learning rate τ0/(t + τ) (default: the preset's, else 1)")
