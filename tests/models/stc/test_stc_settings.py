@@ -47,5 +47,6 @@ def test_table2_online_rows():
     med, stc = stc_params("table2", OnlineMedSTC), stc_params("table2", OnlineSTC)
     assert (med["dictionary_step"], med["svm_codes"], med["batch_size"], med["tau0"], med["hinge"]) == \
         ("lbfgs", "label_free", 16, 10.0, "linearized")
-    assert (stc["dictionary_step"], stc["batch_size"], stc["dictionary_init"]) == ("lbfgs", 32, "documents")
+    assert (stc["dictionary_step"], stc["batch_size"], stc["tau0"], stc["dictionary_init"]) == \
+        ("projected", 32, 0.3, "documents")
     assert stc_params("released", OnlineMedSTC).get("svm_codes", "joint") == "joint"
