@@ -103,7 +103,7 @@ def project_mass_rows(B, floor, mass=None):
     ``m_k Π(B_k / m_k)`` with Π of :func:`project_floor_rows` (a new array)."""
     if mass is None:
         return project_floor_rows(B, floor)
-    m = np.asarray(mass, dtype=np.float64)[:, None]
+    m = np.maximum(np.asarray(mass, dtype=np.float64), np.finfo(np.float64).tiny)[:, None]  # a massless row stays ~0
     return np.ascontiguousarray(m * project_floor_rows(np.ascontiguousarray(B / m), floor))
 
 
