@@ -48,5 +48,5 @@ def test_table2_online_rows():
     assert (med["dictionary_step"], med["svm_codes"], med["batch_size"], med["tau0"], med["hinge"]) == \
         ("lbfgs", "label_free", 16, 10.0, "linearized")
     assert (stc["dictionary_step"], stc["batch_size"], stc["tau0"], stc["dictionary_init"]) == \
-        ("projected", 32, 0.3, "documents")
+        ("projected", 32, 1.0, "documents")
     assert stc_params("released", OnlineMedSTC).get("svm_codes", "joint") == "joint"
