@@ -108,8 +108,14 @@ def main(argv=None):
                     help="batch rows' dictionary step (default: the preset's; online rows use --dictionary-step)")
     ap.add_argument("--hinge", choices=["exact", "linearized"], default=None, help="MedSTC θ-update")
     ap.add_argument("--tau0", type=float, default=None,
-                    help="online rate numerator; default 1.0 with --dictionary-step mm, 0.3 with projected")
-    ap.add_argument("--dictionary-step", choices=["mm", "projected"], default="mm", help="online rows")
+                    help="online rate numerator; default the preset's (table2), else 0.3 with --dictionary-step "
+                         "projected and the class default 1.0 otherwise")
+    ap.add_argument("--dictionary-step", choices=["mm", "projected", "lbfgs"], default=None,
+                    help="online rows (lbfgs: the released solver on each mini-batch's codes); default the "
+                         "table2 preset's, else mm")
+    ap.add_argument("--svm-codes", choices=["joint", "label_free"], default=None,
+                    help="online MedSTC: the codes its Pegasos step sees (default: the preset's, else joint)")
+    ap.add_argument("--tau", type=float, default=None, help="online rate offset τ of α_t = τ0/(t + τ) (10)")
     ap.add_argument("--raw-gradient", action="store_true",
                     help="projected step: Eq. (12) as printed (normalize_gradient=False; τ0 ~ 1e-5)")
     ap.add_argument("--rho", type=float, default=None,
@@ -162,8 +168,10 @@ def main(argv=None):
     rows = []
     refit_C = args.refit_C if args.refit_C in ("cv", "joint") else float(args.refit_C)
     models = set(args.models.split(","))
-    if args.tau0 is None:
-        args.tau0 = 1.0 if args.dictionary_step == "mm" else 0.3
+    if args.dictionary_step is None and args.settings != "table2":
+        args.dictionary_step = "mm"
+    if args.tau0 is None and args.dictionary_step == "projected":
+        args.tau0 = 0.3
     # explicit options override the preset; None leaves the preset's value (or the class default)
     given = {"max_sweeps": args.max_sweeps, "tol": args.tol, "rho": args.rho, "gamma": args.gamma,
              "lam": args.lam, "eps": args.eps, "delta": args.delta, "C": args.C}
@@ -175,7 +183,9 @@ def main(argv=None):
         if init is not None:
             kw["dictionary_init"] = init
         if cls in (OnlineSTC, OnlineMedSTC):
-            kw["dictionary_step"] = args.dictionary_step
+            for key, val in (("dictionary_step", args.dictionary_step), ("tau", args.tau)):
+                if val is not None:
+                    kw[key] = val
         else:
             for key, val in (("max_iter", args.batch_iters), ("fit_tol", args.fit_tol),
                              ("dictionary_step", args.batch_dictionary_step)):
@@ -187,14 +197,16 @@ def main(argv=None):
             kw["refit_C"] = refit_C
             if args.hinge is not None:
                 kw["hinge"] = args.hinge
+            if args.svm_codes is not None and cls is OnlineMedSTC:
+                kw["svm_codes"] = args.svm_codes
         accepted = cls().get_params()
         return stc_params(args.settings, cls, **{k: v for k, v in kw.items() if k in accepted})
 
     def describe(m):
         p = m.get_params()
         keys = ("lam", "gamma", "rho", "eps", "C", "delta", "max_sweeps", "tol", "max_iter", "fit_tol",
-                "dictionary_step", "dictionary_init", "keep_word_codes", "hinge", "refit_C", "batch_size",
-                "n_epochs", "tau0")
+                "dictionary_step", "dictionary_init", "keep_word_codes", "hinge", "refit_C", "svm_codes", "batch_size",
+                "n_epochs", "tau0", "tau")
         return ", ".join(f"{k}={p[k]}" for k in keys if k in p)
 
     def render(final):
@@ -249,13 +261,15 @@ def main(argv=None):
 
     for bs in [b for b in args.batch_sizes.split(",") if b]:
         b = int(bs)
-        tau0 = args.tau0 * b / 64 if args.tau0_scale else args.tau0
+        rate = {}
+        if args.tau0 is not None:
+            rate["tau0"] = args.tau0 * b / 64 if args.tau0_scale else args.tau0
         if "stc" in models:
             ostc = run("OnlineSTC", bs, lambda: OnlineSTC(**params(OnlineSTC, args.stc_init, batch_size=b,
-                                                                   n_epochs=args.epochs, tau0=tau0)), False)
+                                                                   n_epochs=args.epochs, **rate)), False)
         if "med" in models:
             run("OnlineMedSTC", bs, lambda: OnlineMedSTC(**params(OnlineMedSTC, args.med_init, batch_size=b,
-                                                                  n_epochs=args.epochs, tau0=tau0)), True)
+                                                                  n_epochs=args.epochs, **rate)), True)
     if not args.skip_batch:
         if "stc" in models:
             run("STC", "batch", lambda: SparseTopicalCoding(**params(SparseTopicalCoding, args.stc_init)), False)

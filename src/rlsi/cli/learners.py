@@ -201,14 +201,16 @@ def _stc_builder(class_name, extra, online, max_margin):
         if kw.get("dictionary_init") == "class" and not max_margin:
             raise RLSIError(f"--dictionary-init class needs labels; it is for --model "
                             f"{' or '.join(n for n, lrn in learners('fit-stc').items() if lrn.labels)}")
-        if kw.get("dictionary_step") == "lbfgs":
-            if online:
-                raise RLSIError("--dictionary-step lbfgs needs the word codes a batch model keeps; the online models "
-                                "take mm or projected")
+        if kw.get("dictionary_step") == "lbfgs" and not online:
             kw["keep_word_codes"] = True
         kw.update(lda_passes=args.lda_passes, n_jobs=args.jobs, verbose=0 if args.quiet else 1, **extra)
         if online:
-            kw.update(batch_size=args.batch_size, n_epochs=args.epochs, tau0=args.tau0)
+            kw["n_epochs"] = args.epochs
+            for key in ("batch_size", "tau0"):
+                if getattr(args, key) is not None:
+                    kw[key] = getattr(args, key)
+            if max_margin and args.svm_codes is not None:
+                kw["svm_codes"] = args.svm_codes
         if max_margin:
             kw["refit_C"] = args.refit_C
         return cls(**kw)

@@ -63,12 +63,17 @@ def register(sub):
                         "quote perplexities with it)")
     p.add_argument("--dictionary-step", choices=["mm", "projected", "lbfgs"], default=None,
                    help="mm: multiplicative majorise-minimise step (default); projected: Eq. (12); lbfgs: the "
-                        "released code's projected L-BFGS steps (batch models; keeps the word codes)")
+                        "released code's projected L-BFGS steps (batch models keep the word codes; online "
+                        "models keep each mini-batch's codes and move its terms)")
     p.add_argument("--max-iter", type=_common.positive_int, default=None, help="batch iterations (default 20)")
-    p.add_argument("--batch-size", type=_common.positive_int, default=64, help="online mini-batch size")
+    p.add_argument("--batch-size", type=_common.positive_int, default=None,
+                   help="online mini-batch size (default: the preset's, else 64)")
     p.add_argument("--epochs", type=_common.positive_int, default=1, help="online passes")
-    p.add_argument("--tau0", type=float, default=1.0,
-                   help="online models: τ0 of the learning rate τ0/(t + τ) (default 1)")
+    p.add_argument("--tau0", type=float, default=None,
+                   help="online models: τ0 of the learning rate τ0/(t + τ) (default: the preset's, else 1)")
+    p.add_argument("--svm-codes", choices=["joint", "label_free"], default=None,
+                   help="online MedSTC: the codes its Pegasos step on η sees: the hinge-shifted codes (joint, "
+                        "default) or each mini-batch's codes without labels (label_free)")
     p.add_argument("--delta", type=float, default=None, help="MedSTC loss Δ(y,y')=delta·1(y≠y') (default 3600)")
     p.add_argument("--C", type=float, default=None, help="MedSTC weight of each document's hinge loss (default 1)")
     p.add_argument("--dictionary-init", choices=["documents", "class", "lda", "uniform"], default=None,

@@ -152,10 +152,26 @@ def test_fit_stc_without_settings_keeps_the_class_defaults(tmp_path):
         assert getattr(model, name) == defaults[name], name
 
 
-def test_fit_stc_lbfgs_step_of_an_online_model_is_one_line_error(tmp_path, capsys):
+def test_fit_stc_lbfgs_step_and_svm_codes_reach_an_online_model(tmp_path):
+    from rlsi import io
+
     _corpus(tmp_path / "c.jsonl")
-    assert main(["-q", "fit-stc", str(tmp_path / "c.jsonl"), "-o", str(tmp_path / "m"), "--model", "ostc",
-                 "-k", "2", "--dictionary-step", "lbfgs"]) == 2
-    err = capsys.readouterr().err
-    assert "lbfgs" in err and len(err.strip().splitlines()) == 1
-    assert not (tmp_path / "m").exists()
+    out = tmp_path / "m"
+    assert main(["-q", "fit-stc", str(tmp_path / "c.jsonl"), "-o", str(out), "--model", "omedstc", "-k", "2",
+                 "--dictionary-step", "lbfgs", "--svm-codes", "label_free", "--tau0", "0.5", "--delta", "5",
+                 "--batch-size", "10", "--split-field", "split"]) == 0
+    model = io.load(out)["model"]
+    assert (model.dictionary_step, model.svm_codes, model.tau0) == ("lbfgs", "label_free", 0.5)
+
+
+def test_fit_stc_table2_preset_gives_the_online_row_unless_an_option_overrides_it(tmp_path):
+    from rlsi import io
+
+    _corpus(tmp_path / "c.jsonl")
+    for extra, batch_size in (([], 16), (["--batch-size", "10"], 10)):
+        out = tmp_path / f"m{batch_size}"
+        assert main(["-q", "fit-stc", str(tmp_path / "c.jsonl"), "-o", str(out), "--model", "omedstc", "-k", "2",
+                     "--settings", "table2", "--delta", "5", "--split-field", "split"] + extra) == 0
+        model = io.load(out)["model"]
+        assert (model.batch_size, model.tau0, model.svm_codes, model.dictionary_step) == \
+            (batch_size, 10.0, "label_free", "lbfgs")

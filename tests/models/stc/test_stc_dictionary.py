@@ -70,3 +70,22 @@ def test_lbfgs_fit_needs_the_word_codes_and_is_thread_independent():
     np.testing.assert_array_equal(fits[0].components_, fits[1].components_)
     np.testing.assert_array_equal(fits[0].doc_codes_, fits[1].doc_codes_)
     assert all(np.diff(fits[0].objective_) <= 1e-9 * abs(fits[0].objective_[0]))
+
+
+def test_projection_with_row_masses_is_the_scaled_simplex_projection():
+    rng = np.random.default_rng(4)
+    V = rng.normal(0, 1, (3, 20))
+    mass = np.array([0.2, 1.0, 0.05])
+    P = dictionary.project_mass_rows(V, 1e-30, mass)
+    np.testing.assert_allclose(P.sum(axis=1), mass, rtol=1e-12)
+    for v, p, m in zip(V, P, mass):
+        np.testing.assert_allclose(p, m * oracle.project_simplex(v / m), atol=1e-14)
+    np.testing.assert_array_equal(dictionary.project_mass_rows(V, 1e-6), dictionary.project_floor_rows(V, 1e-6))
+
+
+def test_lbfgs_with_row_masses_keeps_them_and_decreases_the_loss():
+    X, beta, S = _problem(5)
+    part = beta * np.array([0.3, 0.6, 0.9])[:, None]  # the columns of X are a part of a larger vocabulary
+    new, losses = dictionary.lbfgs_dictionary(X, part, S, 1e-3, mass=part.sum(axis=1), max_steps=50, tol=1e-12)
+    np.testing.assert_allclose(new.sum(axis=1), [0.3, 0.6, 0.9], rtol=1e-12)
+    assert new.min() > 0 and np.all(np.diff(losses) <= 1e-9 * abs(losses[0])) and losses[-1] < losses[0]

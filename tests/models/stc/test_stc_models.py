@@ -31,11 +31,13 @@ def test_batch_objective_is_non_increasing(collapsed, step):
     assert _on_simplex(m.components_)
 
 
-@pytest.mark.parametrize("step,normalize", [("mm", True), ("projected", True), ("projected", False)])
+@pytest.mark.parametrize("step,normalize", [("mm", True), ("projected", True), ("projected", False),
+                                            ("lbfgs", True)])
 def test_online_with_one_full_batch_and_unit_rate_is_one_batch_step(step, normalize):
     X, _ = planted_counts(n_docs=40, seed=3)
     common = dict(dictionary_step=step, normalize_gradient=normalize, random_state=7, max_sweeps=5)
-    batch = SparseTopicalCoding(3, max_iter=1, step_size=1.0, **common).fit(X)
+    kept = dict(keep_word_codes=True) if step == "lbfgs" else {}  # batch L-BFGS runs on the kept codes
+    batch = SparseTopicalCoding(3, max_iter=1, step_size=1.0, **common, **kept).fit(X)
     online = OnlineSTC(3, tau0=10.0, tau=10.0, **common)  # α_0 = τ0 / (0 + τ) = 1
     online.partial_fit(X)
     np.testing.assert_allclose(online.components_, batch.components_, rtol=1e-12, atol=1e-14)
@@ -49,6 +51,8 @@ def _separable(n_docs=90, seed=0):
 
 @pytest.mark.parametrize("cls,kw", [(MedSTC, dict(max_iter=15)),
                                     (OnlineMedSTC, dict(batch_size=15, n_epochs=6, tau0=1.0)),
+                                    (OnlineMedSTC, dict(batch_size=15, n_epochs=6, tau0=1.0,
+                                                        dictionary_step="lbfgs", svm_codes="label_free")),
                                     (MedSTC, dict(max_iter=15, hinge="linearized")),
                                     (MedSTC, dict(max_iter=15, dictionary_init="class")),
                                     (OnlineMedSTC, dict(batch_size=15, n_epochs=6, tau0=1.0,
@@ -174,13 +178,16 @@ def test_medstc_refit_C_is_chosen_by_cross_validation_on_the_training_codes():
             MedSTC(3, refit_C=bad).fit(X, y)
 
 
-@pytest.mark.parametrize("cls", [OnlineSTC, OnlineMedSTC])
+@pytest.mark.parametrize("cls,step,extra", [(OnlineSTC, "mm", {}), (OnlineMedSTC, "mm", {}),
+                                            (OnlineSTC, "lbfgs", {}),
+                                            (OnlineMedSTC, "lbfgs", {"svm_codes": "label_free"})])
 @pytest.mark.parametrize("batch_size", [1, 7])
-def test_online_fit_with_the_factored_dictionary_equals_the_dense_updates(cls, batch_size):
+def test_online_fit_with_the_factored_dictionary_equals_the_dense_updates(cls, step, extra, batch_size):
     # fit() keeps β as U·diag(c) and touches only each mini-batch's terms; the dense path (partial_fit's
     # _update) must give the same dictionary for the same start and document order
     X, y = planted_counts(n_docs=40, seed=4)
-    kw = dict(batch_size=batch_size, n_epochs=2, random_state=5, max_sweeps=5, tau0=1.0, tau=2.0)
+    kw = dict(batch_size=batch_size, n_epochs=2, random_state=5, max_sweeps=5, tau0=1.0, tau=2.0,
+              dictionary_step=step, **extra)
     fast = cls(3, **kw).fit(X, y)
     slow = cls(3, **kw)
     slow._validate_params()
@@ -345,3 +352,105 @@ def test_the_thread_count_changes_no_number(cls):
     assert seen and all(j == t for j, t in seen)
     np.testing.assert_array_equal(out[0][0], out[1][0])
     np.testing.assert_array_equal(out[0][1], out[1][1])
+
+
+def _lbfgs_reference_step(model, X, beta, alpha):
+    """The online ``"lbfgs"`` step written out: code the batch under β (word codes kept), L-BFGS on the batch's
+    loss over its terms with each topic's mass on them kept, blend with α — with the plain-numpy projection
+    of the oracle and the batch solver run on the batch's columns."""
+    from rlsi.models.stc import dictionary
+    from rlsi.oracle import stc as oracle
+
+    cols = np.unique(X.indices)
+    local = X[:, cols].tocsr()
+    sub = beta[:, cols]
+    theta = np.zeros((X.shape[0], model.n_components))
+    S = np.zeros((X.nnz, model.n_components))
+    model._code(local, sub, theta, S=S, want_grad=False)
+    mass = sub.sum(axis=1)
+    new, losses = dictionary.lbfgs_dictionary(local, sub, S, model.eps, mass=mass)
+    for row, m in zip(new, mass):  # on {x ≥ 1e-30 m, Σ x = m}: the scaled projection leaves it in place
+        np.testing.assert_allclose(row, m * oracle.project_simplex(row / m), rtol=1e-10, atol=1e-14)
+    assert losses[-1] <= losses[0]
+    out = np.array(beta)
+    out[:, cols] = (1 - alpha) * sub + alpha * new
+    return out, losses
+
+
+def test_online_lbfgs_step_moves_the_batch_terms_and_keeps_their_mass():
+    X, _ = planted_counts(n_docs=40, seed=11)
+    batch = X[:3]  # a mini-batch that misses some of the vocabulary
+    assert np.unique(batch.indices).size < X.shape[1]
+    m = OnlineSTC(3, dictionary_step="lbfgs", tau0=3.0, tau=10.0, max_sweeps=5, random_state=2)
+    m.partial_fit(batch)
+    start = OnlineSTC(3, dictionary_step="lbfgs", max_sweeps=5, random_state=2)
+    start._start(X.shape[1], batch)
+    beta0 = start.components_
+    ref, losses = _lbfgs_reference_step(start, batch, beta0, 3.0 / 10.0)
+    np.testing.assert_allclose(m.components_, ref, rtol=1e-12, atol=1e-15)
+    outside = np.setdiff1d(np.arange(X.shape[1]), batch.indices)
+    np.testing.assert_array_equal(m.components_[:, outside], beta0[:, outside])  # other terms untouched
+    assert _on_simplex(m.components_)
+    assert losses[-1] < losses[0]
+
+
+def test_online_lbfgs_is_refused_for_nothing_and_lbfgs_batch_still_needs_kept_codes():
+    X, _ = planted_counts(n_docs=30, seed=1)
+    OnlineSTC(3, dictionary_step="lbfgs", batch_size=10).fit(X)
+    with pytest.raises(RLSIError, match="keep_word_codes"):
+        SparseTopicalCoding(3, dictionary_step="lbfgs").fit(X)
+
+
+def _pegasos_reference(coef, theta, y, t, C, delta, n_train):
+    """One Pegasos step on ½‖η‖² + C Σ hinge_Δ (plain loops) and the projection on ‖η‖ ≤ √(2 C N Δ)."""
+    eta = np.array(coef)
+    sub = np.zeros_like(eta)
+    for d in range(theta.shape[0]):
+        scores = [delta * (c != y[d]) + eta[c] @ theta[d] - eta[y[d]] @ theta[d] for c in range(eta.shape[0])]
+        yhat = int(np.argmax(scores))
+        if yhat != y[d]:
+            sub[yhat] += theta[d]
+            sub[y[d]] -= theta[d]
+    eta = (1 - 1 / t) * eta - C * n_train / theta.shape[0] / t * sub
+    radius = np.sqrt(2 * C * n_train * delta)
+    norm = np.linalg.norm(eta)
+    return eta * radius / norm if norm > radius else eta
+
+
+@pytest.mark.parametrize("step", ["mm", "lbfgs"])
+def test_label_free_svm_codes_take_the_pegasos_step_on_the_codes_without_labels(step):
+    X, y = planted_counts(n_docs=30, seed=12)
+    kw = dict(C=0.5, delta=20.0, max_sweeps=5, random_state=1, dictionary_step=step, svm_codes="label_free")
+    m = OnlineMedSTC(3, **kw)
+    first, second = X[:10], X[10:20]
+    m.partial_fit(first, y[:10], classes=[0, 1, 2])
+    # first step: η⁰ = 0, the label-free codes of the batch under β⁰ (what transform gives)
+    ref = OnlineMedSTC(3, **kw)
+    ref._start(X.shape[1], first)
+    theta0 = ref.transform(first)
+    eta1 = _pegasos_reference(np.zeros((3, 3)), theta0, y[:10], 1, 0.5, 20.0, 10)
+    np.testing.assert_allclose(m.coef_, eta1, rtol=1e-10, atol=1e-10)
+    # second step: codes under the updated β, N = 20 documents seen
+    theta1 = m.transform(second)
+    m.partial_fit(second, y[10:20])
+    np.testing.assert_allclose(m.coef_, _pegasos_reference(eta1, theta1, y[10:20], 2, 0.5, 20.0, 20),
+                               rtol=1e-10, atol=1e-10)
+    assert np.linalg.norm(m.coef_) <= np.sqrt(2 * 0.5 * 20 * 20.0) * (1 + 1e-12)
+
+
+def test_joint_svm_codes_project_eta_on_the_pegasos_ball():
+    X, y = planted_counts(n_docs=30, seed=13)
+    m = OnlineMedSTC(3, C=5.0, delta=50.0, batch_size=10, max_sweeps=5, hinge="linearized",
+                     refit_classifier=False).fit(X, y)
+    assert np.linalg.norm(m.coef_) <= np.sqrt(2 * 5.0 * 30 * 50.0) * (1 + 1e-12)
+
+
+def test_svm_codes_is_validated_and_saved(tmp_path):
+    X, y = planted_counts(n_docs=30, seed=14)
+    with pytest.raises(RLSIError, match="svm_codes"):
+        OnlineMedSTC(3, svm_codes="shifted").fit(X, y)
+    m = OnlineMedSTC(3, batch_size=10, svm_codes="label_free", dictionary_step="lbfgs").fit(X, y)
+    rlsi.io.save(tmp_path / "m", model=m)
+    back = rlsi.io.load(tmp_path / "m")["model"]
+    assert back.svm_codes == "label_free" and back.dictionary_step == "lbfgs"
+    np.testing.assert_array_equal(back.predict(X), m.predict(X))

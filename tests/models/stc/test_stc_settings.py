@@ -22,7 +22,9 @@ def test_every_learner_takes_both_presets(cls):
         m = cls(**stc_params(name, cls))
         m._validate_params()
     assert "C" not in stc_params("released", SparseTopicalCoding)
-    assert stc_params("released", OnlineSTC).get("dictionary_step", "mm") == "mm"  # no stored codes online
+    # the online learners take the released solver on each mini-batch's codes (no keep_word_codes)
+    assert stc_params("released", OnlineSTC)["dictionary_step"] == "lbfgs"
+    assert "keep_word_codes" not in stc_params("released", OnlineMedSTC)
 
 
 def test_printed_values_and_overrides():
@@ -39,3 +41,12 @@ def test_table2_is_the_released_preset_with_the_documents_start():
     assert med == dict(stc_params("released", MedSTC), dictionary_init="documents", max_iter=10)
     assert (stc["dictionary_step"], stc["max_iter"], stc["dictionary_init"]) == ("projected", 4, "documents")
     assert "max_iter" not in stc_params("table2", OnlineSTC)
+
+
+def test_table2_online_rows():
+    med, stc = stc_params("table2", OnlineMedSTC), stc_params("table2", OnlineSTC)
+    assert (med["dictionary_step"], med["svm_codes"], med["batch_size"], med["tau0"], med["hinge"]) == \
+        ("lbfgs", "label_free", 16, 10.0, "linearized")
+    assert (stc["dictionary_step"], stc["batch_size"], stc["tau0"], stc["dictionary_init"]) == \
+        ("projected", 32, 1.0, "documents")
+    assert stc_params("released", OnlineMedSTC).get("svm_codes", "joint") == "joint"

@@ -16,7 +16,8 @@ Dictionary step, two choices (``dictionary_step``):
   online step blends ``β ← (1 − α_t) β + α_t β̂`` with β̂ the step on the mini-batch (convex: stays on the
   simplex and, with α = 1, is the batch step).
 * ``"lbfgs"``: the released code's solver, up to 20 projected L-BFGS steps on ℓ(S, ·) per iteration
-  (:mod:`rlsi.models.stc.dictionary`; batch STC with ``keep_word_codes=True``).
+  (:mod:`rlsi.models.stc.dictionary`; batch STC with ``keep_word_codes=True``; online, on each
+  mini-batch's codes and terms, blended like the majorise–minimise step: :mod:`rlsi.models.stc.online`).
 * ``"projected"``: the paper's projected gradient, Eq. (12): ``β ← Π_P(β − α G / n)``, G the gradient of
   the log-Poisson loss summed over the n coded documents, Π_P the row-wise Euclidean projection on the
   simplex (:func:`kernels.project_simplex_rows`, sort-based, O(M log M)); ``normalize_gradient`` scales
@@ -138,8 +139,8 @@ class STCBase(TopicModel):
     collapsed : bool, default False — collapsed STC (§4.2.1; θ marginalised, normal prior only).
     max_sweeps : int, default 30 — coordinate sweeps per document and coding pass.
     tol : float, default 1e-3 — a document stops when max|Δθ| ≤ tol·max θ.
-    dictionary_step : "mm" (default) or "projected" — the multiplicative majorise–minimise step or the
-        paper's projected gradient (module docstring).
+    dictionary_step : "mm" (default), "projected" or "lbfgs" — the multiplicative majorise–minimise step, the
+        paper's projected gradient or the released code's L-BFGS solver (module docstring).
     normalize_gradient : bool, default True — ``"projected"`` only: scale each topic's gradient to unit
         ℓ1 norm before the step (see :meth:`_dictionary_step`); False is Eq. (12) with the raw mean gradient.
     random_state : int, None or Generator — β initialisation (and document order online).
@@ -162,9 +163,9 @@ class STCBase(TopicModel):
         super()._validate_params()
         if self.collapsed and self.prior != "normal":
             raise RLSIError("collapsed=True marginalises θ under the normal prior; use prior='normal'")
-        if self.dictionary_step == "lbfgs" and not getattr(self, "keep_word_codes", False):
-            raise RLSIError("dictionary_step='lbfgs' evaluates the loss on the stored word codes: it needs batch "
-                            "STC with keep_word_codes=True")
+        if self.dictionary_step == "lbfgs" and not getattr(self, "keep_word_codes", True):
+            raise RLSIError("dictionary_step='lbfgs' evaluates the loss on the stored word codes: batch STC needs "
+                            "keep_word_codes=True (the online learners keep each mini-batch's codes)")
 
     # ------------------------------------------------------------------ initialisation
     def _init_beta(self, n_features, X=None, y=None):

@@ -84,6 +84,12 @@ def project_floor_rows(B, floor):
     return out
 
 
+def _dot(a, b):
+    """``aᵀb`` of two flat vectors without BLAS: a mini-batch's vectors are small, and a multithreaded BLAS
+    call on them waits for its threads (20 times slower on a loaded 2-core machine)."""
+    return float(np.multiply(a, b).sum())
+
+
 def term_order(X):
     """``(term_ptr, order)`` of :func:`loss_and_gradient` for the CSR X (stable: document order per term)."""
     order = np.argsort(X.indices, kind="stable").astype(np.int64)
@@ -92,16 +98,29 @@ def term_order(X):
     return term_ptr, order
 
 
+def project_mass_rows(B, floor, mass=None):
+    """Every row k of B (K x M) projected on ``{x ≥ floor·m_k, Σ x = m_k}`` (``mass`` m, K; all 1 when None):
+    ``m_k Π(B_k / m_k)`` with Π of :func:`project_floor_rows` (a new array)."""
+    if mass is None:
+        return project_floor_rows(B, floor)
+    m = np.maximum(np.asarray(mass, dtype=np.float64), np.finfo(np.float64).tiny)[:, None]  # a massless row stays ~0
+    return np.ascontiguousarray(m * project_floor_rows(np.ascontiguousarray(B / m), floor))
+
+
 def lbfgs_dictionary(X, beta, S, eps, *, max_steps=LBFGS_MAX_STEPS, tol=LBFGS_TOL, floor=LBFGS_FLOOR,
-                     memory=LBFGS_MEMORY, order=None):
+                     memory=LBFGS_MEMORY, order=None, mass=None):
     """Up to ``max_steps`` projected L-BFGS steps on ℓ(S, ·) from β (K x M); returns ``(β', losses)``.
 
     ``losses``: ℓ at the start and after each accepted step (non-increasing). Stops when a step changes ℓ
-    by less than ``tol`` relatively, or when no step length in 30 halvings decreases it."""
+    by less than ``tol`` relatively, or when no step length in 30 halvings decreases it.
+
+    ``mass`` (K, positive; default all 1): the rows live on ``{x ≥ floor·m_k, Σ x = m_k}`` instead of the
+    simplex — the columns of X are then a part of the vocabulary (a mini-batch's terms) and m_k the mass
+    topic k gives them, which the step keeps (the online learners' ``"lbfgs"`` step, online.py)."""
     term_ptr, order = term_order(X) if order is None else order
     data = X.data
     K, M = beta.shape
-    x = np.ascontiguousarray(project_floor_rows(np.ascontiguousarray(beta, dtype=np.float64), floor).T)  # M x K
+    x = np.ascontiguousarray(project_mass_rows(np.ascontiguousarray(beta, dtype=np.float64), floor, mass).T)  # M x K
     g = np.empty_like(x)
     f = loss_and_gradient(term_ptr, order, data, x, S, eps, g)
     losses = [f]
@@ -112,22 +131,22 @@ def lbfgs_dictionary(X, beta, S, eps, *, max_steps=LBFGS_MAX_STEPS, tol=LBFGS_TO
         q = g.ravel().copy()
         alphas = []
         for s_, y_, rho_ in reversed(pairs):
-            a = rho_ * float(s_ @ q)
+            a = rho_ * _dot(s_, q)
             q -= a * y_
             alphas.append(a)
         if pairs:
             s_, y_, _ = pairs[-1]
-            q *= float(s_ @ y_) / float(y_ @ y_)
+            q *= _dot(s_, y_) / _dot(y_, y_)
         else:
             q *= float(np.abs(x).max()) / max(float(np.abs(g).max()), 1e-300)
         for (s_, y_, rho_), a in zip(pairs, reversed(alphas)):
-            b = rho_ * float(y_ @ q)
+            b = rho_ * _dot(y_, q)
             q += (a - b) * s_
         d = -q.reshape(x.shape)
         t = 1.0
         accepted = False
         for _ in range(30):
-            trial = np.ascontiguousarray(project_floor_rows(np.ascontiguousarray((x + t * d).T), floor).T)
+            trial = np.ascontiguousarray(project_mass_rows(np.ascontiguousarray((x + t * d).T), floor, mass).T)
             f_new = loss_and_gradient(term_ptr, order, data, trial, S, eps, g_new)
             if f_new <= f + 1e-4 * float(np.sum(g * (trial - x))):
                 accepted = True
@@ -140,7 +159,7 @@ def lbfgs_dictionary(X, beta, S, eps, *, max_steps=LBFGS_MAX_STEPS, tol=LBFGS_TO
             continue
         s_vec = (trial - x).ravel()
         y_vec = (g_new - g).ravel()
-        sy = float(s_vec @ y_vec)
+        sy = _dot(s_vec, y_vec)
         if sy > 0.0:
             pairs.append((s_vec, y_vec, 1.0 / sy))
             if len(pairs) > memory:

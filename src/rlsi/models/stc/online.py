@@ -4,9 +4,16 @@ Each mini-batch is coded with β fixed (numba, documents in parallel; word codes
 per-thread workspace) and β takes one step with ``α_t = τ0 / (t + τ)``, t the number of mini-batches seen
 so far (Theorem 2's schedule; the paper sets τ = 10 and tunes τ0 per batch size, smaller for larger
 batches): by default ``β ← (1 − α_t) β + α_t β̂_t``, β̂_t the majorise–minimise step on the mini-batch
-(α_t is capped at 1; with 1/t rates this averages the mini-batch solutions), or with
-``dictionary_step="projected"`` the paper's ``β ← Π_P(β − α_t G_t / |batch|)``. With one mini-batch of
-the whole corpus and α = 1 either is exactly one dictionary step of batch STC (tested).
+(α_t is capped at 1; with 1/t rates this averages the mini-batch solutions), with
+``dictionary_step="projected"`` the paper's ``β ← Π_P(β − α_t G_t / |batch|)``, or with
+``dictionary_step="lbfgs"`` the same blend with β̂_t from the released code's solver (projected L-BFGS,
+:func:`rlsi.models.stc.dictionary.lbfgs_dictionary`) on the mini-batch's loss ℓ(S_t, ·), its word codes
+S_t kept while the mini-batch is processed. The mini-batch's loss involves only the columns of its terms
+and says nothing about how a topic's mass divides between them and the rest of the vocabulary (the rest
+costs nothing), so the L-BFGS step moves β on the batch's terms only and keeps the mass each topic gives
+them: each row of β[:, terms] lives on ``{x ≥ 10⁻³⁰ m_k, Σ x = m_k}``, m_k its mass before the step. With
+one mini-batch of the whole corpus and α = 1 each step is exactly one dictionary step of batch STC (tested;
+for ``"lbfgs"`` batch STC with ``keep_word_codes=True``).
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ import scipy.sparse as sp
 
 from ..._params import Choice, Integer, Real
 from ...io import register
-from . import kernels
+from . import dictionary, kernels
 from .core import STCBase, check_counts, check_training_counts, log, with_threads
 
 
@@ -29,6 +36,8 @@ class OnlineSTC(STCBase):
     batch_size : int, default 64 — documents per mini-batch.
     n_epochs : int, default 1 — passes over X in ``fit`` (documents shuffled each pass).
     tau0, tau : floats, default 1.0 and 10.0 — the learning rate ``α_t = τ0/(t + τ)``.
+    dictionary_step : "mm" (default), "projected" or "lbfgs" — the step of each mini-batch (module
+        docstring; "lbfgs" keeps the word codes of the mini-batch, nnz(batch) x K, while it is processed).
     dictionary_init : "documents" (default) or "lda" — β⁰ as in :class:`SparseTopicalCoding` (outside the
         paper); online, "lda" fits the LDA on all of X in ``fit``, on the first mini-batch in ``partial_fit``.
     lda_passes : int, default 10 — batch passes of that LDA fit (as in :class:`SparseTopicalCoding`).
@@ -69,9 +78,9 @@ class OnlineSTC(STCBase):
         self.verbose = verbose
 
     def learning_rate(self, t):
-        """α_t = τ0 / (t + τ) (at most 1 for the blended ``"mm"`` step)."""
+        """α_t = τ0 / (t + τ) (at most 1 for the blended ``"mm"`` and ``"lbfgs"`` steps)."""
         a = self.tau0 / (t + self.tau)
-        return min(a, 1.0) if self.dictionary_step == "mm" else a
+        return a if self.dictionary_step == "projected" else min(a, 1.0)
 
     def _start(self, M, X=None, y=None):
         self.n_features_in_ = M
@@ -91,11 +100,11 @@ class OnlineSTC(STCBase):
     def _epochs(self, X, y):
         rng = np.random.default_rng(self.random_state)
         t0 = time.perf_counter()
-        # "mm" step: the dictionary is kept as βᵀ = U · diag(c) (see _LazyDictionary) so that a small
-        # mini-batch costs O(K · its vocabulary), not O(K · M): the blend (1 − α) β + α β̂ only rescales c
-        # and adds β̂ on the batch's terms. The projected step needs whole rows (the projection), so it
-        # keeps the dense path.
-        lazy = _LazyDictionary(self.components_) if self.dictionary_step == "mm" else None
+        # "mm" and "lbfgs" steps: the dictionary is kept as βᵀ = U · diag(c) (see _LazyDictionary) so that a
+        # small mini-batch costs O(K · its vocabulary), not O(K · M): the blend (1 − α) β + α β̂ only rescales
+        # c and adds β̂ on the batch's terms ("mm"), or rewrites the batch's terms ("lbfgs"). The projected
+        # step needs whole rows (the projection), so it keeps the dense path.
+        lazy = None if self.dictionary_step == "projected" else _LazyDictionary(self.components_)
         for epoch in range(self.n_epochs):
             order = rng.permutation(X.shape[0])
             for a in range(0, len(order), self.batch_size):
@@ -125,7 +134,14 @@ class OnlineSTC(STCBase):
         return self
 
     def _update(self, X, y):
+        if self.dictionary_step == "lbfgs":
+            beta = np.array(self.components_, dtype=np.float64)
+            cols, local = _local_columns(X)
+            beta[:, cols] = self._lbfgs_step(local, np.ascontiguousarray(beta[:, cols]), X, y, len(cols) == beta.shape[1])
+            self._set_components(beta)
+            return
         beta = np.asarray(self.components_, dtype=np.float64)
+        self._before_coding(X, beta, y)
         theta = np.zeros((X.shape[0], self.n_components))
         G, B, f, sweeps, zeros, cols = self._code(X, beta, theta, want_grad=True, **self._supervision(X, y))
         self.word_code_sparsity_ = float(zeros.sum() / max(X.nnz * self.n_components, 1))
@@ -138,10 +154,15 @@ class OnlineSTC(STCBase):
 
     def _update_lazy(self, lazy, X, y):
         """:meth:`_update` on the factored dictionary: the same arithmetic (codes of the batch under β,
-        the majorise–minimise step on the batch's terms, the blend with α_t), touching only those terms."""
-        cols = np.unique(X.indices)
-        local = sp.csr_matrix((X.data, np.searchsorted(cols, X.indices), X.indptr), shape=(X.shape[0], len(cols)))
+        the majorise–minimise or L-BFGS step on the batch's terms, the blend with α_t), touching only those
+        terms."""
+        cols, local = _local_columns(X)
         betaT = lazy.rows(cols)  # (|cols|, K) = β[:, cols]ᵀ
+        if self.dictionary_step == "lbfgs":
+            lazy.assign(cols, self._lbfgs_step(local, np.ascontiguousarray(betaT.T), X, y,
+                                               len(cols) == lazy.U.shape[0]))
+            return
+        self._before_coding(local, betaT.T, y)
         theta = np.zeros((X.shape[0], self.n_components))
         G, B, f, sweeps, zeros, _ = self._code(local, betaT.T, theta, want_grad=True,
                                                **self._supervision(X, y))
@@ -157,14 +178,44 @@ class OnlineSTC(STCBase):
         self.n_batches_ += 1
         self.n_docs_seen_ += X.shape[0]
 
+    def _lbfgs_step(self, local, sub, X, y, whole):
+        """``"lbfgs"``: code the mini-batch (``local``: its counts on its own terms, ``sub`` = β on them,
+        K x |terms|) keeping its word codes, then ``(1 − α_t) sub + α_t β̂`` with β̂ the projected L-BFGS
+        solution of ℓ(S_t, ·) that keeps each topic's mass on these terms (all of β's rows sum to 1 when
+        ``whole``: the batch has every term, and the rows are projected on the simplex as in batch STC)."""
+        self._before_coding(local, sub, y)
+        theta = np.zeros((X.shape[0], self.n_components))
+        S = np.zeros((X.nnz, self.n_components))
+        _, _, f, _, zeros, _ = self._code(local, sub, theta, S=S, want_grad=False, **self._supervision(X, y))
+        self.word_code_sparsity_ = float(zeros.sum() / max(X.nnz * self.n_components, 1))
+        self.last_objective_ = float(f.sum())
+        alpha = self.learning_rate(self.n_batches_)
+        new, _ = dictionary.lbfgs_dictionary(local, sub, S, float(self.eps),
+                                             mass=None if whole else sub.sum(axis=1))
+        out = new if alpha == 1.0 else (1.0 - alpha) * sub + alpha * new
+        self._after_update(X, y, theta, alpha)
+        self.n_batches_ += 1
+        self.n_docs_seen_ += X.shape[0]
+        return out
+
     def _supervision(self, X, y):
         return {}
+
+    def _before_coding(self, X, beta, y):
+        """Called with each mini-batch (X on the columns of ``beta``, K x those columns) before it is coded."""
 
     def _init_labels(self, y):
         return None
 
     def _after_update(self, X, y, theta, alpha):
         pass
+
+
+def _local_columns(X):
+    """``(cols, local)``: the terms of the mini-batch X (sorted) and X on those columns only."""
+    cols = np.unique(X.indices)
+    local = sp.csr_matrix((X.data, np.searchsorted(cols, X.indices), X.indptr), shape=(X.shape[0], len(cols)))
+    return cols, local
 
 
 class _LazyDictionary:
@@ -198,6 +249,10 @@ class _LazyDictionary:
         if self.c[ks].min() < 1e-200:
             self.U *= self.c
             self.c[:] = 1.0
+
+    def assign(self, cols, values):
+        """β[:, cols] ← values (K x |cols|)."""
+        self.U[cols] = values.T / self.c
 
     def dense(self):
         """β (K x M)."""
