@@ -145,8 +145,8 @@ def main(argv=None):
                     help="also held-out perplexity and word-code sparsity vs scikit-learn's online LDA")
     ap.add_argument("--sparsity", action="store_true", help="word-code sparsity of the test split per row")
     ap.add_argument("--stc-init", choices=["documents", "lda", "uniform"], default=None,
-                    help="STC's β⁰ (batch and online): random documents (default) or scikit-learn LDA's topics "
-                         "(outside the paper)")
+                    help="STC's β⁰ (batch and online): random documents or scikit-learn LDA's topics (outside the "
+                         "paper, label-free); default the preset's (printed: documents, released: uniform, table2: lda)")
     ap.add_argument("--med-init", choices=["documents", "class", "lda", "uniform"], default=None,
                     help="MedSTC's β⁰: random documents (default) or documents of one class per topic (outside "
                          "the paper)")

@@ -36,10 +36,10 @@ def test_printed_values_and_overrides():
         stc_params("printed", SparseTopicalCoding, C=1.0)
 
 
-def test_table2_is_the_released_preset_with_the_documents_start():
+def test_table2_is_the_released_preset_with_the_documents_start_and_lda_for_unsupervised_stc():
     med, stc = stc_params("table2", MedSTC), stc_params("table2", SparseTopicalCoding)
     assert med == dict(stc_params("released", MedSTC), dictionary_init="documents", max_iter=10)
-    assert (stc["dictionary_step"], stc["max_iter"], stc["dictionary_init"]) == ("projected", 4, "documents")
+    assert (stc["dictionary_step"], stc["max_iter"], stc["dictionary_init"]) == ("projected", 4, "lda")
     assert "max_iter" not in stc_params("table2", OnlineSTC)
 
 
@@ -48,5 +48,6 @@ def test_table2_online_rows():
     assert (med["dictionary_step"], med["svm_codes"], med["batch_size"], med["tau0"], med["hinge"]) == \
         ("lbfgs", "label_free", 16, 10.0, "linearized")
     assert (stc["dictionary_step"], stc["batch_size"], stc["tau0"], stc["dictionary_init"]) == \
-        ("projected", 32, 1.0, "documents")
+        ("projected", 32, 1.0, "lda")
+    assert stc_params("table2", OnlineMedSTC)["dictionary_init"] == "documents"
     assert stc_params("released", OnlineMedSTC).get("svm_codes", "joint") == "joint"
