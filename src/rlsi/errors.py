@@ -7,9 +7,11 @@ bug in rlsi.
 
 ``RLSIError`` derives from ``ValueError`` so that code following scikit-learn conventions (which expects
 ``ValueError`` for bad parameters or data) keeps working.
-"""
 
-from sklearn.exceptions import NotFittedError as _SkNotFittedError
+:class:`NotFittedError` is also scikit-learn's ``NotFittedError``; it is made on first use (PEP 562), so
+that importing this module (the ``rlsi`` command does, before parsing its arguments) does not import
+scikit-learn.
+"""
 
 
 class RLSIError(ValueError):
@@ -24,9 +26,22 @@ class CorpusError(RLSIError):
     """A corpus file or folder is missing, unreadable, or holds no usable document."""
 
 
-class NotFittedError(RLSIError, _SkNotFittedError):
-    """A model, vectorizer, matcher or index was used before ``fit`` (or loading).
+def _not_fitted_error():
+    from sklearn.exceptions import NotFittedError as _SkNotFittedError
 
-    Both an :class:`RLSIError` (the CLI prints it as one line) and scikit-learn's ``NotFittedError``
-    (code written for scikit-learn catches it as usual).
-    """
+    class NotFittedError(RLSIError, _SkNotFittedError):
+        """A model, vectorizer, matcher or index was used before ``fit`` (or loading).
+
+        Both an :class:`RLSIError` (the CLI prints it as one line) and scikit-learn's ``NotFittedError``
+        (code written for scikit-learn catches it as usual).
+        """
+
+    NotFittedError.__module__, NotFittedError.__qualname__ = __name__, "NotFittedError"
+    return NotFittedError
+
+
+def __getattr__(name):
+    if name == "NotFittedError":
+        cls = globals()["NotFittedError"] = _not_fitted_error()
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,20 +1,18 @@
 """Helpers shared by the sub-commands: argument groups, model directories, output checks and files.
 
 Every command checks its inputs and where its output goes before any work (:mod:`rlsi.cli._output`), and
-writes through :mod:`rlsi.io.atomic` (whole or not at all).
+writes through :mod:`rlsi.io.atomic` (whole or not at all). Like every module of :mod:`rlsi.cli` it imports
+the library only inside the functions that run a command (:mod:`rlsi.cli._choices`).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 
-import numpy as np
-
-from .. import io
 from ..errors import RLSIError
-from ..models.batch import REPRESENTATIONS, TOPIC_SWEEPS
-from ..models.regularization import DEFAULT_LAMBDA1, DEFAULT_LAMBDA2, INITS, LAMBDA1_SCALES
-from ..models.penalties import PENALTIES
+from ._choices import (DEVICES, FEATURES, INITS, LAMBDA1_SCALES, PENALTIES, READING, REPRESENTATIONS,
+                       TOPIC_SWEEPS)
 
 
 def positive_int(text):
@@ -52,7 +50,7 @@ def non_negative_float(text):
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not np.isfinite(value) or value < 0:
+    if not math.isfinite(value) or value < 0:
         raise argparse.ArgumentTypeError(f"{text} must be a finite number >= 0")
     return value
 
@@ -73,12 +71,21 @@ def add_text_arguments(parser):
 
 
 def make_vectorizer(args):
+    import numpy as np
+
     from ..text import TfidfVectorizer
 
     return TfidfVectorizer(stop_words=None if args.no_stop_words else "english",
                            stemmer="english" if args.stem else None, min_df=args.min_df,
                            norm=None if args.no_norm else "l2",
                            dtype=np.dtype(args.dtype).type)
+
+
+def reading(texts, args, desc="vectorizing"):
+    """``texts`` with a progress bar in documents/s while a vectorizer reads them (unless ``-q``)."""
+    from .._progress import progress_iter
+
+    return progress_iter(texts, desc, verbose=not getattr(args, "quiet", False))
 
 
 def text_fields(args):
@@ -92,18 +99,18 @@ def add_model_arguments(parser):
     """Options of the RLSI objective shared by batch and online learning."""
     g = parser.add_argument_group("model")
     g.add_argument("-k", "--topics", type=positive_int, default=20, help="number of topics K (default: 20)")
-    g.add_argument("--lambda1", type=non_negative_float, default=None,
-                   help=f"topic regularization λ1 (default: {DEFAULT_LAMBDA1:g} per 1000 documents, 0.05 for the group "
-                        "models; larger is sparser; see --lambda1-scale)")
-    g.add_argument("--lambda2", type=non_negative_float, default=None,
-                   help=f"document regularization λ2 (default: {DEFAULT_LAMBDA2:g}, topics and document vectors "
-                        "a classifier can use; 1 for the group models and in the paper: sparser topics, smaller "
-                        "vectors)")
-    g.add_argument("--lambda1-scale", choices=list(LAMBDA1_SCALES), default="per_doc",
+    g.add_argument("--lambda1", type=non_negative_float, default=READING[0],
+                   help=f"topic regularization λ1 (default: {READING[0]:g} per 1000 documents, topics of tens to "
+                        "hundreds of terms to read; larger is sparser; see --lambda1-scale)")
+    g.add_argument("--lambda2", type=non_negative_float, default=READING[1],
+                   help=f"document regularization λ2 (default: {READING[1]:g}, as in the paper; for document "
+                        f"vectors made to be features, as the Python estimators' defaults: --lambda1 "
+                        f"{FEATURES[0]:g} --lambda2 {FEATURES[1]:g})")
+    g.add_argument("--lambda1-scale", choices=LAMBDA1_SCALES, default="per_doc",
                    help="per_doc: λ1 is per 1000 documents (size-independent, default); "
                         "paper: λ1 of Eq. (1) as in the TOIS paper (its λ1=0.5 suits ~30k documents)")
-    g.add_argument("--topic-penalty", choices=list(PENALTIES), default="l1", help="penalty on topics U")
-    g.add_argument("--doc-penalty", choices=list(PENALTIES), default="l2", help="penalty on documents V")
+    g.add_argument("--topic-penalty", choices=PENALTIES, default="l1", help="penalty on topics U")
+    g.add_argument("--doc-penalty", choices=PENALTIES, default="l2", help="penalty on documents V")
     g.add_argument("--seed", type=non_negative_int, default=0, help="random seed >= 0 (default: 0)")
     g.add_argument("--jobs", type=jobs_count, default=None, help="threads (default: all cores)")
 
@@ -113,11 +120,11 @@ def add_batch_arguments(parser):
     g.add_argument("--max-iter", type=positive_int, default=100, help="outer iterations (default: 100)")
     g.add_argument("--tol", type=non_negative_float, default=1e-4,
                    help="stop when the objective improves by less than this share (default: 1e-4)")
-    g.add_argument("--init", choices=list(INITS), default="docs", help="initialization (default: docs)")
+    g.add_argument("--init", choices=INITS, default="docs", help="initialization (default: docs)")
     g.add_argument("--terms-per-topic", type=positive_int, default=None, metavar="N",
                    help="ask for sparsity instead of λ1: search the λ1 that gives about N terms per topic "
                         "(the λ1 found is printed; --lambda1 is then ignored)")
-    g.add_argument("--topic-representation", choices=list(REPRESENTATIONS), default="auto",
+    g.add_argument("--topic-representation", choices=REPRESENTATIONS, default="auto",
                    help="how the fit holds the topics: auto (sparse, dense above 5%% non-zero; default), "
                         "sparse or dense; the result is the same")
     # no stored default: batch and online fits take the learner's own (TOPIC_SWEEPS) when it is absent
@@ -129,10 +136,8 @@ def add_batch_arguments(parser):
 
 def add_device_arguments(parser):
     """``--device``: where BatchRLSI / OnlineRLSI run (:mod:`rlsi.gpu`; docs/gpu.md)."""
-    from ..gpu.backend import DEVICES
-
     g = parser.add_argument_group("device")
-    g.add_argument("--device", choices=list(DEVICES), default=None, metavar="DEVICE",
+    g.add_argument("--device", choices=DEVICES, default=None, metavar="DEVICE",
                    help="where --model rlsi runs, batch or --online: cpu (the host, default), cuda (a CUDA card "
                         "with CuPy, float32; pip install \"rlsi[gpu]\"), cuda:float64, or numpy (the device "
                         "code path on numpy: tests); with --resume the saved model's device unless given. "
@@ -155,7 +160,7 @@ def topic_sweeps(text):
 
 
 def batch_model_from_args(args, quiet):
-    from ..models import BatchRLSI
+    from ..models.batch import BatchRLSI
 
     params = dict(n_components=args.topics, lambda1_scale=args.lambda1_scale,
                   topic_penalty=args.topic_penalty, doc_penalty=args.doc_penalty, max_iter=args.max_iter,
@@ -168,7 +173,7 @@ def batch_model_from_args(args, quiet):
 
 
 def regularization_from_args(args):
-    """``lambda1`` and ``lambda2`` where given on the command line (absent: the learner's own default)."""
+    """``lambda1`` and ``lambda2`` of the command line (their defaults: :data:`rlsi.cli._choices.READING`)."""
     return {name: getattr(args, name) for name in ("lambda1", "lambda2") if getattr(args, name, None) is not None}
 
 
@@ -182,6 +187,8 @@ def checked(model):
 
 def load_model_dir(path):
     """Return ``(model, vectorizer, bundle)`` from a directory written by ``rlsi fit``."""
+    from .. import io
+
     bundle = io.load(path)
     if "model" not in bundle:
         raise RLSIError(f"{path} holds no topic model (components: {sorted(bundle)})")
@@ -190,11 +197,15 @@ def load_model_dir(path):
 
 def write_text_atomic(path, text):
     """Write ``text`` to ``path`` whole or not at all (:func:`rlsi.io.atomic.write_text`)."""
+    from .. import io
+
     io.write_text(path, text)
 
 
 def save_npy_atomic(path, array):
     """Save ``array`` as ``.npy`` whole or not at all (:func:`rlsi.io.atomic.save_npy`)."""
+    from .. import io
+
     io.save_npy(path, array)
 
 

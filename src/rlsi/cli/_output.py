@@ -12,32 +12,37 @@ escaping of text taken from files (ids, terms) in human-readable output.
 
 from __future__ import annotations
 
-from ..io import kinds
-from ..io.kinds import require_model_folder
-
 __all__ = ["model_destination", "matrix_destination", "index_destination", "file_destination", "fit_inputs",
            "resume_fingerprint", "require_model_folder", "printable", "printable_all"]
 
 
 def model_destination(path, reads=()):
     """A model folder to write (``rlsi fit``, ``rlsi fit-stc``)."""
+    from ..io import kinds
+
     return kinds.check_destination(path, kind="model", reads=reads)
 
 
 def matrix_destination(path, reads=()):
     """A matrix directory to write (``rlsi synth``, ``rlsi ingest``)."""
+    from ..io import kinds
+
     return kinds.check_destination(path, kind="matrix", reads=reads)
 
 
 def index_destination(model_dir, reads=()):
     """The model folder an index is saved into (``rlsi index``, ``rlsi search --save-index``)."""
-    require_model_folder(model_dir)
+    from ..io import kinds
+
+    kinds.require_model_folder(model_dir)
     return kinds.check_destination(model_dir, kind="index", reads=reads, what="MODEL_DIR",
                                    remedy="give the model folder written by 'rlsi fit'")
 
 
 def file_destination(path, reads=(), what="output"):
     """An output file (``rlsi transform -o``, ``rlsi evaluate --json``)."""
+    from ..io import kinds
+
     return kinds.check_file_destination(path, reads=reads, what=what)
 
 
@@ -82,9 +87,18 @@ def resume_fingerprint(resume, output):
     resumes of one folder at once cannot both save, the second finds the folder changed and refuses."""
     import os
 
+    from ..io import kinds
+
     if os.path.realpath(resume) != os.path.realpath(output):
         return None
     return kinds.fingerprint(resume)
+
+
+def require_model_folder(path):
+    """A search index attaches only to a model folder (:func:`rlsi.io.kinds.require_model_folder`)."""
+    from ..io import kinds
+
+    return kinds.require_model_folder(path)
 
 
 def printable_all(texts) -> list:

@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import time
 
-from ..datasets import demo_corpus_path
-from ..models import BatchRLSI
-from ..quality import avg_compactness, format_topics, quality_report
-from ..text import TfidfVectorizer, read_jsonl
 from . import _common
 
 
@@ -27,6 +23,11 @@ def register(sub):
 
 
 def run(args):
+    from ..datasets import demo_corpus_path
+    from ..models.batch import BatchRLSI
+    from ..quality import avg_compactness, format_topics, quality_report
+    from ..text import TfidfVectorizer, read_jsonl
+
     start = time.perf_counter()
     corpus = read_jsonl(demo_corpus_path())
     vectorizer = TfidfVectorizer(stemmer="english", min_df=2)

@@ -11,9 +11,7 @@ from __future__ import annotations
 import logging
 import time
 
-from .. import io
 from ..errors import RLSIError
-from ..text import read_corpus
 from . import _common, _output, scale as _scale
 from ._dask import add_dask_arguments, fit_dask, fit_dask_files
 from ._online import add_online_arguments, fit_online_from_args, load_resumable, resume_online
@@ -49,6 +47,8 @@ def register(sub):
 
 
 def run(args):
+    from ..text import read_corpus
+
     output = args.output or args.resume
     if output is None:
         raise RLSIError("give the model directory to write with -o MODEL_DIR")
@@ -68,7 +68,7 @@ def run(args):
                           quiet=args.quiet)
     corpus = read_corpus(args.corpus[0], text_fields=fields)
     vectorizer = _common.make_vectorizer(args)
-    X = vectorizer.fit_transform(corpus.texts)
+    X = vectorizer.fit_transform(_common.reading(corpus.texts, args))
     log.info("vectorized %d documents x %d terms (%d non-zeros)", X.shape[0], X.shape[1], X.nnz)
     _common.check_learnable(X, X.shape[0])
     y = learner.targets(args, corpus)
@@ -83,6 +83,9 @@ def run(args):
 
 
 def _resume(args, output, fields):
+    from .. import io
+    from ..text import read_corpus
+
     start = time.perf_counter()
     if len(args.corpus) > 1:
         raise RLSIError("--resume continues on one corpus file; concatenate the files or resume once per file")

@@ -13,9 +13,8 @@ from __future__ import annotations
 import json
 
 from ..errors import RLSIError
-from ..text.labels import UNLABELED_POLICIES
-from ..text.labels import document_labels as _document_labels
 from . import _common
+from ._choices import UNLABELED_POLICIES
 
 #: The remedy named when documents have no label, in the CLI's words.
 UNLABELED_REMEDY = "label them, use --unlabeled own-class, or --classes kmeans:P"
@@ -36,6 +35,8 @@ def add_group_arguments(parser):
 
 def document_labels(values, field, unlabeled="error"):
     """One label per document from the raw field values (:func:`rlsi.text.labels.document_labels`)."""
+    from ..text.labels import document_labels as _document_labels
+
     return _document_labels(values, field, unlabeled, remedy=UNLABELED_REMEDY)
 
 

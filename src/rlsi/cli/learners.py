@@ -17,11 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-import numpy as np
-
-from .. import io
 from ..errors import RLSIError
-from ..quality import avg_compactness
 from . import _common
 from ._online import online_model_from_args
 from .group import add_group_arguments, group_labels_from_args, group_model_from_args
@@ -36,6 +32,8 @@ MODES = {"batch": "in batch on this machine", "online": "--online", "dask": "--b
 
 def topic_model_summary(model, n_docs, n_terms, elapsed):
     """The lines ``rlsi fit`` prints after fitting a topic model (RLSI, online RLSI, group models)."""
+    from ..quality import avg_compactness
+
     dead = len(model.dead_topics())
     steps = f"{model.n_batches_} mini-batches" if hasattr(model, "n_batches_") else \
         f"{getattr(model, 'n_iter_', '?')} iterations"
@@ -146,6 +144,8 @@ def check_modes(learner, modes):
 
 def report_fit(learner, output, components, n_docs, n_terms, start, *, quiet):
     """Save ``components`` into ``output`` and, unless quiet, print the learner's summary."""
+    from .. import io
+
     io.save(output, **components)
     if not quiet:
         for line in learner.summary(components["model"], n_docs, n_terms, time.perf_counter() - start):
@@ -176,6 +176,8 @@ for _name, _what in (("grlsi", "GroupRLSI, shared and class topics"), ("gnmf", "
 # ------------------------------------------------------------------ rlsi fit-stc
 def stc_labels(args, corpus):
     """The class label (str) of each document of ``corpus`` from ``--label-field``."""
+    import numpy as np
+
     values = corpus.fields.get(args.label_field)
     if values is None:
         raise RLSIError(f"the corpus has no field {args.label_field!r}; check --label-field")

@@ -6,9 +6,18 @@ returning an exit status). ``COMMAND_MODULES`` is the one list of them: ``--help
 
 Errors: an :class:`rlsi.errors.RLSIError` (bad input) is printed as one line ``rlsi: error: ...`` and
 exits with status 2; nothing partial is written because every writer goes through a temporary
-file or directory that is renamed into place only when complete (see :mod:`rlsi.io.atomic`). Ctrl-C
-prints ``rlsi: interrupted`` and exits with status 130, also during the start-up imports (this module
-imports nothing heavy before :func:`main` runs, so the interruption is caught there).
+file or directory that is renamed into place only when complete (see :mod:`rlsi.io.atomic`). A usage
+error (an unknown option, a bad value) is one line too, with the help to read (:class:`Parser`). Ctrl-C
+prints ``rlsi: interrupted`` and exits with status 130 wherever it lands: in the library, in a numba
+kernel (which reports it as a ``SystemError`` caused by the ``KeyboardInterrupt``) or during the imports.
+Warnings (``ConvergenceWarning``, ``DeadTopicsWarning``, a logged warning) print as one line
+``rlsi: warning: ...``.
+
+Start-up. Building the parser imports no module of the library and none of numpy, SciPy, numba or
+scikit-learn: every sub-command module imports what it needs inside the functions that run it, and takes
+its choices from :mod:`rlsi.cli._choices`. So ``rlsi --help``, ``rlsi COMMAND --help``, ``--version`` and
+usage errors answer at once, and Ctrl-C during the imports is caught here (tests/cli/test_lazy_imports.py
+holds every module of :data:`COMMAND_MODULES` to this).
 
 ``-q``/``--quiet`` and ``-v``/``--verbose`` are accepted before or after the sub-command (every
 sub-command's parser gets them too); a misspelled sub-command or option is answered with the close
@@ -24,8 +33,10 @@ import logging
 import os
 import re
 import sys
+import warnings
 
 from .. import __version__
+from ._choices import DEVICE_ALIASES, DEVICES
 
 # Sub-command modules, in the order --help lists them.
 COMMAND_MODULES = [
@@ -53,8 +64,9 @@ def plain(text):
 
 
 class Parser(argparse.ArgumentParser):
-    """An argument parser that prints help without reST markup and suggests the close matches of a
-    misspelled sub-command or option."""
+    """An argument parser that prints help without reST markup, answers a usage error with one line that
+    names the help to read, and suggests the close matches of a misspelled sub-command, option or choice
+    (``--device gpu``: ``cuda``)."""
 
     def format_help(self):
         return plain(super().format_help())
@@ -64,7 +76,7 @@ class Parser(argparse.ArgumentParser):
         if choice:
             options = [c.strip().strip("'\"") for c in choice.group(2).split(",")]
             message += _did_you_mean(choice.group(1), options)
-        super().error(message)
+        self.exit(2, f"rlsi: error: {' '.join(message.split())} (see '{self.prog} --help')\n")
 
     def parse_known_args(self, args=None, namespace=None):
         namespace, extras = super().parse_known_args(args, namespace)
@@ -77,8 +89,24 @@ class Parser(argparse.ArgumentParser):
 
 
 def _did_you_mean(word, candidates):
+    if set(candidates) == set(DEVICES):
+        meant = _device_meant(word)
+        if meant:
+            return f"; did you mean {meant}?"
     close = difflib.get_close_matches(word, candidates, n=3, cutoff=0.6)
     return f"; did you mean {' or '.join(close)}?" if close else ""
+
+
+def _device_meant(word):
+    """The device a user who typed ``word`` means (``gpu``, ``CUDA``, ``cuda:0``: ``cuda``), or None."""
+    word = word.strip().lower()
+    if word in DEVICES:
+        return word
+    if word in DEVICE_ALIASES:
+        return DEVICE_ALIASES[word]
+    if re.fullmatch(r"(cuda|gpu):?\d+", word):  # a card number: CuPy's current card (CUDA_VISIBLE_DEVICES)
+        return "cuda (the card is chosen with CUDA_VISIBLE_DEVICES)"
+    return None
 
 
 def _option_strings(parser):
@@ -134,11 +162,52 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    return guarded(lambda: _main(argv))
+
+
+def interrupted(exc) -> bool:
+    """Whether ``exc`` is a Ctrl-C: a KeyboardInterrupt, or an error raised because of one (numba reports
+    an interruption inside a compiled function as a SystemError caused by it)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def guarded(call):
+    """``call()``'s exit status, with Ctrl-C anywhere in it answered by one line and status 130."""
     try:
-        return _main(argv)
-    except KeyboardInterrupt:
-        print("rlsi: interrupted", file=sys.stderr)
+        return call()
+    except BaseException as exc:  # noqa: B036 - SystemExit and the rest go on as they are
+        if not interrupted(exc):
+            raise
+        try:
+            print("rlsi: interrupted", file=sys.stderr)
+        except (KeyboardInterrupt, OSError):  # a second Ctrl-C, or a closed stderr
+            pass
         return 130
+
+
+class _WarningFormatter(logging.Formatter):
+    """Log records as the command prints them: ``rlsi: warning: ...`` for warnings and errors, the
+    level and the logger's name for the information and debugging lines of ``-v`` / ``-vv``."""
+
+    def format(self, record):
+        if record.levelno >= logging.WARNING:
+            return f"rlsi: {record.levelname.lower()}: {' '.join(record.getMessage().split())}"
+        return super().format(record)
+
+
+def show_warning(message, category, filename, lineno, file=None, line=None):
+    """:func:`warnings.showwarning` of the command: one line ``rlsi: warning: ...`` (no file, line or
+    source line: the warning is about the command's input, not about the code that noticed it)."""
+    try:
+        print(f"rlsi: warning: {' '.join(str(message).split())}", file=sys.stderr if file is None else file)
+    except OSError:  # stderr closed: the warning has nowhere to go
+        pass
 
 
 def _main(argv) -> int:
@@ -149,9 +218,13 @@ def _main(argv) -> int:
     args.verbose += getattr(args, "sub_verbose", 0)
     level = logging.WARNING if args.quiet or not args.verbose else (
         logging.INFO if args.verbose == 1 else logging.DEBUG)
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    handler = logging.StreamHandler()
+    handler.setFormatter(_WarningFormatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
     try:
-        status = args.func(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = show_warning
+            status = args.func(args)
     except RLSIError as exc:
         from ._output import printable
 

@@ -23,8 +23,6 @@ import logging
 import time
 from pathlib import Path
 
-import numpy as np
-
 from ..errors import RLSIError
 from . import _common, _output
 
@@ -113,6 +111,8 @@ def _peak_rss():
 
 
 def run_synth(args):
+    import numpy as np
+
     from ..datasets.synthetic import write_corpus
     from ..models.memory import format_bytes
 

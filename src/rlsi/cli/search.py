@@ -24,7 +24,7 @@ import json
 import sys
 
 from ..errors import RLSIError
-from ..retrieval import DEFAULT_FOLDING, FOLDINGS, TERM_MODELS
+from ._choices import DEFAULT_FOLDING, FOLDINGS, TERM_MODELS
 
 
 LABEL_HELP = ("group models: the corpus field with each document's class, on whose topics a query is matched "
@@ -52,9 +52,9 @@ def register(subparsers):
     p.add_argument("--candidates", type=int, default=None, metavar="N",
                    help="rerank only the term model's N best documents with the topic score (e.g. 1000; "
                         "default: score every document)")
-    p.add_argument("--term-model", choices=list(TERM_MODELS), default=None,
+    p.add_argument("--term-model", choices=TERM_MODELS, default=None,
                    help="term matching model of a new index (default bm25)")
-    p.add_argument("--folding", choices=list(FOLDINGS), default=None,
+    p.add_argument("--folding", choices=FOLDINGS, default=None,
                    help="folding-in of a new index: the model's own transform (TOIS §7), or the projection on "
                         f"its topics (default: {DEFAULT_FOLDING})")
     p.add_argument("--label-field", default=None, metavar="FIELD", help=LABEL_HELP)
@@ -75,8 +75,8 @@ def register(subparsers):
     src.add_argument("--corpus", metavar="FILE", help="documents to index (JSON lines, optionally .gz)")
     q.add_argument("--text-fields", default="title,text",
                    help="comma-separated JSON fields joined as the document text (default title,text)")
-    q.add_argument("--term-model", choices=list(TERM_MODELS), default=None, help="term matching model (default bm25)")
-    q.add_argument("--folding", choices=list(FOLDINGS), default=None,
+    q.add_argument("--term-model", choices=TERM_MODELS, default=None, help="term matching model (default bm25)")
+    q.add_argument("--folding", choices=FOLDINGS, default=None,
                    help=f"folding-in: the model's own transform (TOIS §7) or the projection (default: {DEFAULT_FOLDING})")
     q.add_argument("--label-field", default=None, metavar="FIELD", help=LABEL_HELP)
     q.add_argument("-q", "--quiet", dest="quiet", action="store_true", default=argparse.SUPPRESS,

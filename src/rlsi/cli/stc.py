@@ -15,15 +15,15 @@ reworked; ``fit-stc`` can become ``fit --model stc`` later.
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from collections import Counter
 
-import numpy as np
-
 from ..errors import RLSIError
-from ..text import read_corpus
 from . import _common, _output
+from ._choices import STC_PRESETS
 from .learners import get_learner, learners, model_help, report_fit, stc_labels
+
 
 def _refit_C(text):
     if text in ("cv", "joint"):
@@ -32,7 +32,7 @@ def _refit_C(text):
         value = float(text)
     except ValueError:
         value = float("nan")
-    if not (value > 0 and np.isfinite(value)):
+    if not (value > 0 and math.isfinite(value)):
         raise argparse.ArgumentTypeError(f"{text!r} is not 'cv', 'joint' or a positive number")
     return value
 
@@ -44,7 +44,7 @@ def register(sub):
     p.add_argument("corpus", help="corpus file (.jsonl / .jsonl.gz) or folder of .txt files")
     p.add_argument("-o", "--output", required=True, help="model directory to write")
     p.add_argument("--model", choices=sorted(learners("fit-stc")), default="stc", help=model_help("fit-stc"))
-    p.add_argument("--settings", choices=["printed", "released", "table2"], default=None,
+    p.add_argument("--settings", choices=STC_PRESETS, default=None,
                    help="start from a named preset of the STC settings (docs/stc.md): printed, the paper's "
                         "values (the defaults below); released, the authors' released code's; table2, the "
                         "released values with what reproduces Table 2 (on 20 Newsgroups MedSTC 81.2%%; STC with "
@@ -115,6 +115,8 @@ def _label_arguments(p):
 
 
 def _split(corpus, args, value):
+    import numpy as np
+
     if not args.split_field:
         return corpus
     values = corpus.fields.get(args.split_field)
@@ -127,13 +129,15 @@ def _split(corpus, args, value):
 
 
 def run_fit(args):
+    from ..text import read_corpus
+
     learner = get_learner(args.model, "fit-stc")
     model = learner.build(args)  # options are checked before the corpus is read
     _output.model_destination(args.output, reads=[args.corpus])
     start = time.perf_counter()
     corpus = _split(read_corpus(args.corpus, text_fields=_common.text_fields(args)), args, args.train_split)
-    vectorizer = _common.make_vectorizer(args).fit(corpus.texts)
-    X = vectorizer.transform_counts(corpus.texts)
+    vectorizer = _common.make_vectorizer(args)
+    X = vectorizer.fit_transform_counts(_common.reading(corpus.texts, args))
     y = learner.targets(args, corpus)
     model.fit(X, y)
     return report_fit(learner, args.output, {"model": model, "vectorizer": vectorizer}, X.shape[0], X.shape[1],
@@ -141,7 +145,10 @@ def run_fit(args):
 
 
 def run_classify(args):
+    import numpy as np
     from sklearn.svm import LinearSVC
+
+    from ..text import read_corpus
 
     model, vectorizer, _ = _common.load_model_dir(args.model_dir)
     if vectorizer is None or not hasattr(model, "word_codes"):

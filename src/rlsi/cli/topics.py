@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from ..quality import RANKINGS, format_topics, quality_report, topic_summary
 from . import _common
+from ._choices import RANKINGS
 from ._output import printable_all
 
 
@@ -20,12 +20,14 @@ def register(sub):
                                    "vectorizer shows terms by column index.")
     p.add_argument("model_dir", help="model directory written by 'rlsi fit'")
     p.add_argument("-n", "--terms", type=_common.positive_int, default=10, help="terms per topic (default 10)")
-    p.add_argument("--by", choices=list(RANKINGS), default="dominant", help="how top terms are ranked")
+    p.add_argument("--by", choices=RANKINGS, default="dominant", help="how top terms are ranked")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=run)
 
 
 def run(args):
+    from ..quality import format_topics, quality_report, topic_summary
+
     model, vectorizer, _ = _common.load_model_dir(args.model_dir)
     if vectorizer is None:  # e.g. fitted in Python on a matrix: terms shown by their column index
         import sys

@@ -24,15 +24,9 @@ import logging
 import time
 from pathlib import Path
 
-import numpy as np
-import scipy.sparse as sp
-
-from .. import io
 from ..errors import RLSIError
-from ..text import read_corpus
-from ..text.stream import IDF_MODES, StreamingTfidf
-from ..tracking import PERIODS, period_of, segments, track
 from . import _common
+from ._choices import IDF_MODES, PERIODS
 from ._online import add_online_arguments, online_model_from_args
 
 log = logging.getLogger(__name__)
@@ -50,7 +44,7 @@ def register(sub):
     g = p.add_argument_group("time")
     g.add_argument("--date-field", default=None,
                    help="JSON field with an ISO date (YYYY, YYYY-MM, YYYY-MM-DD, or a datetime)")
-    g.add_argument("--period", choices=list(PERIODS), default="month",
+    g.add_argument("--period", choices=PERIODS, default="month",
                    help="period of the report when --date-field is given (default: month)")
     g.add_argument("--every", type=_common.positive_int, default=None,
                    help="without --date-field: a snapshot every N mini-batches (default: 10)")
@@ -63,7 +57,7 @@ def register(sub):
     t.add_argument("--no-stop-words", action="store_true", help="keep English stop words")
     t.add_argument("--extra-stop-words", default="",
                    help="comma-separated words to drop as well (e.g. 'reuter,said')")
-    t.add_argument("--idf", choices=list(IDF_MODES), default="running",
+    t.add_argument("--idf", choices=IDF_MODES, default="running",
                    help="running: idf from all documents so far (default); fixed: frozen after --warmup")
     t.add_argument("--warmup", type=_common.positive_int, default=1000,
                    help="with --idf fixed: the first N documents fix the idf (default: 1000)")
@@ -90,6 +84,7 @@ def _stop_words(args):
 
 
 def _check_output(path, reads=()):
+    from .. import io
     from ..io import kinds
 
     kinds.check_reads_apart(path, reads)
@@ -103,6 +98,10 @@ def _check_output(path, reads=()):
 
 def _order(corpus, args):
     """(document positions in stream order, their segment labels or None, number skipped)."""
+    import numpy as np
+
+    from ..tracking import period_of
+
     n = len(corpus)
     if args.date_field is None:
         return np.arange(n), None, 0
@@ -137,6 +136,8 @@ def _order(corpus, args):
 
 def _batches(texts, bounds, vectorizer, warmup):
     """Yield (X, segment): tf-idf of each mini-batch, vectorizing the warm-up block at once if asked."""
+    import scipy.sparse as sp
+
     cache, cache_start = None, 0
     if warmup:
         end = min(warmup, len(texts))
@@ -157,6 +158,10 @@ def _batches(texts, bounds, vectorizer, warmup):
 
 
 def run(args):
+    from ..text import read_corpus
+    from ..text.stream import StreamingTfidf
+    from ..tracking import segments, track
+
     quiet = bool(getattr(args, "quiet", False))
     out = Path(args.output)
     _check_output(out, reads=[args.corpus])
@@ -199,6 +204,8 @@ def run(args):
 
 
 def _write_report(out, timeline, model, vectorizer, args):
+    from .. import io
+
     with io.atomic_dir(out) as tmp:
         title = f"Topic tracking: {Path(args.corpus).name}"
         (tmp / "report.md").write_text(_header(args, model) + timeline.to_markdown(n_terms=args.top_terms, title=title),

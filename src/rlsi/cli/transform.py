@@ -5,10 +5,7 @@ from __future__ import annotations
 import io as _io
 from pathlib import Path
 
-import numpy as np
-
 from ..errors import RLSIError
-from ..text import read_corpus
 from . import _common, _output
 
 FORMATS = {".tsv": "id then one column per topic, tab separated", ".npy": "array (n_docs x K), no ids"}
@@ -27,6 +24,10 @@ def register(sub):
 
 
 def run(args):
+    import numpy as np
+
+    from ..text import read_corpus
+
     if args.output:
         if Path(args.output).suffix not in FORMATS:
             raise RLSIError(f"output {args.output}: unsupported extension; use one of {', '.join(FORMATS)}")
@@ -36,7 +37,7 @@ def run(args):
     if vectorizer is None:
         raise RLSIError(f"{args.model_dir} has no vectorizer: cannot read text")
     corpus = read_corpus(args.corpus, text_fields=fields)
-    W = np.asarray(model.transform(vectorizer.transform(corpus.texts)))
+    W = np.asarray(model.transform(vectorizer.transform(_common.reading(corpus.texts, args))))
     if not np.isfinite(W).all():
         raise RLSIError(f"the model in {args.model_dir} gives NaN or infinite document vectors: it is damaged; "
                         "refit it")

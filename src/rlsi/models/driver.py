@@ -67,7 +67,7 @@ def alternate(problem, *, max_iter, tol, executor=None, name="fit", verbose=0, c
     if len(history) >= 2 and converged(history[-2], history[-1], tol):
         trace.converged = True
         return trace
-    bar = progress_bar(max_iter, name, verbose=verbose, unit="iter", initial=start_iteration)
+    bar = progress_bar(max_iter, name, verbose=verbose, unit="it", initial=start_iteration, bound=True)
     try:
         for it in range(start_iteration, max_iter):
             diag = dict(problem.u_step(executor) or {})

@@ -237,6 +237,11 @@ class TfidfVectorizer(TransformerMixin, BaseEstimator):
         counts, lengths = self._fit(docs)
         return self._weight(counts, lengths)
 
+    def fit_transform_counts(self, docs):
+        """``fit(docs)`` then ``transform_counts(docs)``, tokenizing the documents only once."""
+        counts, _ = self._fit(docs)
+        return counts.astype(self._out_dtype())
+
     def _fit(self, docs):
         tokenizer = self.build_tokenizer()
         self._out_dtype()  # validate dtype before the (long) tokenization pass

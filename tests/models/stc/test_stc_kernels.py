@@ -234,7 +234,7 @@ def test_mm_dictionary_step_matches_the_oracle_and_decreases_the_loss():
     G = oracle.gradient(X, beta, Slist, eps=eps)
     P = sp.csr_matrix((np.ones(X.nnz), X.indices, np.arange(X.nnz + 1)), shape=(X.nnz, X.shape[1]))
     A = np.asarray((P.T @ S).T)
-    model = SparseTopicalCoding(3, eps=eps)  # dictionary_step="mm" is the default
+    model = SparseTopicalCoding(3, eps=eps, dictionary_step="mm")
     got = model._dictionary_step(beta, G, A - G, X.shape[0], 1.0)
     np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-12)
     args = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data)
@@ -266,7 +266,9 @@ def test_hinge_document_code_converges_at_medstc_scale():
     from rlsi.models.stc import MedSTC
 
     X, y = planted_counts(n_docs=12, n_topics=4, words_per_topic=6, seed=3)
-    model = MedSTC(4, delta=3600.0, C=1.0, max_sweeps=30, tol=1e-9)
+    from rlsi.models.stc.settings import stc_params
+
+    model = MedSTC(**stc_params("printed", MedSTC, n_components=4, delta=3600.0, C=1.0, max_sweeps=30, tol=1e-9))
     model.classes_ = np.arange(4)
     model.n_features_in_ = X.shape[1]
     rng = np.random.default_rng(0)

@@ -10,6 +10,7 @@ import rlsi.io
 from rlsi.errors import RLSIError
 from rlsi.models.stc import (MedSTC, OnlineMedSTC, OnlineSTC, SparseTopicalCoding, split_counts,
                              stc_perplexity)
+from rlsi.models.stc.settings import stc_params
 
 from models.stc._stc_synth import planted_counts
 
@@ -35,8 +36,9 @@ def test_batch_objective_is_non_increasing(collapsed, step):
                                             ("lbfgs", True)])
 def test_online_with_one_full_batch_and_unit_rate_is_one_batch_step(step, normalize):
     X, _ = planted_counts(n_docs=40, seed=3)
-    common = dict(dictionary_step=step, normalize_gradient=normalize, random_state=7, max_sweeps=5)
-    kept = dict(keep_word_codes=True) if step == "lbfgs" else {}  # batch L-BFGS runs on the kept codes
+    common = dict(dictionary_step=step, normalize_gradient=normalize, random_state=7, max_sweeps=5,
+                  dictionary_init="documents")
+    kept = dict(keep_word_codes=step == "lbfgs")  # batch L-BFGS runs on the kept codes; the others step once
     batch = SparseTopicalCoding(3, max_iter=1, step_size=1.0, **common, **kept).fit(X)
     online = OnlineSTC(3, tau0=10.0, tau=10.0, **common)  # α_0 = τ0 / (0 + τ) = 1
     online.partial_fit(X)
@@ -157,7 +159,8 @@ def test_medstc_refit_C_is_chosen_by_cross_validation_on_the_training_codes():
     from rlsi.models.stc.medstc import REFIT_C_GRID
 
     X, y = planted_counts(n_docs=45, seed=11)
-    m = MedSTC(3, delta=3600.0, max_iter=2, random_state=2).fit(X, y)
+    printed = stc_params("printed", MedSTC, n_components=3, delta=3600.0, max_iter=2, random_state=2)
+    m = MedSTC(**printed).fit(X, y)
     theta = m.transform(X)
     folds = StratifiedKFold(3, shuffle=True, random_state=2)
     unit = theta / np.linalg.norm(theta, axis=1, keepdims=True)
@@ -169,7 +172,7 @@ def test_medstc_refit_C_is_chosen_by_cross_validation_on_the_training_codes():
     svm = LinearSVC(C=m.refit_C_, fit_intercept=False, max_iter=5000, tol=1e-4, random_state=2).fit(unit, y)
     np.testing.assert_array_equal(m.predict(X), svm.predict(unit))
     # "joint" keeps Eq. (16)'s weight C/delta, a number is used as given
-    joint = MedSTC(3, delta=3600.0, max_iter=2, random_state=2, refit_C="joint").fit(X, y)
+    joint = MedSTC(**dict(printed, refit_C="joint")).fit(X, y)
     assert joint.refit_C_ == pytest.approx(1.0 / 3600.0)
     np.testing.assert_allclose(joint.coef_, joint._svm(theta, y))
     assert MedSTC(3, max_iter=1, refit_C=0.5).fit(X, y).refit_C_ == 0.5
@@ -255,7 +258,7 @@ def test_perplexity_details_floor_and_share():
 
 def test_lda_dictionary_init_starts_from_scikit_learn_lda_topics():
     # dictionary_init="lda" (outside the paper): β⁰ is scikit-learn's batch LDA on the training counts with
-    # each topic normalised onto the simplex; the default start is unchanged
+    # each topic normalised onto the simplex (the default of batch and online STC, the table2 preset's)
     from sklearn.decomposition import LatentDirichletAllocation
 
     from rlsi.models.stc.core import LDA_INIT_PASSES
@@ -270,8 +273,9 @@ def test_lda_dictionary_init_starts_from_scikit_learn_lda_topics():
         assert m.dictionary_init == "lda"
         assert _on_simplex(beta0)
         np.testing.assert_allclose(beta0, expected, rtol=1e-12)
-    default = SparseTopicalCoding(3, random_state=4)
-    assert not np.allclose(default._init_beta(X.shape[1], X), expected)
+    documents = SparseTopicalCoding(3, dictionary_init="documents", random_state=4)
+    assert not np.allclose(documents._init_beta(X.shape[1], X), expected)
+    assert SparseTopicalCoding().dictionary_init == "lda" and MedSTC().dictionary_init == "documents"
     # a fit from it stays on the simplex; a choice of MedSTC's only is refused by batch STC
     fit = SparseTopicalCoding(3, dictionary_init="lda", max_iter=1, random_state=4).fit(X)
     assert _on_simplex(fit.components_)
@@ -398,7 +402,7 @@ def test_online_lbfgs_is_refused_for_nothing_and_lbfgs_batch_still_needs_kept_co
     X, _ = planted_counts(n_docs=30, seed=1)
     OnlineSTC(3, dictionary_step="lbfgs", batch_size=10).fit(X)
     with pytest.raises(RLSIError, match="keep_word_codes"):
-        SparseTopicalCoding(3, dictionary_step="lbfgs").fit(X)
+        SparseTopicalCoding(3, dictionary_step="lbfgs", keep_word_codes=False).fit(X)
 
 
 def _pegasos_reference(coef, theta, y, t, C, delta, n_train):

@@ -38,7 +38,7 @@ def test_printed_values_and_overrides():
 
 def test_table2_is_the_released_preset_with_the_documents_start_and_lda_for_unsupervised_stc():
     med, stc = stc_params("table2", MedSTC), stc_params("table2", SparseTopicalCoding)
-    assert med == dict(stc_params("released", MedSTC), dictionary_init="documents", max_iter=10)
+    assert med == dict(stc_params("released", MedSTC), dictionary_init="documents", max_iter=10, fit_tol=0.0)
     assert (stc["dictionary_step"], stc["max_iter"], stc["dictionary_init"]) == ("projected", 4, "lda")
     assert "max_iter" not in stc_params("table2", OnlineSTC)
 
@@ -51,3 +51,28 @@ def test_table2_online_rows():
         ("projected", 32, 1.0, "lda")
     assert stc_params("table2", OnlineMedSTC)["dictionary_init"] == "documents"
     assert stc_params("released", OnlineMedSTC).get("svm_codes", "joint") == "joint"
+
+
+@pytest.mark.parametrize("cls", [SparseTopicalCoding, OnlineSTC, MedSTC, OnlineMedSTC])
+def test_the_class_defaults_are_the_table2_preset_and_printed_restores_the_paper(cls):
+    defaults = cls().get_params()
+    assert {k: defaults[k] for k in stc_params("table2", cls)} == stc_params("table2", cls)
+    printed = cls(**stc_params("printed", cls)).get_params()
+    assert (printed["lam"], printed["gamma"], printed["rho"]) == (0.01, 0.01, 0.1)
+    assert printed["dictionary_step"] == "mm" and printed["dictionary_init"] == "documents"
+
+
+def test_a_table2_fit_runs_its_iterations_without_a_convergence_warning():
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from models.stc._stc_synth import planted_counts
+
+    X, y = planted_counts(n_docs=30, seed=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        med = MedSTC(3, refit_C=1.0).fit(X, y)
+    assert med.n_iter_ == 10
+    with pytest.warns(ConvergenceWarning, match="max_iter"):  # a fit with a convergence test still warns
+        MedSTC(3, refit_C=1.0, max_iter=2, fit_tol=1e-12).fit(X, y)

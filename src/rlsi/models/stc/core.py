@@ -127,21 +127,24 @@ def with_threads(method):
 class STCBase(TopicModel):
     """Shared parameters and machinery of the STC learners (see the module docstring).
 
-    Parameters (§3, defaults of §5.2)
+    Parameters (§3; the defaults are the ``table2`` preset's, :mod:`rlsi.models.stc.settings`: the released
+    code's values, which reproduce Table 2; the paper's printed ones are the ``printed`` preset)
     ----------
     n_components : int, default 60 — K.
-    lam : float, default 0.01 — λ, prior on θ ((λ/2)‖θ‖², or λ‖θ‖₁ with ``prior="laplace"``).
-    gamma : float, default 0.01 — γ, ties word codes to the document code ((γ/2)‖s − θ‖²; the released code's
+    lam : float, default 0.2 — λ, prior on θ ((λ/2)‖θ‖², or λ‖θ‖₁ with ``prior="laplace"``; the paper prints
+        0.01, the released code runs 0.1 in its convention, 0.2 in this one).
+    gamma : float, default 0.2 — γ, ties word codes to the document code ((γ/2)‖s − θ‖²; the released code's
         γ is half of this one, see the module docstring).
-    rho : float, default 0.1 — ρ, ℓ1 on word codes (their sparsity).
+    rho : float, default 0.01 — ρ, ℓ1 on word codes (their sparsity; the paper prints 0.1).
     eps : float, default 1e-3 — ε of Eq. (1), keeps the Poisson mean positive (the released code's value;
         the paper prints none — see the module docstring).
     prior : "normal" (Eq. 8) or "laplace" (Eq. 9).
     collapsed : bool, default False — collapsed STC (§4.2.1; θ marginalised, normal prior only).
-    max_sweeps : int, default 30 — coordinate sweeps per document and coding pass.
-    tol : float, default 1e-3 — a document stops when max|Δθ| ≤ tol·max θ.
-    dictionary_step : "mm" (default), "projected" or "lbfgs" — the multiplicative majorise–minimise step, the
-        paper's projected gradient or the released code's L-BFGS solver (module docstring).
+    max_sweeps : int, default 21 — coordinate sweeps per document and coding pass.
+    tol : float, default 1e-4 — a document stops when max|Δθ| ≤ tol·max θ.
+    dictionary_step : "mm", "projected" or "lbfgs" — the multiplicative majorise–minimise step, the
+        paper's projected gradient or the released code's L-BFGS solver (module docstring); the default is
+        "projected" for STC, "lbfgs" for MedSTC (their Table 2 rows).
     normalize_gradient : bool, default True — ``"projected"`` only: scale each topic's gradient to unit
         ℓ1 norm before the step (see :meth:`_dictionary_step`); False is Eq. (12) with the raw mean gradient.
     random_state : int, None or Generator — β initialisation (and document order online).
