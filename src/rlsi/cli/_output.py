@@ -3,7 +3,8 @@ escaping of text taken from files (ids, terms) in human-readable output.
 
 * :func:`model_destination`, :func:`matrix_destination`, :func:`index_destination`, :func:`file_destination`
   — the checks of :mod:`rlsi.io.kinds` run before any work: an output replaces only a folder of its own
-  kind, never an input of the command nor a path inside an rlsi folder (one line, nothing written).
+  kind, never an input of the command nor a path inside an rlsi folder (one line, nothing written);
+  :func:`replacing_notice` says so when a model folder is replaced.
 * :func:`require_model_folder` — a search index attaches only to a model folder.
 * :func:`printable` — control characters (ESC, BEL, newlines, C1 codes, bidirectional overrides) of
   document ids and terms are shown escaped (``\\x1b``, ``\\n``), so a crafted id cannot move the cursor,
@@ -12,7 +13,9 @@ escaping of text taken from files (ids, terms) in human-readable output.
 
 from __future__ import annotations
 
-__all__ = ["model_destination", "matrix_destination", "index_destination", "file_destination", "fit_inputs",
+from pathlib import Path
+
+__all__ = ["model_destination", "replacing_notice", "matrix_destination", "index_destination", "file_destination", "fit_inputs",
            "resume_fingerprint", "require_model_folder", "printable", "printable_all"]
 
 
@@ -21,6 +24,25 @@ def model_destination(path, reads=()):
     from ..io import kinds
 
     return kinds.check_destination(path, kind="model", reads=reads)
+
+
+def replacing_notice(path, *, quiet=False, what="fit"):
+    """One line on stderr (unless ``quiet``) when ``path`` holds a model folder that the command's output
+    replaces when it finishes: the model, and with it its search index (``rlsi search --save-index``)."""
+    import json
+    import sys
+
+    from ..io import kinds
+
+    if quiet or kinds.folder_kind(path) not in ("model", "index"):
+        return False
+    try:
+        components = json.loads((Path(path) / kinds.MANIFEST).read_text(encoding="utf-8")).get("components", {})
+    except (OSError, ValueError, AttributeError):
+        components = {}
+    held = "a model and its search index" if "index" in components else "a model"
+    print(f"rlsi: note: {printable(path)} holds {held}; this {what} replaces it when it finishes", file=sys.stderr)
+    return True
 
 
 def matrix_destination(path, reads=()):

@@ -250,11 +250,14 @@ def run(args):
                             extra=extra, alphas=alphas, term_model=term_model, k1=args.k1, b=args.b,
                             topic_norm=args.norm, term_norm=args.norm, fit_normalize=DEFAULT_FIT_NORMALIZE,
                             n_folds=args.folds, n_repeats=args.repeats, test=args.test, seed=args.seed,
-                            progress=not quiet)
+                            progress=not quiet, log_edges=False)
     report = run_protocol(coll, topic, config, prepared=prepared)
     report.settings["stemmer"] = stemmer
     report.settings["grid"] = args.grid
-    print(report.to_text())
+    print(report.to_text(edges=False))
+    for protocol in () if quiet else protocols:  # once each, after the tables (and in --json / --markdown)
+        for w in report.edge_warnings(protocol):
+            print(f"rlsi: warning: {protocol}: {w['message']}", file=sys.stderr)
     if not quiet:
         for protocol in protocols:
             for sel in report.selections[protocol]:

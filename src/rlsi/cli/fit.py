@@ -9,13 +9,15 @@ and the saved model; both are saved, so a later ``--resume`` continues where thi
 from __future__ import annotations
 
 import logging
+import os
 import time
 
 from ..errors import RLSIError
 from . import _common, _output, scale as _scale
 from ._dask import add_dask_arguments, fit_dask, fit_dask_files
 from ._online import add_online_arguments, fit_online_from_args, load_resumable, resume_online
-from .learners import check_modes, fit_modes, get_learner, learners, model_help, option_adders, report_fit
+from .learners import (check_modes, check_not_empty, fit_modes, get_learner, learners, model_help, option_adders,
+                       report_fit)
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +55,8 @@ def run(args):
     if output is None:
         raise RLSIError("give the model directory to write with -o MODEL_DIR")
     _output.model_destination(output, reads=_output.fit_inputs(args, output))
+    if not (args.resume and os.path.realpath(output) == os.path.realpath(args.resume)):  # else: resumed in place
+        _output.replacing_notice(output, quiet=args.quiet)
     if args.matrix or not args.corpus:
         return _scale.fit_matrix(args, output)
     fields = _common.text_fields(args)
@@ -96,6 +100,7 @@ def _resume(args, output, fields):
     corpus = read_corpus(args.corpus[0], text_fields=fields)
     before = model.n_docs_seen_
     resume_online(model, stream, corpus.texts, quiet=args.quiet)
+    check_not_empty(model, model.n_docs_seen_)
     io.save(output, model=model, vectorizer=stream, unchanged_since=seen)
     if not args.quiet:
         print(f"resumed {type(model).__name__} from {args.resume}: {model.n_docs_seen_ - before} more "

@@ -72,17 +72,19 @@ def print_group_topics(model, names, args):
     from ..quality import format_topics
     from ._output import printable
 
-    summary = model.group_summary()
+    summary, rows = model.group_summary(), model.topic_groups  # in the order of the rows: shared first
     if args.json:
         from ..quality import topic_summary
 
         out = {g: {"avg_compactness": s["avg_compactness"],
-                   "topics": topic_summary(model.get_topics(g), names, n_terms=args.terms, by=args.by)}
+                   "topics": topic_summary(model.get_topics(g), names, n_terms=args.terms, by=args.by,
+                                           start=rows[g][0])}
                for g, s in summary.items()}
         print(json.dumps({"groups": out}, default=float, indent=1))
         return 0
     for g, s in summary.items():
-        print(f"== {printable(g)}: {s['topics']} topics, AvgComp={s['avg_compactness']:.4g}")
-        print(format_topics(model.get_topics(g), names, n_terms=args.terms, by=args.by))
+        a, b = rows[g]
+        print(f"== {printable(g)}: {s['topics']} topics (T{a + 1}-T{b}), AvgComp={s['avg_compactness']:.4g}")
+        print(format_topics(model.get_topics(g), names, n_terms=args.terms, by=args.by, start=a))
         print()
     return 0

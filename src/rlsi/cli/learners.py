@@ -23,7 +23,8 @@ from ._online import online_model_from_args
 from .group import add_group_arguments, group_labels_from_args, group_model_from_args
 
 __all__ = ["Learner", "LEARNERS", "MODES", "register", "learners", "get_learner", "option_adders", "model_help",
-           "fit_modes", "check_modes", "report_fit", "topic_model_summary", "coding_summary", "stc_labels"]
+           "fit_modes", "check_modes", "check_not_empty", "report_fit", "topic_model_summary", "coding_summary",
+           "stc_labels"]
 
 #: The ways a learner can fit, with the option that asks for each.
 MODES = {"batch": "in batch on this machine", "online": "--online", "dask": "--backend dask", "matrix": "--matrix DIR",
@@ -142,10 +143,38 @@ def check_modes(learner, modes):
                         f"{', '.join(MODES[m] for m in sorted(learner.modes))})")
 
 
+def check_not_empty(model, n_docs):
+    """Refuse (RLSIError, nothing saved) a fitted topic model whose every topic is empty, naming the λ1 to
+    try: a tenth of the one that emptied them (or the λ2 to lower, when that is what did)."""
+    dead = getattr(model, "dead_topics", None)
+    if dead is None or not hasattr(model, "lambda1"):  # STC: topics on the simplex, never empty
+        return
+    K = model.components_.shape[0]
+    if len(dead()) < K:
+        return
+    if model.lambda2 >= 1e3:
+        advice = f"--lambda2 {model.lambda2:g} shrinks every document vector to almost zero; try --lambda2 1"
+    else:
+        scale = "" if model.lambda1_scale == "per_doc" else " (paper scale)"
+        per = " per 1000 documents" if model.lambda1_scale == "per_doc" else ""
+        advice = (f"--lambda1 {model.lambda1:g}{per}{scale} is too strong for these {n_docs} documents; try "
+                  f"--lambda1 {_tenth(model.lambda1)}, or --terms-per-topic N to have the λ1 found")
+        if getattr(model, "lambda1_class", None) is not None:
+            advice += f" (and --lambda1-class {_tenth(model.lambda1_class)})"
+    raise RLSIError(f"all {K} topics of the fit are empty (every weight zero), nothing is saved: {advice}")
+
+
+def _tenth(value):
+    """A tenth of ``value`` with two significant digits, as a user would type it (0.005, 100)."""
+    return format(float(f"{value / 10:.2g}"), "g")
+
+
 def report_fit(learner, output, components, n_docs, n_terms, start, *, quiet):
-    """Save ``components`` into ``output`` and, unless quiet, print the learner's summary."""
+    """Save ``components`` into ``output`` and, unless quiet, print the learner's summary; a model whose
+    every topic is empty is refused (:func:`check_not_empty`)."""
     from .. import io
 
+    check_not_empty(components["model"], n_docs)
     io.save(output, **components)
     if not quiet:
         for line in learner.summary(components["model"], n_docs, n_terms, time.perf_counter() - start):

@@ -100,8 +100,11 @@ def add_matrix_arguments(parser):
                    help="fit on the matrix directory DIR (written by 'rlsi synth' or 'rlsi ingest'), "
                         "memory-mapped, instead of a corpus")
     g.add_argument("--memory-limit", type=_size, default=None, metavar="SIZE",
-                   help="refuse a fit (batch, or --online on --matrix) whose estimated peak memory exceeds "
-                        "SIZE (e.g. 20G; default: the memory available now)")
+                   help="refuse, before any work, a fit whose estimated peak memory exceeds SIZE (e.g. 20G; "
+                        "default: the memory available now); -v shows the estimate")
+    g.add_argument("--no-memory-check", action="store_true",
+                   help="skip the memory check before the fit (it takes milliseconds, or seconds where the "
+                        "estimate is near the limit)")
 
 
 def _peak_rss():
@@ -148,29 +151,23 @@ def run_ingest(args):
 
 
 def preflight(args, model, X):
-    """Refuse (RLSIError) a batch fit whose estimated peak exceeds ``--memory-limit`` or the memory
-    available; log the estimate otherwise."""
-    from ..models.memory import available_memory, current_rss, estimate_for, format_bytes
+    """Refuse (RLSIError) a fit whose estimated peak exceeds ``--memory-limit`` or the memory available, up
+    front (:func:`rlsi.models.memory_check.check_fit`); the estimate is logged (``-v``), a status line shown
+    while a sample is fitted to decide (unless ``-q``). ``--no-memory-check`` skips it."""
+    import sys
 
-    # X is resident already (built in memory, or memory-mapped and read through by load_matrix's checks) and
-    # is a component of the estimate: not in the baseline too
-    base = max(0, current_rss() - (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes))
-    estimate = estimate_for(model, X, baseline=base)
-    limit = getattr(args, "memory_limit", None)
-    what = "--memory-limit"
-    if limit is None:
-        avail = available_memory()
-        if avail is None:
-            log.info("memory estimate of the fit: %s (available memory unknown: not checked)", estimate.describe())
-            return estimate
-        limit, what = avail + base, "memory available"
-    if estimate.peak > limit:
-        fewer = "fewer topics (-k), a smaller --batch-size" if estimate.phase == "mini-batch" else \
-            "fewer topics (-k), a float32 matrix (rlsi synth or ingest --dtype float32)"
-        raise RLSIError(f"this fit needs {estimate.describe()}, more than the {format_bytes(limit)} of {what}; "
-                        f"use {fewer}, or a machine with more memory")
-    log.info("memory estimate of the fit: %s (limit %s)", estimate.describe(), format_bytes(limit))
-    return estimate
+    from ..models.memory_check import check_fit
+
+    if getattr(args, "no_memory_check", False):
+        if getattr(args, "memory_limit", None) is not None:
+            raise RLSIError("--memory-limit and --no-memory-check contradict each other: give one of them")
+        log.info("memory check skipped (--no-memory-check)")
+        return None
+    quiet = getattr(args, "quiet", False)
+    check = check_fit(model, X, memory_limit=getattr(args, "memory_limit", None),
+                      status=None if quiet else lambda line: print(f"rlsi: {line}", file=sys.stderr, flush=True))
+    log.info("%s", check.describe())
+    return check
 
 
 def fit_matrix(args, output):

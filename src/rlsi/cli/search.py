@@ -7,7 +7,8 @@ directory of ``rlsi synth`` / ``rlsi ingest`` (the one ``rlsi fit --matrix`` fit
 index is built block by block, in float32, for corpora of millions of documents. ``--save-index`` then
 stores the index in MODEL_DIR so later searches start at once (the index is memory-mapped on load).
 ``--candidates N`` reranks only the term model's N best documents with the topic score (fast on large
-indexes; ``rlsi.retrieval.searcher``).
+indexes; ``rlsi.retrieval.searcher``). With ``--corpus`` each result shows the document's title and a
+snippet of its text around the query's words (:mod:`rlsi.text.snippets`).
 
 ``rlsi index MODEL_DIR (--matrix DIR | --corpus FILE)`` builds the index and saves it in MODEL_DIR
 without running a query (for a corpus of millions of documents, once).
@@ -130,26 +131,46 @@ def run(args):
         from ._output import index_destination
 
         index_destination(args.model_dir, reads=[args.corpus, args.matrix])
-    searcher = open_searcher(args.model_dir, corpus=args.corpus, matrix=args.matrix, text_fields=fields,
+    corpus = None
+    if args.corpus is not None:  # read here: its texts give the results their titles and snippets
+        from ..text import read_corpus
+
+        corpus = read_corpus(args.corpus, text_fields=tuple(fields))
+    searcher = open_searcher(args.model_dir, corpus=corpus, matrix=args.matrix, text_fields=fields,
                              alpha=args.alpha, term_model=args.term_model, folding=args.folding,
                              label_field=args.label_field, save_index=args.save_index,
                              show_progress=not getattr(args, "quiet", False))
     results = searcher.search_many(args.queries, k=args.k, candidates=args.candidates)
+    texts = dict(zip(corpus.ids, corpus.texts)) if corpus is not None else {}
+    for query, hits in zip(args.queries, results):
+        _print_hits(query, hits, texts, args, several=len(args.queries) > 1)
+    return 0
+
+
+def _print_hits(query, hits, texts, args, *, several):
+    """One query's results: a table of ranks, ids and scores, each hit followed by the document's title and
+    a snippet when its text is known (``--corpus``); with ``--json`` one JSON line."""
+    from ..text.snippets import title_and_snippet
     from ._output import printable
 
     out = sys.stdout
-    for query, hits in zip(args.queries, results):
-        if args.json:
-            out.write(json.dumps({"query": query, "results": [h._asdict() for h in hits]}) + "\n")
-            continue
-        if len(args.queries) > 1:
-            out.write(f"# {printable(query)}\n")
-        if not hits:
-            out.write("no result: none of the query's terms is in the model's vocabulary\n")
-            continue
-        shown = [printable(h.doc_id) for h in hits]  # ids read from the index: control characters escaped
-        width = max(6, max(map(len, shown)))
-        out.write(f"{'rank':>4}  {'doc':<{width}}  {'score':>8}  {'term':>8}  {'topic':>8}\n")
-        for rank, (h, doc_id) in enumerate(zip(hits, shown), 1):
-            out.write(f"{rank:>4}  {doc_id:<{width}}  {h.score:8.4f}  {h.term_score:8.4f}  {h.topic_score:8.4f}\n")
-    return 0
+    shown = {h.doc_id: title_and_snippet(texts[h.doc_id], query) for h in hits if h.doc_id in texts}
+    if args.json:
+        rows = [dict(h._asdict(), **(dict(zip(("title", "snippet"), shown[h.doc_id])) if h.doc_id in shown else {}))
+                for h in hits]
+        out.write(json.dumps({"query": query, "results": rows}) + "\n")
+        return
+    if several:
+        out.write(f"# {printable(query)}\n")
+    if not hits:
+        out.write("no result: none of the query's terms is in the model's vocabulary\n")
+        return
+    ids = [printable(h.doc_id) for h in hits]  # ids read from the index: control characters escaped
+    width = max(6, max(map(len, ids)))
+    out.write(f"{'rank':>4}  {'doc':<{width}}  {'score':>8}  {'term':>8}  {'topic':>8}\n")
+    for rank, (h, doc_id) in enumerate(zip(hits, ids), 1):
+        out.write(f"{rank:>4}  {doc_id:<{width}}  {h.score:8.4f}  {h.term_score:8.4f}  {h.topic_score:8.4f}\n")
+        title, snippet = shown.get(h.doc_id, ("", ""))
+        for line in (title, snippet):
+            if line:
+                out.write(f"      {printable(line)}\n")

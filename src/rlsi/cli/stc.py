@@ -8,8 +8,8 @@
   confusion summary: MedSTC models predict directly; unsupervised models get a linear SVM on θ trained
   on the training split.
 
-A separate module (and sub-command names) so that ``rlsi fit`` stays untouched while it is being
-reworked; ``fit-stc`` can become ``fit --model stc`` later.
+The models' defaults are the ``table2`` preset (:mod:`rlsi.models.stc.settings`); ``--settings printed``
+takes the paper's printed values.
 """
 
 from __future__ import annotations
@@ -45,44 +45,44 @@ def register(sub):
     p.add_argument("-o", "--output", required=True, help="model directory to write")
     p.add_argument("--model", choices=sorted(learners("fit-stc")), default="stc", help=model_help("fit-stc"))
     p.add_argument("--settings", choices=STC_PRESETS, default=None,
-                   help="start from a named preset of the STC settings (docs/stc.md): printed, the paper's "
-                        "values (the defaults below); released, the authors' released code's; table2, the "
-                        "released values with what reproduces Table 2 (on 20 Newsgroups MedSTC 81.2%%; STC with "
-                        "the LDA start 70.7%%, online 71.4%%); the "
-                        "options given on the command line override the preset")
+                   help="start from a named preset of the STC settings (docs/stc.md): table2, what reproduces "
+                        "Table 2 (the models' defaults: on 20 Newsgroups MedSTC 81.2%%; STC with the LDA start "
+                        "70.7%%, online 71.4%%); printed, the paper's printed values (MedSTC 47.2%%); released, "
+                        "the authors' released code's; the options given on the command line override the preset")
     p.add_argument("-k", "--n-components", type=_common.positive_int, default=None,
                    help="number of topics K (default 60)")
     p.add_argument("--lam", type=float, default=None,
-                   help="λ: ℓ1 weight on document codes θ (default 0.01)")
+                   help="λ: weight of the prior on document codes θ (default 0.2; printed 0.01)")
     p.add_argument("--gamma", type=float, default=None,
-                   help="γ: weight tying word codes to their document code (default 0.01)")
+                   help="γ: weight tying word codes to their document code (default 0.2; printed 0.01)")
     p.add_argument("--rho", type=float, default=None,
-                   help="ℓ1 weight on word codes (paper: 0.1; on a ~50k vocabulary 0.001 classifies better, see "
-                        "the STC benchmark)")
+                   help="ℓ1 weight on word codes (default 0.01; printed 0.1)")
     p.add_argument("--eps", type=float, default=None,
                    help="ε of Eq. (1), the Poisson mean's floor (default 1e-3, the released STC code's value; "
                         "quote perplexities with it)")
     p.add_argument("--dictionary-step", choices=["mm", "projected", "lbfgs"], default=None,
-                   help="mm: multiplicative majorise-minimise step (default); projected: Eq. (12); lbfgs: the "
-                        "released code's projected L-BFGS steps (batch models keep the word codes; online "
-                        "models keep each mini-batch's codes and move its terms)")
-    p.add_argument("--max-iter", type=_common.positive_int, default=None, help="batch iterations (default 20)")
+                   help="mm: multiplicative majorise-minimise step; projected: Eq. (12) (the default of stc and "
+                        "ostc); lbfgs: the released code's projected L-BFGS steps (the default of medstc and "
+                        "omedstc; batch models keep the word codes, online models keep each mini-batch's codes "
+                        "and move its terms)")
+    p.add_argument("--max-iter", type=_common.positive_int, default=None,
+                   help="batch iterations, run whole (default: 4 for stc, 10 for medstc)")
     p.add_argument("--batch-size", type=_common.positive_int, default=None,
-                   help="online mini-batch size (default: the preset's, else 64)")
+                   help="online mini-batch size (default: 32 for ostc, 16 for omedstc)")
     p.add_argument("--epochs", type=_common.positive_int, default=1, help="online passes")
     p.add_argument("--tau0", type=float, default=None,
-                   help="online models: τ0 of the learning rate τ0/(t + τ) (default: the preset's, else 1)")
+                   help="online models: τ0 of the learning rate τ0/(t + τ) (default: 1 for ostc, 10 for omedstc)")
     p.add_argument("--svm-codes", choices=["joint", "label_free"], default=None,
-                   help="online MedSTC: the codes its Pegasos step on η sees: the hinge-shifted codes (joint, "
-                        "default) or each mini-batch's codes without labels (label_free)")
+                   help="online MedSTC: the codes its Pegasos step on η sees: each mini-batch's codes without "
+                        "labels (label_free, default) or the hinge-shifted codes (joint)")
     p.add_argument("--delta", type=float, default=None, help="MedSTC loss Δ(y,y')=delta·1(y≠y') (default 3600)")
-    p.add_argument("--C", type=float, default=None, help="MedSTC weight of each document's hinge loss (default 1)")
+    p.add_argument("--C", type=float, default=None, help="MedSTC weight of each document's hinge loss (default 0.5)")
     p.add_argument("--dictionary-init", choices=["documents", "class", "lda", "uniform"], default=None,
-                   help="starting dictionary: random documents (the paper's, default); outside the paper, "
-                        "'lda': scikit-learn LDA's topics (10 passes; batch STC on 20 Newsgroups at the printed "
-                        "settings 46.4%% -> 62.6%%, at the released ones 59.7%% -> 70.7%%) or, MedSTC only, "
-                        "'class': each topic "
-                        "from the documents of one class; 'uniform': β = 1/M, the released code's start")
+                   help="starting dictionary: 'documents', random documents (the paper's; the default of medstc "
+                        "and omedstc); outside the paper, 'lda': scikit-learn LDA's topics (the default of stc "
+                        "and ostc; 10 passes; batch STC on 20 Newsgroups 59.7%% -> 70.7%%) or, MedSTC only, "
+                        "'class': each topic from the documents of one class; 'uniform': β = 1/M, the released "
+                        "code's start")
     p.add_argument("--lda-passes", type=_common.positive_int, default=10,
                    help="--dictionary-init lda: batch passes of the LDA fit (default 10; about 8 s CPU a pass "
                         "on 20 Newsgroups)")
@@ -91,8 +91,8 @@ def register(sub):
                         "0.01..100), 'joint' (Eq. 16's C/delta) or a positive number")
     p.add_argument("--jobs", type=_common.jobs_count, default=None, help="threads (default: all cores)")
     p.add_argument("--hinge", choices=["exact", "linearized"], default=None,
-                   help="MedSTC's θ-update: the exact hinge minimiser (default) or the released code's update "
-                        "linearised at the loss-augmented label")
+                   help="MedSTC's θ-update: the released code's update linearised at the loss-augmented label "
+                        "(default) or the exact hinge minimiser")
     _label_arguments(p)
     _common.add_text_arguments(p)
     p.set_defaults(func=run_fit)
@@ -134,6 +134,7 @@ def run_fit(args):
     learner = get_learner(args.model, "fit-stc")
     model = learner.build(args)  # options are checked before the corpus is read
     _output.model_destination(args.output, reads=[args.corpus])
+    _output.replacing_notice(args.output, quiet=args.quiet)
     start = time.perf_counter()
     corpus = _split(read_corpus(args.corpus, text_fields=_common.text_fields(args)), args, args.train_split)
     vectorizer = _common.make_vectorizer(args)

@@ -193,6 +193,9 @@ def run(args):
             bar.close()
     if not getattr(model, "topics_initialized_", True):  # no document had a non-zero tf-idf weight
         _common.check_learnable(model.components_, len(texts))
+    from .learners import check_not_empty
+
+    check_not_empty(model, len(texts))
     _write_report(out, timeline, model, vectorizer, args)
     if not quiet:
         dead = len(model.dead_topics())

@@ -8,14 +8,16 @@ from pathlib import Path
 from ..errors import RLSIError
 from . import _common, _output
 
-FORMATS = {".tsv": "id then one column per topic, tab separated", ".npy": "array (n_docs x K), no ids"}
+FORMATS = {".tsv": "a header (id, T1 .. TK) then id and one column per topic, tab separated",
+           ".npy": "array (n_docs x K), no ids"}
 
 
 def register(sub):
     p = sub.add_parser("transform", help="fold documents into the topic space of a model",
                        description="Compute document vectors (ridge projection, TOIS §7) of a corpus with "
-                                   "a saved model. Output: TSV (id + K values) to stdout or -o FILE "
-                                   "(.tsv or .npy).")
+                                   "a saved model. Output: TSV (a header line 'id T1 .. TK', then id + K values "
+                                   "per document; topics numbered as 'rlsi topics' numbers them) to stdout or "
+                                   "-o FILE (.tsv or .npy).")
     p.add_argument("model_dir", help="model directory written by 'rlsi fit'")
     p.add_argument("corpus", help="corpus file (.jsonl / .jsonl.gz) or folder of .txt files")
     p.add_argument("-o", "--output", help="output file: .tsv or .npy (default: TSV on stdout)")
@@ -41,14 +43,18 @@ def run(args):
     if not np.isfinite(W).all():
         raise RLSIError(f"the model in {args.model_dir} gives NaN or infinite document vectors: it is damaged; "
                         "refit it")
+    n, K = W.shape
     if args.output and args.output.endswith(".npy"):
         _common.save_npy_atomic(args.output, W)
-        return 0
-    buf = _io.StringIO()
-    for doc_id, row in zip(corpus.ids, W):
-        buf.write(_output.printable(doc_id) + "\t" + "\t".join(f"{x:.6g}" for x in row) + "\n")
-    if args.output:
-        _common.write_text_atomic(args.output, buf.getvalue())
     else:
-        print(buf.getvalue(), end="")
+        buf = _io.StringIO()
+        buf.write("\t".join(["id", *(f"T{k + 1}" for k in range(K))]) + "\n")  # topics numbered as rlsi topics
+        for doc_id, row in zip(corpus.ids, W):
+            buf.write(_output.printable(doc_id) + "\t" + "\t".join(f"{x:.6g}" for x in row) + "\n")
+        if not args.output:
+            print(buf.getvalue(), end="")
+            return 0
+        _common.write_text_atomic(args.output, buf.getvalue())
+    if not getattr(args, "quiet", False):
+        print(f"wrote the topic vectors of {n} documents ({K} topics) to {args.output}")
     return 0

@@ -40,7 +40,8 @@ class ProtocolConfig:
     protocol's), ``cv_tune`` (the metrics whose mean the "cv" protocol maximises), ``n_folds``,
     ``n_repeats``, ``test`` (of :data:`TESTS`). ``seed``: the seed of the query folds (repeat ``r`` draws
     with ``seed + r``) and the ``random_state`` of every model. ``keep_scores``: keep each setting's topic
-    scores; ``progress``: progress bars.
+    scores; ``progress``: progress bars; ``log_edges``: log each edge warning (:mod:`rlsi.experiments.edges`)
+    as the protocol finds it (``rlsi evaluate`` prints them itself, once, after the tables).
     """
 
     protocols: tuple = PROTOCOLS
@@ -64,6 +65,7 @@ class ProtocolConfig:
     seed: int = 0
     keep_scores: bool = False
     progress: bool = False
+    log_edges: bool = True
 
     def __post_init__(self):
         for name in ("protocols", "k_grid", "lambda1_grid", "alphas", "metrics", "cv_tune"):

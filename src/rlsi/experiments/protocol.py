@@ -49,7 +49,8 @@ def run_protocol(collection, methods=("lsi", "rlsi"), config=None, *, prepared=N
             sel = select_best(grid, config.best_metric) if p == "best" else cross_validate(
                 grid, n_folds=config.n_folds, n_repeats=config.n_repeats, tune=config.cv_tune, seed=config.seed)
             sel.per_query = {m: sel.per_query[m] for m in names}
-            log_edges(sel.edges, prepared.name)
+            if config.log_edges:
+                log_edges(sel.edges, prepared.name)
             selections[p].append(sel)
     settings = {**config.settings(), "topic_norm": exp.topic_norm, "term_norm": exp.term_norm,
                 "n_docs": prepared.n_docs, "n_queries": prepared.n_queries,

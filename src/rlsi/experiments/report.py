@@ -76,8 +76,9 @@ class ProtocolReport:
                 parts.append("")
         return "\n".join(parts)
 
-    def to_text(self, protocols=None, level=0.05):
-        """Plain-text tables for the terminal."""
+    def to_text(self, protocols=None, level=0.05, edges=True):
+        """Plain-text tables for the terminal, with the edge warnings of each protocol unless ``edges`` is
+        False."""
         parts = []
         for protocol in protocols or list(self.selections):
             rows = self.rows(protocol)
@@ -91,7 +92,7 @@ class ProtocolReport:
                     star = "*" if r["p"] is not None and r["p"][m] < level else " "
                     cells.append(f"{r['means'][m]:9.4f}{star}")
                 parts.append(r["method"].ljust(width) + "".join(cells))
-            for w in self.edge_warnings(protocol):
+            for w in self.edge_warnings(protocol) if edges else ():
                 parts.append(f"warning: {w['message']}")
             parts.append("")
         return "\n".join(parts)

@@ -89,12 +89,13 @@ class TopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
 
     @property
     def topic_groups(self):
-        """``{name: (start, stop)}``: the named groups of rows of ``components_``."""
+        """``{name: (start, stop)}``: the named groups of rows of ``components_``, in the order of their rows
+        (a group model's shared topics first)."""
         check_fitted(self)
         groups = getattr(self, "topic_groups_", None)
         if not groups:
             return {DEFAULT_GROUP: (0, self.components_.shape[0])}
-        return {name: (int(a), int(b)) for name, (a, b) in groups.items()}
+        return {name: (int(a), int(b)) for name, (a, b) in sorted(groups.items(), key=lambda kv: int(kv[1][0]))}
 
     def get_topics(self, group=None, *, dense=False):
         """Topics (rows = topics, columns = terms) of one group (all when ``group`` is None).

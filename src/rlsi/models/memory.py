@@ -53,8 +53,8 @@ fit. Two ways to count them:
   work share ``Σ df(m) nnz(U_m) / (nnz(X) K)`` that decides the dense copy
   (``RLSITuning.sparse_work_share``) and h, nnz(U) and h counted with a margin of
   :data:`PREDICTION_MARGIN`, the copy when the predicted share is within :data:`SHARE_MARGIN` of the
-  switch: seconds per alternation of the sample, and the estimate no longer counts a copy of U that the
-  fit does not take (it made the estimate 35–66 % high at 100k x 500k);
+  switch: seconds per alternation of the sample; the copy is counted only where the fit takes it (counted
+  whenever possible, it is 35–66 % of the peak at 100k x 500k: the bound's margin there);
 * bounded: ``topic_density`` (0.05, the share beyond which ``topic_representation="auto"`` switches to
   dense topics when they fit in ``RLSITuning.dense_max_bytes``) bounds nnz(U), and the copy is counted whenever it
   is possible.
@@ -64,9 +64,14 @@ the process holds already (the interpreter, the libraries, the compiled kernels:
 :func:`current_rss` *before* X is loaded, or subtract X — it is a component: ``rlsi fit``'s preflight does
 the latter). The search for λ₁ of ``target_terms_per_topic`` is the phase "λ1 search" (``search=True``: the
 fit's one copy of D, shared by the search's problems, which the fit then continues, and up to three copies
-of W at once). Not counted: the allocator's fragmentation, and what freed temporaries (the prediction's,
-the initialisation's) leave resident: 5–10 % of the measured peaks at 50k–200k documents,
-which is why the estimate there is a few % low.
+of W at once). The allocator's fragmentation and what freed temporaries (the prediction's, the
+initialisation's) leave resident are not allocations of their own; the component "allocator slack"
+(:data:`ALLOCATOR_SHARE` of the rest) counts them, so that the estimate errs on the safe side: without it
+the predicted estimates fall 1–9 % below the measured peaks (benchmarks/results/memory_estimate.md has
+the measured range with it).
+
+:mod:`rlsi.models.memory_check` decides with these estimates before a fit (``rlsi fit``): the floor (no
+topics), the bound (topics at the density bound) and, only where those two leave it open, the prediction.
 
 Why a memory limit does not size the blocks. The blocks are the one part of the peak that a block size
 could bound, and they are small: ``E`` = 4M entries make 3 E b = 96 MB of R blocks in float64 (48 MB in
@@ -114,6 +119,10 @@ PREDICT_TERMS = 4_000
 #: as the fit runs (20 Newsgroups: 1.1 % after the first U-step, 3.0 % after 10, 5.5 % where the fit stops
 #: after 26; predicted 4.5 %), and a prediction cut at 30 of a fit's 65 iterations saw 0.62 of its density.
 PREDICT_ITERATIONS = 100
+#: The allocator's fragmentation and the pages freed temporaries leave resident, as a share of the counted
+#: bytes (the baseline excluded): 5–10 % of the measured peaks at 50k–200k documents.
+ALLOCATOR_SHARE = 0.10
+SLACK = "allocator slack"
 
 
 @dataclass
@@ -289,6 +298,7 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
         phases["λ1 search"] = {"X": X, "transposed copy": D, "W": 3 * W, "per-term arrays": 2 * per_term,
                                "U": U_step, "R blocks": r_blocks, "Gram": gram}
     for comps in phases.values():
+        comps[SLACK] = int(ALLOCATOR_SHARE * sum(comps.values()))
         comps["process before the fit"] = base
     totals = {name: sum(c.values()) for name, c in phases.items()}
     phase = max(totals, key=totals.get)
@@ -343,7 +353,9 @@ def estimate_online_fit(n_docs, n_terms, nnz, n_components, *, batch_size=256, d
     batch_nnz = -(-n_b * nnz // max(N, 1))
     batch = (PendingBatch.nbytes_for(M, c, batch_nnz, K, s, i, repeat=int(n_inner) > 1)
              + OnlineRLSI.batch_nbytes(n_b, batch_nnz, b, K) + doc_blocks_nbytes(n_b, K))
-    comps = {"X": X, "statistics R, S": R, "U": topics, "mini-batch": batch, "process before the fit": int(baseline)}
+    comps = {"X": X, "statistics R, S": R, "U": topics, "mini-batch": batch}
+    comps[SLACK] = int(ALLOCATOR_SHARE * sum(comps.values()))
+    comps["process before the fit"] = int(baseline)
     total = sum(comps.values())
     return MemoryEstimate(peak=total, phase="mini-batch", components=comps, phases={"mini-batch": total},
                           breakdown={"mini-batch": comps})
@@ -467,11 +479,15 @@ def _profile(U, weight, df_rows, sample_nnz, M):
                         heavy_rows=int(round(float(weight @ (nz > DENSE_ROW_SHARE * K)))))
 
 
-def estimate_for(model, X, *, baseline=0, topic_density=None) -> MemoryEstimate:
+def estimate_for(model, X, *, baseline=0, topic_density=None, topics=None,
+                 topic_representation=None) -> MemoryEstimate:
     """:func:`estimate_batch_fit` for ``model.fit(X)`` (a :class:`BatchRLSI` and a CSR matrix), or
     :func:`estimate_online_fit` for an :class:`OnlineRLSI`. ``topic_density``: None predicts the batch
     fit's topics from a sample of X (:func:`predict_topics`; the bound 0.05 where they cannot be predicted:
-    ``init="random"``, ℓ2 topics); a number bounds nnz(U) by it (and 0.05 for the online estimate)."""
+    ``init="random"``, ℓ2 topics); a number bounds nnz(U) by it (and 0.05 for the online estimate).
+    ``topics``: a :class:`TopicProfile` to count instead of predicting one (a zero profile: the floor of
+    :mod:`rlsi.models.memory_check`); ``topic_representation``: the batch topics' representation instead of
+    the model's (``"dense"``: the bound of dense topics)."""
     from .executor import ThreadExecutor
     from .online import OnlineRLSI
 
@@ -491,12 +507,12 @@ def estimate_for(model, X, *, baseline=0, topic_density=None) -> MemoryEstimate:
     N, M = X.shape
     from .penalties import penalty
 
-    topics = None
     target = getattr(model, "target_terms_per_topic", None)
     K = model.n_components
     # sizes the fit itself refuses (K above the vocabulary or the non-empty documents) are left to its checks
-    predictable = (topic_density is None and model.init == "docs" and penalty(model.topic_penalty).norm == "l1"
-                   and K <= M and np.count_nonzero(np.diff(X.indptr)) >= K)
+    predictable = (topic_density is None and topics is None and model.init == "docs"
+                   and penalty(model.topic_penalty).norm == "l1" and K <= M
+                   and np.count_nonzero(np.diff(X.indptr)) >= K)
     if predictable:
         topics = predict_topics(X, K, lambda1=None if target else model.effective_lambda1(N), target=target,
                                 lambda2=model.lambda2, doc_penalty=model.doc_penalty,
@@ -506,7 +522,8 @@ def estimate_for(model, X, *, baseline=0, topic_density=None) -> MemoryEstimate:
                                 else 0, max_iter=model.inner_max_iter, tol=model.inner_tol,
                                 iterations=min(PREDICT_ITERATIONS, model.max_iter), fit_tol=model.tol)
     return estimate_batch_fit(N, M, X.nnz, model.n_components, dtype=X.dtype, index_dtype=X.indices.dtype,
-                              topic_penalty=model.topic_penalty, topic_representation=model.topic_representation,
+                              topic_penalty=model.topic_penalty,
+                              topic_representation=topic_representation or model.topic_representation,
                               topic_density=0.05 if topic_density is None else topic_density, topics=topics,
                               n_workers=workers, init=model.init,
                               search=getattr(model, "target_terms_per_topic", None) is not None, baseline=baseline,

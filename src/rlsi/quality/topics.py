@@ -223,8 +223,9 @@ def avg_majority_ratio(components):
 
 
 # ------------------------------------------------------------------------------------------- reports
-def topic_summary(components, feature_names, n_terms=10, by="dominant"):
-    """One dict per topic: ``index`` (0-based row), ``sign``, ``terms``, ``weights``, ``compactness``,
+def topic_summary(components, feature_names, n_terms=10, by="dominant", start=0):
+    """One dict per topic: ``index`` (0-based row, plus ``start`` when ``components`` are the rows from
+    ``start`` on of a larger model: a topic group), ``sign``, ``terms``, ``weights``, ``compactness``,
     ``pos_contri``, ``neg_contri``, ``majority_ratio``."""
     X = check_components(components)
     names = _check_names(feature_names, X.shape[1])
@@ -233,7 +234,7 @@ def topic_summary(components, feature_names, n_terms=10, by="dominant"):
     contri = contributions(X)
     signs = dominant_sign(X)
     return [{
-        "index": k,
+        "index": int(start) + k,
         "sign": int(signs[k]),
         "terms": [str(names[j]) for j in idx],
         "weights": [float(w) for w in vals],
@@ -244,7 +245,7 @@ def topic_summary(components, feature_names, n_terms=10, by="dominant"):
     } for k, (idx, vals) in enumerate(tops)]
 
 
-def format_topics(components, feature_names, n_terms=10, by="dominant"):
+def format_topics(components, feature_names, n_terms=10, by="dominant", start=0):
     """Plain-text table, one line per topic, as printed by ``rlsi topics``::
 
         T4   comp=0.8%  MR=0.97  cancer tumor cell ...
@@ -253,10 +254,11 @@ def format_topics(components, feature_names, n_terms=10, by="dominant"):
     is in percent. A negative-dominated topic (its weight mostly negative; the terms are its most negative
     ones) starts with ``(-)`` and a last line explains the mark; when there is one, the other lines are
     indented by as much, and the ``comp`` field is padded, so that columns stay aligned. A dead topic shows
-    ``MR=n/a`` and ``(empty topic)``.
+    ``MR=n/a`` and ``(empty topic)``. ``start``: the row of the first topic in its model (a topic group of
+    a group model is numbered as its rows, so that numbers run on across the groups).
     """
-    summary = topic_summary(components, feature_names, n_terms, by)
-    width = len(f"T{len(summary)}")
+    summary = topic_summary(components, feature_names, n_terms, by, start=start)
+    width = len(f"T{int(start) + len(summary)}")
     any_negative = any(t["sign"] < 0 for t in summary)
     comps = [f"{100 * t['compactness']:.1f}%" for t in summary]
     comp_width = max(len(c) for c in comps)
