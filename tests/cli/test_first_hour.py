@@ -223,19 +223,20 @@ def test_every_classifier_has_score():
     assert model.score(X, y) == pytest.approx(np.mean(model.predict(X) == y))
 
 
-def test_fit_without_model_options_builds_the_libraries_defaults():
-    """`rlsi fit` with no λ or online option gives the estimators' own defaults (batch, online, group), so
-    the command line and Python agree."""
+def test_fit_without_model_options_builds_the_estimators_for_reading():
+    """`rlsi fit` with no λ or online option gives the estimators' defaults but for λ1 and λ2, which are
+    READING's (topics a person reads; the estimators' own serve a pipeline): batch, online, group."""
     from rlsi.cli._common import batch_model_from_args
     from rlsi.cli._online import online_model_from_args
     from rlsi.cli.group import group_model_from_args
     from rlsi.models import OnlineRLSI
+    from rlsi.models.regularization import READING
 
     fit = _subparsers(build_parser())[0].choices["fit"]
     args = fit.parse_args(["corpus.jsonl.gz", "-o", "m"])
     compare = ("lambda1", "lambda2", "lambda1_scale", "batch_size", "rho", "n_inner", "n_passes")
-    for built, reference in ((batch_model_from_args(args, True), BatchRLSI()),
-                             (online_model_from_args(args, quiet=True), OnlineRLSI())):
+    for built, reference in ((batch_model_from_args(args, True), BatchRLSI(**READING)),
+                             (online_model_from_args(args, quiet=True), OnlineRLSI(**READING))):
         got, want = built.get_params(), reference.get_params()
         assert {k: got[k] for k in compare if k in want} == {k: want[k] for k in compare if k in want}
     args = fit.parse_args(["corpus.jsonl.gz", "-o", "m", "--model", "grlsi"])

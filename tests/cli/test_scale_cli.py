@@ -10,6 +10,7 @@ from rlsi.datasets import demo_corpus_path
 from rlsi.datasets.synthetic import make_corpus
 from rlsi.io.matrix import load_matrix
 from rlsi.models import BatchRLSI
+from rlsi.models.regularization import READING
 from rlsi.text import TfidfVectorizer, read_jsonl
 
 
@@ -55,7 +56,7 @@ def test_synth_then_fit(tmp_path, capsys):
     bundle = io.load(tmp_path / "model")
     model = bundle["model"]
     assert model.components_.shape == (6, 3000) and "vectorizer" not in bundle
-    expected = BatchRLSI(6, max_iter=3, random_state=1).fit(ref)
+    expected = BatchRLSI(6, max_iter=3, random_state=1, **READING).fit(ref)  # rlsi fit's λ1, λ2
     assert _same_csr(model.components_, expected.components_)
 
 

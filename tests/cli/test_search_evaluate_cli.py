@@ -55,8 +55,9 @@ FAST = ["--k-grid", "2,3", "--lambda1-grid", "0.05", "--folds", "2", "--alpha-st
 
 def test_evaluate_collection_folder(tmp_path, collection, capsys, caplog):
     out_json, out_md = tmp_path / "r.json", tmp_path / "r.md"
-    status, out, err = run(capsys, "evaluate", "--collection", collection, "--methods", "bm25,lsi,rlsi", *FAST,
-                           "--json", out_json, "--markdown", out_md)
+    status = main(["evaluate", "--collection", str(collection), "--methods", "bm25,lsi,rlsi", *FAST,
+                   "--json", str(out_json), "--markdown", str(out_md)])  # not quiet: warnings shown
+    out, err = capsys.readouterr()
     assert status == 0, err
     assert "BM25+LSI" in out and "BM25+RLSI" in out and "MAP" in out and "NDCG@10" in out
     assert "protocol: cv" in out and "protocol: best" in out
@@ -73,8 +74,15 @@ def test_evaluate_collection_folder(tmp_path, collection, capsys, caplog):
     # K in (2, 3): whichever is chosen is an edge of the grid, and the warning is printed and saved
     warned = data["edge_warnings"]
     assert any(w["parameter"] == "n_components" for w in warned)
-    for w in warned:
-        assert f"warning: {w['message']}" in out and w["message"] in out_md.read_text()
+    for w in warned:  # printed once each (on stderr, as every warning of the command), saved in the Markdown
+        assert err.count(f"rlsi: warning: {w['protocol']}: {w['message']}\n") == 1
+        assert w["message"] not in out and w["message"] in out_md.read_text()
+    assert err.count("rlsi: warning:") == len(warned)
+
+
+def test_evaluate_quiet_prints_no_warning(tmp_path, collection, capsys):
+    status, out, err = run(capsys, "evaluate", "--collection", collection, "--methods", "bm25,lsi", *FAST)
+    assert status == 0 and "warning" not in err and "warning" not in out and "BM25+LSI" in out
 
 
 def test_evaluate_separate_files_and_one_protocol(tmp_path, collection, capsys):
@@ -126,12 +134,16 @@ def test_search_builds_index_from_corpus_and_saves_it(tmp_path, model_dir, colle
                            collection / "corpus.jsonl", "--save-index")
     assert status == 0, err
     lines = out.strip().splitlines()
-    assert lines[0].split() == ["rank", "doc", "score", "term", "topic"] and len(lines) == 4
-    assert lines[1].split()[1] in ("d1", "d2")
+    assert lines[0].split() == ["rank", "doc", "score", "term", "topic"]
+    hits = [line for line in lines[1:] if not line.startswith("      ")]
+    assert len(hits) == 3 and hits[0].split()[1] in ("d1", "d2")
+    # each hit is followed by its document's title and a snippet (the corpus is at hand)
+    first = lines.index(hits[0])
+    assert lines[first + 1].strip() in ("Airplane design", "Wing flutter") and "wing" in lines[first + 2]
     assert "index" in rlsi.io.load(model_dir)
-    # now without --corpus: the saved index is used
+    # now without --corpus: the saved index is used (ids and scores: no texts at hand)
     status, out2, _ = run(capsys, "search", model_dir, "airplane wing", "-k", "3")
-    assert status == 0 and out2 == out
+    assert status == 0 and out2 == "\n".join([lines[0], *hits]) + "\n"
     status, out3, _ = run(capsys, "search", model_dir, "airplane wing", "zebra", "--json", "--alpha", "0")
     rows = [json.loads(line) for line in out3.strip().splitlines()]
     assert rows[0]["query"] == "airplane wing" and rows[0]["results"][0]["doc_id"] in ("d1", "d2")

@@ -125,20 +125,21 @@ def _advice(model, X, estimate, limit, method, baseline):
     from .online import OnlineRLSI
 
     online = isinstance(model, OnlineRLSI)
-    if baseline >= 0.9 * limit:
-        return (f"the process itself holds {format_bytes(baseline)} before the fit (the interpreter and its "
-                f"libraries): give a limit well above that")
+    own = max(1, estimate.peak - baseline)  # the fit's own bytes
     ways = []
+    if baseline >= 0.9 * limit:
+        ways.append(f"a limit well above the {format_bytes(baseline)} the process holds before the fit (the "
+                    f"interpreter and its libraries)")
     K = _topics_that_fit(model, X, limit, method, baseline)
     if K:
         ways.append(f"at most {K} topics (-k {K})")
-    if online and estimate.components.get("mini-batch", 0) > 0.1 * estimate.peak and model.batch_size > 1:
+    if online and estimate.components.get("mini-batch", 0) > 0.1 * own and model.batch_size > 1:
         ways.append(f"a smaller --batch-size than {model.batch_size}")
     if np.dtype(X.dtype) == np.float64:
         ways.append("a float32 matrix (--dtype float32; rlsi ingest / synth --dtype float32), which halves X, "
                     "its transposed copy and W")
     fixed = estimate.components.get("X", 0) + estimate.components.get("transposed copy", 0)
-    if not online and fixed > limit - baseline:
+    if not online and fixed > limit - baseline > 0:
         ways.append(f"--online (the matrix and its transposed copy alone take {format_bytes(fixed)}; an online "
                     "fit reads the documents one mini-batch at a time)")
     ways.append("a machine with more memory")
