@@ -134,7 +134,7 @@ def efficiency(X, y, iters, points, lines, lambda1):
             return models["rlsi"]
 
         def mk_grlsi(n):
-            models["grlsi"] = GroupRLSI(ks, kc, lambda1=lambda1, max_iter=n, **common)
+            models["grlsi"] = GroupRLSI(ks, kc, lambda1=lambda1, lambda1_class=lambda1, max_iter=n, **common)
             return models["grlsi"]
 
         r["rlsi"] = timed(mk_rlsi, X, None, iters)
@@ -190,7 +190,7 @@ def topics(X, y, names, iters, lines):
     lines += ["## 2. Example topics and AvgComp per group (Ks, Kc) = (10, 5), "
               f"{iters} iterations", ""]
     fitted = {}
-    for label, model in (("GRLSI", GroupRLSI(10, 5, max_iter=iters, random_state=0)),
+    for label, model in (("GRLSI", GroupRLSI(10, 5, lambda1_class=0.05, max_iter=iters, random_state=0)),
                          ("GNMF", GroupNMF(10, 5, max_iter=iters, random_state=0))):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
@@ -257,7 +257,7 @@ def synthetic_child(args):
     if method == "rlsi":
         model, fit_y = BatchRLSI(K, lambda1=args.lambda1, lambda2=1.0, **common), None  # GRLSI's λ₂
     elif method == "grlsi":
-        model, fit_y = GroupRLSI(ks, kc, lambda1=args.lambda1, **common), y
+        model, fit_y = GroupRLSI(ks, kc, lambda1=args.lambda1, lambda1_class=args.lambda1, **common), y
     elif method == "nmf":
         model, fit_y = GroupNMF(0, K, **common), np.zeros(len(y), dtype=np.int64)
     else:

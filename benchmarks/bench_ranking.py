@@ -51,9 +51,10 @@ sys.path.insert(0, str(HERE.parent / "src"))
 
 from rlsi.evaluation import load_collection  # noqa: E402
 from rlsi.experiments import (DEFAULT_ALPHAS, DEFAULT_CV_TUNE, DEFAULT_FIT_NORMALIZE,  # noqa: E402
-                               DEFAULT_FOLD_GRID, DEFAULT_K_GRID, DEFAULT_LAMBDA1_GRID,
-                               DEFAULT_STEMMER, GRID_PRESETS, Experiment, cross_validate,
+                               DEFAULT_FOLD_GRID, DEFAULT_STEMMER, GRID_PRESETS, Experiment, cross_validate,
                                make_methods, prepare_collection, select_best)
+from rlsi.experiments import PAPER_K_GRID as DEFAULT_K_GRID  # noqa: E402  (the benchmark's grid: --grid paper)
+from rlsi.experiments import PAPER_LAMBDA1_GRID as DEFAULT_LAMBDA1_GRID  # noqa: E402
 from rlsi.evaluation.significance import paired_ttest, randomization_test  # noqa: E402
 from rlsi.retrieval.combine import DEFAULT_TERM_NORM, DEFAULT_TOPIC_NORM, NORMALIZERS  # noqa: E402
 from rlsi.text import TfidfVectorizer  # noqa: E402
@@ -510,8 +511,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--collections", default=",".join(COLLECTIONS))
     ap.add_argument("--methods", default=",".join((*VARIANTS, *BASELINES)))
-    ap.add_argument("--grid", choices=sorted(GRID_PRESETS), default="default",
-                    help="named K / λ1 grids of RLSI and the baselines (extended: K up to 300, λ1 down to 1e-5)")
+    ap.add_argument("--grid", choices=sorted(GRID_PRESETS), default="paper",
+                    help="named K / λ1 grids of RLSI and the baselines (paper: K 10..50, the results' grid; "
+                         "default: rlsi evaluate's; extended: K up to 300, λ1 down to 1e-5)")
     ap.add_argument("--k-grid", default=None, help="override K grid (smoke tests only)")
     ap.add_argument("--lambda1-grid", default=None, help="override the RLSI λ1 grid (smoke tests only)")
     ap.add_argument("--folds", type=int, default=5)
@@ -525,7 +527,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     args.methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     global DEFAULT_K_GRID, VARIANT_K_GRID, DEFAULT_LAMBDA1_GRID, VARIANT_LAMBDA1_GRID
-    if args.grid != "default":
+    if args.grid != "paper":
         DEFAULT_K_GRID = tuple(GRID_PRESETS[args.grid]["k_grid"])
         DEFAULT_LAMBDA1_GRID = tuple(GRID_PRESETS[args.grid]["lambda1_grid"])
         VARIANT_K_GRID = (min(DEFAULT_K_GRID), 50, max(DEFAULT_K_GRID))

@@ -41,4 +41,4 @@ DEFAULT_FOLDING = "model"
 #: ``rlsi.models.stc.settings.PRESETS``
 STC_PRESETS = ("printed", "released", "table2")
 #: ``rlsi.experiments.defaults.GRID_PRESETS`` (names) and the default grid, as ``rlsi evaluate --help`` shows it
-GRID_NAMES = ("default", "extended")
+GRID_NAMES = ("default", "paper", "extended")

@@ -13,15 +13,14 @@ or ``--test randomization``). A tuned setting on the edge of its grid (the small
 fold λ of the grid, or α at 0 or 1) is printed as a warning under the table, and saved in the JSON
 (``edge_warnings``) and the Markdown: the optimum may lie beyond the grid, so extend it.
 
-Grids (``--grid``): ``default`` is K in 10..50 for every method and lambda1 in 0.001..0.02 (per 1000
-documents) for RLSI. On MED (1033 documents, 30 queries) ``rlsi evaluate --collection MED`` with the
-default methods and grid fits 5 K x 4 baselines + 25 RLSI models: a few minutes on 2 free cores (the
-benchmark's MED section, which fits more, took 214 s), 15 minutes measured with the 2 cores shared with a
-benchmark. ``extended`` reaches K = 300 for every method and lambda1 = 1e-5 for RLSI (K 10,20,50,100,200,300;
-lambda1 1e-5,1e-4,0.001,0.01), for when the default grid's optimum is on its edge (the warning says so). It
-is not the default because it is far slower: about 30 minutes on MED with 2 shared cores (29.7 min
-measured; the RLSI fits at K >= 200 and lambda1 <= 1e-4 dominate, 3 to 5 minutes each). Each (method, setting) is fitted once and shared by
-both protocols, every alpha and every fold. ``--k-grid`` and ``--lambda1-grid`` override the preset.
+Grids (``--grid``): ``default`` is K in 10, 20, 50, 100 for every method and lambda1 in 0.0003, 0.001,
+0.003, 0.01 (per 1000 documents) for RLSI: 4 K x 4 baselines + 16 RLSI models with the default methods,
+the answer inside the grid on MED (RLSI, LSI and NMF choose K = 50; RLSI lambda1 = 0.001 or 0.003).
+``paper`` is the paper's K range 10..50 with lambda1 in 0.001..0.02 (the ranking benchmark's grid);
+``extended`` reaches K = 300 for every method and lambda1 = 1e-5 for RLSI (K 10,20,50,100,200,300; lambda1
+1e-5,1e-4,0.001,0.01), for when a grid's optimum is on its edge (the warning says so); its RLSI fits at
+K >= 200 and lambda1 <= 1e-4 take minutes each. Each (method, setting) is fitted once and shared by both
+protocols, every alpha and every fold. ``--k-grid`` and ``--lambda1-grid`` override the preset.
 
 Existing TREC runs can be evaluated instead: ``rlsi evaluate --qrels QRELS --run A.run --run B.run``
 prints the metrics of each run, with stars for p < 0.05 against the first run.
@@ -35,6 +34,7 @@ import sys
 from pathlib import Path
 
 from ..errors import RLSIError
+from ._choices import GRID_NAMES
 from ._common import non_negative_int
 
 DEFAULT_METHODS = "bm25,lsi,plsi,lda,nmf,rlsi"
@@ -84,10 +84,11 @@ def register(subparsers):
     m.add_argument("--protocol", choices=["cv", "best", "both"], default="both",
                    help="cv: settings tuned on training folds of queries, held-out scores; best: the best "
                         "setting on the test queries (the paper's, optimistic); both (default)")
-    m.add_argument("--grid", choices=["default", "extended"], default="default",
-                   help="named K and lambda1 grids: 'default' (K 10..50, fast) or 'extended' (K up to 300, "
+    m.add_argument("--grid", choices=GRID_NAMES, default="default",
+                   help="named K and lambda1 grids: 'default' (K 10..100), 'paper' (K 10..50) or 'extended' (K up "
+                        "to 300, "
                         "lambda1 down to 1e-5; far slower, see above)")
-    m.add_argument("--k-grid", default=None, help="numbers of topics K (default: the --grid preset's, 10,20,30,40,50)")
+    m.add_argument("--k-grid", default=None, help="numbers of topics K (default: the --grid preset's, 10,20,50,100)")
     m.add_argument("--lambda1-grid", default=None,
                    help="RLSI lambda1 values, per 1000 documents (default: the --grid preset's)")
     m.add_argument("--fold-grid", default=None,

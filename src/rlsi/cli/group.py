@@ -28,7 +28,8 @@ def add_group_arguments(parser):
     g.add_argument("--shared-topics", type=int, default=10, help="shared topics Ks (default: 10)")
     g.add_argument("--class-topics", type=_common.positive_int, default=5, help="topics per class Kc (default: 5)")
     g.add_argument("--lambda1-class", type=_common.non_negative_float, default=None,
-                   help="λ1 of the class topics (default: --lambda1)")
+                   help="λ1 of the class topics (default: --lambda1 times the square root of the class's share "
+                        "of the documents, which keeps class topics alive)")
     g.add_argument("--unlabeled", choices=UNLABELED_POLICIES, default="error",
                    help="documents without a label: stop with an error (default) or put them in one class")
 

@@ -38,7 +38,7 @@ Typical use::
 from .config import ProtocolConfig
 from .defaults import (DEFAULT_ALPHAS, DEFAULT_CV_TUNE, DEFAULT_FIT_NORMALIZE, DEFAULT_FOLD_GRID,
                        DEFAULT_K_GRID, DEFAULT_LAMBDA1_GRID, DEFAULT_STEMMER, EXTENDED_K_GRID,
-                       EXTENDED_LAMBDA1_GRID, GRID_PRESETS)
+                       EXTENDED_LAMBDA1_GRID, GRID_PRESETS, PAPER_K_GRID, PAPER_LAMBDA1_GRID)
 from .edges import find_edges
 from .grid import Experiment, GridResult
 from .methods import METHODS, MethodSpec, make_methods
@@ -51,4 +51,5 @@ __all__ = ["PreparedCollection", "prepare_collection", "evaluate_scores", "Metho
            "make_methods", "GridResult", "Experiment", "Selection", "select_best", "cross_validate",
            "ProtocolReport", "ProtocolConfig", "run_protocol", "query_folds", "DEFAULT_ALPHAS", "DEFAULT_K_GRID",
            "DEFAULT_LAMBDA1_GRID", "DEFAULT_FOLD_GRID", "DEFAULT_FIT_NORMALIZE", "DEFAULT_STEMMER",
-           "DEFAULT_CV_TUNE", "EXTENDED_K_GRID", "EXTENDED_LAMBDA1_GRID", "GRID_PRESETS", "find_edges"]
+           "DEFAULT_CV_TUNE", "EXTENDED_K_GRID", "EXTENDED_LAMBDA1_GRID", "GRID_PRESETS", "PAPER_K_GRID",
+           "PAPER_LAMBDA1_GRID", "find_edges"]

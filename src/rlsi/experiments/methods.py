@@ -66,7 +66,8 @@ def _group_factory(name):
             common["max_iter"] = max_iter
         if name in ("grlsi", "crlsi"):
             cls = GroupRLSI if name == "grlsi" else CRLSI
-            return cls(ks, K - ks, lambda1=0.05 if lambda1 is None else lambda1, **common)
+            lam = 0.05 if lambda1 is None else lambda1  # one λ1 for shared and class topics: the protocol's
+            return cls(ks, K - ks, lambda1=lam, lambda1_class=lam, **common)  # (benchmarks/results/group_ranking*)
         return (GroupNMF if name == "gnmf" else CNMF)(ks, K - ks, **common)
     return make
 

@@ -19,11 +19,14 @@ cores; threads: several classes at once).
 
 Regularization scale: with ``lambda1_scale="per_doc"`` (default, see :mod:`rlsi.models.regularization`)
 both λ₁ of Eq. 3 are scaled by the whole corpus, ``λ₁ˢ = lambda1 · N/1000`` and ``λ₁ᶜ = lambda1_class ·
-N/1000``, so GRLSI's topics are about as sparse as BatchRLSI's for the same value. (Scaling a class's λ₁ by
-its own Np instead was tried and rejected: a term's row of ``Rp = Dp Wpᵀ`` sums over the documents that
-contain the term, which for a class-specific term are about the same documents in GRLSI as in RLSI, so a
-λ₁ 20x smaller on 20 classes made the class topics ~40x denser than RLSI's on 20 Newsgroups.) ``"paper"``
-uses the two values as the λ₁ of Eq. 3.
+N/1000``, so GRLSI's topics are about as sparse as BatchRLSI's for the same value. A class's topics are
+fitted on its Np documents only: at the shared topics' λ₁ they end empty or nearly (20 Newsgroups, 20
+newsgroups as classes, λ₁ = 0.05: 42 of 100 class topics empty, a median of 1 term, on the 11,314 training
+posts; 19 of 100 on 3,000), and scaled by Np itself they come out ~40x denser than RLSI's (a term's row of
+``Rp = Dp Wpᵀ`` sums over the documents that contain it, for a class-specific term about the same in GRLSI as
+in RLSI). So ``lambda1_class=None`` takes the geometric middle, ``lambda1 · √(Np/N)`` for class p: 1 of 100
+class topics empty on the training posts (a median of 85 terms), none on 3,000 (152).
+``"paper"`` uses the two values as the λ₁ of Eq. 3 (``lambda1_class=None``: ``lambda1``).
 
 With one class, ``n_shared_topics=0`` (or ``n_class_topics=0``) it is :class:`rlsi.models.BatchRLSI`;
 with ``n_shared_topics=0`` it is the class-only :class:`CRLSI` (independent RLSI per class).
@@ -207,7 +210,9 @@ class GroupRLSI(GroupModel):
     n_shared_topics : int, default 10 — Ks, topics shared by all classes.
     n_class_topics : int or dict, default 5 — Kc, topics per class; a mapping class → Kc (footnote 3).
     lambda1 : float, default 0.05 — ℓ1 weight of the shared topics (scale: ``lambda1_scale``).
-    lambda1_class : float or None — ℓ1 weight of the class topics (None: ``lambda1``; footnote 4).
+    lambda1_class : float or None — ℓ1 weight of the class topics (footnote 4; None: ``lambda1 · √(Np/N)`` for
+        class p, its share of the documents, with ``lambda1_scale="per_doc"``, else ``lambda1``; the module
+        docstring says why).
     lambda2 : float, default 1.0 — document regularization λ₂.
     topic_penalty, doc_penalty : default "l1", "l2" — as in :class:`rlsi.models.BatchRLSI`.
     lambda1_scale : {"per_doc", "paper"}; init : {"docs", "random"} — as in BatchRLSI, per class (shared
@@ -284,6 +289,8 @@ class GroupRLSI(GroupModel):
         lam_s = effective_lambda1(self.lambda1, self.lambda1_scale, N)
         lam_c_value = self.lambda1 if self.lambda1_class is None else self.lambda1_class
         lam_c = np.full(split.layout.n_classes, effective_lambda1(lam_c_value, self.lambda1_scale, N))
+        if self.lambda1_class is None and self.lambda1_scale == "per_doc":  # a class's share of the documents
+            lam_c *= np.sqrt(np.array([Xp.shape[0] for Xp in split.Xs], dtype=np.float64) / max(N, 1))
         self.lambda1_shared_effective_ = lam_s
         self.lambda1_class_effective_ = lam_c
         Ws = self._initial_vectors(X, split, V_init)
