@@ -1,8 +1,6 @@
 """``python -m rlsi``: the ``rlsi`` command (:mod:`rlsi.cli.main`)."""
 
-import sys
-
-from .cli.main import main
+from .cli.main import run
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -83,7 +83,7 @@ def run(args):
             _scale.preflight(args, model, X)
         model = fit_online_from_args(args, X, model=model) if args.online else model.fit(X, y)
     return report_fit(learner, output, {"model": model, "vectorizer": vectorizer}, X.shape[0], X.shape[1], start,
-                      quiet=args.quiet)
+                      quiet=args.quiet, X=X)
 
 
 def _resume(args, output, fields):

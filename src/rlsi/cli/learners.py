@@ -143,9 +143,10 @@ def check_modes(learner, modes):
                         f"{', '.join(MODES[m] for m in sorted(learner.modes))})")
 
 
-def check_not_empty(model, n_docs):
+def check_not_empty(model, n_docs, X=None):
     """Refuse (RLSIError, nothing saved) a fitted topic model whose every topic is empty, naming the λ1 to
-    try: a tenth of the one that emptied them (or the λ2 to lower, when that is what did)."""
+    try: a tenth of the λ1 above which the fit starts with every topic empty (``BatchRLSI.lambda1_ceiling``
+    of X), or of the one given where that is not known (or the λ2 to lower, when that is what emptied them)."""
     dead = getattr(model, "dead_topics", None)
     if dead is None or not hasattr(model, "lambda1"):  # STC: topics on the simplex, never empty
         return
@@ -157,8 +158,11 @@ def check_not_empty(model, n_docs):
     else:
         scale = "" if model.lambda1_scale == "per_doc" else " (paper scale)"
         per = " per 1000 documents" if model.lambda1_scale == "per_doc" else ""
-        advice = (f"--lambda1 {model.lambda1:g}{per}{scale} is too strong for these {n_docs} documents; try "
-                  f"--lambda1 {_tenth(model.lambda1)}, or --terms-per-topic N to have the λ1 found")
+        ceiling = model.lambda1_ceiling(X) if X is not None and hasattr(model, "lambda1_ceiling") else None
+        start = "" if ceiling is None else f" (every topic starts empty above {ceiling:.2g})"
+        advice = (f"--lambda1 {model.lambda1:g}{per}{scale} is too strong for these {n_docs} documents{start}; "
+                  f"try --lambda1 {_tenth(model.lambda1 if ceiling is None else ceiling)}, or --terms-per-topic N "
+                  f"to have the λ1 found")
         if getattr(model, "lambda1_class", None) is not None:
             advice += f" (and --lambda1-class {_tenth(model.lambda1_class)})"
     raise RLSIError(f"all {K} topics of the fit are empty (every weight zero), nothing is saved: {advice}")
@@ -169,12 +173,12 @@ def _tenth(value):
     return format(float(f"{value / 10:.2g}"), "g")
 
 
-def report_fit(learner, output, components, n_docs, n_terms, start, *, quiet):
+def report_fit(learner, output, components, n_docs, n_terms, start, *, quiet, X=None):
     """Save ``components`` into ``output`` and, unless quiet, print the learner's summary; a model whose
-    every topic is empty is refused (:func:`check_not_empty`)."""
+    every topic is empty is refused (:func:`check_not_empty`; X, the matrix fitted on, for its advice)."""
     from .. import io
 
-    check_not_empty(components["model"], n_docs)
+    check_not_empty(components["model"], n_docs, X)
     io.save(output, **components)
     if not quiet:
         for line in learner.summary(components["model"], n_docs, n_terms, time.perf_counter() - start):

@@ -38,6 +38,9 @@ import warnings
 from .. import __version__
 from ._choices import DEVICE_ALIASES, DEVICES
 
+#: The exit status after Ctrl-C (128 + SIGINT, as a shell reports it).
+INTERRUPTED = 130
+
 # Sub-command modules, in the order --help lists them.
 COMMAND_MODULES = [
     "rlsi.cli.demo",
@@ -162,7 +165,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    """The command's exit status for ``argv`` (default: ``sys.argv[1:]``)."""
     return guarded(lambda: _main(argv))
+
+
+def run(argv=None):
+    """The ``rlsi`` console script and ``python -m rlsi``: exit with :func:`main`'s status. After Ctrl-C the
+    process ends at once with status 130: an interruption inside code that C evaluated for an extension
+    (numba's, while it is imported) leaves CPython's "unhandled Ctrl-C" mark set even though :func:`guarded`
+    handled it, and CPython would then end the process by SIGINT at exit instead of with the status."""
+    status = main(argv)
+    if status == INTERRUPTED:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(INTERRUPTED)
+    sys.exit(status)
 
 
 def interrupted(exc) -> bool:
@@ -188,7 +208,7 @@ def guarded(call):
             print("rlsi: interrupted", file=sys.stderr)
         except (KeyboardInterrupt, OSError):  # a second Ctrl-C, or a closed stderr
             pass
-        return 130
+        return INTERRUPTED
 
 
 class _WarningFormatter(logging.Formatter):
@@ -242,4 +262,4 @@ def _main(argv) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    run()

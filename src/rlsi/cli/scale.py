@@ -210,4 +210,4 @@ def fit_matrix(args, output):
     else:
         log.warning("%s has no vectorizer (a synthetic corpus): the model is saved without one, so "
                     "'rlsi topics' and 'rlsi search' cannot name its terms", args.matrix)
-    return report_fit(learner, output, components, X.shape[0], X.shape[1], start, quiet=args.quiet)
+    return report_fit(learner, output, components, X.shape[0], X.shape[1], start, quiet=args.quiet, X=X)

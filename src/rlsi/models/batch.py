@@ -391,6 +391,16 @@ class BatchRLSI(AlternatingFit, SquaredLossModel):
         log.info("target_terms_per_topic=%d: λ₁ = %.6g (effective)", target, lam)
         return lam, problem
 
+    def lambda1_ceiling(self, X):
+        """The ``lambda1`` (on this model's ``lambda1_scale``) at and above which the first U-step of ``fit(X)``
+        leaves every topic empty: a term row of U stays zero while ‖2 R_m‖_∞ ≤ λ₁ (the lasso's optimality
+        condition at zero), R = D W₀ with the fit's initial document vectors W₀. Below it some topics start
+        alive (the value ``rlsi fit`` names when every topic ended empty)."""
+        X = sp.csr_matrix(X, dtype=np.float64)
+        W = np.asarray(self._initial_doc_vectors(X, None), dtype=np.float64)
+        ceiling = 2.0 * float(np.abs(X.T @ W).max(initial=0.0))
+        return ceiling if self.lambda1_scale == "paper" else ceiling * DOCS_PER_UNIT / max(X.shape[0], 1)
+
     def _initial_doc_vectors(self, X, V_init):
         """W₀ = V₀ᵀ as described in the module docstring (:mod:`rlsi.models.seeding`)."""
         N, K = X.shape[0], self.n_components
