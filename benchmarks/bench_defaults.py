@@ -15,6 +15,8 @@ Each section runs what a user runs, in the same run:
 * ``pipeline`` — ``make_pipeline(TfidfVectorizer(), MODEL(30), LogisticRegression(max_iter=1000))`` on 20
   Newsgroups (bydate), MODEL = TruncatedSVD, ``BatchRLSI()`` (FEATURES, the estimators' defaults) and
   ``BatchRLSI(**READING)``. Gate: the default within 2 points of TruncatedSVD.
+* ``evaluate`` — ``rlsi evaluate --collection med`` at its default grid: the settings chosen in each fold and
+  the edge warnings. Gate: RLSI's chosen K and λ1 inside the grid.
 * ``group`` — ``rlsi fit --model grlsi`` on 3,000 20 Newsgroups training posts (evenly spaced over the
   sorted file: every newsgroup) with their newsgroup as the class: shared and class topics, empty ones,
   terms per topic. Gate: class topics alive.
@@ -65,6 +67,15 @@ def rlsi(*argv):
     return time.perf_counter() - start, proc.stdout
 
 
+def _demo():
+    """``rlsi demo`` (K = 20): (seconds, its output)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "rlsi", "-q", "demo"], capture_output=True, text=True, env=env,
+                          check=True)
+    return time.perf_counter() - start, proc.stdout
+
+
 def terms_per_topic(model_dir):
     import rlsi
 
@@ -83,6 +94,10 @@ def section_med(tmp):
         rows.append([name, f"`rlsi fit MED -o M {' '.join(extra)}`".replace("  ", " "), int(np.median(n)),
                      f"{n.mean():.0f}", int(n.max()), int((n == 0).sum()), f"{secs:.1f}"])
         tops.append((name, [ln.strip() for ln in topics.splitlines()[:3]]))
+    secs, demo = _demo()
+    found = re.search(r"\((\d+) non-zero term weights of (\d+)\)", demo)
+    rows.append(["`rlsi demo` (0.1, 1; stemmed, min_df=2)", "`rlsi demo`", "", f"{int(found.group(1)) / 20:.0f}", "",
+                 "", f"{secs:.1f}"])
     table = md_table(["setting", "command", "terms per topic (median)", "mean", "largest", "empty topics",
                       "seconds"], rows)
     lines = ["## MED: `rlsi fit` + `rlsi topics` (K = 20, 13,037 terms)", "", *table, ""]
@@ -139,52 +154,87 @@ def section_pipeline():
     (train, y_train), (test, y_test) = data["train"], data["test"]
     vec = TfidfVectorizer()
     X_train, X_test = vec.fit_transform(train), vec.transform(test)
-    rows, base = [], None
+    rows, base, scale = [], None, None
+
+    def accuracy(W, W_test):
+        return 100 * LogisticRegression(max_iter=1000).fit(W, y_train).score(W_test, y_test)
+
     for name, model in (("TruncatedSVD(30)", TruncatedSVD(30, random_state=0)),
                         ("BatchRLSI(30), the defaults (FEATURES)", BatchRLSI(30, random_state=0)),
                         ("BatchRLSI(30, **READING)", BatchRLSI(30, random_state=0, **READING))):
         start = time.perf_counter()
         W = model.fit_transform(X_train)
         secs = time.perf_counter() - start
-        acc = 100 * LogisticRegression(max_iter=1000).fit(W, y_train).score(model.transform(X_test), y_test)
-        base = acc if base is None else base
+        W_test = model.transform(X_test)
+        acc = accuracy(W, W_test)
+        size = float(np.abs(W).mean())
+        base, scale = (acc, size) if base is None else (base, scale)
+        rescaled = accuracy(W * (scale / size), W_test * (scale / size))  # the scale argument: only |V| differs
         comp = model.components_
         density = comp.nnz / np.prod(comp.shape) if hasattr(comp, "nnz") else 1.0
-        rows.append([name, f"{acc:.1f}", f"{acc - base:+.1f}", f"{100 * density:.2f}", f"{secs:.1f}"])
+        terms = int(np.median(np.diff(comp.indptr))) if hasattr(comp, "indptr") else comp.shape[1]
+        rows.append([name, f"{acc:.1f}", f"{acc - base:+.1f}", f"{rescaled:.1f}", f"{size:.3g}",
+                     f"{100 * density:.2f}", terms, f"{secs:.1f}"])
     return ["## 20 Newsgroups: `make_pipeline(TfidfVectorizer(), MODEL, LogisticRegression(max_iter=1000))`", "",
             f"bydate split: {X_train.shape[0]} training, {X_test.shape[0]} test documents, {X_train.shape[1]} "
             "terms.", "",
-            *md_table(["MODEL", "test accuracy %", "vs TruncatedSVD (points)", "non-zero topic weights %",
-                       "fit seconds"], rows), ""]
+            *md_table(["MODEL", "test accuracy %", "vs TruncatedSVD (points)",
+                       "accuracy with the vectors scaled to TruncatedSVD's mean |w| %", "mean |w| (train)",
+                       "non-zero topic weights %", "terms per topic (median)", "fit seconds"], rows), "",
+            "The scaled column divides the document vectors by their mean |w| and multiplies them by "
+            "TruncatedSVD's: by the scale argument ((λ1, λ2) and (λ1/t, λ2 t²) give the same topics, the vectors "
+            "scaled by 1/t), what a λ2 changes beyond the topics themselves.", ""]
 
 
 def section_group(tmp):
-    rows = []
     with gzip.open(shared_data() / "twenty_newsgroups" / "corpus.jsonl.gz", "rt") as f:
         train = [line for line in f if '"split": "train"' in line]
     pick = np.linspace(0, len(train) - 1, 3000).astype(int)
     corpus = tmp / "20ng_3000.jsonl"
     corpus.write_text("".join(train[i] for i in pick))
-    out = tmp / "group"
-    secs, _ = rlsi("fit", corpus, "--model", "grlsi", "-o", out)
     import rlsi as lib
 
-    model = lib.load(out)["model"]
-    for group, (a, b) in model.topic_groups.items():
-        n = np.diff(model.get_topics(group).indptr)
-        rows.append((group, b - a, int((n == 0).sum()), n))
-    shared = [r for r in rows if r[0] == "shared"]
-    cls = [r for r in rows if r[0] != "shared"]
-    n_cls = np.concatenate([r[3] for r in cls])
-    table = [["shared", shared[0][1], shared[0][2], int(np.median(shared[0][3]))],
-             [f"class ({len(cls)} classes)", int(sum(r[1] for r in cls)), int(sum(r[2] for r in cls)),
-              int(np.median(n_cls))]]
-    return ["## Group RLSI at its defaults: `rlsi fit CORPUS --model grlsi -o M` (3,000 20 Newsgroups posts)", "",
-            f"{len(cls)} newsgroups as classes; {secs:.1f} s.", "",
-            *md_table(["topics", "count", "empty", "terms per topic (median)"], table), ""]
+    table = []
+    for name, extra in (("defaults (class λ1 = 0.05 √(Np/N))", []), ("--lambda1-class 0.05", ["--lambda1-class", 0.05])):
+        out = tmp / f"group_{len(table)}"
+        secs, _ = rlsi("fit", corpus, "--model", "grlsi", "-o", out, *extra)
+        model = lib.load(out)["model"]
+        rows = [(g, b - a, np.diff(model.get_topics(g).indptr)) for g, (a, b) in model.topic_groups.items()]
+        shared = np.concatenate([n for g, _, n in rows if g == "shared"])
+        cls = np.concatenate([n for g, _, n in rows if g != "shared"])
+        table.append([name, f"{len(shared)} / {int((shared == 0).sum())} / {int(np.median(shared))}",
+                      f"{len(cls)} / {int((cls == 0).sum())} / {int(np.median(cls))}", f"{secs:.1f}"])
+    return ["## Group RLSI: `rlsi fit CORPUS --model grlsi -o M` (3,000 20 Newsgroups posts, 20 newsgroups as "
+            "classes)", "",
+            *md_table(["setting", "shared topics / empty / terms (median)", "class topics / empty / terms (median)",
+                       "seconds"], table), ""]
 
 
-SECTIONS = {"med": section_med, "track": section_track, "pipeline": lambda tmp: section_pipeline(),
+def section_evaluate(tmp):
+    """``rlsi evaluate --collection med`` at its default grid: the chosen settings, and the edge warnings."""
+    out = tmp / "evaluate.json"
+    secs, _ = rlsi("evaluate", "--collection", "med", "--json", out)
+    data = json.loads(out.read_text())
+    rows = []
+    for protocol, table in data["protocols"].items():
+        for r in table[1:]:
+            chosen = [c["setting"] for c in r.get("chosen") or []]
+            picks = {}
+            for c in chosen:
+                key = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in c.items()
+                                if k in ("n_components", "lambda1")).replace("n_components", "K").replace("lambda1", "λ1")
+                picks[key] = picks.get(key, 0) + 1
+            rows.append([protocol, r["method"], f"{r['means']['map']:.4f}",
+                         "; ".join(f"{k} ×{n}" if n > 1 else k for k, n in picks.items())])
+    warnings = [f"* {w['protocol']}: {w['message']}" for w in data.get("edge_warnings", [])]
+    grid = data["settings"]
+    return ["## `rlsi evaluate --collection med` at the default grid", "",
+            f"K ∈ {grid['k_grid']}, λ1 ∈ {grid['lambda1_grid']} (RLSI); {secs:.0f} s.", "",
+            *md_table(["protocol", "method", "MAP", "chosen K (and λ1) per fold"], rows), "",
+            "Edge warnings:" if warnings else "No edge warning.", "", *warnings, ""]
+
+
+SECTIONS = {"med": section_med, "evaluate": section_evaluate, "track": section_track, "pipeline": lambda tmp: section_pipeline(),
             "group": section_group}
 
 

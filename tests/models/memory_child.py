@@ -15,11 +15,12 @@ from rlsi.models import BatchRLSI
 from rlsi.models.memory import current_rss, estimate_for, peak_rss
 
 
-LAMBDA1 = 0.001  # per 1000 documents: live topics, about 4 % non-zero (0.05 leaves them empty) ...
-LAMBDA2 = 1.0  # ... at the paper's λ₂, where the estimate's table was measured
+LAMBDA1 = 0.001  # per 1000 documents: live topics, about 4 % non-zero (0.05 leaves them empty), at λ₂ = 1 ...
+LAMBDA2 = 1.0
+SETTINGS = {"paper": (LAMBDA1, LAMBDA2), "defaults": (0.01, 1e-3)}  # ... and at the estimators' defaults
 
 
-def main(path, k, max_iter):
+def main(path, k, max_iter, setting="paper"):
     # load or compile every kernel first, so that the baseline holds them (their cost is not the fit's)
     small = make_corpus(300, 2000, 30, n_topics=5, seed=1, dtype=load_matrix(path).X.dtype).X
     BatchRLSI(5, max_iter=2, random_state=0).fit(small)
@@ -27,7 +28,8 @@ def main(path, k, max_iter):
     del small
     baseline = current_rss()
     X = load_matrix(path).X
-    model = BatchRLSI(k, lambda1=LAMBDA1, lambda2=LAMBDA2, max_iter=max_iter, random_state=0)
+    lambda1, lambda2 = SETTINGS[setting]
+    model = BatchRLSI(k, lambda1=lambda1, lambda2=lambda2, max_iter=max_iter, random_state=0)
     estimate = estimate_for(model, X, baseline=baseline)
     before_fit = peak_rss()
     model.fit(X)
@@ -63,4 +65,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "online":
         main_online(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     else:
-        main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))
+        main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), *sys.argv[4:])

@@ -21,15 +21,19 @@ CHILD = Path(__file__).with_name("memory_child.py")
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_estimate_within_20_percent_of_the_measured_peak(tmp_path, dtype):
+@pytest.mark.parametrize("dtype, setting", [(np.float64, "paper"), (np.float32, "paper"), (np.float64, "defaults"),
+                                            (np.float32, "defaults")])
+def test_estimate_within_20_percent_of_the_measured_peak(tmp_path, dtype, setting):
+    """At λ2 = 1 and at the estimators' defaults (λ2 = 1e-3, topics that densify as the fit goes on), float64
+    and float32: within 20 % of the measured peak, and never more than a few percent below it (the estimate
+    refuses fits: it errs on the safe side)."""
     write_corpus(tmp_path / "c", 40_000, 50_000, 60, n_topics=100, seed=0, dtype=dtype)
     # the child imports the rlsi this process imported (site-packages in CI, not the checkout's src/), so it
     # loads the numba kernels this process has compiled and cached instead of compiling them again
     env = dict(os.environ, NUMBA_NUM_THREADS="2", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
                PYTHONPATH=os.pathsep.join(p for p in (str(Path(rlsi.__file__).parents[1]),
                                                       os.environ.get("PYTHONPATH")) if p))
-    proc = subprocess.run([sys.executable, str(CHILD), str(tmp_path / "c"), "200", "2"], capture_output=True,
+    proc = subprocess.run([sys.executable, str(CHILD), str(tmp_path / "c"), "200", "2", setting], capture_output=True,
                           text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     r = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -37,6 +41,7 @@ def test_estimate_within_20_percent_of_the_measured_peak(tmp_path, dtype):
     assert fit_part > 0.5 * r["baseline"], r  # the fit's own memory dominates: the check means something
     assert r["topic_density"] > 0.01, r  # live topics: U, the R blocks and the V-step's copy of U are real
     assert abs(r["estimate"] - r["peak"]) <= 0.20 * r["peak"], r
+    assert r["estimate"] >= 0.95 * r["peak"], r
 
 
 @pytest.mark.slow
@@ -54,6 +59,7 @@ def test_online_estimate_within_20_percent_of_the_measured_peak_with_large_mini_
     assert r["peak"] - r["baseline"] > 0.5 * r["baseline"], r
     assert r["topic_density"] > 0, r
     assert abs(r["estimate"] - r["peak"]) <= 0.20 * r["peak"], r
+    assert r["estimate"] >= 0.95 * r["peak"], r
 
 
 def test_components_follow_the_sizes():

@@ -126,3 +126,10 @@ def test_track_with_a_growing_vocabulary():
     assert model.n_features_in_ == len(vec.feature_names_) == 12
     late = {t for topic in tl.top_terms[1] for t, _ in topic}
     assert late & {"juice", "smoothie", "electric", "battery"}
+
+
+def test_plot_labels_show_small_weights_with_their_digits():
+    from rlsi.tracking.plots import weight_label
+
+    assert weight_label(0.0042) == "0.0042" and weight_label(0.21) == "0.21" and weight_label(-0.0031) == "0.0031-"
+    assert weight_label(0.5) != "0.00" and weight_label(0.001) != "0.00"

@@ -16,7 +16,7 @@ __all__ = ["DEFAULT_ALPHAS", "DEFAULT_K_GRID", "DEFAULT_LAMBDA1_GRID", "DEFAULT_
 #: α from 0 to 1 in steps of 0.05 (§8.2).
 DEFAULT_ALPHAS = tuple(round(0.05 * i, 2) for i in range(21))
 #: Number of topics: on MED (the collection shipped with rlsi) the cross-validated choice of RLSI, LSI and NMF is
-#: K = 50 in every fold, inside this grid (benchmarks/results/evaluate_med.md).
+#: K = 50 in every fold, inside this grid (benchmarks/results/defaults.md).
 DEFAULT_K_GRID = (10, 20, 50, 100)
 #: λ₁ of BatchRLSI on its per-thousand-documents scale (``lambda1_scale="per_doc"``), a factor √10 apart: on MED the
 #: cross-validated choice is 0.003 (4 folds) or 0.001 (1), inside the grid.

@@ -34,7 +34,7 @@ import numpy as np
 from ..errors import RLSIError
 from .memory import MemoryEstimate, TopicProfile, available_memory, current_rss, estimate_for, format_bytes
 
-__all__ = ["DENSITY_BOUND", "MemoryCheck", "check_fit", "fit_limit"]
+__all__ = ["DENSITY_BOUND", "MemoryCheck", "bound_estimate", "check_fit", "fit_limit", "floor_estimate"]
 
 #: Density of the bound: where ``topic_representation="auto"`` switches to dense topics (RLSITuning.dense_above).
 DENSITY_BOUND = 0.05
@@ -85,12 +85,12 @@ def check_fit(model, X, *, memory_limit=None, baseline=None, status=None) -> Mem
     if isinstance(model, OnlineRLSI):
         estimate = estimate_for(model, X, baseline=baseline)
         return _decide(model, X, estimate, limit, name, "online", baseline)
-    floor = estimate_for(model, X, baseline=baseline, topics=TopicProfile(0.0, 0.0, 0))
+    floor = floor_estimate(model, X, baseline)
     if limit is None:
         return MemoryCheck(None, None, name, "unchecked")
     if floor.peak > limit:
         return _decide(model, X, floor, limit, name, "floor", baseline)
-    bound = _bound(model, X, baseline)
+    bound = bound_estimate(model, X, baseline)
     if bound.peak <= limit:
         return MemoryCheck(bound, limit, name, "bound")
     if status is not None:
@@ -100,7 +100,12 @@ def check_fit(model, X, *, memory_limit=None, baseline=None, status=None) -> Mem
     return _decide(model, X, estimate_for(model, X, baseline=baseline), limit, name, "prediction", baseline)
 
 
-def _bound(model, X, baseline):
+def floor_estimate(model, X, baseline=0):
+    """The estimate of ``model.fit(X)`` (batch) with empty topics: what the fit holds whatever its topics."""
+    return estimate_for(model, X, baseline=baseline, topics=TopicProfile(0.0, 0.0, 0))
+
+
+def bound_estimate(model, X, baseline=0):
     """The larger of the estimates at the density bound (sparse topics) and with dense topics, or with
     sparse topics at density 1 where dense ones would not fit (module docstring)."""
     sparse = estimate_for(model, X, baseline=baseline, topic_density=DENSITY_BOUND)
@@ -155,10 +160,10 @@ def _topics_that_fit(model, X, limit, method, baseline):
         m = clone(model).set_params(n_components=k)
         m._tuning = model._tuning
         if method == "floor":
-            return estimate_for(m, X, baseline=baseline, topics=TopicProfile(0.0, 0.0, 0)).peak
+            return floor_estimate(m, X, baseline).peak
         if method == "online":
             return estimate_for(m, X, baseline=baseline).peak
-        return _bound(m, X, baseline).peak
+        return bound_estimate(m, X, baseline).peak
 
     lo, hi = 0, int(model.n_components) - 1  # the largest k in [1, hi] with peak(k) <= limit, by bisection
     while lo < hi:

@@ -57,8 +57,7 @@ def plot_topic(timeline, path, k, n_terms=5):
         if not tl.alive[p][k]:
             text = "(dead)"
         else:
-            text = "\n".join(f"{t} {abs(w):.2f}" + ("-" if w < 0 else "")
-                             for t, w in tl.top_terms[p][k][:n_terms])
+            text = "\n".join(f"{t} {weight_label(w)}" for t, w in tl.top_terms[p][k][:n_terms])
         ax.annotate(text, (x[p], F[p]), xytext=(0, 8), textcoords="offset points", ha="center",
                     va="bottom", fontsize=7)
     _axis(ax, tl.segments)
@@ -67,6 +66,13 @@ def plot_topic(timeline, path, k, n_terms=5):
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     return path
+
+
+def weight_label(w):
+    """A normalised weight ``u_mk / ‖u_k‖₁`` as a plot shows it: two significant digits (a topic of thousands of
+    terms gives its top terms weights of 0.004, which two decimals would all show as 0.00), a trailing ``-``
+    for a negative weight."""
+    return f"{abs(w):.2g}" + ("-" if w < 0 else "")
 
 
 def _axis(ax, labels):
