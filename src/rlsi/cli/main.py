@@ -32,6 +32,7 @@ import importlib
 import logging
 import os
 import re
+import signal
 import sys
 import warnings
 
@@ -173,8 +174,15 @@ def run(argv=None):
     """The ``rlsi`` console script and ``python -m rlsi``: exit with :func:`main`'s status. After Ctrl-C the
     process ends at once with status 130: an interruption inside code that C evaluated for an extension
     (numba's, while it is imported) leaves CPython's "unhandled Ctrl-C" mark set even though :func:`guarded`
-    handled it, and CPython would then end the process by SIGINT at exit instead of with the status."""
-    status = main(argv)
+    handled it, and CPython would then end the process by SIGINT at exit instead of with the status. Once
+    the command has answered, Ctrl-C is ignored: the exit it would interrupt has nothing left to undo."""
+    status = None
+    try:
+        status = main(argv)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # done: a Ctrl-C during the exit changes nothing
+    except KeyboardInterrupt:  # after main returned, before the line above
+        if status is None:
+            status = guarded(_raise_interrupt)
     if status == INTERRUPTED:
         for stream in (sys.stdout, sys.stderr):
             try:
@@ -209,6 +217,10 @@ def guarded(call):
         except (KeyboardInterrupt, OSError):  # a second Ctrl-C, or a closed stderr
             pass
         return INTERRUPTED
+
+
+def _raise_interrupt():
+    raise KeyboardInterrupt
 
 
 class _WarningFormatter(logging.Formatter):
