@@ -77,7 +77,7 @@ def child(spec):
 def cmd_run(a):
     spec = {"matrix": str(a.matrix), "k": a.k, "lambda1": a.lambda1, "lambda2": a.lambda2, "iters": a.iters,
             "online": a.online}
-    env = harness.child_env(harness.thread_env(a.threads))
+    env = harness.child_env(harness.thread_env(numba=a.threads, blas=1))  # the test's threads (test_memory.py)
     proc = subprocess.run([sys.executable, __file__, "child", json.dumps(spec)], env=env, capture_output=True,
                           text=True)
     if proc.returncode != 0:
@@ -137,7 +137,7 @@ def main(argv=None):
     r.add_argument("--lambda2", type=float, default=1e-3, help="default: the estimators'")
     r.add_argument("--iters", type=int, default=None, help="batch iterations (default: the model's, to convergence)")
     r.add_argument("--online", type=int, default=None, metavar="BATCH", help="an online fit in mini-batches of BATCH")
-    r.add_argument("--threads", type=int, default=2)
+    r.add_argument("--threads", type=int, default=2, help="numba threads (BLAS: 1)")
     r.add_argument("--json", type=Path, required=True)
     q = sub.add_parser("report")
     q.add_argument("--json", type=Path, required=True)

@@ -91,7 +91,7 @@ def test_a_float32_fit_counts_row_blocks_not_a_float64_copy_of_w_for_its_gram():
         block = min(parts, numba.config.NUMBA_NUM_THREADS) * min(N, blas_rows.GRAM_SUB_ROWS) * K * 8
         f32 = estimate_batch_fit(N, 500_000, 20_000_000, K, dtype=np.float32, topic_density=0.004)
         f64 = estimate_batch_fit(N, 500_000, 20_000_000, K, dtype=np.float64, topic_density=0.004)
-        s32, s64 = f32.phases["S of the initial W"], f64.phases["S of the initial W"]
+        s32, s64 = f32.allocations["S of the initial W"], f64.allocations["S of the initial W"]
         # float64: W is used as it is; the difference to float32 is X, D (4 bytes of value each), W's own
         # 4 bytes per entry, and the float32 fit's float64 sub-blocks (not a second W)
         assert s64 - s32 == 2 * 20_000_000 * 4 + N * K * 4 - block
@@ -100,7 +100,7 @@ def test_a_float32_fit_counts_row_blocks_not_a_float64_copy_of_w_for_its_gram():
 def test_dense_topics_cost_m_by_k():
     sparse = estimate_batch_fit(10_000, 50_000, 1_000_000, 100, topic_representation="sparse")
     dense = estimate_batch_fit(10_000, 50_000, 1_000_000, 100, topic_representation="dense")
-    assert dense.phases["U-step"] - sparse.phases["U-step"] > 50_000 * 100 * 8
+    assert dense.allocations["U-step"] - sparse.allocations["U-step"] > 50_000 * 100 * 8
 
 
 def test_describe_is_one_line():
@@ -133,13 +133,13 @@ def test_screening_keeps_no_copy_of_w():
         l2 = estimate_batch_fit(N, 50_000, 1_000_000, K, topic_representation="sparse", topic_density=0.01,
                                 topic_penalty="l2")
         for phase in ("U-step", "V-step"):
-            assert l1.phases[phase] - l2.phases[phase] == 24 * 50_000
+            assert l1.allocations[phase] - l2.allocations[phase] == 24 * 50_000
 
 
 def test_setup_transient_is_the_squares_of_x():
     a = estimate_batch_fit(10_000, 50_000, 1_000_000, 100)
     b = estimate_batch_fit(10_000, 50_000, 3_000_000, 100)
-    setup = lambda e: e.phases["setup"] - e.phases["start"]  # noqa: E731
+    setup = lambda e: e.allocations["setup"] - e.allocations["start"]  # noqa: E731
     # the setup adds D and the float64 squares of X's entries (and 8 M of document frequencies)
     grow = (3_000_000 - 1_000_000) * ((8 + 4) + 8)
     assert setup(b) - setup(a) == grow
@@ -217,13 +217,13 @@ def test_the_dense_copy_of_u_follows_the_predicted_work_share():
     light = TopicProfile(density=0.004, work_share=0.5 * SPARSE_WORK_SHARE / SHARE_MARGIN, heavy_rows=40)
     heavy = TopicProfile(density=0.004, work_share=1.1 * SPARSE_WORK_SHARE / SHARE_MARGIN, heavy_rows=40)
     b = estimate_batch_fit(N, M, nnz, K, topics=heavy)
-    va = estimate_batch_fit(N, M, nnz, K, topics=light).phases["V-step"]
-    vb = estimate_batch_fit(N, M, nnz, K, topics=heavy).phases["V-step"]
+    va = estimate_batch_fit(N, M, nnz, K, topics=light).allocations["V-step"]
+    vb = estimate_batch_fit(N, M, nnz, K, topics=heavy).allocations["V-step"]
     plan = 4 * M + int(PREDICTION_MARGIN * 40) * K * 8
     assert vb - va == M * K * 8 - plan
     # nnz(U) is the predicted density with its margin, not the 0.05 bound
     bound = estimate_batch_fit(N, M, nnz, K)
-    assert bound.phases["U-step"] - b.phases["U-step"] == 3 * (0.05 - PREDICTION_MARGIN * 0.004) * M * K * 12
+    assert bound.allocations["U-step"] - b.allocations["U-step"] == 3 * (0.05 - PREDICTION_MARGIN * 0.004) * M * K * 12
 
 
 def test_predicted_topics_match_the_first_u_step_of_the_fit():
@@ -354,7 +354,7 @@ def test_the_estimate_counts_what_the_fit_allocates(dtype):
         # the model's tuning reaches the estimate as it reaches the fit
         assert est.phases == estimate_batch_fit(N, M, X.nnz, K, dtype=dtype, index_dtype=X.indices.dtype,
                                                 topic_representation="sparse", topic_density=density,
-                                                tuning=tuning).phases
+                                                iterations=model.max_iter, tuning=tuning).phases
         u_step, v_step = est.breakdown["U-step"], est.breakdown["V-step"]
         per_term = (problem._df.nbytes + problem.r_rows.row_norms.nbytes + problem.r_rows.screen.slack.nbytes
                     + problem.r_rows.screen.bound.nbytes)

@@ -8,7 +8,7 @@ import pytest
 from rlsi.datasets.synthetic import make_corpus
 from rlsi.errors import RLSIError
 from rlsi.models import BatchRLSI, OnlineRLSI
-from rlsi.models.memory import ALLOCATOR_SHARE, SLACK, estimate_for
+from rlsi.models.memory import ALLOCATOR_SHARE, FREED, SLACK, estimate_for
 from rlsi.models.memory_check import bound_estimate, check_fit, floor_estimate
 
 
@@ -18,22 +18,26 @@ def X():
 
 
 def test_the_estimates_are_ordered_and_carry_the_slack(X):
-    model = BatchRLSI(100, max_iter=5, random_state=0)
+    model = BatchRLSI(100, max_iter=2, random_state=0)
     floor, predicted, bound = floor_estimate(model, X).peak, estimate_for(model, X).peak, bound_estimate(model, X).peak
     assert floor <= predicted <= bound
     est = estimate_for(model, X, topic_density=0.05)
     counted = sum(v for k, v in est.components.items() if k not in (SLACK, "process before the fit"))
     assert est.components[SLACK] == int(ALLOCATOR_SHARE * counted)
+    assert FREED not in est.components  # two iterations; more hold an earlier one's pages
+    long = estimate_for(BatchRLSI(100, max_iter=50, random_state=0), X, topic_density=0.05)
+    assert long.components[FREED] > 0 and long.peak > est.peak
+    assert SLACK not in floor_estimate(model, X).components
 
 
 def test_the_bound_accepts_without_predicting(X):
     status = []
-    check = check_fit(BatchRLSI(100, max_iter=5, random_state=0), X, memory_limit=10 * 2**30, baseline=0, status=status.append)
+    check = check_fit(BatchRLSI(100, max_iter=2, random_state=0), X, memory_limit=10 * 2**30, baseline=0, status=status.append)
     assert check.method == "bound" and status == [] and "density bound" in check.describe()
 
 
 def test_the_floor_refuses_at_once_with_what_would_fit(X):
-    model = BatchRLSI(100, max_iter=5, random_state=0)
+    model = BatchRLSI(100, max_iter=2, random_state=0)
     floor = floor_estimate(model, X).peak
     status = []
     with pytest.raises(RLSIError) as exc:
@@ -46,7 +50,7 @@ def test_the_floor_refuses_at_once_with_what_would_fit(X):
 
 def test_a_float32_matrix_is_not_advised_for_a_float32_matrix(X):
     X32 = X.astype(np.float32)
-    model = BatchRLSI(100, max_iter=5, random_state=0)
+    model = BatchRLSI(100, max_iter=2, random_state=0)
     with pytest.raises(RLSIError) as exc:
         check_fit(model, X32, memory_limit=floor_estimate(model, X32).peak // 2, baseline=0)
     assert "float32" not in str(exc.value).split("; use ")[1]
@@ -63,7 +67,7 @@ def test_fewer_topics_are_advised_when_they_fit(X):
 
 
 def test_between_floor_and_bound_the_prediction_decides_and_says_so(X):
-    model = BatchRLSI(100, lambda1=0.01, lambda2=1.0, max_iter=5, random_state=0)  # sparse topics: below the bound
+    model = BatchRLSI(100, lambda1=0.01, lambda2=1.0, max_iter=2, random_state=0)  # sparse topics: below the bound
     floor, bound = floor_estimate(model, X).peak, bound_estimate(model, X).peak
     predicted = estimate_for(model, X).peak
     assert floor < predicted < bound

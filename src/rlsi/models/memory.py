@@ -64,11 +64,11 @@ the process holds already (the interpreter, the libraries, the compiled kernels:
 :func:`current_rss` *before* X is loaded, or subtract X — it is a component: ``rlsi fit``'s preflight does
 the latter). The search for λ₁ of ``target_terms_per_topic`` is the phase "λ1 search" (``search=True``: the
 fit's one copy of D, shared by the search's problems, which the fit then continues, and up to three copies
-of W at once). The allocator's fragmentation and what freed temporaries (the prediction's, the
-initialisation's) leave resident are not allocations of their own; the component "allocator slack"
-(:data:`ALLOCATOR_SHARE` of the rest) counts them, so that the estimate errs on the safe side: without it
-the predicted estimates fall 1–9 % below the measured peaks (benchmarks/results/memory_estimate.md has
-the measured range with it).
+of W at once). The allocator's fragmentation and what freed temporaries leave resident are not allocations
+of their own: the component "freed temporaries" (:data:`FREED`) counts, in a fit of more than two
+iterations, the pages that an earlier iteration's W and blocks leave resident, and "allocator slack"
+(:data:`ALLOCATOR_SHARE` of the rest) the rest, so that the estimate errs on the safe side
+(benchmarks/results/memory_estimate.md has the measured range).
 
 :mod:`rlsi.models.memory_check` decides with these estimates before a fit (``rlsi fit``): the floor (no
 topics), the bound (topics at the density bound) and, only where those two leave it open, the prediction.
@@ -123,6 +123,11 @@ PREDICT_ITERATIONS = 100
 #: bytes (the baseline excluded): 5–10 % of the measured peaks at 50k–200k documents.
 ALLOCATOR_SHARE = 0.10
 SLACK = "allocator slack"
+#: What the temporaries of earlier iterations leave resident in a fit of more than two iterations: one more W
+#: and one more set of the phase's blocks (a batch fit), one more mini-batch (an online fit). Measured: the
+#: resident memory between the steps of a default fit grows over its first iterations by about that much
+#: (40,000 x 50,000, K = 200, float32: 353 to 501 MB) and then stays.
+FREED = "freed temporaries"
 
 
 @dataclass
@@ -136,6 +141,13 @@ class MemoryEstimate:
     components: dict = field(default_factory=dict)
     phases: dict = field(default_factory=dict)
     breakdown: dict = field(default_factory=dict)
+
+    @property
+    def allocations(self) -> dict:
+        """Bytes of every phase without the allocator slack and the freed temporaries (:data:`SLACK`,
+        :data:`FREED`): what the components allocate."""
+        return {name: sum(v for k, v in comps.items() if k not in (SLACK, FREED))
+                for name, comps in self.breakdown.items()}
 
     def describe(self) -> str:
         """One line: the peak and its components, largest first."""
@@ -224,7 +236,7 @@ def available_memory():
 def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, index_dtype=None,
                        topic_penalty="l1", topic_representation="auto", topic_density=0.05, topics=None,
                        block_entries=None, n_workers=1, init="docs", search=False, baseline=0,
-                       tuning=TUNING) -> MemoryEstimate:
+                       iterations=1, tuning=TUNING) -> MemoryEstimate:
     """Estimate the peak memory of ``BatchRLSI(n_components, ...).fit(X)`` for X of this size (see the
     module docstring for the model). ``topics``: a :class:`TopicProfile` (:func:`predict_topics`) counts
     U, the V-step's dense copy of U and the sparse plan from the predicted topics (with
@@ -234,7 +246,8 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
     one transposed copy (shared by the search's problems) and up to three copies of W at once (not
     measured). ``block_entries``: the blocks' entries (None: ``tuning.block_entries``, as the fit).
     ``tuning``: the fit's (:class:`rlsi.models.rlsi_policy.RLSITuning`: the representation, the dense copy
-    and the block size are the fit's). Returns a :class:`MemoryEstimate`."""
+    and the block size are the fit's). ``iterations``: the fit's ``max_iter``; beyond two, the phases of the
+    iterations also hold :data:`FREED` (module docstring). Returns a :class:`MemoryEstimate`."""
     from ..kernels.blas_rows import gram_rows_nbytes
     from ..kernels.convert import csr_nbytes, index_itemsize
     from ..kernels.products import max_heavy_rows, sparse_plan_nbytes
@@ -297,6 +310,9 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
         # the fit's W₀ and a round's W (the bisection's R rows read W as it is: sparsity._rows_of_R)
         phases["λ1 search"] = {"X": X, "transposed copy": D, "W": 3 * W, "per-term arrays": 2 * per_term,
                                "U": U_step, "R blocks": r_blocks, "Gram": gram}
+    if int(iterations) > 2:  # the pages an earlier iteration's W and blocks leave resident
+        phases["U-step"][FREED] = W + r_blocks
+        phases["V-step"][FREED] = W + v_blocks
     for comps in phases.values():
         comps[SLACK] = int(ALLOCATOR_SHARE * sum(comps.values()))
         comps["process before the fit"] = base
@@ -354,6 +370,8 @@ def estimate_online_fit(n_docs, n_terms, nnz, n_components, *, batch_size=256, d
     batch = (PendingBatch.nbytes_for(M, c, batch_nnz, K, s, i, repeat=int(n_inner) > 1)
              + OnlineRLSI.batch_nbytes(n_b, batch_nnz, b, K) + doc_blocks_nbytes(n_b, K))
     comps = {"X": X, "statistics R, S": R, "U": topics, "mini-batch": batch}
+    if -(-N // max(eta, 1)) > 1:  # an earlier mini-batch's pages (FREED)
+        comps[FREED] = batch
     comps[SLACK] = int(ALLOCATOR_SHARE * sum(comps.values()))
     comps["process before the fit"] = int(baseline)
     total = sum(comps.values())
@@ -527,4 +545,4 @@ def estimate_for(model, X, *, baseline=0, topic_density=None, topics=None,
                               topic_density=0.05 if topic_density is None else topic_density, topics=topics,
                               n_workers=workers, init=model.init,
                               search=getattr(model, "target_terms_per_topic", None) is not None, baseline=baseline,
-                              tuning=model._tuning)
+                              iterations=model.max_iter, tuning=model._tuning)

@@ -4,8 +4,8 @@ The estimates of :mod:`rlsi.models.memory` are taken in up to three steps, each 
 ones cannot decide:
 
 1. **the floor** — the fit with empty topics (X, the transposed copy D, W twice in the V-step, the Gram
-   matrices, the blocks: what the fit holds whatever its topics become). Above the limit: refused at
-   once, in milliseconds, with the components;
+   matrices, the blocks: what the fit allocates whatever its topics become), without the slack. Above the
+   limit: refused at once, in milliseconds, with the components;
 2. **the bound** — the topics at the density where ``topic_representation="auto"`` makes them dense
    (:data:`DENSITY_BOUND`, with the V-step's dense copy of U wherever it is possible) or dense, the
    larger; where dense topics would not fit in ``RLSITuning.dense_max_bytes`` (web vocabularies) sparse
@@ -14,9 +14,9 @@ ones cannot decide:
 3. **the prediction** — only when the limit lies between the two: the topics predicted on a sample of
    the documents (:func:`rlsi.models.memory.predict_topics`; seconds, announced by ``status``).
 
-Every estimate includes the allocator slack (:data:`rlsi.models.memory.ALLOCATOR_SHARE`), so that the
-estimate that decides is above the measured peak or within a few percent of it (the measured range:
-benchmarks/results/memory_estimate.md). An online fit's estimate is one step: its topics are dense, or
+The bound and the prediction include what the allocator keeps (:data:`rlsi.models.memory.FREED` and the
+slack, :data:`~rlsi.models.memory.ALLOCATOR_SHARE`), so that the estimate that decides is above the
+measured peak or within a few percent of it (the measured range: benchmarks/results/memory_estimate.md). An online fit's estimate is one step: its topics are dense, or
 counted at the density bound.
 
 A refusal names the limit, the estimate by component and what would fit: a float32 matrix when the
@@ -32,7 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import RLSIError
-from .memory import MemoryEstimate, TopicProfile, available_memory, current_rss, estimate_for, format_bytes
+from .memory import (FREED, SLACK, MemoryEstimate, TopicProfile, available_memory, current_rss, estimate_for,
+                     format_bytes)
 
 __all__ = ["DENSITY_BOUND", "MemoryCheck", "bound_estimate", "check_fit", "fit_limit", "floor_estimate"]
 
@@ -101,8 +102,16 @@ def check_fit(model, X, *, memory_limit=None, baseline=None, status=None) -> Mem
 
 
 def floor_estimate(model, X, baseline=0):
-    """The estimate of ``model.fit(X)`` (batch) with empty topics: what the fit holds whatever its topics."""
-    return estimate_for(model, X, baseline=baseline, topics=TopicProfile(0.0, 0.0, 0))
+    """The estimate of ``model.fit(X)`` (batch) with empty topics and without the slack and the freed
+    temporaries (:data:`rlsi.models.memory.SLACK`, ``FREED``): what the fit allocates whatever its topics, a
+    lower bound of its peak."""
+    full = estimate_for(model, X, baseline=baseline, topics=TopicProfile(0.0, 0.0, 0))
+    totals = full.allocations
+    phase = max(totals, key=totals.get)
+    breakdown = {name: {k: v for k, v in comps.items() if k not in (SLACK, FREED)}
+                 for name, comps in full.breakdown.items()}
+    return MemoryEstimate(peak=totals[phase], phase=phase, components=breakdown[phase], phases=totals,
+                          breakdown=breakdown)
 
 
 def bound_estimate(model, X, baseline=0):
