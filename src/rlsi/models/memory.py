@@ -65,8 +65,8 @@ the process holds already (the interpreter, the libraries, the compiled kernels:
 the latter). The search for λ₁ of ``target_terms_per_topic`` is the phase "λ1 search" (``search=True``: the
 fit's one copy of D, shared by the search's problems, which the fit then continues, and up to three copies
 of W at once). The allocator's fragmentation and what freed temporaries leave resident are not allocations
-of their own: the component "freed temporaries" (:data:`FREED`) counts, in a fit of more than two
-iterations, the pages that an earlier iteration's W and blocks leave resident, and "allocator slack"
+of their own: the component "freed temporaries" (:data:`FREED`) counts the pages that an earlier
+iteration's W (and, beyond two iterations, its blocks) leave resident, and "allocator slack"
 (:data:`ALLOCATOR_SHARE` of the rest) the rest, so that the estimate errs on the safe side
 (benchmarks/results/memory_estimate.md has the measured range).
 
@@ -119,14 +119,14 @@ PREDICT_TERMS = 4_000
 #: as the fit runs (20 Newsgroups: 1.1 % after the first U-step, 3.0 % after 10, 5.5 % where the fit stops
 #: after 26; predicted 4.5 %), and a prediction cut at 30 of a fit's 65 iterations saw 0.62 of its density.
 PREDICT_ITERATIONS = 100
-#: The allocator's fragmentation and the pages freed temporaries leave resident, as a share of the counted
-#: bytes (the baseline excluded): 5–10 % of the measured peaks at 50k–200k documents.
-ALLOCATOR_SHARE = 0.10
+#: The allocator's fragmentation and the pages freed temporaries leave resident beyond :data:`FREED`, as a share
+#: of the counted bytes (the baseline excluded) (the measured range: benchmarks/results/memory_estimate.md).
+ALLOCATOR_SHARE = 0.12
 SLACK = "allocator slack"
-#: What the temporaries of earlier iterations leave resident in a fit of more than two iterations: one more W
-#: and one more set of the phase's blocks (a batch fit), one more mini-batch (an online fit). Measured: the
-#: resident memory between the steps of a default fit grows over its first iterations by about that much
-#: (40,000 x 50,000, K = 200, float32: 353 to 501 MB) and then stays.
+#: What the temporaries of earlier iterations leave resident in a batch fit: from its second V-step one more W,
+#: and in a fit of more than two iterations one more set of the phase's blocks too. Measured: the resident memory
+#: between the steps of a default fit grows over its first iterations by about that much (40,000 x 50,000,
+#: K = 200, float32: 353 to 501 MB) and then stays; an online fit's mini-batches show no such growth.
 FREED = "freed temporaries"
 
 
@@ -246,8 +246,8 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
     one transposed copy (shared by the search's problems) and up to three copies of W at once (not
     measured). ``block_entries``: the blocks' entries (None: ``tuning.block_entries``, as the fit).
     ``tuning``: the fit's (:class:`rlsi.models.rlsi_policy.RLSITuning`: the representation, the dense copy
-    and the block size are the fit's). ``iterations``: the fit's ``max_iter``; beyond two, the phases of the
-    iterations also hold :data:`FREED` (module docstring). Returns a :class:`MemoryEstimate`."""
+    and the block size are the fit's). ``iterations``: the fit's ``max_iter``; from two on, the phases of the
+    iterations also hold :data:`FREED`. Returns a :class:`MemoryEstimate`."""
     from ..kernels.blas_rows import gram_rows_nbytes
     from ..kernels.convert import csr_nbytes, index_itemsize
     from ..kernels.products import max_heavy_rows, sparse_plan_nbytes
@@ -313,6 +313,8 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
     if int(iterations) > 2:  # the pages an earlier iteration's W and blocks leave resident
         phases["U-step"][FREED] = W + r_blocks
         phases["V-step"][FREED] = W + v_blocks
+    elif int(iterations) == 2:  # the first V-step's W
+        phases["V-step"][FREED] = W
     for comps in phases.values():
         comps[SLACK] = int(ALLOCATOR_SHARE * sum(comps.values()))
         comps["process before the fit"] = base
@@ -370,8 +372,6 @@ def estimate_online_fit(n_docs, n_terms, nnz, n_components, *, batch_size=256, d
     batch = (PendingBatch.nbytes_for(M, c, batch_nnz, K, s, i, repeat=int(n_inner) > 1)
              + OnlineRLSI.batch_nbytes(n_b, batch_nnz, b, K) + doc_blocks_nbytes(n_b, K))
     comps = {"X": X, "statistics R, S": R, "U": topics, "mini-batch": batch}
-    if -(-N // max(eta, 1)) > 1:  # an earlier mini-batch's pages (FREED)
-        comps[FREED] = batch
     comps[SLACK] = int(ALLOCATOR_SHARE * sum(comps.values()))
     comps["process before the fit"] = int(baseline)
     total = sum(comps.values())
