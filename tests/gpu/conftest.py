@@ -182,6 +182,8 @@ class FakePool:
 
     def __init__(self, trace=False):
         self.trace, self.limit = trace, 0
+        if trace and not tracemalloc.is_tracing():
+            tracemalloc.start()
 
     def used_bytes(self):
         return tracemalloc.get_traced_memory()[0] if self.trace else 0
@@ -317,15 +319,31 @@ def compile_kernels(d, code, ctype):
     return {ctype: _COMPILED[key]}
 
 
+def fake_backend_class():
+    from rlsi.gpu.backend import Backend
+
+    class FakeBackend(Backend):
+        """A "cuda" Backend on the fake CuPy, whose device matrices are the fake's CSR matrices."""
+
+        def holds(self, A):
+            return isinstance(A, FakeCSR)
+    return FakeBackend
+
+
 @pytest.fixture
 def fake_backend(tmp_path_factory):
     """``make(free=..., dtype=..., trace=False, spgemm=False, layout="F")``: a Backend named "cuda" on the fake
-    CuPy (its ``xp`` is the FakeCupy, so ``be.xp.streams`` etc. are there for the test)."""
+    CuPy (its ``xp`` is the FakeCupy, so ``be.xp.streams`` etc. are there for the test); ``be.sparse.csr_matrix``
+    puts a matrix "on the card"."""
     if CC is None:
         pytest.skip("no C compiler to build the CUDA kernel's source for the host")
     d = tmp_path_factory.mktemp("fake_kernels")
+    traced = []
 
-    def make(free=1 << 40, dtype=np.float64, trace=False, spgemm=False, layout="F", cls=None):
-        from rlsi.gpu.backend import Backend
-        return (cls or Backend)("cuda", FakeCupy(free, trace, d), fake_sparse(spgemm), np.dtype(dtype), layout=layout)
-    return make
+    def make(free=1 << 40, dtype=np.float64, trace=False, spgemm=False, layout="F"):
+        traced.append(trace)
+        return fake_backend_class()("cuda", FakeCupy(free, trace, d), fake_sparse(spgemm), np.dtype(dtype),
+                                    layout=layout)
+    yield make
+    if any(traced) and tracemalloc.is_tracing():
+        tracemalloc.stop()

@@ -11,7 +11,7 @@ from rlsi import BatchRLSI, OnlineRLSI
 from rlsi.datasets.synthetic import make_corpus
 from rlsi.errors import RLSIError
 from rlsi.gpu import memory
-from rlsi.gpu.backend import Backend, numpy_backend
+from rlsi.gpu.backend import numpy_backend
 from rlsi.gpu.batch import DeviceRLSIProblem
 from rlsi.gpu.cd import FUSED_OPTIONS
 from rlsi.gpu.online import DeviceOnline, _batches, publish, step
@@ -144,17 +144,9 @@ def test_online_prefetch_thread_on_the_stand_in(fake_backend, corpus):
     assert len(be.xp.streams) == 1 and be.xp.streams[0].recorded == len(spans)
 
 
-class CardBackend(Backend):
-    """The stand-in, where a matrix flagged ``_on_card`` plays a CuPy matrix already on the card."""
-
-    def holds(self, A):
-        return bool(getattr(A, "_on_card", False))
-
-
-def on_card(X):
-    Y = sp.csr_matrix(X, copy=True)
-    Y._on_card = True
-    return Y
+def on_card(be, X):
+    """X as a matrix on the stand-in card."""
+    return be.sparse.csr_matrix(sp.csr_matrix(X, copy=True))
 
 
 def test_corpus_on_the_card_paths(fake_backend, corpus):
@@ -163,9 +155,9 @@ def test_corpus_on_the_card_paths(fake_backend, corpus):
     from rlsi.gpu.fit import initial_doc_vectors, lambda1_for_target
     from rlsi.models.screening import csr_row_norms
 
-    be = fake_backend(cls=CardBackend)
-    Xc = on_card(corpus)
-    D = on_card(corpus.T.tocsr())
+    be = fake_backend()
+    Xc = on_card(be, corpus)
+    D = on_card(be, corpus.T.tocsr())
     np.testing.assert_allclose(row_norms(be, D, rows=70), csr_row_norms(corpus.T.tocsr()), rtol=1e-14)
     assert sq_norm(be, Xc, chunk=500) == pytest.approx(float(np.square(corpus.data).sum()), rel=1e-14)
     est = BatchRLSI(6, lambda1=0.3, random_state=0, inner_max_iter=8, target_terms_per_topic=25)
@@ -191,8 +183,8 @@ def test_initialisation_on_the_card_is_the_host_draw(fake_backend, corpus):
     host's checks and messages for a given V₀ and for too few documents."""
     from rlsi.gpu.fit import initial_doc_vectors
 
-    be = fake_backend(cls=CardBackend)
-    Xc = on_card(corpus)
+    be = fake_backend()
+    Xc = on_card(be, corpus)
     for init in ("docs", "random"):
         est = BatchRLSI(6, init=init, random_state=4, inner_max_iter=8)
         np.testing.assert_allclose(initial_doc_vectors(be, est, Xc), est._initial_doc_vectors(corpus, None),
@@ -206,7 +198,7 @@ def test_initialisation_on_the_card_is_the_host_draw(fake_backend, corpus):
         with pytest.raises(RLSIError, match=message):
             initial_doc_vectors(be, est, Xc, bad)
     few = sp.csr_matrix(corpus[:300].toarray() * (np.arange(300) < 4)[:, None])
-    for run in (lambda: est._initial_doc_vectors(few, None), lambda: initial_doc_vectors(be, est, on_card(few))):
+    for run in (lambda: est._initial_doc_vectors(few, None), lambda: initial_doc_vectors(be, est, on_card(be, few))):
         with pytest.raises(RLSIError, match="needs at least 6 documents with non-zero weights; X has 4 of 300 "
                                             r"\(with tf-idf weights"):
             run()

@@ -30,6 +30,9 @@ import scipy.sparse as sp
 
 from ..errors import RLSIError
 
+#: The most entries of a CSR matrix on the card: int32 indices and row pointers.
+INT32_MAX = 2 ** 31 - 1
+
 #: The accepted ``device`` strings (registry: the parameter check and its message derive from the keys).
 DEVICES = {
     "cpu": "the host path (numba kernels)",
@@ -81,13 +84,18 @@ class Backend:
         return a
 
     def csr(self, A, dtype=None):
-        """A device CSR matrix of a host scipy sparse matrix (or of a device one), in ``dtype``."""
+        """A device CSR matrix of a host scipy sparse matrix (or of a device one), in ``dtype``; on a card with
+        int32 indices and row pointers (CuPy 13 casts wider ones to int32 unchecked: a matrix of 2³¹ entries or
+        more is refused here)."""
         dtype = self.dtype if dtype is None else np.dtype(dtype)
-        if self.is_cuda and not self.sparse.issparse(A):
+        if self.is_cuda and sp.issparse(A):
             A = sp.csr_matrix(A)
+            if A.nnz > INT32_MAX:
+                raise RLSIError(f"a block of {A.nnz} non-zeros cannot go to the card: CSR matrices there have int32 "
+                                f"indices (at most {INT32_MAX} entries); use smaller blocks or device='cpu'")
             return self.sparse.csr_matrix(
-                (self.xp.asarray(A.data, dtype=dtype), self.xp.asarray(A.indices), self.xp.asarray(A.indptr)),
-                shape=A.shape)
+                (self.xp.asarray(A.data, dtype=dtype), self.xp.asarray(A.indices, dtype=np.int32),
+                 self.xp.asarray(A.indptr, dtype=np.int32)), shape=A.shape)
         A = self.sparse.csr_matrix(A)
         return A.astype(dtype) if A.dtype != dtype else A
 

@@ -13,11 +13,11 @@ fit (:class:`rlsi.gpu.batch.DeviceRLSIProblem`) holds::
                live rows                  2·M (this U-step's and the last one's)
     U-step     one solve of t rows        5·t·K·s  (R, U, the running rows' copies, one narrowed copy)
                                           + 2·b·t·s (the block of G) + 2·t·K (masks)
-               the warm start's entries   min(nnz(U), t·K)·(s + 20) (the rows' CSR copy, scatter positions)
+               the warm start's entries   min(nnz(U), t·K)·(s + 28) (the rows' CSR copy, scatter positions)
                the new U's parts          nnz(U)·(s + 4) + 4·M (CSRBuilder), and one chunk of positions
     V-step     Uᵀ (CSR)                   nnz(U)·(s + 4) + 4·(K + 1), and cuSPARSE's transposition buffer
                                           (counted as one more copy of the entries)
-               a dense column block of U  M·c·s (+ 16 bytes per entry scattered)
+               a dense column block of U  M·c·s (+ 24 bytes per entry scattered)
                one document block         d·K·(2s + 16) (Φ, W, the float64 copy of W and its product
                                           with Φ) + d·c·s (one SpMM output); ℓ1 documents: the solve
                UᵀU                        t·K·8 (a float64 dense row block of U)
@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import RLSIError
+from .backend import INT32_MAX
 
 GB = 1e9
 #: Terms per block of the U-step and documents per block of the V-step (at most; fewer for small corpora).
@@ -58,8 +59,9 @@ PHI_BYTES = 1 << 30
 #: Elements of a solved block turned into CSR entries at a time (rlsi.gpu.topics.CSRBuilder): the bool mask,
 #: the scan and the int64 positions of ``nonzero`` stay within this many elements.
 CHUNK_ELEMENTS = 1 << 22
-#: The most entries of a CSR matrix on the card: int32 indices and row pointers.
-INT32_MAX = 2 ** 31 - 1
+#: Temporary bytes per entry scattered into a dense block (rlsi.gpu.topics.dense_rows): its position, its row,
+#: and CuPy's int64 flat index of the two.
+SCATTER = 24
 #: Topics per block of the coordinate descent (rlsi.gpu.cd.BLOCK).
 CD_BLOCK = 32
 
@@ -74,9 +76,10 @@ def csr_bytes(nnz, rows, itemsize):
 
 
 def chunk_bytes(itemsize, elements=CHUNK_ELEMENTS):
-    """Temporaries of turning one chunk of a dense block (at most ``elements``) into CSR entries (mask, its
-    copy, the scan, int64 positions, int32 columns, values)."""
-    return min(CHUNK_ELEMENTS, int(elements)) * (26 + itemsize)
+    """Temporaries of turning one chunk of a dense block (at most ``elements``) into CSR entries: the mask and
+    its flat copy, the scan (int32), the positions (two int64), CuPy's flat index of them (int64), the int32
+    columns and the values, each entry counted as non-zero."""
+    return min(CHUNK_ELEMENTS, int(elements)) * (34 + itemsize)
 
 
 def solve_bytes(n, K, itemsize, block):
@@ -163,28 +166,29 @@ def plan(n_docs, n_terms, nnz, n_components, *, dtype=np.float32, budget=None, t
     resident = {"W": N * K * s, "U": max(M * K * s, u_csr) if dense_topics and switch_density else
                 (M * K * s if dense_topics else u_csr), "live rows": 2 * M}
     d_blk, x_blk = block_nnz(term_nnz, t, nnz, M), block_nnz(doc_nnz, d, nnz, N)
-    warm = min(nnz_u, t * K) * (s + 20)
+    warm = min(nnz_u, t * K) * (s + 4 + SCATTER)
     parts = 0 if dense_topics and not switch_density else nnz_u * (s + 4) + 4 * M + chunk_bytes(s, t * K)
     u_step = {"one solve of term rows": solve_bytes(t, K, s, block), "the warm start's entries": warm,
               "the new topics' parts": parts, "one term block's rows of D": csr_bytes(d_blk, t, s)}
     width = max(1, min(K, int(phi_cols) if phi_cols else int(max(1, PHI_BYTES // max(1, M * s)))))
     v_step = {"the document block": d * K * (2 * s + 16) + d * width * s,
-              "U^T U row block": t * K * 8 + min(nnz_u, t * K) * 16}
+              "U^T U row block": t * K * 8 + min(nnz_u, t * K) * SCATTER}
     if dense_topics and not switch_density:
         pass  # Φ = X U reads the dense topics as they are
     elif phi == "dense":
-        v_step["dense copy of U"] = M * K * s + min(nnz_u, M * K) * 16
+        v_step["dense copy of U"] = M * K * s + min(nnz_u, M * K) * SCATTER
     else:
         v_step["U^T and its transposition"] = 2 * csr_bytes(nnz_u, K, s)
         if phi != "sparse":
-            v_step["a dense column block of U"] = M * width * s + min(nnz_u, M * width) * 16
+            v_step["a dense column block of U"] = M * width * s + min(nnz_u, M * width) * SCATTER
     if doc_l1:
         v_step["the document block"] += solve_bytes(d, K, s, block)
     phases = {"U-step": u_step, "V-step": v_step,
               "objective": {"P(U)": max(nnz_u * s, t * K * 16 if dense_topics else 0)}}
     if switch_density:  # "auto" may switch: the dense array beside the CSR topics of the switch's density
         phases["switch of representation"] = {"dense U": M * K * s,
-                                              "CSR U": int(switch_density * M * K) * (s + 20) + chunk_bytes(s, M * K)}
+                                              "CSR U": int(switch_density * M * K) * (s + 4 + SCATTER)
+                                              + chunk_bytes(s, M * K)}
     if card:
         phases["set-up"] = {"the given W0": N * K * s, "transposition buffer": corpus["D = X^T"],
                             "W^T W row block": d * K * 8}
@@ -257,7 +261,7 @@ def online_plan(n_terms, n_components, batch_nnz, batch_docs, itemsize, *, n_inn
               "statistics": {"a block of the batch's rows of R": cb * K * (8 + 4 * s)},
               "U-step": {"rows": 8 * M + 3 * M, "one solve of term rows": solve_bytes(t, K, s, block) + t * K,
                          "old values of fresh rows": t * K * s + chunk_bytes(s, t * K)},
-              "change": {"a block of changed rows": t * K * (2 * s + 8) + min(nnz_u, t * K) * 16}}
+              "change": {"a block of changed rows": t * K * (2 * s + 8) + min(nnz_u, t * K) * SCATTER}}
     if grow:
         phases["vocabulary growth"] = {"the new R or U": M * K * s}
     return MemoryPlan(n, M, bnnz, K, s, t, n, False, resident, phases, what="OnlineRLSI(device=...)")

@@ -84,7 +84,8 @@ class CSRBuilder:
 
 def dense_rows(be, A, a, b, *, order="C", dtype=None):
     """Rows a..b of a device CSR matrix A as a dense (b − a) x n array of ``dtype`` (A's by default) in
-    ``order``: zeros, then the rows' entries scattered in (temporaries: 16 bytes per entry)."""
+    ``order``: zeros, then the rows' entries scattered in (temporaries: :data:`rlsi.gpu.memory.SCATTER` bytes per
+    entry)."""
     xp = be.xp
     out = xp.zeros((b - a, A.shape[1]), dtype=dtype or A.dtype, order=order)
     p0, p1 = int(A.indptr[a]), int(A.indptr[b])
