@@ -20,8 +20,13 @@ fit (:class:`rlsi.gpu.batch.DeviceRLSIProblem`) holds::
                a dense column block of U  M·c·s (+ 24 bytes per entry scattered)
                one document block         d·K·(2s + 16) (Φ, W, the float64 copy of W and its product
                                           with Φ) + d·c·s (one SpMM output); ℓ1 documents: the solve
-               UᵀU                        t·K·8 (a float64 dense row block of U)
-    set-up     (a corpus on the card)     the given W₀ (N·K·s) and the transposition's buffer
+               UᵀU                        t·K·8 (a float64 dense row block of U, + 24 bytes per entry)
+    objective  P(U)                       nnz(U)·s (|U|'s entries)
+    set-up     (a corpus on the card)     the given W₀ (N·K·s), the transposition's buffer (counted as a copy
+                                          of D) and a float64 row block of W (d·K·8)
+
+and, where ``"auto"`` may switch the topics between CSR and dense (the dense array within the tuning's
+``dense_max_bytes``), U resident as the larger of the two and a phase holding both at the switch.
 
 ``R = D Vᵀ`` is never whole: it is formed and consumed ``term_rows`` terms at a time (the paper's shape,
 7M terms x K = 500, would be 14 GB in float32). When D and X do not fit beside the rest, they stay in host
@@ -31,8 +36,10 @@ topics' non-zero weights are bounded too (:func:`topic_nnz_budget`): at most 2³
 most what the budget leaves for U.
 
 The paper's shape (1.6M docs x 7M terms, nnz 326M, K = 500, float32, topics at AvgComp 0.0044) plans to
-14.18 GB with the corpus on the card (docs/gpu.md has the table). An online fit (:func:`online_plan`) holds
-R and U (M x K each, dense) and its phases per mini-batch, all in blocks of ``term_rows`` rows.
+13.31 GB with the corpus on the card (docs/gpu.md has the table; tests/gpu/test_backend_memory.py measures the
+steps' allocations on numpy against the plan). An online fit (:func:`online_plan`) holds R and U (M x K each,
+dense) and its phases per mini-batch, all in blocks of ``term_rows`` rows: 32.50 GB at 7M terms, K = 500,
+mini-batches of 1,000 documents.
 """
 
 from __future__ import annotations
@@ -113,6 +120,8 @@ class MemoryPlan:
     phases: dict = field(default_factory=dict)
     budget: int = None
     what: str = "device='cuda'"
+    #: Where the data comes from, for :meth:`describe` (None: the corpus, on the card or streamed).
+    placement: str = None
 
     @property
     def peak_phase(self):
@@ -136,7 +145,7 @@ class MemoryPlan:
 
     def describe(self):
         parts = ", ".join(f"{k} {size(v)}" for k, v in sorted(self.resident.items(), key=lambda kv: -kv[1]))
-        where = "corpus streamed from host memory" if self.streamed else "corpus on the card"
+        where = self.placement or ("corpus streamed from host memory" if self.streamed else "corpus on the card")
         peak = self.peak_phase
         tail = f"; the {peak} {size(self.phase_bytes[peak])} at its peak" if peak else ""
         return f"{size(self.total)} ({where}: {parts}{tail})"
@@ -264,7 +273,8 @@ def online_plan(n_terms, n_components, batch_nnz, batch_docs, itemsize, *, n_inn
               "change": {"a block of changed rows": t * K * (2 * s + 8) + min(nnz_u, t * K) * SCATTER}}
     if grow:
         phases["vocabulary growth"] = {"the new R or U": M * K * s}
-    return MemoryPlan(n, M, bnnz, K, s, t, n, False, resident, phases, what="OnlineRLSI(device=...)")
+    return MemoryPlan(n, M, bnnz, K, s, t, n, False, resident, phases, what="OnlineRLSI(device=...)",
+                      placement="mini-batches from host memory")
 
 
 def check_online(be, n_terms, n_components, batch_nnz, batch_docs, budget=None, **kw):
