@@ -39,6 +39,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -302,7 +303,9 @@ def card_tests_stage(run, st):
     """tests/gpu/test_cuda.py in a subprocess, outcomes as they come (the log keeps them on a timeout)."""
     cmd = [sys.executable, "-m", "pytest", str(HERE.parent / run.a.card_tests), "-v",
            "-p", "no:cacheprovider", "-p", "no:randomly", "-rs"]
-    log = Path(run.a.out).with_name("test_cuda.log")
+    # beside the report on a card ($OUT); a smoke run's log is no result: it goes to the temporary folder
+    log = (Path(tempfile.gettempdir()) / "rlsi_gpu_smoke_test_cuda.log" if run.a.smoke
+           else Path(run.a.out).with_name("test_cuda.log"))
     st.update(command=" ".join(cmd[2:]), outcomes={})
     with open(log, "w") as f:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -322,7 +325,7 @@ def card_tests_stage(run, st):
         finally:
             proc.wait()
     st["returncode"] = proc.returncode
-    st["log"] = log.name
+    st["log"] = str(log)
 
 
 def check_stage(run, st, be_name, sizes):

@@ -88,7 +88,7 @@ class Backend:
         int32 indices and row pointers (CuPy 13 casts wider ones to int32 unchecked: a matrix of 2³¹ entries or
         more is refused here)."""
         dtype = self.dtype if dtype is None else np.dtype(dtype)
-        if self.is_cuda and sp.issparse(A):
+        if self.is_cuda and not self.holds(A):  # a host matrix (scipy or dense): moved
             A = sp.csr_matrix(A)
             if A.nnz > INT32_MAX:
                 raise RLSIError(f"a block of {A.nnz} non-zeros cannot go to the card: CSR matrices there have int32 "
