@@ -37,9 +37,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -100,7 +103,12 @@ class Run:
             tmp = Path(str(self.a.json) + ".tmp")
             tmp.write_text(json.dumps(clean, indent=1))
             os.replace(tmp, self.a.json)
-        harness.write_report(self.a.out, report(self.a, clean), marker=True)
+        out = Path(self.a.out)  # replaced whole (a kill mid-write leaves the previous report), notes kept
+        tmp = out.with_name(out.name + ".tmp")
+        if out.exists():
+            shutil.copyfile(out, tmp)
+        harness.write_report(tmp, report(self.a, clean), marker=True)
+        os.replace(tmp, out)
         if self.a.on_write is not None:
             self.a.on_write(clean)
 
@@ -266,7 +274,7 @@ def paper_online_stage(run, st, be, X, sizes):
     mem.reset()
     mem.limit(LIMIT if be.is_cuda else 0)
     est = OnlineRLSI(K, lambda1=lam, lambda2=LAMBDA2, rho=1.0, n_inner=10, batch_size=a.online_batch,
-                     random_state=0)
+                     topic_sweeps=a.sweeps, random_state=0)
     est._validate_params()
     est._reset(np.float32)
     bnnz = int(host.nnz * a.online_batch / max(n, 1)) + 1
@@ -310,6 +318,8 @@ def card_tests_stage(run, st):
     with open(log, "w") as f:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 cwd=HERE.parent, env=harness.child_env({"PYTHONUNBUFFERED": "1"}))
+        cap = threading.Timer(max(1.0, run.time_left(st)), proc.kill)  # also when a test hangs silently
+        cap.start()
         try:
             for line in iter(proc.stdout.readline, ""):
                 f.write(line)
@@ -318,12 +328,11 @@ def card_tests_stage(run, st):
                     if "::" in line and f" {outcome}" in line:
                         st["outcomes"][line.split(" ")[0].split("::")[-1]] = outcome
                         run.write()
-                if run.time_left(st) < 0:
-                    proc.kill()
-                    st["stopped"] = "cap"
-                    break
         finally:
             proc.wait()
+            cap.cancel()
+    if proc.returncode is not None and proc.returncode < 0:
+        st["stopped"] = "cap"
     st["returncode"] = proc.returncode
     st["log"] = str(log)
 
@@ -461,7 +470,8 @@ def report(a, rec):
     if st and "plan_bytes" in st:
         L += [f"## paper-online: OnlineRLSI at {st['terms']:,} terms, K = {st['k']}, ρ = 1, ξ = 10", "",
               f"Mini-batches of {st['batch']} documents of the paper corpus, λ₁ = {st['lambda1']:.4g} per 1000 "
-              f"documents, pool limit 40 GB: memory {pass_word(st.get('memory_pass'))}. Plan: {st['plan']}.", ""]
+              f"documents, topic_sweeps = {a.sweeps}, pool limit 40 GB: memory {pass_word(st.get('memory_pass'))}. "
+              f"Plan: {st['plan']}.", ""]
         rows = [[i + 1, f(r["s"], 2), gb(r["mem"].get("held")), gb(r["mem"].get("used")), r["live_rows"]]
                 for i, r in enumerate(st["rows"])]
         L += harness.md_table(["mini-batch", "s", "pool peak", "pool used after", "live rows"], rows) + [""]
@@ -579,6 +589,15 @@ def main(argv=None, backend=None, on_write=None):
         run.rec["facts_error"] = f"{type(exc).__name__}: {exc}"
     run.rec["stage_order"] = stages
     run.write()
+
+    def hard_stop(signum, frame):  # bench_gpu.sh's timeout: record where the run was, then end
+        for st in run.rec["stages"].values():
+            if st.get("status") == "running":
+                st["status"] = "stopped by the hard stop"
+        run.write()
+        sys.exit(124)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, hard_stop) if main_thread else None
     sizes = SMOKE if a.smoke else {"paper": PAPER, "mid": MID, "check": CHECK}
     X_paper = X = W0 = lam = None
     for name in stages:
@@ -620,6 +639,8 @@ def main(argv=None, backend=None, on_write=None):
             Memory(be).reset()
     if warm is not None and warm.poll() is None:
         warm.kill()
+    if main_thread:
+        signal.signal(signal.SIGTERM, previous)
     run.write()
     harness.log(f"wrote {a.out} ({time.perf_counter() - run.t0:.0f} s)")
     return run.rec
