@@ -460,55 +460,83 @@ def report(a, rec):
     rows = [[k, v.get("status", "?"), f(v.get("seconds"), 0), f(v.get("cap_s"), 0), v.get("error", v.get("oom", ""))]
             for k, v in rec["stages"].items()]
     L += harness.md_table(["stage", "status", "s", "cap s", "note"], rows, "lllll") + [""]
-    for name in ("paper", "mid"):
+    for name, lines in SECTIONS.items():
         st = rec["stages"].get(name)
-        if st and "nnz" in st:
-            L += batch_lines(name, st)
-            if "unlimited" in st:
-                L += batch_lines(f"{name} again, without the pool limit", st["unlimited"])
-    st = rec["stages"].get("paper-online")
-    if st and "plan_bytes" in st:
-        L += [f"## paper-online: OnlineRLSI at {st['terms']:,} terms, K = {st['k']}, ρ = 1, ξ = 10", "",
-              f"Mini-batches of {st['batch']} documents of the paper corpus, λ₁ = {st['lambda1']:.4g} per 1000 "
-              f"documents, topic_sweeps = {a.sweeps}, pool limit 40 GB: memory {pass_word(st.get('memory_pass'))}. "
-              f"Plan: {st['plan']}.", ""]
-        rows = [[i + 1, f(r["s"], 2), gb(r["mem"].get("held")), gb(r["mem"].get("used")), r["live_rows"]]
-                for i, r in enumerate(st["rows"])]
-        L += harness.md_table(["mini-batch", "s", "pool peak", "pool used after", "live rows"], rows) + [""]
-        if "docs_per_s" in st:
-            L += [f"{st['docs_per_s']:,.0f} documents per second (mini-batches 2 on).", ""]
-    st = rec["stages"].get("card-tests")
-    if st and "outcomes" in st:
-        counts = {o: list(st["outcomes"].values()).count(o) for o in ("PASSED", "FAILED", "SKIPPED", "ERROR")}
-        L += ["## card-tests: tests/gpu/test_cuda.py on the card", "",
-              ", ".join(f"{v} {k.lower()}" for k, v in counts.items()) + f" (exit code {st.get('returncode')}; "
-              f"log {st.get('log')}).", ""]
-        L += [f"- {t}: {o}" for t, o in st["outcomes"].items()] + [""]
-    st = rec["stages"].get("check")
-    if st and "cpu" in st:
-        c = st["cpu"]
-        L += [f"## check: the device fit against the CPU fit ({st['docs']} x {st['terms']}, nnz {st['nnz']:,}, "
-              f"K = {st['k']})", "", f"The same W₀, {a.iters} iterations; CPU {c['threads']} threads; seconds per "
-              f"iteration: mean of iterations 2 on.", ""]
-        rows = [["CPU (host problem)", f(c["iter_s"], 4), f(c["u_s"], 4), f(c["v_s"], 4), f(c["rows"][-1]["objective"], 8),
-                 "—", "—"]]
-        rows += [[d["device"], f(d["iter_s"], 4), f(d["u_s"], 4), f(d["v_s"], 4), f(d["rows"][-1]["objective"], 8),
-                  f"{d['rel_diff'][-1]:.2e}", f"{c['iter_s'] / d['iter_s']:.1f}x"] for d in st.get("device", [])]
-        L += harness.md_table(["fit", "s / iter", "U-step", "V-step", "objective", "rel. diff to CPU", "speed-up"],
-                              rows) + [""]
-    st = rec["stages"].get("options")
-    if st and st.get("variants"):
-        L += ["## options: the device problem's ways of working (check corpus)", ""]
-        rows = [[o["variant"], "skipped" if "skipped" in o else f(o["iter_s"], 4), f(o.get("u_s"), 4),
-                 f(o.get("v_s"), 4), f(o.get("objective"), 8)] for o in st["variants"]]
-        L += harness.md_table(["variant", "s / iter", "U-step", "V-step", "objective"], rows) + [""]
-    st = rec["stages"].get("online")
-    if st and "ratio" in st:
-        L += [f"## online: tracking (ρ = 1, ξ = 10), check corpus, K = {st['k']}, mini-batches of {st['batch']}", "",
-              f"{st['docs']} documents: CPU ({st['threads']} threads) {st['cpu_docs_per_s']:,.0f} documents/s, "
-              f"device {st['device_docs_per_s']:,.0f} documents/s ({st['ratio']:.1f}x); topics apart by "
-              f"{st['topic_max_rel_diff']:.2e} (max, relative to the largest weight).", ""]
+        L += lines(a, st) if st else []
     return "\n".join(L)
+
+
+def paper_lines(a, st):
+    if "nnz" not in st:
+        return []
+    return batch_lines("paper", st) + (batch_lines("paper again, without the pool limit", st["unlimited"])
+                                       if "unlimited" in st else [])
+
+
+def online_paper_lines(a, st):
+    if "plan_bytes" not in st:
+        return []
+    f = harness.fmt
+    L = [f"## paper-online: OnlineRLSI at {st['terms']:,} terms, K = {st['k']}, ρ = 1, ξ = 10", "",
+         f"Mini-batches of {st['batch']} documents of the paper corpus, λ₁ = {st['lambda1']:.4g} per 1000 documents, "
+         f"topic_sweeps = {a.sweeps}, pool limit 40 GB: memory {pass_word(st.get('memory_pass'))}. Plan: "
+         f"{st['plan']}.", ""]
+    rows = [[i + 1, f(r["s"], 2), gb(r["mem"].get("held")), gb(r["mem"].get("used")), r["live_rows"]]
+            for i, r in enumerate(st["rows"])]
+    L += harness.md_table(["mini-batch", "s", "pool peak", "pool used after", "live rows"], rows) + [""]
+    return L + ([f"{st['docs_per_s']:,.0f} documents per second (mini-batches 2 on).", ""] if "docs_per_s" in st
+                else [])
+
+
+def card_lines(a, st):
+    if "outcomes" not in st:
+        return []
+    counts = {o: list(st["outcomes"].values()).count(o) for o in ("PASSED", "FAILED", "SKIPPED", "ERROR")}
+    return ["## card-tests: tests/gpu/test_cuda.py on the card", "",
+            ", ".join(f"{v} {k.lower()}" for k, v in counts.items())
+            + f" (exit code {st.get('returncode')}; log {st.get('log')}).", ""] + [
+        f"- {t}: {o}" for t, o in st["outcomes"].items()] + [""]
+
+
+def check_lines(a, st):
+    if "cpu" not in st:
+        return []
+    f, c = harness.fmt, st["cpu"]
+    head = (f"## check: the device fit against the CPU fit ({st['docs']} x {st['terms']}, nnz {st['nnz']:,}, "
+            f"K = {st['k']})")
+    rows = [["CPU (host problem)", f(c["iter_s"], 4), f(c["u_s"], 4), f(c["v_s"], 4), f(c["rows"][-1]["objective"], 8),
+             "—", "—"]]
+    rows += [[d["device"], f(d["iter_s"], 4), f(d["u_s"], 4), f(d["v_s"], 4), f(d["rows"][-1]["objective"], 8),
+              f"{d['rel_diff'][-1]:.2e}", f"{c['iter_s'] / d['iter_s']:.1f}x"] for d in st.get("device", [])]
+    return [head, "", f"The same W₀, {a.iters} iterations; CPU {c['threads']} threads; seconds per iteration: mean "
+                      f"of iterations 2 on.", ""] + harness.md_table(
+        ["fit", "s / iter", "U-step", "V-step", "objective", "rel. diff to CPU", "speed-up"], rows) + [""]
+
+
+def options_lines(a, st):
+    f = harness.fmt
+    rows = [[o["variant"], "skipped" if "skipped" in o else f(o["iter_s"], 4), f(o.get("u_s"), 4),
+             f(o.get("v_s"), 4), f(o.get("objective"), 8)] for o in st.get("variants", [])]
+    return (["## options: the device problem's ways of working (check corpus)", ""]
+            + harness.md_table(["variant", "s / iter", "U-step", "V-step", "objective"], rows) + [""]) if rows else []
+
+
+def online_lines(a, st):
+    if "ratio" not in st:
+        return []
+    return [f"## online: tracking (ρ = 1, ξ = 10), check corpus, K = {st['k']}, mini-batches of {st['batch']}", "",
+            f"{st['docs']} documents: CPU ({st['threads']} threads) {st['cpu_docs_per_s']:,.0f} documents/s, device "
+            f"{st['device_docs_per_s']:,.0f} documents/s ({st['ratio']:.1f}x); topics apart by "
+            f"{st['topic_max_rel_diff']:.2e} (max, relative to the largest weight).", ""]
+
+
+def mid_lines(a, st):
+    return batch_lines("mid", st) if "nnz" in st else []
+
+
+#: The report's sections, in order, by stage.
+SECTIONS = {"paper": paper_lines, "paper-online": online_paper_lines, "card-tests": card_lines, "check": check_lines,
+            "options": options_lines, "online": online_lines, "mid": mid_lines}
 
 
 def pass_word(ok):
