@@ -73,6 +73,7 @@ class Run:
         self.t0 = time.perf_counter()
         self.rec = {"device": None, "facts": None, "stages": {}, "plan": dict(STAGES), "budget_s": a.budget}
         self.deadline = self.t0 + a.budget
+        self.children = []  # subprocesses to end at a hard stop
 
     def left(self):
         return self.deadline - time.perf_counter()
@@ -318,6 +319,7 @@ def card_tests_stage(run, st):
     with open(log, "w") as f:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 cwd=HERE.parent, env=harness.child_env({"PYTHONUNBUFFERED": "1"}))
+        run.children.append(proc)
         cap = threading.Timer(max(1.0, run.time_left(st)), proc.kill)  # also when a test hangs silently
         cap.start()
         try:
@@ -608,6 +610,7 @@ def main(argv=None, backend=None, on_write=None):
     if not a.no_warm and {"card-tests", "check", "online"} & set(stages):
         warm = subprocess.Popen([sys.executable, __file__, "--warm-host-kernels"], env=harness.child_env(),
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        run.children.append(warm)
     from rlsi.gpu.backend import resolve
     be = backend or resolve(be_name)
     run.rec["device"] = device_facts(be)
@@ -618,7 +621,10 @@ def main(argv=None, backend=None, on_write=None):
     run.rec["stage_order"] = stages
     run.write()
 
-    def hard_stop(signum, frame):  # bench_gpu.sh's timeout: record where the run was, then end
+    def hard_stop(signum, frame):  # bench_gpu.sh's timeout: record where the run was, end the children, end
+        for child in run.children:
+            if child.poll() is None:
+                child.kill()
         for st in run.rec["stages"].values():
             if st.get("status") == "running":
                 st["status"] = "stopped by the hard stop"

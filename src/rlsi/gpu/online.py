@@ -73,6 +73,12 @@ def row_maxima(be, R, rows):
     return out
 
 
+def dense_topics(be, U):
+    """Host topics (M x K, CSR or dense) as a dense device array, made on the card from their CSR."""
+    U = be.csr(sp.csr_matrix(U))
+    return dense_rows(be, U, 0, U.shape[0])
+
+
 def live_rows(be, U, rows):
     """Which rows of a device array have a non-zero, ``rows`` rows at a time."""
     out = be.xp.zeros(U.shape[0], dtype=bool)
@@ -113,7 +119,7 @@ class DeviceOnline:
         st.scale, st.n_docs, st.weight = float(stats.scale), int(stats.n_docs), float(stats.weight)
         st.rowmax = row_maxima(be, st.R, st.term_rows)
         if est._U is not None:
-            st.U = dense_rows(be, be.csr(sp.csr_matrix(est._U)), 0, st.n_terms)
+            st.U = dense_topics(be, est._U)
             st.live = live_rows(be, st.U, st.term_rows)
         else:
             st.live = be.xp.zeros(st.n_terms, dtype=bool)
@@ -215,7 +221,7 @@ def _reseed(est, st, batch):
         return
     alive = np.bincount(U_new.indices, minlength=st.K) > 0
     ks = dead[alive[dead]]
-    st.U = dense_rows(be, be.csr(U_new), 0, st.n_terms)
+    st.U = dense_topics(be, U_new)
     st.live = live_rows(be, st.U, st.term_rows)
     st.S[ks, :] = 0.0
     st.S[:, ks] = 0.0
@@ -266,7 +272,7 @@ def step(est, st, batch, *, want_w=True):
     if st.U is None:
         U0 = est._initial_topics(batch.host)
         if U0 is not None:
-            st.U = dense_rows(be, be.csr(sp.csr_matrix(U0)), 0, st.n_terms)
+            st.U = dense_topics(be, U0)
             st.live = live_rows(be, st.U, st.term_rows)
             est.topics_initialized_ = True
     elif est.reseed_dead:
