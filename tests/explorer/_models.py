@@ -49,9 +49,9 @@ def fit_kind(kind, X, counts, y):
         cls = DaskRLSI if kind == "DaskRLSI" else DaskOnlineRLSI
         return as_class(fit_kind(kind[4:] if kind == "DaskOnlineRLSI" else "BatchRLSI", X, counts, y), cls)
     if kind == "GroupRLSI":
-        return GroupRLSI(2, 1, max_iter=8, random_state=0).fit(X, y)
+        return GroupRLSI(2, 1, max_iter=8, tol=1e-2, random_state=0).fit(X, y)
     if kind == "CRLSI":
-        return CRLSI(n_class_topics=1, max_iter=8, random_state=0).fit(X, y)
+        return CRLSI(n_class_topics=1, max_iter=8, tol=1e-2, random_state=0).fit(X, y)
     if kind == "GroupNMF":
         return GroupNMF(2, 1, max_iter=20, random_state=0).fit(X, y)
     if kind == "CNMF":

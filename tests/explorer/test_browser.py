@@ -1,9 +1,10 @@
 """The explorer and the tracking page in a real browser: headless Chromium (selenium + chromedriver) opens
 the files from disk with the network off, and the tests act as a reader does.
 
-One browser serves the whole module. Screenshots are kept in ``$RLSI_TEST_ARTIFACTS`` (default: the
-``artifacts`` folder of pytest's temporary directory); ``RLSI_TEST_ARTIFACTS=docs/images`` refreshes the
-README's picture. The tests skip, saying why, where Chromium, chromedriver or selenium is missing.
+One browser serves the whole module. The screenshots ``explorer.png`` and ``tracking.png`` are kept in
+``$RLSI_TEST_ARTIFACTS`` (default: the ``artifacts`` folder of pytest's temporary directory, which also
+gets ``explorer_phone.png``); ``RLSI_TEST_ARTIFACTS=docs/images`` refreshes the README's pictures. The
+tests skip, saying why, where Chromium, chromedriver or selenium is missing.
 """
 
 import json
@@ -62,6 +63,13 @@ def artifacts(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def scratch_artifacts(tmp_path_factory):
+    path = tmp_path_factory.getbasetemp() / "artifacts"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@pytest.fixture(scope="module")
 def pages(tmp_path_factory):
     """The explorer of batch RLSI on the MED abstracts shipped with rlsi, a page of hostile text, and a
     tracking page of a small dated stream."""
@@ -70,10 +78,6 @@ def pages(tmp_path_factory):
     from rlsi import BatchRLSI, TfidfVectorizer
     from rlsi.datasets import load_demo_corpus
     from rlsi.explorer import explore, tracking_page
-    from rlsi.models import OnlineRLSI
-    from rlsi.text.stream import StreamingTfidf
-    from rlsi.tracking import segments, track
-
     root = tmp_path_factory.mktemp("pages")
     corpus = load_demo_corpus()
     vec = TfidfVectorizer(stemmer="english", min_df=2)
@@ -92,21 +96,46 @@ def pages(tmp_path_factory):
         d["title"] = "</script><script>alert(2)</script>"
     explore(nmf, feature_names=names, X=Xh, docs=docs).save(root / "hostile.html")
 
-    rng = np.random.default_rng(0)
-    words = {"a": "apple banana cherry mango pear".split(), "b": "engine wheel brake motor tyre".split(),
-             "c": "rocket orbit launch moon comet".split()}
-    texts, labels = [], []
-    for month in range(1, 7):
-        themes = "ab" if month < 3 else ("abc" if month < 5 else "bc")
-        for i in range(40):
-            texts.append(" ".join(rng.choice(words[themes[i % len(themes)]], size=4, replace=False)))
-            labels.append(f"2001-{month:02d}")
-    stream = StreamingTfidf()
-    online = OnlineRLSI(3, lambda1=0.5, lambda2=1.0, batch_size=20, n_inner=2, rho=1.0, random_state=0)
-    batches = ((stream.partial_fit_transform(texts[a:b]), seg) for a, b, seg in segments(len(texts), 20, labels=labels))
-    timeline = track(online, batches, feature_names=lambda: stream.feature_names_)
-    tracking_page(timeline, title="Topic tracking: a small stream").save(root / "tracking.html")
+    timeline = planted_timeline()
+    tracking_page(timeline, title="Topic tracking: a new theme from 2000-05").save(root / "tracking.html")
     return {"root": root, "med": med, "model": model, "timeline": timeline}
+
+
+THEMES = ["apple banana cherry mango pear plum grape lemon melon peach fig lime",
+          "engine wheel brake motor tyre gear diesel clutch piston axle valve pump",
+          "guitar drum melody violin piano chorus rhythm tempo opera cello flute harp",
+          "rocket orbit launch moon comet probe lander module booster crater mars planet"]
+
+
+def planted_timeline(n_months=8, per_month=60, start=4, p_new=0.4, seed=0):
+    """A stream of three themes, a fourth from month ``start`` on, tracked by OnlineRLSI whose spare (dead)
+    topic takes the new theme (``reseed_dead``): the timeline of tests/tracking, with words."""
+    import warnings
+
+    from rlsi import BatchRLSI
+    from rlsi.models import OnlineRLSI
+    from rlsi.tracking import segments, track
+
+    rng = np.random.default_rng(seed)
+    w = 12
+    rows, cols, vals, labels = [], [], [], []
+    for d in range(n_months * per_month):
+        month = d // per_month
+        themes = [3] if month >= start and rng.random() < p_new else rng.choice(3, size=rng.integers(1, 3),
+                                                                                replace=False)
+        for t in themes:
+            rows += [d] * 6
+            cols += list(t * w + rng.choice(w, size=6, replace=False))
+            vals += list(rng.uniform(0.5, 1.5, 6))
+        labels.append(f"2000-{month + 1:02d}")
+    X = sp.csr_matrix((vals, (rows, cols)), shape=(n_months * per_month, 4 * w))
+    names = " ".join(THEMES).split()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        base = BatchRLSI(3, lambda1=10, max_iter=30, random_state=seed).fit(X[:start * per_month]).components_
+    init = sp.vstack([base, sp.csr_matrix((1, X.shape[1]))], format="csr")
+    model = OnlineRLSI(4, lambda1=10, rho=1.0, n_inner=2, topic_init=init, reseed_dead=True, random_state=seed)
+    return track(model, ((X[a:b], s) for a, b, s in segments(X.shape[0], 20, labels=labels)), feature_names=names)
 
 
 def _open(driver, path):
@@ -223,7 +252,7 @@ def test_moving_the_slider_reorders_terms_as_the_library_ranks_them(browser, pag
     assert _bar_terms(browser) == by_weight
 
 
-def test_keyboard_and_a_phone_sized_screen(browser, pages, artifacts):
+def test_keyboard_and_a_phone_sized_screen(browser, pages, scratch_artifacts):
     from selenium.webdriver.common.keys import Keys
 
     _open(browser, pages["root"] / "med.html")
@@ -233,7 +262,7 @@ def test_keyboard_and_a_phone_sized_screen(browser, pages, artifacts):
         browser.set_window_size(390, 844)
         width = browser.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
         assert width[0] <= width[1] + 1, width  # nothing wider than the screen
-        browser.save_screenshot(str(artifacts / "explorer_phone.png"))
+        browser.save_screenshot(str(scratch_artifacts / "explorer_phone.png"))
     finally:
         browser.set_window_size(1280, 800)
 
@@ -262,11 +291,13 @@ def test_the_tracking_page_draws_its_timeline(browser, pages, artifacts):
     lines = browser.find_elements("css selector", "#timeline path.topic-line")
     assert len(lines) >= K and all(len(p.get_attribute("d")) > 10 for p in lines)
     assert browser.find_elements("css selector", "#timeline [data-event='born']")
-    assert len(browser.find_elements("css selector", "#periods-body tr")) == 6
-    browser.find_element("css selector", "#legend button[data-topic='2']").click()
-    assert browser.find_element("id", "topic-h").text.startswith("T3")
+    assert len(browser.find_elements("css selector", "#periods-body tr")) == 8
+    new = int(np.argmax(pages["timeline"].share_fraction()[-1]))  # the topic that took the new theme
+    browser.find_element("css selector", f"#legend button[data-topic='{new}']").click()
+    assert browser.find_element("id", "topic-h").text.startswith(f"T{new + 1}")
     drift = [r.find_elements("tag name", "td")[3].text for r in browser.find_elements("css selector", "#periods-body tr")]
     assert drift[0] == "—" and any(d not in ("—", "") for d in drift)
+    browser.execute_script("window.scrollTo(0, 0)")
     browser.save_screenshot(str(artifacts / "tracking.png"))
     Select(browser.find_element("id", "mode")).select_by_value("stacked")
     assert len(browser.find_elements("css selector", "#timeline path.topic-area")) == K

@@ -126,7 +126,7 @@ def test_the_page_loads_nothing_and_escapes_what_it_shows(themed):
 
 def test_the_size_budget_at_500_topics():
     rng = np.random.default_rng(0)
-    K, M, nnz, n_docs = 500, 40_000, 400, 20_000
+    K, M, nnz, n_docs = 500, 40_000, 300, 6_000
     rows = np.repeat(np.arange(K), nnz)
     cols = rng.integers(0, M, size=K * nnz)
     vals = rng.normal(size=K * nnz) * np.where(rng.random(K * nnz) < 0.8, 1, -0.3)

@@ -133,20 +133,35 @@ def term_lookup(components, columns, per_term=5, exclude=None):
     where its weight is non-zero and its ``per_term`` largest-|weight| topics (rounded weights; ties by topic
     index), leaving out the pairs in ``exclude`` (a set of ``(topic, column)`` the page already holds)."""
     C = check_components(components)
-    C = sp.csc_matrix(C) if sp.issparse(C) else np.asarray(C)
-    exclude = exclude or set()
+    columns = np.asarray(columns, dtype=np.intp)
+    if sp.issparse(C):
+        C = sp.csc_matrix(C)
+        C.eliminate_zeros()
+        counts = np.diff(C.indptr)[columns]
+    else:
+        C = np.asarray(C)
+        counts = np.count_nonzero(C[:, columns], axis=0)
+    if per_term <= 0:
+        return [(int(n), []) for n in counts]
+    held = {}
+    for k, t in exclude or ():
+        held.setdefault(t, set()).add(k)
     out = []
-    for t in columns:
+    for t, n in zip(columns.tolist(), counts.tolist()):
         if sp.issparse(C):
             lo, hi = C.indptr[t], C.indptr[t + 1]
             topics, w = C.indices[lo:hi], np.asarray(C.data[lo:hi], dtype=np.float64)
         else:
-            col = C[:, t]
-            topics = np.flatnonzero(col)
-            w = np.asarray(col[topics], dtype=np.float64)
-        keep = w != 0
-        topics, w = topics[keep], w[keep]
+            w = np.asarray(C[:, t], dtype=np.float64)
+            topics = np.flatnonzero(w)
+            w = w[topics]
+        skip = held.get(t, ())
+        want = per_term + len(skip)
+        if want < w.size:  # the candidates tied with or above the want-th |weight|, then sorted exactly
+            a = np.abs(w)
+            keep = a >= np.partition(a, a.size - want)[a.size - want]
+            topics, w = topics[keep], w[keep]
         order = np.lexsort((topics, -np.abs(w)))
-        listed = [(int(topics[j]), rounded(w[j])) for j in order if (int(topics[j]), int(t)) not in exclude]
-        out.append((int(topics.size), listed[:per_term]))
+        listed = [(int(topics[j]), rounded(w[j])) for j in order if int(topics[j]) not in skip][:per_term]
+        out.append((int(n), listed))
     return out

@@ -80,7 +80,7 @@ const RL = (function () {
   // a line chart in an <svg class="chart">: series [{values, colour, label, width, dash}] over x = 0..n-1;
   // null values break a line. Returns {x, y, box} to draw more on it.
   function lineChart(node, series, opts) {
-    const o = Object.assign({ width: 520, height: 220, left: 46, right: 10, top: 10, bottom: 28,
+    const o = Object.assign({ width: 520, height: 220, left: 46, right: 28, top: 10, bottom: 28,
                               xLabels: null, yLabel: "", yMin: null, yMax: null }, opts || {});
     clear(node);
     node.setAttribute("viewBox", `0 0 ${o.width} ${o.height}`);
