@@ -20,8 +20,8 @@ field (day, ISO week, month, year) or windows of n mini-batches — and for each
 * the **drift** of every topic: ``1 - cosine`` between its whole weight vector at this snapshot and at the
   previous one (0: unchanged; None at a topic's first snapshot, while it is dead and when it is reborn).
 
-Memory is one row of K shares and drifts and K x n_top_terms terms per segment, plus the last live vector of every
-topic — never the documents.
+Memory is one row of K shares and drifts and K x n_top_terms terms per segment, plus the last live
+vector of every topic — never the documents.
 
 Dead and reborn topics. A topic is **dead** at a snapshot when all its weights are zero (it then takes
 no share: its v_k is 0 for every later document). Its index can come alive again (through the coupling

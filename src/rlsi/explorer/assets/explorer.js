@@ -85,27 +85,29 @@
 
   // ------------------------------------------------------------------ the topic map
   // screen coordinates (0..520) of map coordinates, the extent of xs and ys filling the square
-  function frame(xs, ys) {
+  function frame(xs, ys, pad) {
     const min = (a) => a.reduce((m, v) => Math.min(m, v), Infinity);
     const max = (a) => a.reduce((m, v) => Math.max(m, v), -Infinity);
     const lo = [min(xs), min(ys)], hi = [max(xs), max(ys)];
     const span = Math.max(hi[0] - lo[0], hi[1] - lo[1]) || 1;
-    const pad = 36, size = 520 - 2 * pad;
+    const size = 520 - 2 * pad;
     return {
       x: (v) => pad + ((v - lo[0]) / span) * size + (size - ((hi[0] - lo[0]) / span) * size) / 2,
       y: (v) => 520 - pad - ((v - lo[1]) / span) * size - (size - ((hi[1] - lo[1]) / span) * size) / 2,
     };
   }
-  const box = frame(T.x, T.y);
-  const docBox = DOCS && DOCS.map.x.length ? frame(DOCS.map.x, DOCS.map.y) : box;
+  const rMax = Math.max(6, Math.min(40, 230 / Math.sqrt(K)));  // the largest bubble's radius
+  const box = frame(T.x, T.y, rMax + 6);
+  const docBox = DOCS && DOCS.map.x.length ? frame(DOCS.map.x, DOCS.map.y, 12) : box;
   const maxShare = T.share ? Math.max(...T.share) || 1 : 1;
-  const rMax = Math.max(6, Math.min(40, 230 / Math.sqrt(K)));
   const radius = (k) => (T.share ? Math.max(2.5, rMax * Math.sqrt(T.share[k] / maxShare)) : rMax * 0.55);
   const bubbles = [];
 
   function drawMap() {
-    const node = clear(byId("map"));
-    node.setAttribute("viewBox", "0 0 520 520");
+    const svgNode = clear(byId("map"));
+    svgNode.setAttribute("viewBox", "0 0 520 520");
+    const node = svgNode.appendChild(svg("g", { class: "bubbles" }));
+    const labels = svgNode.appendChild(svg("g", { class: "labels", "pointer-events": "none" }));
     const byArea = Array.from({ length: K }, (_, k) => k).sort((a, b) => (radius(b) - radius(a)) || (a - b));
     for (const k of byArea) {
       const title = `${label(k)}: ${headline[k]} — ` + (T.share ? `share ${pct(T.share[k])}, ` : "") +
@@ -120,12 +122,11 @@
     }
     if (K <= 60) {
       for (let k = 0; k < K; k++) {
-        node.appendChild(svg("text", { x: box.x(T.x[k]).toFixed(1), y: (box.y(T.y[k]) + 4).toFixed(1),
-                                       "text-anchor": "middle", "font-size": 11, "pointer-events": "none",
-                                       fill: "#111", text: label(k) }));
+        labels.appendChild(svg("text", { x: box.x(T.x[k]).toFixed(1), y: (box.y(T.y[k]) + 4).toFixed(1),
+                                         "text-anchor": "middle", "font-size": 11, fill: "#111", text: label(k) }));
       }
     }
-    node.addEventListener("keydown", (ev) => {
+    svgNode.addEventListener("keydown", (ev) => {
       if (ev.key === "ArrowRight" || ev.key === "ArrowDown") { step(1); ev.preventDefault(); }
       if (ev.key === "ArrowLeft" || ev.key === "ArrowUp") { step(-1); ev.preventDefault(); }
     });
@@ -220,6 +221,10 @@
       return;
     }
     const k = state.k;
+    if (!S.n_ends) {
+      node.appendChild(el("p", { class: "note", text: "This page holds no documents at the ends (n_ends = 0)." }));
+      return;
+    }
     const heads = [`Largest ${label(k)} value`, `Most negative ${label(k)} value`];
     DOCS.ends[k].forEach((flat, side) => {
       const list = el("ol", { class: "docs", "data-side": side ? "negative" : "positive" });
