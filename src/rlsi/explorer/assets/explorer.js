@@ -56,7 +56,9 @@
 
   // ------------------------------------------------------------------ header and controls
   function header() {
-    const parts = [M.kind, `${int(K)} topics`, `${int(M.n_terms)} terms`, `${M.weights} weights`];
+    const weights = { signed: "signed weights", "non-negative": "non-negative weights",
+                      probabilities: "weights summing to 1 per topic" }[M.weights] || M.weights;
+    const parts = [M.kind, `${int(K)} topics`, `${int(M.n_terms)} terms`, weights];
     if (DOCS) parts.push(`${int(DOCS.n)} documents`);
     parts.push(`folds in ${M.input === "counts" ? "word counts" : "tf-idf"}`);
     const params = Object.keys(M.params).map((p) => `${p}=${M.params[p]}`);
