@@ -16,8 +16,8 @@ def register(sub):
                    help="topic regularization per 1000 documents (default 0.1: with --lambda2 1, about 3%% of the "
                         "terms per topic on MED, topics to read)")
     p.add_argument("--lambda2", type=_common.non_negative_float, default=1.0,
-                   help="document regularization (default 1, as in the paper; the library's default 1e-3 gives "
-                        "denser topics, made to be features)")
+                   help="document regularization (default 1, as in the paper and rlsi fit; the estimators' "
+                        "default 1e-3 gives denser topics, made to be features)")
     p.add_argument("--seed", type=_common.non_negative_int, default=0, help="random seed >= 0 (default 0)")
     p.set_defaults(func=run)
 

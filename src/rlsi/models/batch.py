@@ -208,8 +208,9 @@ class BatchRLSI(AlternatingFit, SquaredLossModel):
     ----------
     n_components : int, default 20 — number of topics K.
     lambda1 : float, default 0.01 — topic regularization (see ``lambda1_scale``); larger is sparser.
-    lambda2 : float, default 1e-3 — document regularization λ₂ (the paper's tables use λ₁ = 0.5, λ₂ = 1:
-        sparse topics to read, document vectors too small for a classifier; see ``DEFAULT_LAMBDA2``).
+    lambda2 : float, default 1e-3 — document regularization λ₂. The defaults make features for a classifier
+        (``FEATURES`` of :mod:`rlsi.models.regularization`); topics to read take ``**READING``: λ₁ = 0.05,
+        λ₂ = 1, the defaults of the command line.
     topic_penalty, doc_penalty : str, default "l1", "l2" — P and Q, from
         :data:`rlsi.models.penalties.PENALTIES` ("l1", "l2", "nonneg_l1", "nonneg_l2"; §8.2.1).
     lambda1_scale : {"per_doc", "paper"}, default "per_doc" — see :mod:`rlsi.models.regularization`.

@@ -29,7 +29,8 @@ Scales against the released MedSTC/STC code (footnote 4; read for comparison, no
 ``λ‖θ‖² + γ Σ_n ‖s_n − θ‖²`` (no halves) and uses ε = 1e-3, β⁰ uniform and word codes started at 1/K. So its
 γ and λ are half of ours: ``gamma=2γ, lam=2λ`` is the same objective. Its settings file also swaps the
 printed λ and ρ (λ = 0.1, ρ = 0.01): :mod:`rlsi.models.stc.settings` holds both as named presets; the
-classes' defaults stay the paper's printed values (docs/stc.md compares them on 20 Newsgroups).
+classes' defaults are the ``table2`` preset, the released values with what reproduces Table 2
+(docs/stc.md compares them on 20 Newsgroups).
 ε: the paper prints no value, so the default is the released code's 1e-3. ε enters the Poisson mean
 ``s_nᵀβ_n + ε`` of the loss (coding and the dictionary statistics) and of the held-out perplexity, Eq. (19); it sets the coding threshold (a word gets
 a code on topic k only if ``β_kn ≳ ρε/w``) and the cost of a held-out term without code mass, so the
