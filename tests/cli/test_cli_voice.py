@@ -127,7 +127,7 @@ def test_group_topics_list_the_shared_block_first_numbered_once(tmp_path, corpus
 # ------------------------------------------------------------------------------------------ progress
 def test_a_bar_over_iterations_that_stop_at_convergence_shows_no_time_left():
     out = io.StringIO()
-    bar = _progress.progress_bar(100, "BatchRLSI", file=out, mininterval=0, bound=True)
+    bar = _progress.progress_bar(100, "BatchRLSI", file=out, mininterval=0, bound=True, disable=False)
     for _ in range(3):
         bar.update(1)
     text = str(bar)
