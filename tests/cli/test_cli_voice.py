@@ -259,3 +259,19 @@ def test_python_dash_m_rlsi_is_the_command(tmp_path, corpus):
     proc = subprocess.run([sys.executable, "-m", "rlsi", "-q", "fit", str(corpus), "-k", "2", "-o", str(tmp_path / "m")],
                           capture_output=True, text=True, timeout=300, env=_env())
     assert proc.returncode == 0 and (tmp_path / "m" / "manifest.json").is_file(), proc.stderr
+
+
+def test_the_memory_check_refuses_up_front_and_can_be_skipped(tmp_path, corpus, capsys, caplog):
+    status, _, err = run(capsys, "-q", "fit", corpus, "-k", 2, "--memory-limit", "1M", "-o", tmp_path / "m")
+    assert status == 2 and "more than the 1.0 MB of --memory-limit" in err and "a limit well above" in err
+    assert not (tmp_path / "m").exists()
+    status, _, err = run(capsys, "-q", "fit", corpus, "-k", 2, "--no-memory-check", "-o", tmp_path / "m")
+    assert status == 0, err
+    status, _, err = run(capsys, "-q", "fit", corpus, "-k", 2, "--no-memory-check", "--memory-limit", "1G",
+                         "-o", tmp_path / "m")
+    assert status == 2 and "contradict" in err
+    import logging
+
+    caplog.set_level(logging.INFO)  # what -v asks for (the test session owns the logging set-up)
+    status, _, err = run(capsys, "-v", "fit", corpus, "-k", 2, "-o", tmp_path / "m")
+    assert status == 0 and "memory estimate of the fit" in caplog.text
