@@ -44,8 +44,10 @@ def test_synth_refuses_sizes_that_cannot_be_made(tmp_path, capsys, argv, words):
     assert not (tmp_path / "s").exists()
 
 
-def test_an_online_fit_with_a_billion_topics_is_refused_before_work(tmp_path, capsys, corpus):
-    status, out, err = run(capsys, "fit", corpus, "--online", "-k", 10**9, "-o", tmp_path / "m")
+def test_an_online_fit_with_too_many_topics_is_refused_before_work(tmp_path, capsys, corpus):
+    # 20,000 topics is within rlsi.limits.MAX_COMPONENTS: the memory preflight refuses it (its S is 3 GB)
+    status, out, err = run(capsys, "fit", corpus, "--online", "-k", 20_000, "--memory-limit", "1G",
+                           "-o", tmp_path / "m")
     _one_line(status, err, "this fit needs")
 
 
@@ -53,6 +55,11 @@ def test_an_online_fit_with_a_billion_topics_is_refused_before_work(tmp_path, ca
     (["--backend", "dask", "--workers", 10**6], "--workers"),
     (["--online", "--n-inner", 10**9], "--n-inner"),
     (["--online", "--n-passes", 10**12], "--n-passes"),
+    (["-k", 10**9], "--topics"),
+    (["-k", 9223372036854775808], "--topics"),
+    (["--seed", 18446744073709551617], "--seed"),
+    (["--max-iter", 10**30], "--max-iter"),
+    (["--online", "--batch-size", 10**12], "--batch-size"),
 ])
 def test_counts_beyond_use_are_usage_errors_with_the_reason(tmp_path, capsys, corpus, argv, words):
     with pytest.raises(SystemExit) as exc:

@@ -16,6 +16,8 @@ from rlsi.text import Tokenizer, read_jsonl
 from rlsi.text.ids import MAX_ID_LENGTH, check_ids
 from rlsi.text.tokenize import MAX_TERM_LENGTH
 
+from forge import reseal, unseal
+
 WORDS = ["heart blood artery vein pressure cardiac valve pulse".split(),
          "lens retina vision cataract optic pupil cornea sight".split(),
          "bacteria virus immune cell antibody infection protein gene".split()]
@@ -76,6 +78,7 @@ def test_an_index_from_a_matrix_with_duplicate_ids_is_refused(tmp_path, capsys, 
     manifest = json.loads((tmp_path / "mx" / "manifest.json").read_text())
     manifest["components"]["matrix"]["arrays"]["doc_ids"]["dtype"] = str(ids.dtype)
     (tmp_path / "mx" / "manifest.json").write_text(json.dumps(manifest))
+    unseal(tmp_path / "mx")  # written before ids (and checksums) were checked
     m = tmp_path / "m"
     shutil.copytree(model_dir, m)
     status, out, err = run(capsys, "index", m, "--matrix", tmp_path / "mx")
@@ -169,6 +172,7 @@ def test_topics_escape_terms(tmp_path, capsys):
     manifest = json.loads((tmp_path / "m" / "manifest.json").read_text())
     manifest["components"]["vectorizer"]["arrays"]["vocabulary"]["dtype"] = str(crafted.dtype)
     (tmp_path / "m" / "manifest.json").write_text(json.dumps(manifest))
+    reseal(tmp_path / "m")  # crafted, with matching checksums
     status, out, err = run(capsys, "topics", tmp_path / "m")
     assert status == 0, err
     assert "\x1b" not in out and "\\x1b[2J\\n" in out

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from conftest import planted_corpus
+from forge import reseal
 from rlsi import io
 from rlsi.errors import ModelFormatError
 from rlsi.models.group import GroupNMF, GroupRLSI
@@ -36,7 +37,7 @@ def _craft(saved, tmp_path, name, change):
     manifest = json.loads((path / "manifest.json").read_text())
     change(path, manifest["components"]["model"])
     (path / "manifest.json").write_text(json.dumps(manifest))
-    return path
+    return reseal(path)  # a crafted folder with matching checksums: the check under test must refuse it
 
 
 def _set_array(path, comp, key, arr):
@@ -109,5 +110,6 @@ def test_a_component_of_another_class_is_refused(saved, tmp_path, name, cls, wor
         comps["vectorizer"] = dict(comps["model"])
     comps[name] = dict(comps[name], **{"class": cls})
     (path / "manifest.json").write_text(json.dumps(manifest))
+    reseal(path)
     with pytest.raises(ModelFormatError, match=re.escape(words)):
         io.load(path)

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import RLSIError
 from ..text import read_corpus
-from . import _common, _output
+from . import _bounds, _common, _output
 from .learners import get_learner, learners, model_help, report_fit, stc_labels
 
 def _refit_C(text):
@@ -50,7 +50,7 @@ def register(sub):
                         "released values with what reproduces Table 2 (on 20 Newsgroups MedSTC 81.2%%; STC with "
                         "the LDA start 70.7%%, online 71.4%%); the "
                         "options given on the command line override the preset")
-    p.add_argument("-k", "--n-components", type=_common.positive_int, default=None,
+    p.add_argument("-k", "--n-components", type=_bounds.topics, default=None,
                    help="number of topics K (default 60)")
     p.add_argument("--lam", type=float, default=None,
                    help="λ: ℓ1 weight on document codes θ (default 0.01)")
@@ -66,10 +66,10 @@ def register(sub):
                    help="mm: multiplicative majorise-minimise step (default); projected: Eq. (12); lbfgs: the "
                         "released code's projected L-BFGS steps (batch models keep the word codes; online "
                         "models keep each mini-batch's codes and move its terms)")
-    p.add_argument("--max-iter", type=_common.positive_int, default=None, help="batch iterations (default 20)")
-    p.add_argument("--batch-size", type=_common.positive_int, default=None,
+    p.add_argument("--max-iter", type=_bounds.max_iter, default=None, help="batch iterations (default 20)")
+    p.add_argument("--batch-size", type=_bounds.batch_size, default=None,
                    help="online mini-batch size (default: the preset's, else 64)")
-    p.add_argument("--epochs", type=_common.positive_int, default=1, help="online passes")
+    p.add_argument("--epochs", type=_bounds.epochs, default=1, help="online passes")
     p.add_argument("--tau0", type=float, default=None,
                    help="online models: τ0 of the learning rate τ0/(t + τ) (default: the preset's, else 1)")
     p.add_argument("--svm-codes", choices=["joint", "label_free"], default=None,
@@ -83,7 +83,7 @@ def register(sub):
                         "settings 46.4%% -> 62.6%%, at the released ones 59.7%% -> 70.7%%) or, MedSTC only, "
                         "'class': each topic "
                         "from the documents of one class; 'uniform': β = 1/M, the released code's start")
-    p.add_argument("--lda-passes", type=_common.positive_int, default=10,
+    p.add_argument("--lda-passes", type=_bounds.lda_passes, default=10,
                    help="--dictionary-init lda: batch passes of the LDA fit (default 10; about 8 s CPU a pass "
                         "on 20 Newsgroups)")
     p.add_argument("--refit-C", default="cv", type=_refit_C,

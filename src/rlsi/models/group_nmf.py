@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .._params import Anything, Integer, Real
+from .._params import ITERATIONS, Anything, Integer, Real
 from .._validation import check_random_state
 from ..errors import RLSIError
 from ..io import register
@@ -165,7 +165,7 @@ class GroupNMF(GroupModel):
         "n_shared_topics": Integer(low=0),
         "n_class_topics": Anything(),
         "classes": Anything(),
-        "max_iter": Integer(low=1),
+        "max_iter": ITERATIONS,
         "tol": Real(low=0.0),
         "inner_max_iter": Integer(low=1),
         "inner_tol": Real(low=0.0),

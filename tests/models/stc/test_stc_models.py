@@ -11,6 +11,7 @@ from rlsi.errors import RLSIError
 from rlsi.models.stc import (MedSTC, OnlineMedSTC, OnlineSTC, SparseTopicalCoding, split_counts,
                              stc_perplexity)
 
+from forge import reseal, unseal
 from models.stc._stc_synth import planted_counts
 
 
@@ -315,12 +316,14 @@ def test_refit_C_is_saved_and_a_damaged_one_refused(tmp_path, cls):
     assert rlsi.io.load(tmp_path / "m")["model"].refit_C_ == 0.5
     manifest = json.loads((tmp_path / "m" / "manifest.json").read_text())
     fitted = manifest["components"]["model"]["meta"]["fitted"]
-    del fitted["refit_C_"]  # a model saved before refit_C_ was kept still loads
+    del fitted["refit_C_"]  # a model saved before refit_C_ was kept (and before checksums) still loads
     (tmp_path / "m" / "manifest.json").write_text(json.dumps(manifest))
+    unseal(tmp_path / "m")
     assert not hasattr(rlsi.io.load(tmp_path / "m")["model"], "refit_C_")
     for bad in ("big", -1.0, True):
         fitted["refit_C_"] = bad
         (tmp_path / "m" / "manifest.json").write_text(json.dumps(manifest))
+        reseal(tmp_path / "m")  # crafted, with matching checksums: the parameter check must refuse it
         with pytest.raises(RLSIError, match="refit_C_"):
             rlsi.io.load(tmp_path / "m")
 

@@ -77,7 +77,7 @@ from sklearn.svm import LinearSVC
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import column_or_1d
 
-from ..._params import Anything, Boolean, Choice, Integer, Real
+from ..._params import LDA_PASSES, Anything, Boolean, Choice, Real
 from ...errors import RLSIError
 from ...io import register
 from ..base import check_fitted
@@ -260,7 +260,7 @@ class MedSTC(_MaxMarginMixin, SparseTopicalCoding):
     _parameter_constraints = {"C": Real(low=0.0, low_open=True), "delta": Real(low=0.0, low_open=True),
                               "refit_classifier": Boolean(), "hinge": Choice(HINGES),
                               "dictionary_init": Choice(INITS), "refit_C": Anything(),
-                              "lda_passes": Integer(low=1)}
+                              "lda_passes": LDA_PASSES}
     _state_scalars = SparseTopicalCoding._state_scalars + ("refit_C_",)
 
     def __init__(self, n_components=60, *, lam=0.01, gamma=0.01, rho=0.1, eps=1e-3, prior="normal",
@@ -319,7 +319,7 @@ class OnlineMedSTC(_MaxMarginMixin, OnlineSTC):
     _parameter_constraints = {"C": Real(low=0.0, low_open=True), "delta": Real(low=0.0, low_open=True),
                               "refit_classifier": Boolean(), "hinge": Choice(HINGES),
                               "dictionary_init": Choice(INITS), "refit_C": Anything(),
-                              "lda_passes": Integer(low=1), "svm_codes": Choice(SVM_CODES)}
+                              "lda_passes": LDA_PASSES, "svm_codes": Choice(SVM_CODES)}
     _state_scalars = OnlineSTC._state_scalars + ("n_train_", "refit_C_")
 
     def __init__(self, n_components=60, *, lam=0.01, gamma=0.01, rho=0.1, eps=1e-3, prior="normal",
