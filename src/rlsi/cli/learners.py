@@ -17,7 +17,6 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-import numpy as np
 
 from .. import io
 from ..errors import RLSIError
@@ -70,6 +69,7 @@ class Learner:
     modes : the :data:`MODES` it fits in.
     preflight : its peak memory is estimated (:mod:`rlsi.models.memory`) and checked before a batch fit.
     summary : ``(model, n_docs, n_terms, seconds) -> lines`` printed after the fit.
+    stc_kind : ``(online, max_margin)`` of an STC learner (which ``rlsi fit-stc`` options it takes).
     """
 
     command: str
@@ -81,6 +81,7 @@ class Learner:
     modes: frozenset = frozenset({"batch"})
     preflight: bool = False
     summary: Callable = topic_model_summary
+    stc_kind: tuple = (False, False)
 
     def targets(self, args, corpus):
         """``y`` of ``fit(X, y)``: the corpus's classes for a learner with ``labels``, else None."""
@@ -175,16 +176,45 @@ for _name, _what in (("grlsi", "GroupRLSI, shared and class topics"), ("gnmf", "
 
 # ------------------------------------------------------------------ rlsi fit-stc
 def stc_labels(args, corpus):
-    """The class label (str) of each document of ``corpus`` from ``--label-field``."""
+    """The class label (str) of each document of ``corpus`` from ``--label-field`` (a list: its first label, as
+    for the group models: :func:`rlsi.text.labels.document_labels`)."""
+    from ..text.labels import document_labels
+
     values = corpus.fields.get(args.label_field)
     if values is None:
         raise RLSIError(f"the corpus has no field {args.label_field!r}; check --label-field")
-    return np.array(values, dtype=object).astype(str)
+    return document_labels(values, args.label_field, remedy="label them, or fit an unsupervised model (--model stc)")
 
 
-def _stc_builder(class_name, extra, online, max_margin):
+#: The ``rlsi fit-stc`` options of some STC learners only: option -> (attribute, applies(online, max_margin)).
+#: Given to another learner, each is refused in one line (not ignored). ``--lda-passes`` applies to a fit that
+#: starts from LDA's topics (``--dictionary-init lda``, or a preset's).
+STC_OPTIONS = {"--max-iter": ("max_iter", lambda online, mm: not online),
+               "--batch-size": ("batch_size", lambda online, mm: online),
+               "--epochs": ("epochs", lambda online, mm: online),
+               "--tau0": ("tau0", lambda online, mm: online),
+               "--svm-codes": ("svm_codes", lambda online, mm: online and mm),
+               **{opt: (attr, lambda online, mm: mm) for opt, attr in (("--delta", "delta"), ("--C", "C"),
+                                                                       ("--hinge", "hinge"), ("--refit-C", "refit_C"))}}
+
+
+def _check_stc_options(name, online, max_margin, args, dictionary_init):
+    """RLSIError naming the first option given on the command line that ``--model name`` does not take."""
+    for option, (attr, applies) in STC_OPTIONS.items():
+        if getattr(args, attr, None) is not None and not applies(online, max_margin):
+            able = [n for (cmd, n), lrn in LEARNERS.items() if cmd == "fit-stc" and applies(*lrn.stc_kind)]
+            raise RLSIError(f"--model {name} does not take {option}: it applies to --model {' / '.join(able)}; "
+                            f"drop it")
+    if getattr(args, "lda_passes", None) is not None and dictionary_init != "lda":
+        raise RLSIError(f"--lda-passes applies to a fit that starts from LDA's topics (--dictionary-init lda); "
+                        f"--model {name} starts from {dictionary_init or 'documents'}: drop it or add "
+                        f"--dictionary-init lda")
+
+
+def _stc_builder(name, class_name, extra, online, max_margin):
     """``build`` of an STC learner: the estimator ``class_name`` of :mod:`rlsi.models.stc` from the options (the
-    ``--settings`` preset first, then every option given on the command line; the rest the class's defaults)."""
+    ``--settings`` preset first, then every option given on the command line; the rest the class's defaults).
+    An option that does not apply to the learner is refused (:data:`STC_OPTIONS`)."""
     def build(args):
         from ..models import stc
         from ..models.stc.settings import stc_params
@@ -201,18 +231,18 @@ def _stc_builder(class_name, extra, online, max_margin):
         if kw.get("dictionary_init") == "class" and not max_margin:
             raise RLSIError(f"--dictionary-init class needs labels; it is for --model "
                             f"{' or '.join(n for n, lrn in learners('fit-stc').items() if lrn.labels)}")
+        _check_stc_options(name, online, max_margin, args, kw.get("dictionary_init"))
         if kw.get("dictionary_step") == "lbfgs" and not online:
             kw["keep_word_codes"] = True
-        kw.update(lda_passes=args.lda_passes, n_jobs=args.jobs, verbose=0 if args.quiet else 1, **extra)
+        kw.update(n_jobs=args.jobs, verbose=0 if args.quiet else 1, **extra)
+        optional = {"lda_passes": args.lda_passes}
         if online:
-            kw["n_epochs"] = args.epochs
-            for key in ("batch_size", "tau0"):
-                if getattr(args, key) is not None:
-                    kw[key] = getattr(args, key)
-            if max_margin and args.svm_codes is not None:
-                kw["svm_codes"] = args.svm_codes
+            optional.update(n_epochs=args.epochs, batch_size=args.batch_size, tau0=args.tau0)
+            if max_margin:
+                optional["svm_codes"] = args.svm_codes
         if max_margin:
-            kw["refit_C"] = args.refit_C
+            optional["refit_C"] = args.refit_C
+        kw.update({k: v for k, v in optional.items() if v is not None})  # the others: the preset's or the class's
         return cls(**kw)
     return build
 
@@ -225,5 +255,6 @@ _STC = (("stc", "SparseTopicalCoding", False, False, {}),
         ("omedstc", "OnlineMedSTC", True, True, {}))
 for _name, _cls, _online, _max_margin, _extra in _STC:
     register(Learner("fit-stc", _name, _cls + (" (collapsed)" if _extra else ""),
-                     _stc_builder(_cls, _extra, _online, _max_margin),
-                     labels=stc_labels if _max_margin else None, summary=coding_summary))
+                     _stc_builder(_name, _cls, _extra, _online, _max_margin),
+                     labels=stc_labels if _max_margin else None, summary=coding_summary,
+                     stc_kind=(_online, _max_margin)))

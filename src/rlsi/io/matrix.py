@@ -56,7 +56,7 @@ from numpy.lib import format as npy_format
 from ..errors import ModelFormatError, RLSIError
 from .atomic import atomic_dir
 from .integrity import record_digests, seal
-from .store import (FORMAT, FORMAT_VERSION, MANIFEST, _check_replaceable, check_text_to_save, load, read_manifest,
+from .store import (FORMAT, FORMAT_VERSION, MANIFEST, _check_replaceable, check_array_to_save, load, read_manifest,
                     register)
 
 __all__ = ["CorpusMatrix", "MatrixWriter", "load_matrix", "save_matrix", "index_dtype"]
@@ -109,7 +109,7 @@ class _NpyStream:
 
 
 def _dense_entry(directory, stem, arr):
-    check_text_to_save(np.asarray(arr), stem)
+    check_array_to_save(np.asarray(arr), stem)
     fname = f"{stem}.npy"
     np.save(Path(directory) / fname, np.ascontiguousarray(arr), allow_pickle=False)
     return {"kind": "dense", "file": fname, "dtype": str(arr.dtype), "shape": list(arr.shape)}

@@ -37,7 +37,8 @@ from .checks import check_components_agree, check_loaded, check_role
 from .integrity import manifest_problem, record_digests, seal
 from .kinds import (CONFLICT, check_nothing_nested, compatible_kinds, describe_conflict, describe_kind, fingerprint,
                     folder_kind, manifest_kind)
-from .safety import check_manifest, check_text_values, parse_json, read_array, read_member_text
+from .safety import (MAX_MAGNITUDE, check_float_values, check_manifest, check_text_values, parse_json, read_array,
+                     read_member_text)
 
 FORMAT = "rlsi"
 FORMAT_VERSION = 1
@@ -79,6 +80,7 @@ def _write_array(directory, stem, value):
         parts = {"data": m.data, "indices": m.indices, "indptr": m.indptr}
         files = {}
         for part, arr in parts.items():
+            check_array_to_save(arr, f"{stem}.{part}")
             fname = f"{stem}.{part}.npy"
             np.save(directory / fname, np.ascontiguousarray(arr), allow_pickle=False)
             files[part] = {"file": fname, "dtype": str(arr.dtype), "shape": list(arr.shape)}
@@ -86,10 +88,24 @@ def _write_array(directory, stem, value):
     arr = np.asarray(value)
     if arr.dtype == object:
         raise RLSIError(f"array {stem!r} has dtype object, which cannot be saved without pickle")
-    check_text_to_save(arr, stem)
+    check_array_to_save(arr, stem)
     fname = f"{stem}.npy"
     np.save(directory / fname, np.ascontiguousarray(arr), allow_pickle=False)
     return {"kind": "dense", "file": fname, "dtype": str(arr.dtype), "shape": list(arr.shape)}
+
+
+def check_array_to_save(arr, stem):
+    """An array is saved only if it can be loaded again (RLSIError otherwise; nothing is written): text without
+    lone surrogates, floats finite and within :data:`rlsi.io.safety.MAX_MAGNITUDE` (a fit or a resume that
+    diverged does not replace the folder it would make unloadable)."""
+    check_text_to_save(arr, stem)
+    if arr.dtype.kind == "f" and arr.dtype.itemsize in MAX_MAGNITUDE:
+        try:
+            check_float_values(arr, f"array {stem!r}")
+        except ModelFormatError as exc:
+            what = str(exc).split(" holds ", 1)[-1].split(":")[0]
+            raise RLSIError(f"cannot save array {stem!r}: it holds {what}; nothing is saved (a fit that "
+                            f"diverged, or damaged input)") from None
 
 
 def check_text_to_save(arr, stem):

@@ -5,8 +5,8 @@ A load verifies the checksums of what it reads into memory and of small memory-m
 matrix directory or a search index included, then loads the folder as its commands do (every path, type,
 shape and value checked: :mod:`rlsi.io.safety`, :mod:`rlsi.io.checks`), reading the memory-mapped arrays
 through once. Folders of every kind: a model (with or without its search index), a search index, a
-matrix directory, one part of a distributed fit's checkpoint, or a checkpoint directory (its ``state``
-and the W parts it names).
+matrix directory, one part of a distributed fit's checkpoint (a checkpoint directory, its ``state`` and the
+W parts it names: :func:`rlsi.distributed.checkpoint.verify_directory`).
 
 A folder written without checksums (an older rlsi) is checked for everything but them, and the report
 says so: a changed byte that leaves its values plausible cannot be seen there.
@@ -24,7 +24,7 @@ from .integrity import DIGEST, check_digest_field, file_entries, has_digests, mi
 from .kinds import CONFLICT, describe_conflict, describe_kind, folder_kind
 from .safety import open_member
 
-__all__ = ["FolderReport", "check_folder", "verify_files", "folder_bytes"]
+__all__ = ["FolderReport", "check_folder", "check_one", "verify_files", "folder_bytes"]
 
 
 @dataclass
@@ -44,8 +44,9 @@ class FolderReport:
         """One line for the user."""
         what = "a checkpoint directory" if self.kind == "checkpoint directory" else describe_kind(self.kind)
         parts = f" in {self.folders} folders" if self.folders > 1 else ""
-        line = (f"{self.path}: {what}; {self.files} files ({_size(self.bytes)}){parts} match their checksums, "
-                f"and it loads")
+        line = f"{self.path}: {what}; it loads"
+        if self.files:
+            line += f", and its {self.files} array files ({_size(self.bytes)}){parts} match their checksums"
         if self.unsealed:
             names = ", ".join(str(p) for p in self.unsealed[:3]) + (" ..." if len(self.unsealed) > 3 else "")
             line += (f"; no checksums in {names} (written by an older rlsi): its structure and values are "
@@ -98,10 +99,14 @@ def folder_bytes(path) -> int:
     return total
 
 
-def _check_one(path, report, progress):
-    """Verify the checksums of one rlsi folder, then load it as its commands do."""
+def check_one(path, report, progress=None):
+    """Verify the checksums of the one rlsi folder ``path``, then load it as its commands do; adds to
+    ``report``."""
     from .store import load, read_manifest
 
+    kind = folder_kind(path)
+    if kind == CONFLICT:
+        raise ModelFormatError(f"{path} is damaged: {describe_conflict(path)}")
     manifest = read_manifest(path)  # the manifest's own checksum, and its structure
     files, hashed, _ = verify_files(path, manifest, progress=progress)
     report.folders += 1
@@ -109,7 +114,6 @@ def _check_one(path, report, progress):
     report.bytes += hashed
     if not has_digests(manifest):
         report.unsealed.append(Path(path))
-    kind = folder_kind(path)
     if kind == "matrix":
         from .matrix import load_matrix
 
@@ -118,27 +122,12 @@ def _check_one(path, report, progress):
             matrix.count_matrix()  # their values, checked on first use
     else:
         load(path, mmap=True, verify=False)
+    return report
 
 
 def check_folder(path, *, progress=None) -> FolderReport:
     """Verify the rlsi folder ``path`` whole (see the module docstring); ModelFormatError (one line) naming the
-    first problem. ``progress(nbytes)`` is called as files are hashed."""
+    first problem. ``progress(nbytes)`` is called as files are hashed. (A checkpoint directory, which holds
+    rlsi folders: :func:`rlsi.distributed.checkpoint.verify_directory`.)"""
     path = Path(path)
-    kind = folder_kind(path)
-    if kind == CONFLICT:
-        raise ModelFormatError(f"{path} is damaged: {describe_conflict(path)}")
-    if kind is None and (path / "state").is_dir():  # a checkpoint directory: the state and its W parts
-        from ..distributed.checkpoint import STATE, check_parts, part_path, read_state
-
-        report = FolderReport(path, "checkpoint directory")
-        _check_one(path / STATE, report, progress)
-        saved = read_state(path)
-        meta = saved[0]
-        check_parts(path, meta)
-        for p, (a, b) in enumerate(meta["partitions"]):
-            if b > a and meta["iteration"] > 0:
-                _check_one(part_path(path, meta["iteration"], p), report, progress)
-        return report
-    report = FolderReport(path, kind or "model")
-    _check_one(path, report, progress)
-    return report
+    return check_one(path, FolderReport(path, folder_kind(path) or "model"), progress)

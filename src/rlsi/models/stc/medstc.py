@@ -96,7 +96,14 @@ def encode_labels(y, n_samples, classes=None):
     """(classes, codes): labels as indices into ``classes`` (sorted unique labels unless given)."""
     if y is None:
         raise RLSIError("MedSTC requires y to be passed, but the target y is None: pass one label per document")
-    y = np.asarray(y)
+    try:
+        y = np.asarray(y)
+    except ValueError:  # ragged lists: several labels for some documents
+        y = None
+    if y is None or (y.dtype.kind == "O" and not all(isinstance(v, (str, int, float, np.generic)) or v is None
+                                                     for v in y.reshape(-1))):
+        raise RLSIError("y must hold one label per document (a string or a number); a document has a list or "
+                        "another object: MedSTC fits one class per document, pick one label for each")
     if y.ndim == 2 and y.shape[1] == 1:
         y = column_or_1d(y, warn=True)  # scikit-learn's convention: a column vector is warned about, then used
     if y.ndim != 1 or y.shape[0] != n_samples:
