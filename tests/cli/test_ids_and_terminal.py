@@ -88,11 +88,24 @@ def test_an_index_from_a_matrix_with_duplicate_ids_is_refused(tmp_path, capsys, 
 
 @pytest.mark.parametrize("bad_id, words", [("x" * (MAX_ID_LENGTH + 1), "characters long"),
                                            ("a\x1b]0;pwned\x07", "control character U+001B"),
-                                           ("two\nlines", "control character U+000A")])
+                                           ("two\nlines", "control character U+000A"),
+                                           ("", "is empty"), (" ", "is only white space"),
+                                           ("\u3000 ", "is only white space")])
 def test_ids_that_cannot_be_stored_or_printed_are_refused_on_reading(tmp_path, bad_id, words):
     path = _write(tmp_path / "c.jsonl", [{"id": bad_id, "text": "heart"}])
     with pytest.raises(CorpusError, match=re.escape(words)):
         read_jsonl(path)
+
+
+@pytest.mark.parametrize("bad", ["", " ", "\t"])
+def test_empty_and_blank_ids_are_refused_everywhere_ids_are_stored(tmp_path, capsys, bad):
+    with pytest.raises(CorpusError, match="document 2: document id .* (is empty|is only white space)"):
+        check_ids(["a", bad, "c"], "ids")
+    corpus = _write(tmp_path / "c.jsonl", [{"id": "a", "text": "heart"}, {"id": bad, "text": "blood"}])
+    for argv in (["ingest", corpus, "-o", tmp_path / "mx"], ["fit", corpus, "-k", 1, "-o", tmp_path / "m"]):
+        status, out, err = run(capsys, *argv)
+        assert status == 2 and "line 2" in err and err.count("\n") == 1, err
+    assert not (tmp_path / "mx").exists() and not (tmp_path / "m").exists()
 
 
 def test_check_ids_accepts_ordinary_ids():

@@ -194,7 +194,7 @@ def fit_matrix(args, output):
     check_modes(learner, fit_modes(args))
     model = learner.build(args)
     start = time.perf_counter()
-    matrix = load_matrix(args.matrix)
+    matrix = load_matrix(args.matrix, verify=True)  # every checksum: the fit reads every page anyway
     X = matrix.X
     log.info("matrix %s: %d documents x %d terms (%d non-zeros, %s), memory-mapped", args.matrix, X.shape[0],
              X.shape[1], X.nnz, X.dtype)

@@ -121,11 +121,14 @@ def has_digests(manifest) -> bool:
 
 
 def must_verify(entry, nbytes, *, mmap, verify) -> bool:
-    """Whether a load verifies this file entry: ``verify`` True (always), False (never) or ``"auto"`` (files read
-    into memory, and memory-mapped ones up to :data:`VERIFY_MMAP_BYTES`)."""
+    """Whether a load verifies this file entry: ``verify`` True (always), False (never), ``"auto"`` (files read
+    into memory, and memory-mapped ones up to :data:`VERIFY_MMAP_BYTES`) or a number of bytes (files read into
+    memory, and memory-mapped ones up to that size)."""
     if DIGEST not in entry or verify is False:
         return False
-    return verify is True or not mmap or nbytes <= VERIFY_MMAP_BYTES
+    if verify is True:
+        return True
+    return not mmap or nbytes <= (VERIFY_MMAP_BYTES if verify == "auto" else int(verify))
 
 
 def mismatch(fpath, expected, actual) -> ModelFormatError:

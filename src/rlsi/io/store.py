@@ -209,8 +209,8 @@ def load(path, *, mmap=False, only=None, verify="auto"):
     only : optional iterable of component names to load.
     verify : check the files against the checksums of the manifest: ``"auto"`` (default: every file read
         into memory, and memory-mapped files up to :data:`rlsi.io.integrity.VERIFY_MMAP_BYTES`), True (every
-        file: a resume, a refit, a merge) or False (:mod:`rlsi.io.integrity`). A folder written without
-        checksums loads unverified.
+        file: a resume, a refit, a merge), False, or a size in bytes (memory-mapped files up to it)
+        (:mod:`rlsi.io.integrity`). A folder written without checksums loads unverified.
 
     Every problem with the directory raises :class:`rlsi.errors.ModelFormatError` (one line naming the
     file or component), never another exception.

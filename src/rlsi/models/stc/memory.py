@@ -13,9 +13,10 @@ int64 index copies            (nnz + N + 1) 8 per coding pass              the C
 dictionary                    2 K M 8                                      β and its transposed copy
                                                                            (online: β and the factored
                                                                            dictionary U · diag(c))
-coding statistics             (2 T + 3) c K 8 + 2 T c 8                    the kernel's per-run sums of G
-                                                                           and B, their totals and their
-                                                                           K x c copy (c = M in batch)
+coding statistics             (2 T + 4) c K 8 + 2 T c 8                    the kernel's per-run sums of G
+                                                                           and B (T runs at once), their
+                                                                           totals and the K x c copies it
+                                                                           returns (c = M in batch)
 returned statistics           2 c K 8                                      G and B of the pass
 dictionary step               3 K M 8                                      G + B, the new β, the blend
 document codes                N K 8 (batch), η K 8 (online)                θ
@@ -29,7 +30,9 @@ per-document arrays           3 N 8                                        objec
 The dictionary terms dominate at a large K or vocabulary: K = 100,000 on 20 Newsgroups' 53,975 terms is
 43 GB for β alone, which :func:`preflight` refuses at once instead of failing after a minute with
 "out of memory". Not counted: the allocator's fragmentation and scikit-learn's temporaries inside the LDA
-start and the SVMs beyond their inputs' copies.
+start and the SVMs beyond their inputs' copies. Measured (2,000 x 20,000, K = 200, development machine): the
+live arrays' peak (tracemalloc, numba's included) is within 10 % of the estimate; the resident peak is 4 %
+below it with two threads and 18 % above it with one (freed blocks of tens of MB the allocator keeps).
 """
 
 from __future__ import annotations
@@ -67,7 +70,7 @@ def estimate_stc_fit(n_docs, n_terms, nnz, n_components, *, online=False, batch_
         copies = (nnz + N + 1) * _F
         word_codes = nnz * K * _F if keep_word_codes else 0
         per_doc = 3 * N * _F
-    stats = (2 * T + 3) * c * K * _F + 2 * T * c * _F
+    stats = (2 * T + 4) * c * K * _F + 2 * T * c * _F
     returned = 2 * c * K * _F
     start = (4 * K * M + 2 * N * K) * _F if lda_start else 3 * K * M * _F
     classify = 2 * N * K * _F if classifier else 0
