@@ -2,14 +2,13 @@
 line naming what went away (the scheduler, every worker) — never Dask's traceback."""
 
 import errno
-import os
-import time
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from conftest import planted_corpus
+from dask_helpers import killing_its_worker_once
 from rlsi.distributed import DaskRLSI, _tasks, open_cluster
 from rlsi.distributed.cluster import is_lost_cluster, lost_cluster_errors
 from rlsi.distributed.executor import DaskExecutor
@@ -54,25 +53,11 @@ def test_other_errors_pass_unchanged(exc):
 def test_a_worker_lost_while_the_fit_starts_is_a_retry(tmp_path, monkeypatch):
     """The first task of a fit (building a partition) closes its worker: Dask runs it again on another one,
     the traffic counter reads the workers that remain, and the fit equals the local one."""
-    from distributed import get_worker
-
     X = planted_corpus(n_docs=90, n_terms=60, n_topics=4, seed=5)
     local = BatchRLSI(**PARAMS).fit(X)
     handle = open_cluster(n_workers=3)
     flag = tmp_path / "killed"
-    make_part = _tasks.make_part
-
-    def make_part_that_kills_its_worker_once(*args, **kwargs):
-        try:
-            os.close(os.open(flag, os.O_CREAT | os.O_EXCL | os.O_WRONLY))  # once, whichever worker comes first
-        except FileExistsError:
-            return make_part(*args, **kwargs)
-        worker = get_worker()
-        worker.loop.add_callback(worker.close, executor_wait=False, nanny=False)
-        time.sleep(2)  # the worker is gone before this attempt could report a result
-        return make_part(*args, **kwargs)
-
-    monkeypatch.setattr(_tasks, "make_part", make_part_that_kills_its_worker_once)
+    monkeypatch.setattr(_tasks, "make_part", killing_its_worker_once(_tasks.make_part, flag))
     try:
         model = DaskRLSI(**PARAMS, client=handle.client, partitions=3).fit(X)
         ex = DaskExecutor(handle.client)

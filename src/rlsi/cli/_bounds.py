@@ -44,47 +44,29 @@ def local_workers(text):
                                   "give --scheduler ADDR for a larger cluster")
 
 
-def n_inner(text):
-    """``--n-inner``: embedded iterations ξ per mini-batch."""
-    return integer(text, 1, limits.MAX_N_INNER, "each mini-batch would be solved that many times; the paper uses "
-                                                "1 to 10")
+def _count(high, reason, *, low=1, doc):
+    """A parser of a count in [low, high] refused with ``reason``."""
+    def parse(text):
+        return integer(text, low, high, reason)
+
+    parse.__doc__ = doc
+    return parse
 
 
-def n_passes(text):
-    """``--n-passes``: passes of an online fit over the corpus."""
-    return integer(text, 1, limits.MAX_PASSES, "for that many passes use the batch fit (drop --online)")
-
-
-def epochs(text):
-    """``--epochs``: passes of an online STC fit over the corpus."""
-    return integer(text, 1, limits.MAX_PASSES, "for that many passes use the batch model")
-
-
-def lda_passes(text):
-    """``--lda-passes``: batch passes of the LDA start (about 8 s each on 20 Newsgroups)."""
-    return integer(text, 1, limits.MAX_LDA_PASSES, "the LDA start would run for days; 10 passes is the default")
-
-
-def topics(text):
-    """``-k``: topics K."""
-    return integer(text, 1, limits.MAX_COMPONENTS, "the topics' statistics would not fit in any memory")
-
-
-def max_iter(text):
-    """``--max-iter``: outer iterations of a batch fit."""
-    return integer(text, 1, limits.MAX_ITERATIONS, "a fit stops at its tolerance long before")
-
-
-def batch_size(text):
-    """``--batch-size``: documents per mini-batch."""
-    return integer(text, 1, limits.MAX_BATCH_SIZE, "for batches that large use the batch fit")
-
-
-def size(text):
-    """A number of documents or terms to make (``rlsi synth --docs``, ``--terms``)."""
-    return integer(text, 1, limits.MAX_SIZE, "no corpus is that large")
-
-
-def seed(text):
-    """``--seed``: a random seed every generator of the stack takes."""
-    return integer(text, 0, limits.MAX_SEED, "seeds are 32-bit (numpy's RandomState and scikit-learn take no more)")
+n_inner = _count(limits.MAX_N_INNER, "each mini-batch would be solved that many times; the paper uses 1 to 10",
+                 doc="``--n-inner``: embedded iterations ξ per mini-batch.")
+n_passes = _count(limits.MAX_PASSES, "for that many passes use the batch fit (drop --online)",
+                  doc="``--n-passes``: passes of an online fit over the corpus.")
+epochs = _count(limits.MAX_PASSES, "for that many passes use the batch model",
+                doc="``--epochs``: passes of an online STC fit over the corpus.")
+lda_passes = _count(limits.MAX_LDA_PASSES, "the LDA start would run for days; 10 passes is the default",
+                    doc="``--lda-passes``: batch passes of the LDA start (about 8 s each on 20 Newsgroups).")
+topics = _count(limits.MAX_COMPONENTS, "the topics' statistics would not fit in any memory", doc="``-k``: topics K.")
+max_iter = _count(limits.MAX_ITERATIONS, "a fit stops at its tolerance long before",
+                  doc="``--max-iter``: outer iterations of a batch fit.")
+batch_size = _count(limits.MAX_BATCH_SIZE, "for batches that large use the batch fit",
+                    doc="``--batch-size``: documents per mini-batch.")
+size = _count(limits.MAX_SIZE, "no corpus is that large",
+              doc="A number of documents or terms to make (``rlsi synth --docs``, ``--terms``).")
+seed = _count(limits.MAX_SEED, "seeds are 32-bit (numpy's RandomState and scikit-learn take no more)", low=0,
+              doc="``--seed``: a random seed every generator of the stack takes.")
