@@ -26,7 +26,8 @@ from ._online import online_model_from_args
 from .group import add_group_arguments, group_labels_from_args, group_model_from_args
 
 __all__ = ["Learner", "LEARNERS", "MODES", "register", "learners", "get_learner", "option_adders", "model_help",
-           "fit_modes", "check_modes", "report_fit", "topic_model_summary", "coding_summary", "stc_labels"]
+           "fit_modes", "check_modes", "check_options", "option_defaults", "report_fit", "topic_model_summary",
+           "coding_summary", "stc_labels"]
 
 #: The ways a learner can fit, with the option that asks for each.
 MODES = {"batch": "in batch on this machine", "online": "--online", "dask": "--backend dask", "matrix": "--matrix DIR",
@@ -70,6 +71,8 @@ class Learner:
     preflight : its peak memory is estimated (:mod:`rlsi.models.memory`) and checked before a batch fit.
     summary : ``(model, n_docs, n_terms, seconds) -> lines`` printed after the fit.
     stc_kind : ``(online, max_margin)`` of an STC learner (which ``rlsi fit-stc`` options it takes).
+    takes : ``args -> set`` of the ``rlsi fit`` options (their dests) the learner reads besides the shared ones
+        (:func:`check_options` refuses the others); None: not checked.
     """
 
     command: str
@@ -82,6 +85,7 @@ class Learner:
     preflight: bool = False
     summary: Callable = topic_model_summary
     stc_kind: tuple = (False, False)
+    takes: Callable | None = None
 
     def targets(self, args, corpus):
         """``y`` of ``fit(X, y)``: the corpus's classes for a learner with ``labels``, else None."""
@@ -145,6 +149,52 @@ def check_modes(learner, modes):
                         f"{', '.join(MODES[m] for m in sorted(learner.modes))})")
 
 
+#: The ``rlsi fit`` options every learner takes: what it reads, where its output goes, how the text is made,
+#: the fit's modes (refused by :func:`check_modes` where they do not apply) and the Dask cluster.
+_FIT_SHARED = frozenset({"corpus", "output", "model", "online", "resume", "device", "matrix", "memory_limit",
+                         "text_fields", "stem", "min_df", "no_stop_words", "no_norm", "dtype", "backend", "workers",
+                         "scheduler", "scheduler_timeout", "checkpoint_dir", "resume_checkpoint", "seed", "jobs"})
+_OBJECTIVE = frozenset({"lambda1", "lambda2", "lambda1_scale", "topic_penalty", "doc_penalty"})
+_RLSI_BATCH = _OBJECTIVE | {"topics", "max_iter", "tol", "init", "terms_per_topic", "topic_representation",
+                            "topic_sweeps"}
+_RLSI_ONLINE = _OBJECTIVE | {"topics", "topic_sweeps", "batch_size", "rho", "n_inner", "n_passes", "shuffle",
+                             "reseed_dead"}
+_GROUP = frozenset({"label_field", "classes", "shared_topics", "class_topics", "unlabeled", "max_iter", "tol"})
+
+
+def _group_takes(name):
+    takes = set(_GROUP) - ({"shared_topics"} if name in ("crlsi", "cnmf") else set())
+    return takes | (_OBJECTIVE | {"init", "lambda1_class"} if name in ("grlsi", "crlsi") else set())
+
+
+def option_defaults(parser):
+    """``{dest: (option, default)}`` of a parser's options (for :func:`check_options`)."""
+    return {a.dest: (a.option_strings[-1], a.default) for a in parser._actions if a.option_strings}
+
+
+def check_options(learner, args, defaults):
+    """Refuse (RLSIError) the first option given a value of its own that ``learner`` would ignore (``rlsi fit
+    --model gnmf --lambda1 0.1``, ``--online --max-iter 50``), naming the learners that take it.
+    ``defaults``: :func:`option_defaults` of the command's parser."""
+    if learner.takes is None:
+        return
+    takes = learner.takes(args) | _FIT_SHARED
+    for dest, (option, default) in defaults.items():
+        given = hasattr(args, dest) and getattr(args, dest) != default
+        if dest in takes or not given or dest in ("quiet", "sub_verbose", "verbose", "help"):
+            continue
+        online = getattr(args, "online", False)
+        mode = " --online" if learner.name == "rlsi" and online else ""
+        if learner.name == "rlsi" and dest in _RLSI_BATCH | _RLSI_ONLINE:
+            hint = "it applies to the batch fit (drop --online)" if online else "it applies with --online"
+        else:
+            able = [n for n, lrn in learners(learner.command).items()
+                    if lrn.takes is not None and dest in lrn.takes(args) | (_RLSI_BATCH if n == "rlsi" else set())]
+            hint = f"it applies to --model {' / '.join(able) or 'none'}"
+        raise RLSIError(f"--model {learner.name}{mode} does not take {option} (it would be ignored): {hint}; drop "
+                        f"it")
+
+
 def report_fit(learner, output, components, n_docs, n_terms, start, *, quiet):
     """Save ``components`` into ``output`` and, unless quiet, print the learner's summary."""
     io.save(output, **components)
@@ -168,10 +218,12 @@ def _group(args):
 
 register(Learner("fit", "rlsi", "BatchRLSI, or OnlineRLSI with --online (the default)", _rlsi,
                  options=(_common.add_device_arguments,),
-                 modes=frozenset({"batch", "online", "dask", "matrix", "device"}), preflight=True))
+                 modes=frozenset({"batch", "online", "dask", "matrix", "device"}), preflight=True,
+                 takes=lambda args: _RLSI_ONLINE if getattr(args, "online", False) else _RLSI_BATCH))
 for _name, _what in (("grlsi", "GroupRLSI, shared and class topics"), ("gnmf", "GroupNMF, shared and class topics"),
                      ("crlsi", "CRLSI, class topics only"), ("cnmf", "CNMF, class topics only")):
-    register(Learner("fit", _name, _what, _group, options=(add_group_arguments,), labels=group_labels_from_args))
+    register(Learner("fit", _name, _what, _group, options=(add_group_arguments,), labels=group_labels_from_args,
+                     takes=lambda args, _n=_name: _group_takes(_n)))
 
 
 # ------------------------------------------------------------------ rlsi fit-stc
