@@ -238,7 +238,8 @@ def check_kind_replaceable(path, kind, *, what="output", remedy="choose another 
                             f"by hand or {remedy}")
         raise RLSIError(f"{what} {path} is {describe_kind(existing)}: it is not replaced by "
                         f"{describe_kind(kind)}; {remedy}")
-    check_nothing_nested(path, what=what, remedy=remedy)
+    if existing is not None:  # an rlsi folder to replace (any other non-empty folder is refused unopened)
+        check_nothing_nested(path, what=what, remedy=remedy)
 
 
 def nested_folder(path, *, own=()):

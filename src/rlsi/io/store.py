@@ -170,7 +170,8 @@ def _check_replaceable(path, kind, unchanged_since=None):
     if existing is not None and existing != "unknown" and existing not in compatible_kinds(kind):
         raise RLSIError(f"{path} is {describe_kind(existing)}: it is not replaced by {describe_kind(kind)}; "
                         f"choose another path")
-    check_nothing_nested(path, what="folder", remedy="choose another path")
+    if existing is not None:  # an rlsi folder to replace (any other non-empty folder is refused unopened)
+        check_nothing_nested(path, what="folder", remedy="choose another path")
     if unchanged_since is not None and fingerprint(path) != unchanged_since:
         raise RLSIError(f"{path} changed since it was read (another rlsi wrote it): it is not replaced; run "
                         f"the command again on the new version")
