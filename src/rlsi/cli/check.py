@@ -12,8 +12,6 @@ Nothing heavy is imported when the command is registered (``rlsi --help`` stays 
 
 from __future__ import annotations
 
-from ..errors import RLSIError
-
 
 def register(sub):
     p = sub.add_parser("check", help="verify an rlsi folder: every checksum, then every check of a load",
@@ -30,6 +28,7 @@ def run(args):
     import os
 
     from ..distributed.checkpoint import is_checkpoint_directory, verify_directory
+    from ..errors import RLSIError
     from ..io import verify
     from ..io.kinds import folder_kind
 

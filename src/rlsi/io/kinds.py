@@ -35,9 +35,10 @@ from pathlib import Path
 
 from ..errors import RLSIError
 
-__all__ = ["KINDS", "CONFLICT", "manifest_kind", "folder_kind", "describe_kind", "require_model_folder",
-           "check_destination", "check_file_destination", "check_reads_apart", "compatible_kinds", "enclosing_folder",
-           "nested_folder", "check_nothing_nested", "fingerprint"]
+__all__ = ["KINDS", "CONFLICT", "manifest_kind", "folder_kind", "contents_kinds", "describe_kind", "describe_conflict",
+           "require_model_folder", "check_destination", "check_kind_replaceable", "check_file_destination",
+           "check_reads_apart", "compatible_kinds", "enclosing_folder", "nested_folder", "check_nothing_nested",
+           "fingerprint"]
 
 MANIFEST = "manifest.json"
 KINDS = {
