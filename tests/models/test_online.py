@@ -17,7 +17,7 @@ from rlsi.models.screening import batch_r_rows
 from rlsi.models.online import OnlineRLSI
 from rlsi.text.stream import StreamingTfidf
 
-from conftest import planted_corpus
+from conftest import in_numba_threads, planted_corpus
 
 TIGHT = dict(inner_max_iter=2000, inner_tol=1e-12)
 EXACT = dict(TIGHT, topic_sweeps=None)  # every U-step solved to inner_tol: Algorithm 4 as published
@@ -476,15 +476,13 @@ def test_sklearn_compatible(estimator, check):
 
 @pytest.mark.parametrize("n_inner", [1, 3])
 @pytest.mark.parametrize("dense_topics", [True, False])
-def test_topics_do_not_depend_on_the_thread_count(monkeypatch, n_inner, dense_topics):
+def test_topics_do_not_depend_on_the_thread_count(monkeypatch, n_inner, dense_topics, request):
     """The same stream gives bit-identical topics and statistics on 1 and 2 threads: the partial sums of
     G = UᵀU follow the rows solved, not the threads (they once followed ``numba.get_num_threads()``, and the
     topics differed in the last digits). Enough term rows (thousands) for many parts, both paths of the
     U-step (the compact block of ξ > 1, the scattered rows of ξ = 1) and both topic representations."""
-    import numba
-
-    if numba.config.NUMBA_NUM_THREADS < 2:
-        pytest.skip("numba has one thread here (NUMBA_NUM_THREADS=1): nothing to compare")
+    if not in_numba_threads(request):
+        return  # compared in a child with two numba threads
     tuning = {} if dense_topics else dict(dense_max_bytes=0)  # CSR topics: dense ones would not fit
     X = sp.random(1500, 4000, density=0.01, random_state=3, format="csr")
     params = dict(lambda1=0.05, rho=1.0, n_inner=n_inner, batch_size=300, random_state=0)
