@@ -353,6 +353,29 @@ def test_lazy_rescaling_and_live_rows_equal_the_eager_oracle(monkeypatch, dense_
     assert model.stats_.weight == pytest.approx(weight, rel=1e-12)
 
 
+@pytest.mark.parametrize("rho,n_inner,n_passes", [(0.0, 1, 1), (0.5, 2, 2), (1.0, 3, 1), (2.0, 1, 3), (1.0, 5, 2)])
+def test_online_equals_the_eager_oracle(rho, n_inner, n_passes):
+    """Over forgetting rates ρ (none, slow, the paper's tracking rate, fast), embedded iterations ξ and
+    passes (a later pass continues the stream), the default OnlineRLSI (lazy re-scaling, live rows only,
+    compact block for ξ > 1) gives the topics and statistics of Algorithm 4 done eagerly in numpy, to
+    solver tolerance."""
+    from rlsi.oracle import online_rlsi
+
+    X = planted_corpus(n_docs=200, seed=37)
+    docs = X[[0, 50, 100, 150]].toarray()
+    U0 = (docs / np.linalg.norm(docs, axis=1, keepdims=True)).T
+    params = dict(lambda1=2.0, lambda2=1.0, rho=rho, batch_size=40, n_inner=n_inner)
+    model = OnlineRLSI(4, topic_init=U0.T, n_passes=n_passes, stats_dtype="float64", random_state=0, **params,
+                       **EXACT).fit(X)
+    U, S, R, weight = online_rlsi(X, U0, n_passes=n_passes, **params)
+    assert model.n_docs_seen_ == 200 * n_passes
+    assert np.count_nonzero(U) > 0 and (U == 0).any()
+    np.testing.assert_allclose(model.components_.toarray().T, U, atol=1e-8)
+    np.testing.assert_allclose(model.stats_.S, S, rtol=1e-9, atol=1e-12 * np.abs(S).max())
+    np.testing.assert_allclose(model.stats_.R, R, rtol=1e-9, atol=1e-12 * np.abs(R).max())
+    assert model.stats_.weight == pytest.approx(weight, rel=1e-12)
+
+
 def test_compact_block_equals_the_scattered_rows(monkeypatch):
     """ξ > 1 on dense topics runs each mini-batch on a compact copy of the rows it can touch (CompactBatch);
     the scattered path (ActiveRows on the M x K arrays) gives the same topics, statistics and carried row
