@@ -259,7 +259,7 @@ def quality(quick, extra_online=False):
 
 # ---------------------------------------------------------------------------------------- report
 def table(rows):
-    out = ["| data | method | K | η | docs/s | × NMF | peak MiB | RSS MiB at 25/50/100 % | RLSI state MiB | "
+    out = ["| data | method | K | η | docs/s | × NMF | peak RSS MiB | RSS MiB at 25/50/100 % | RLSI state MiB | "
            "density | dead |", "|---|---|---:|---:|---:|---:|---:|---|---|---:|---:|"]
     nmf = {(r["data"], r["k"], r["env"]): r["docs_per_s"] for r in rows if r["method"] == "nmf"}
     for r in rows:
