@@ -32,7 +32,8 @@ is the page's: the unit after the number in the file, or the unit word of the co
 GiB`` → GiB). Memory figures (GiB, MiB, ...) must be peak RSS: their source names ``RSS`` (column or text)
 unless the locator passes ``measure="..."`` to say what else it is (a size on disk, bytes sent). In a table
 followed by a block, every number outside the first column (the row labels) must be registered, but for
-settings written ``ξ = 1`` or ``TruncatedSVD(30)``: a table is generated from its result file or not at all.
+settings (:func:`is_setting`: ``ξ = 1``, ``TruncatedSVD(30)``, ``4 iterations``, ``batch 32``): a table is
+generated from its result file or not at all.
 """
 
 from __future__ import annotations
@@ -360,6 +361,22 @@ def check(block, figure, files=None):
                               f"RSS, or say what it measures with measure=")
 
 
+#: words after a number that make it a setting of the run ("4 iterations", "batch 32" reads as a setting too)
+SETTING_AFTER = ("iteration", "epoch", "sweep", "pass", "round", "thread", "worker", "fold", "repeat", "class",
+                 "mini-batch")
+SETTING_BEFORE = ("batch", "batches of", "K =", "τ0 =", "≥", "≤")   # and targets: "≥ 64 %"
+
+
+def is_setting(before, after):
+    """Whether a number of a table cell is a setting of the run, not a figure: ``ξ = 1``, ``TruncatedSVD(30)``,
+    ``4 iterations``, ``batch 32``, a target ``≥ 64 %``, or the 1 of a ratio written ``1/26``."""
+    if re.search(r"(=\s*|\w\()$", before) or re.match(r"/\d", after):
+        return True
+    if re.match(r"\s*(" + "|".join(SETTING_AFTER) + ")", after):
+        return True
+    return re.search(r"(" + "|".join(map(re.escape, SETTING_BEFORE)) + r")\s*$", before) is not None
+
+
 def table_numbers(scope):
     """Numbers in the cells of the tables of a scope, outside the first column: [(number, row text)]."""
     out, lines = [], scope.splitlines()
@@ -371,7 +388,7 @@ def table_numbers(scope):
         for cell in _cells(line)[1:]:
             cell = re.sub(r"\*\*|`", "", cell)
             for m in re.finditer(TOKEN, cell):
-                if not re.search(r"(=\s*|\w\()$", cell[:m.start()]):  # a setting: "ξ = 1", "TruncatedSVD(30)"
+                if not is_setting(cell[:m.start()], cell[m.end():]):
                     out.append((m.group(), line))
     return out
 

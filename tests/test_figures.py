@@ -167,6 +167,8 @@ def test_every_table_number_must_be_registered(tmp_path):
     block = _block(tmp_path, scope, [("3,365", 'cell("docs/s", method="fast")')])
     assert [n for n, _ in unregistered_table_numbers(block)] == ["1.16"]   # 20 is in the row label: exempt
     assert [n for n, _ in table_numbers(scope)] == ["3,365", "1.16"]
+    settings = "| row | a |\n|---|---|\n| x | 7.5 after 4 iterations, batch 32, ξ = 1, SVD(30), 1/26 |\n"
+    assert [n for n, _ in table_numbers(settings)] == ["7.5", "26"]
 
 
 def test_blocks_read_their_scope_and_continuation_lines(tmp_path):
