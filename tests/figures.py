@@ -364,7 +364,7 @@ def check(block, figure, files=None):
 #: words after a number that make it a setting of the run ("4 iterations", "batch 32" reads as a setting too)
 SETTING_AFTER = ("iteration", "epoch", "sweep", "pass", "round", "thread", "worker", "fold", "repeat", "class",
                  "mini-batch")
-SETTING_BEFORE = ("batch", "batches of", "K =", "τ0 =", "≥", "≤")   # and targets: "≥ 64 %"
+SETTING_BEFORE = ("batch", "batches of", "K =", "τ0 =", "≥", "≤", "Eq.", "§")   # and targets, references
 
 
 def is_setting(before, after):
