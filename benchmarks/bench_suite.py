@@ -67,7 +67,7 @@ def main(argv=None):
              f"starts empty), the second reads them from the cache. Wall clock.", "",
              f"**Machine.** {facts['cpu']}, {facts['cores']} cores, {facts['memory']} RAM; BLAS {facts['blas']}; "
              f"numba {facts['numba']}. {harness.load_note(facts)}", ""]
-    lines += harness.md_table(["step", "wall", "seconds", "load average before → after", "pytest's last line"],
+    lines += harness.md_table(["step", "wall", "wall s", "load average before → after", "pytest's last line"],
                               rows, align="lrrll")
     text = "\n".join(lines)
     print(text)
