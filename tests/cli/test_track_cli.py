@@ -54,7 +54,8 @@ def test_track_writes_a_report(tmp_path, capsys, caplog):
     assert status == 0, err
     assert "2 of 122 documents have no usable 'date' date" in caplog.text  # skipped, with a warning
     names = {p.name for p in out.iterdir()}
-    assert {"report.md", "report.txt", "shares.png", "shares.csv", "timeline.json", "model"} <= names
+    assert {"report.md", "report.txt", "report.html", "shares.png", "shares.csv", "timeline.json", "model"} <= names
+    assert "2001-04" in (out / "report.html").read_text()  # the browser test opens such a page
     assert any(n.startswith("topic_") and n.endswith(".png") for n in names)
     md = (out / "report.md").read_text()
     for month in ("2001-01", "2001-02", "2001-03", "2001-04"):

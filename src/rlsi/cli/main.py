@@ -32,6 +32,7 @@ COMMAND_MODULES = [
     "rlsi.cli.demo",
     "rlsi.cli.fit",
     "rlsi.cli.topics",
+    "rlsi.cli.explore",
     "rlsi.cli.transform",
     "rlsi.cli.search",
     "rlsi.cli.evaluate",
