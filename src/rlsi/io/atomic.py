@@ -36,6 +36,7 @@ import shutil
 import signal
 import socket
 import stat
+import threading
 import uuid
 from pathlib import Path
 
@@ -230,17 +231,29 @@ _DEFERRED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHU
 
 @contextlib.contextmanager
 def _interruptions_deferred():
-    """Ctrl-C (SIGINT), SIGTERM and SIGHUP wait until the end of the block (a few system calls): they are
-    delivered, and raise, once it is done. A no-op where signals cannot be blocked."""
-    try:
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED)
-    except (AttributeError, OSError, ValueError):  # not POSIX
+    """Ctrl-C (SIGINT), SIGTERM and SIGHUP wait until the end of the block (a few system calls): their handlers
+    run, or their default action is taken, once it is done. Python runs signal handlers in the main thread
+    only, so a block in another thread is never interrupted by them and needs nothing."""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
+    caught, previous = [], {}
+    for sig in _DEFERRED:
+        try:
+            previous[sig] = signal.signal(sig, lambda signum, frame: caught.append(signum))
+        except (OSError, ValueError):  # a signal this platform does not let Python handle
+            continue
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+        if caught:
+            handler = previous.get(caught[0])
+            if callable(handler):
+                handler(caught[0], None)  # Python's SIGINT handler raises KeyboardInterrupt here
+            elif handler in (None, signal.SIG_DFL):
+                os.kill(os.getpid(), caught[0])  # the default action (terminate), now that the folder is whole
 
 
 def _old_siblings(path: Path, tag="old"):
