@@ -96,7 +96,7 @@ def section_med(tmp):
         tops.append((name, [ln.strip() for ln in topics.splitlines()[:3]]))
     secs, demo = _demo()
     found = re.search(r"\((\d+) non-zero term weights of (\d+)\)", demo)
-    rows.append(["`rlsi demo` (0.1, 1; stemmed, min_df=2)", "`rlsi demo`", "", f"{int(found.group(1)) / 20:.0f}", "",
+    rows.append(["rlsi demo (0.1, 1; stemmed, min_df=2)", "`rlsi demo`", "", f"{int(found.group(1)) / 20:.0f}", "",
                  "", f"{secs:.1f}"])
     table = md_table(["setting", "command", "terms per topic (median)", "mean", "largest", "empty topics",
                       "seconds"], rows)
@@ -161,7 +161,7 @@ def section_pipeline():
 
     for name, model in (("TruncatedSVD(30)", TruncatedSVD(30, random_state=0)),
                         ("BatchRLSI(30), the defaults (FEATURES)", BatchRLSI(30, random_state=0)),
-                        ("BatchRLSI(30, **READING)", BatchRLSI(30, random_state=0, **READING))):
+                        ("BatchRLSI(30) at READING", BatchRLSI(30, random_state=0, **READING))):
         start = time.perf_counter()
         W = model.fit_transform(X_train)
         secs = time.perf_counter() - start
@@ -179,9 +179,9 @@ def section_pipeline():
             f"bydate split: {X_train.shape[0]} training, {X_test.shape[0]} test documents, {X_train.shape[1]} "
             "terms.", "",
             *md_table(["MODEL", "test accuracy %", "vs TruncatedSVD (points)",
-                       "accuracy with the vectors scaled to TruncatedSVD's mean |w| %", "mean |w| (train)",
+                       "accuracy, vectors scaled to TruncatedSVD's size %", "mean abs(w) (train)",
                        "non-zero topic weights %", "terms per topic (median)", "fit seconds"], rows), "",
-            "The scaled column divides the document vectors by their mean |w| and multiplies them by "
+            "The scaled column divides the document vectors by their mean absolute value and multiplies them by "
             "TruncatedSVD's: by the scale argument ((λ1, λ2) and (λ1/t, λ2 t²) give the same topics, the vectors "
             "scaled by 1/t), what a λ2 changes beyond the topics themselves.", ""]
 

@@ -54,6 +54,7 @@ COMMAND_MODULES = [
     "rlsi.cli.track",
     "rlsi.cli.stc",
     "rlsi.cli.scale",
+    "rlsi.cli.check",
 ]
 
 
@@ -244,6 +245,12 @@ def show_warning(message, category, filename, lineno, file=None, line=None):
 
 
 def _main(argv) -> int:
+    from . import _streams
+
+    problem = _streams.environment_problem()  # before anything imports numba
+    if problem:
+        print(f"rlsi: error: {problem}", file=sys.stderr)
+        return 2
     from ..errors import RLSIError
 
     parser = build_parser()
@@ -255,9 +262,11 @@ def _main(argv) -> int:
     handler.setFormatter(_WarningFormatter("%(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=level, handlers=[handler])
     try:
-        with warnings.catch_warnings():
-            warnings.showwarning = show_warning
+        with warnings.catch_warnings(), _streams.guarded_output():  # a full disk, a closed pipe, an encoding:
+            warnings.showwarning = show_warning                     # one line, status 1
             status = args.func(args)
+    except _streams.OutputError as exc:
+        return _streams.report(exc)
     except RLSIError as exc:
         from ._output import printable
 

@@ -20,9 +20,10 @@ import time
 from collections import Counter
 
 from ..errors import RLSIError
-from . import _common, _output
+from . import _bounds, _common, _output
 from ._choices import STC_PRESETS
 from .learners import get_learner, learners, model_help, report_fit, stc_labels
+from .scale import _size
 
 
 def _refit_C(text):
@@ -49,7 +50,7 @@ def register(sub):
                         "Table 2 (the models' defaults: on 20 Newsgroups MedSTC 81.2%%; STC with the LDA start "
                         "70.7%%, online 71.4%%); printed, the paper's printed values (MedSTC 47.2%%); released, "
                         "the authors' released code's; the options given on the command line override the preset")
-    p.add_argument("-k", "--n-components", type=_common.positive_int, default=None,
+    p.add_argument("-k", "--n-components", type=_bounds.topics, default=None,
                    help="number of topics K (default 60)")
     p.add_argument("--lam", type=float, default=None,
                    help="λ: weight of the prior on document codes θ (default 0.2; printed 0.01)")
@@ -65,11 +66,11 @@ def register(sub):
                         "ostc); lbfgs: the released code's projected L-BFGS steps (the default of medstc and "
                         "omedstc; batch models keep the word codes, online models keep each mini-batch's codes "
                         "and move its terms)")
-    p.add_argument("--max-iter", type=_common.positive_int, default=None,
+    p.add_argument("--max-iter", type=_bounds.max_iter, default=None,
                    help="batch iterations, run whole (default: 4 for stc, 10 for medstc)")
-    p.add_argument("--batch-size", type=_common.positive_int, default=None,
+    p.add_argument("--batch-size", type=_bounds.batch_size, default=None,
                    help="online mini-batch size (default: 32 for ostc, 16 for omedstc)")
-    p.add_argument("--epochs", type=_common.positive_int, default=1, help="online passes")
+    p.add_argument("--epochs", type=_bounds.epochs, default=None, help="online models: passes (default 1)")
     p.add_argument("--tau0", type=float, default=None,
                    help="online models: τ0 of the learning rate τ0/(t + τ) (default: 1 for ostc, 10 for omedstc)")
     p.add_argument("--svm-codes", choices=["joint", "label_free"], default=None,
@@ -83,13 +84,16 @@ def register(sub):
                         "and ostc; 10 passes; batch STC on 20 Newsgroups 59.7%% -> 70.7%%) or, MedSTC only, "
                         "'class': each topic from the documents of one class; 'uniform': β = 1/M, the released "
                         "code's start")
-    p.add_argument("--lda-passes", type=_common.positive_int, default=10,
+    p.add_argument("--lda-passes", type=_bounds.lda_passes, default=None,
                    help="--dictionary-init lda: batch passes of the LDA fit (default 10; about 8 s CPU a pass "
                         "on 20 Newsgroups)")
-    p.add_argument("--refit-C", default="cv", type=_refit_C,
+    p.add_argument("--refit-C", default=None, type=_refit_C,
                    help="MedSTC: C of the SVM refit on the training codes: 'cv' (default, 3-fold CV over "
                         "0.01..100), 'joint' (Eq. 16's C/delta) or a positive number")
     p.add_argument("--jobs", type=_common.jobs_count, default=None, help="threads (default: all cores)")
+    p.add_argument("--memory-limit", type=_size, default=None, metavar="SIZE",
+                   help="refuse a fit whose estimated peak memory exceeds SIZE (e.g. 8G; default: the memory "
+                        "available now)")
     p.add_argument("--hinge", choices=["exact", "linearized"], default=None,
                    help="MedSTC's θ-update: the released code's update linearised at the loss-augmented label "
                         "(default) or the exact hinge minimiser")
@@ -140,6 +144,9 @@ def run_fit(args):
     vectorizer = _common.make_vectorizer(args)
     X = vectorizer.fit_transform_counts(_common.reading(corpus.texts, args))
     y = learner.targets(args, corpus)
+    from ..models.stc.memory import preflight
+
+    preflight(model, X, limit=args.memory_limit)  # the peak memory of the fit, checked before it starts
     model.fit(X, y)
     return report_fit(learner, args.output, {"model": model, "vectorizer": vectorizer}, X.shape[0], X.shape[1],
                       start, quiet=args.quiet)

@@ -96,6 +96,7 @@ def _check_output(path, reads=()):
                         f"writing there would damage it; choose another -o")
     io.check_output_dir(path, what="output", is_ours=lambda p: (p / MARKER).is_file(),
                         kind="an rlsi track report", remedy="choose another -o")
+    kinds.check_nothing_nested(path, own=("model",))  # the report's own model/ is rewritten with it
 
 
 def _order(corpus, args):
