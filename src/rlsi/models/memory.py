@@ -122,6 +122,12 @@ PREDICT_ITERATIONS = 100
 #: The allocator's fragmentation and the pages freed temporaries leave resident beyond :data:`FREED`, as a share
 #: of the counted bytes (the baseline excluded) (the measured range: benchmarks/results/memory_estimate.md).
 ALLOCATOR_SHARE = 0.12
+#: How much denser topics predicted on a sample of the documents come out than the fit's (the noise of fewer
+#: documents lets more terms pass λ₁ scaled to them): 40,000 x 50,000, K = 200, λ₂ = 1, two iterations: 5.5 %
+#: on 20,000 documents, 4.5 % on all 40,000, 3.9 % fitted (1.4 times). The switches to dense topics and to
+#: the V-step's dense copy are judged on the predicted density and work share divided by this; the counted
+#: nnz(U) keeps :data:`PREDICTION_MARGIN`.
+SAMPLE_INFLATION = 1.3
 SLACK = "allocator slack"
 #: What the temporaries of earlier iterations leave resident in a batch fit: from its second V-step one more W,
 #: and in a fit of more than two iterations one more set of the phase's blocks too. Measured: the resident memory
@@ -161,11 +167,13 @@ class TopicProfile:
     """What the estimate needs to know of the topics U (M x K) of a fit: ``density`` nnz(U) / (M K),
     ``work_share`` ``Σ_m df(m) nnz(U_m) / (nnz(X) K)`` (the cost of the V-step's sparse ``X U`` against
     the dense one), ``heavy_rows`` term rows with more than ``kernels.products.DENSE_ROW_SHARE`` K
-    non-zeros (held densely by the sparse product's plan)."""
+    non-zeros (held densely by the sparse product's plan). ``sampled``: predicted on a sample of the documents
+    (its density is inflated by the sample's noise: :data:`SAMPLE_INFLATION`)."""
 
     density: float
     work_share: float
     heavy_rows: int
+    sampled: bool = False
 
 
 def format_bytes(n) -> str:
@@ -272,14 +280,17 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
     policy = RLSIPolicy(topic_representation, M, K, b, "l1" if l1 else "l2", inner_max_iter=1, inner_tol=0.0,
                         topic_sweeps=None, tuning=tuning)
     density = float(topic_density)
-    # the representation follows the density itself, so a predicted density decides it without the margin
-    dense = policy.dense_at(float(topics.density) if topics is not None else density)
+    # the representation follows the density itself, so a predicted density decides it without the margin (and,
+    # predicted on a sample of the documents, without the sample's inflation)
+    decide = density if topics is None else float(topics.density) / (SAMPLE_INFLATION if topics.sampled else 1.0)
+    dense = policy.dense_at(decide)
     nnz_u = None if dense else int(density * M * K)
     U_step, U_kept = update_topics_nbytes(M, K, b, nnz_u), topics_nbytes(M, K, b, nnz_u)
     # "auto" with sparse topics: the V-step takes a dense copy of U once the sparse product X U would cost
     # more (tuning.sparse_work_share: common terms' topics fill first, so this happens at a few % density);
     # without a prediction, whenever it can
-    copy = not dense and policy.copies_at(np.inf if topics is None else SHARE_MARGIN * topics.work_share)
+    share = None if topics is None else topics.work_share / (SAMPLE_INFLATION if topics.sampled else 1.0)
+    copy = not dense and policy.copies_at(np.inf if topics is None else SHARE_MARGIN * share)
     v_copy = topics_nbytes(M, K, b) if copy else 0
     # the sparse product's plan of the topics the V-step projects on (sparse, not copied)
     plan = 0
@@ -463,7 +474,7 @@ def predict_topics(X, n_components, *, lambda1=None, target=None, lambda2=DEFAUL
     else:
         lam = float(lambda1) * scale
     U, _ = lasso_rows(R, S, None, lam, max_iter=max_iter, tol=tol, positive=positive)
-    profile = _profile(U, weight, df[rows], Xs.nnz, M)
+    profile = _profile(U, weight, df[rows], Xs.nnz, M, sampled=len(docs) < N)
     if target is not None or iterations <= 1:
         return profile
     root = np.sqrt(weight)
@@ -477,7 +488,7 @@ def predict_topics(X, n_components, *, lambda1=None, target=None, lambda2=DEFAUL
         U, _ = lasso_rows(R, S, U, lam, max_iter=max_iter, tol=tol, positive=positive)
         now = _profile(U, weight, df[rows], Xs.nnz, M)
         profile = TopicProfile(max(profile.density, now.density), max(profile.work_share, now.work_share),
-                               max(profile.heavy_rows, now.heavy_rows))
+                               max(profile.heavy_rows, now.heavy_rows), sampled=profile.sampled)
         objective = float(weight @ (np.einsum("ik,kl,il->i", U, S, U) - 2.0 * np.einsum("ik,ik->i", R, U)
                                     + lam * np.abs(U).sum(axis=1))) + lambda2 * float(np.square(Ws).sum())
         if previous is not None and abs(previous - objective) <= fit_tol * abs(previous):
@@ -486,7 +497,7 @@ def predict_topics(X, n_components, *, lambda1=None, target=None, lambda2=DEFAUL
     return profile
 
 
-def _profile(U, weight, df_rows, sample_nnz, M):
+def _profile(U, weight, df_rows, sample_nnz, M, sampled=False):
     """The :class:`TopicProfile` of the sampled term rows U of a prediction, weighted up to all M rows."""
     from ..kernels.products import DENSE_ROW_SHARE
 
@@ -494,7 +505,7 @@ def _profile(U, weight, df_rows, sample_nnz, M):
     nz = np.count_nonzero(U, axis=1)
     return TopicProfile(density=float(weight @ nz) / (M * K),
                         work_share=float(weight @ (df_rows * nz)) / max(1.0, float(sample_nnz) * K),
-                        heavy_rows=int(round(float(weight @ (nz > DENSE_ROW_SHARE * K)))))
+                        heavy_rows=int(round(float(weight @ (nz > DENSE_ROW_SHARE * K)))), sampled=sampled)
 
 
 def estimate_for(model, X, *, baseline=0, topic_density=None, topics=None,
