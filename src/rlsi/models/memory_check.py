@@ -17,8 +17,8 @@ ones cannot decide:
 The bound and the prediction include what the allocator keeps (:data:`rlsi.models.memory.FREED` and the
 slack, :data:`~rlsi.models.memory.ALLOCATOR_SHARE`), so that the estimate that decides is above the
 measured peak or within a few percent of it: over seven fits (batch and online, float32 and float64, at the
-estimators' defaults and at λ₂ = 1) the prediction is −3.3 % to +18.5 % of the peak, the floor 14–26 % below
-it, the bound 3–43 % above it (benchmarks/results/memory_estimate.md). An online fit's estimate is one step: its topics are dense, or
+estimators' defaults and at λ₂ = 1) the prediction is −4.0 % to +16.4 % of the peak, the floor 14–26 % below
+it, the bound 3–44 % above it (benchmarks/results/memory_estimate.md). An online fit's estimate is one step: its topics are dense, or
 counted at the density bound.
 
 A refusal names the limit, the estimate by component and what would fit: a float32 matrix when the
