@@ -149,3 +149,14 @@ def test_plot_labels_show_small_weights_with_their_digits():
 
     assert weight_label(0.0042) == "0.0042" and weight_label(0.21) == "0.21" and weight_label(-0.0031) == "0.0031-"
     assert weight_label(0.5) != "0.00" and weight_label(0.001) != "0.00"
+
+
+def test_report_weights_keep_their_significant_digits():
+    """A dense topic's top weights (thousands of terms share the mass) print with their digits, not as 0.000."""
+    from types import SimpleNamespace
+
+    from rlsi.tracking.report import terms_text
+
+    tl = SimpleNamespace(top_terms=[[[("oil", 0.0042), ("opec", 0.00041), ("gas", -0.0031)]]], alive=[[True]])
+    assert terms_text(tl, 0, 0, 3) == "oil 0.0042, opec 0.00041, gas -0.0031"
+    assert terms_text(tl, 0, 0, 3, weights=False) == "oil, opec, -gas"

@@ -8,13 +8,14 @@ __all__ = ["to_markdown", "to_text", "to_dict", "to_csv", "terms_text", "event_l
 
 
 def terms_text(timeline, p, k, n_terms, weights=True):
-    """Top terms of topic k at segment p: ``"a 0.210, b -0.100"`` (``weights=True``) or ``"a, -b"``;
-    ``"(dead)"`` for a dead topic."""
+    """Top terms of topic k at segment p: ``"a 0.21, b -0.1"`` (``weights=True``, three significant digits: a
+    topic of thousands of terms gives its top terms weights such as 0.0042 and 0.00041, which three decimals
+    would print as 0.004 and 0.000) or ``"a, -b"``; ``"(dead)"`` for a dead topic."""
     items = timeline.top_terms[p][k][:n_terms]
     if not timeline.alive[p][k]:
         return "(dead)"
     if weights:
-        return ", ".join(f"{t} {w:+.3f}" if w < 0 else f"{t} {w:.3f}" for t, w in items)
+        return ", ".join(f"{t} {w:.3g}" for t, w in items)
     return ", ".join(f"-{t}" if w < 0 else t for t, w in items)
 
 
