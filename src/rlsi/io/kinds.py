@@ -5,7 +5,9 @@ Every folder rlsi writes declares its kind in its ``manifest.json`` (``"kind"``)
 * ``model`` — a topic model with its vectorizer (``rlsi fit``), and possibly its search index;
 * ``matrix`` — a documents x terms matrix (``rlsi synth``, ``rlsi ingest``; :mod:`rlsi.io.matrix`);
 * ``index`` — a search index without a topic model (a term-only index, :class:`rlsi.retrieval.Searcher`);
-* ``checkpoint`` — a part of a distributed fit's checkpoint (:mod:`rlsi.distributed.checkpoint`).
+* ``checkpoint`` — a part of a distributed fit's checkpoint (:mod:`rlsi.distributed.checkpoint`);
+* ``live`` — a model directory that holds a live search index (:mod:`rlsi.retrieval.live`): it takes
+  documents in place, so no other writer replaces it.
 
 Folders written without a ``kind`` still load: their kind is inferred from their components
 (:func:`manifest_kind`).
@@ -39,10 +41,11 @@ KINDS = {
     "matrix": "an rlsi matrix directory (rlsi synth / rlsi ingest)",
     "index": "an rlsi search index directory (rlsi index)",
     "checkpoint": "an rlsi checkpoint folder of a distributed fit",
+    "live": "an rlsi live search index (rlsi index --add)",
 }
 #: Kinds that may replace each other: a model folder gains an index by being rewritten with it.
 _COMPATIBLE = {"model": {"model", "index"}, "index": {"model", "index"}, "matrix": {"matrix"},
-               "checkpoint": {"checkpoint"}}
+               "checkpoint": {"checkpoint"}, "live": {"live"}}
 _CHECKPOINT_CLASSES = {"DistributedArrays"}
 _MANIFEST_LIMIT = 1 << 20  # the start of a manifest is enough to tell its kind; a larger one is read whole
 
@@ -52,6 +55,8 @@ def manifest_kind(manifest) -> str:
     declared = manifest.get("kind") if isinstance(manifest, dict) else None
     if isinstance(declared, str) and declared in KINDS:
         return declared
+    if isinstance(manifest, dict) and isinstance(manifest.get("live"), dict):
+        return "live"
     comps = manifest.get("components") if isinstance(manifest, dict) else None
     if not isinstance(comps, dict):
         return "model"
