@@ -154,8 +154,6 @@ def check_live(manifest, where):
         v = _int(live.get(key), f"{where}: live.{key}", 1, none=True)
         if v is not None and v not in versions:
             raise ModelFormatError(f"{where}: live.{key} {v} is not a stored model version")
-    if live["pending_version"] is not None and live["model_version"] is None:
-        raise ModelFormatError(f"{where}: a pending model version without a serving one")
     _int(live.get("next_segment"), f"{where}: live.next_segment", 1, 10**12 - 1)
     segments = live.get("segments")
     if not isinstance(segments, list):
@@ -193,8 +191,23 @@ def read_manifest(path):
 def write_manifest(path, manifest):
     """Replace the manifest atomically and durably (written, fsynced, renamed, folder fsynced)."""
     text = json.dumps(manifest, indent=1, sort_keys=True)
+    fsync_folder(path)  # the new files' names are on disk before a manifest names them
     with atomic_file(Path(path) / MANIFEST, "w", make_parents=False) as f:
         f.write(text)
+
+
+def fsync_folder(path):
+    """Make the names created in the folder ``path`` durable (best effort where a folder cannot be fsynced)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def referenced_files(manifest):

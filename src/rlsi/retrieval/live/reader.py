@@ -53,15 +53,16 @@ class IndexReader:
     def _load(self, manifest, tries=OPEN_TRIES):
         """Read the generation of ``manifest``: vocabulary, model versions, segments (unchanged segments of
         the generation held are kept as they are); publish its snapshot."""
-        for attempt in range(tries):
+        for _ in range(tries):
             try:
                 self._adopt(manifest)
                 return
-            except FileNotFoundError:  # a writer elsewhere removed this generation's files: take the newer one
-                if attempt == tries - 1:
-                    raise ModelFormatError(f"{self.path}: files of generation {manifest['live']['generation']} "
-                                           f"are missing") from None
-                manifest = read_manifest(self.path)
+            except (OSError, ModelFormatError):
+                newer = read_manifest(self.path)
+                if newer["live"]["generation"] == manifest["live"]["generation"]:
+                    raise  # damage, not a writer that moved on
+                manifest = newer  # a writer elsewhere removed this generation's files: take the newer one
+        raise ModelFormatError(f"{self.path}: the index changed {tries} times while it was opened; try again")
 
     def _adopt(self, manifest):
         live = manifest["live"]

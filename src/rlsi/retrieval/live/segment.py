@@ -82,11 +82,18 @@ class Segment:
         pos = np.minimum(np.searchsorted(self.terms, term_ids), len(self.terms) - 1)
         return np.where(self.terms[pos] == term_ids, pos, -1).astype(np.int64)
 
+    def sorted_ids(self):
+        """The ids in ascending order (computed once per segment)."""
+        cached = self.__dict__.get("_sorted_ids")
+        if cached is None:
+            cached = self.__dict__["_sorted_ids"] = np.asarray(self.ids)[np.asarray(self.order)]
+        return cached
+
     def rows_of(self, ids):
         """Row of each id of ``ids`` (a ``<U`` array), -1 where the segment has no such document."""
         if self.n_docs == 0 or len(ids) == 0:
             return np.full(len(ids), -1, dtype=np.int64)
-        sorted_ids = self.ids[self.order]
+        sorted_ids = self.sorted_ids()
         pos = np.minimum(np.searchsorted(sorted_ids, ids), self.n_docs - 1)
         hit = sorted_ids[pos] == ids
         return np.where(hit, np.asarray(self.order)[pos], -1).astype(np.int64)

@@ -173,7 +173,7 @@ def register_version(index, model, vectorizer, info=None):
         lv["models"][str(version)] = entry
         if old_pending is not None:  # a re-fold superseded before it finished
             _drop_version(manifest, views, old_pending)
-        if lv["model_version"] is None or not lv["segments"]:
+        if not lv["segments"]:  # nothing to re-fold
             switch_version(index, version)(manifest, views)
         else:
             lv["pending_version"] = version

@@ -260,7 +260,7 @@ class Snapshot:
             raise RLSIError("the scores hold NaN or infinite values: the index or its model is damaged")
         where = np.concatenate([np.full(len(rows), i, dtype=np.int64) for i, rows in enumerate(picks)])
         rows = np.concatenate(picks).astype(np.int64)
-        tie = self._tie(where, rows)
+        tie = self._all_tie() if len(rows) == self.n_docs else self._tie(where, rows)
         best = top_n(combined, tie, len(combined) if k is None else min(k, len(combined)))
         hits = []
         for j in best:
@@ -268,6 +268,14 @@ class Snapshot:
             hits.append(LiveHit(str(view.seg.ids[r]), float(combined[j]), float(term[j]), float(topic[j]),
                                 self._explain(qv, view, r)))
         return hits
+
+    def _all_tie(self):
+        """:meth:`_tie` of every live document in view order, computed once per snapshot."""
+        if self._order is None:
+            picks = [v.live_rows() for v in self.views]
+            where = np.concatenate([np.full(len(r), i, dtype=np.int64) for i, r in enumerate(picks)])
+            self._order = self._tie(where, np.concatenate(picks).astype(np.int64))
+        return self._order
 
     def _tie(self, where, rows):
         """Tie keys of the picked documents: their rank in descending id order among all of them."""
