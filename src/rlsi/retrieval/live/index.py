@@ -67,8 +67,9 @@ class LiveIndex(IndexReader):
     """A search index that takes documents (see the module docstring). Build it with :meth:`create`,
     :meth:`from_model_dir` or :meth:`open`, never directly."""
 
-    def __init__(self, path, *, weigh=None, merge_policy=None, mmap=True):
-        self.merge_policy = TieredMergePolicy() if merge_policy is None else merge_policy
+    def __init__(self, path, *, weigh=None, merge_policy=None, mmap=True, durable=True):
+        self.durable = bool(durable)
+        self.merge_policy = TieredMergePolicy() if merge_policy is None else (merge_policy or None)
         self._process_lock = WriterLock(path, LOCK_FILE)
         self._refold_thread = None
         self._background_error = None
@@ -87,15 +88,18 @@ class LiveIndex(IndexReader):
     # ------------------------------------------------------------------ construction
     @classmethod
     def create(cls, path, model=None, vectorizer=None, *, alpha=None, k1=1.2, b=0.75, topic_norm=None,
-               term_norm=None, fold_lambda2=None, dtype=np.float64, n_terms=None, weigh=None, merge_policy=None):
+               term_norm=None, fold_lambda2=None, dtype=np.float64, n_terms=None, weigh=None, merge_policy=None,
+               durable=True):
         """A new, empty live index in the folder ``path`` (which must not exist or be empty), serving
         ``model`` (or None: term matching only) with ``vectorizer`` (None: vectorised documents over
         ``n_terms`` columns, ranked with :meth:`search_vectors`). The other parameters are
-        :class:`~rlsi.retrieval.Searcher`'s."""
+        :class:`~rlsi.retrieval.Searcher`'s; ``merge_policy`` a :class:`TieredMergePolicy` (None: the default;
+        ``False``: merge only when asked); ``durable=False`` commits without fsyncing the new files (they
+        survive a killed process, not a power cut: for a bulk load that can be redone)."""
         new_index(path, model, vectorizer, params_of(model, alpha=alpha, k1=k1, b=b, topic_norm=topic_norm,
                                                      term_norm=term_norm, fold_lambda2=fold_lambda2, dtype=dtype),
                   n_terms=n_terms)
-        return cls(path, weigh=weigh, merge_policy=merge_policy)
+        return cls(path, weigh=weigh, merge_policy=merge_policy, durable=durable)
 
     @classmethod
     def from_model_dir(cls, path, *, alpha=None, fold_lambda2=None, dtype=np.float64, merge_policy=None, **params):
@@ -107,10 +111,10 @@ class LiveIndex(IndexReader):
         return cls(path, merge_policy=merge_policy)
 
     @classmethod
-    def open(cls, path, *, weigh=None, merge_policy=None, mmap=True):
+    def open(cls, path, *, weigh=None, merge_policy=None, mmap=True, durable=True):
         """The live index in the folder ``path`` at its last committed generation, ready to write (the
         writer lock is taken at the first change); ModelFormatError when the folder is damaged."""
-        return cls(path, weigh=weigh, merge_policy=merge_policy, mmap=mmap)
+        return cls(path, weigh=weigh, merge_policy=merge_policy, mmap=mmap, durable=durable)
 
     # ------------------------------------------------------------------ the writer
     def _writable(self):
@@ -299,7 +303,7 @@ class LiveIndex(IndexReader):
         """Commit point: the manifest of generation ``gen`` replaces the last one; then the new snapshot is
         published and the files no generation names any more are removed."""
         manifest["live"]["generation"] = gen
-        write_manifest(self.path, manifest)
+        write_manifest(self.path, manifest, self._manifest, durable=self.durable)
         self._manifest, self._views = manifest, views
         kept = manifest["live"]["models"]
         self._models = {v: m for v, m in self._models.items() if str(v) in kept}
@@ -369,11 +373,12 @@ class LiveIndex(IndexReader):
         return _params_from_state(self._manifest["live"]["params"])["dtype"]
 
     # ------------------------------------------------------------------ model versions
-    def update_model(self, model, vectorizer=None, *, background=False, info=None):
+    def update_model(self, model, vectorizer=None, *, background=False, refold=True, info=None):
         """Serve ``model`` (with ``vectorizer``; None keeps the current one) as a new model version: every
         segment is re-folded with it, then one commit switches all of them (see the module docstring).
-        ``background=True`` returns at once and re-folds on a thread (:meth:`wait_refold`). Returns the
-        new version number."""
+        ``background=True`` returns at once and re-folds on a thread (:meth:`wait_refold`); ``refold=False``
+        only registers the version: the caller re-folds step by step with :meth:`refold`. Returns the new
+        version number (``info``: what to record with it, e.g. its source)."""
         from .setup import register_version
 
         with self._lock:
@@ -386,7 +391,7 @@ class LiveIndex(IndexReader):
         if background:
             self._refold_thread = threading.Thread(target=self._refold_all, name="rlsi-refold", daemon=True)
             self._refold_thread.start()
-        else:
+        elif refold:
             self.refold()
         return version
 

@@ -188,24 +188,36 @@ def read_manifest(path):
     return check_live(manifest, str(path / MANIFEST))
 
 
-def write_manifest(path, manifest):
-    """Replace the manifest atomically and durably (written, fsynced, renamed, folder fsynced)."""
+def write_manifest(path, manifest, previous=None, *, durable=True):
+    """The commit point: fsync every file ``manifest`` names that ``previous`` did not (and the vocabulary
+    when it grew), then the folder, then replace the manifest atomically (written, fsynced, renamed, folder
+    fsynced). ``durable=False`` skips the fsyncs of the new files (a commit then survives a killed process,
+    not a power cut: a bulk load that can be redone)."""
+    path = Path(path)
+    if durable:
+        new = referenced_files(manifest) - (referenced_files(previous) if previous else set())
+        if previous is None or manifest["live"]["vocabulary"] != previous["live"]["vocabulary"]:
+            new.add(VOCABULARY_FILE)
+        for name in sorted(new - {MANIFEST, LOCK_FILE}):
+            _fsync(path / name, missing_ok=name == VOCABULARY_FILE)
+        _fsync(path)  # the new names are on disk before a manifest names them
     text = json.dumps(manifest, indent=1, sort_keys=True)
-    fsync_folder(path)  # the new files' names are on disk before a manifest names them
-    with atomic_file(Path(path) / MANIFEST, "w", make_parents=False) as f:
+    with atomic_file(path / MANIFEST, "w", make_parents=False) as f:
         f.write(text)
 
 
-def fsync_folder(path):
-    """Make the names created in the folder ``path`` durable (best effort where a folder cannot be fsynced)."""
+def _fsync(path, missing_ok=False):
     try:
         fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
+    except FileNotFoundError:
+        if missing_ok:
+            return
+        raise
     try:
         os.fsync(fd)
-    except OSError:
-        pass
+    except OSError:  # a folder some systems cannot fsync
+        if not os.path.isdir(path):
+            raise
     finally:
         os.close(fd)
 

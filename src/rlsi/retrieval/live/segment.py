@@ -21,7 +21,6 @@ against the manifest, dtypes and shapes, every index in range) before a kernel r
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -118,7 +117,8 @@ class Segment:
 
 
 class SegmentWriter:
-    """Write one segment's files block by block (memory-mapped), then fsync them and record digests.
+    """Write one segment's files block by block (memory-mapped) and record their digests (the commit that
+    names them fsyncs them first).
 
     n_docs, n_postings : sizes of the whole segment; terms : its sorted global term ids (the columns with
     at least one posting); versions : ``{version: K}`` of the topic vectors it holds; tf_dtype, topic_dtype,
@@ -199,13 +199,9 @@ class SegmentWriter:
                          np.asarray(A["tf"]), np.asarray(A["rows"]))
         ids = np.asarray(A["ids"])
         A["order"][:] = np.argsort(ids, kind="stable")
-        entries = {}
+        entries = {}  # the commit fsyncs the files: their pages, mapped or written, are in the page cache
         for key, arr in A.items():
-            if isinstance(arr, np.memmap):
-                arr.flush()
             path = self._path(key)
-            with open(path, "rb+") as f:
-                os.fsync(f.fileno())
             entries[key] = {"file": path.name, "dtype": str(arr.dtype), "shape": list(arr.shape),
                             "digest": file_digest(path)}
         self._arrays = None
@@ -220,12 +216,10 @@ def _map_read_only(path):
 
 
 def save_array(path, array):
-    """Write one array as ``.npy``, fsynced (the commit that names it follows); returns its manifest entry."""
+    """Write one array as ``.npy`` (the commit that names it fsyncs it); returns its manifest entry."""
     arr = np.ascontiguousarray(array)
     with open(path, "wb") as f:
         np.save(f, arr, allow_pickle=False)
-        f.flush()
-        os.fsync(f.fileno())
     return {"file": Path(path).name, "dtype": str(arr.dtype), "shape": list(arr.shape), "digest": file_digest(path)}
 
 

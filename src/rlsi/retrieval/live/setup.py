@@ -45,21 +45,6 @@ def params_of(model, *, alpha=None, k1=1.2, b=0.75, topic_norm=None, term_norm=N
     return s.get_params()
 
 
-def _fsync_files(folder, names):
-    for name in names:
-        fd = os.open(Path(folder) / name, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def _version_entry_files(entry):
-    from .models import version_files
-
-    return version_files(entry)
-
-
 def new_index(path, model, vectorizer, params, *, n_terms=None):
     """Write an empty live index (generation 0) into the new folder ``path``."""
     path = Path(path)
@@ -83,7 +68,6 @@ def new_index(path, model, vectorizer, params, *, n_terms=None):
                                 vocab.append_to(path, None))
         if model is not None or vectorizer is not None:
             entry = write_version(path, 1, model, vectorizer)
-            _fsync_files(path, _version_entry_files(entry))
             _install(manifest, 1, entry, serving=model is not None)
         write_manifest(path, manifest)
     finally:
@@ -157,7 +141,6 @@ def register_version(index, model, vectorizer, info=None):
                             f"{tok}): a live index keeps one tokenizer; build a new index for another")
     version = max([int(v) for v in live["models"]] + [0]) + 1
     entry = write_version(index.path, version, model, vectorizer, info=_info(model, info))
-    _fsync_files(index.path, _version_entry_files(entry))
     params = index._manifest["live"]["params"]
     from ..searcher import _params_from_state
 

@@ -15,7 +15,6 @@ of an older generation keep working while the file grows: they never read past t
 from __future__ import annotations
 
 import json
-import os
 import zlib
 from pathlib import Path
 
@@ -99,7 +98,7 @@ class Vocabulary:
 
     # ------------------------------------------------------------------ persistence
     def append_to(self, folder, entry):
-        """Append the terms past the committed ``entry`` to the file and fsync it; returns the new entry
+        """Append the terms past the committed ``entry`` to the file; returns the new entry
         (``{"file", "terms", "bytes", "digest"}``, or ``{"terms"}`` when anonymous)."""
         if not self.named:
             return {"terms": self._n}
@@ -113,9 +112,7 @@ class Vocabulary:
         with open(path, "r+b" if path.exists() else "w+b") as f:
             f.seek(size)
             f.truncate()
-            f.write(new)
-            f.flush()
-            os.fsync(f.fileno())
+            f.write(new)  # the commit that names these bytes fsyncs the file first
         crc = zlib.crc32(new, crc)
         return {"file": VOCABULARY_FILE, "terms": self._n, "bytes": size + len(new),
                 "digest": f"{ALGORITHM}:{crc & 0xFFFFFFFF:08x}"}
