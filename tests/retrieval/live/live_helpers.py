@@ -59,3 +59,10 @@ def assert_same_scores(live_hits, ref_hits, tol=1e-12):
     scores = [h.score for h in live_hits]
     assert all(a >= b - tol for a, b in zip(scores, scores[1:]))
 
+
+
+def text_of(doc_id):
+    """A fixed text for a document id (a killed writer's documents can be checked without its state)."""
+    import zlib
+
+    return random_text(np.random.default_rng(zlib.crc32(doc_id.encode())))
