@@ -69,7 +69,7 @@ def test_add_delete_update_merge_and_search(made, capsys, tmp_path):
     assert run(capsys, "index", m, "--add", more)[0] == 0
     assert _hits(capsys, m, "zeppelin")[:6] and set(_hits(capsys, m, "zeppelin")[:6]) == {f"d{i}" for i in range(30, 36)}
     (tmp_path / "ids.txt").write_text("d30\nd31\nnope\n")
-    status, out, err = main(["index", str(m), "--delete", str(tmp_path / "ids.txt")]), *capsys.readouterr()
+    status, out, _ = main(["index", str(m), "--delete", str(tmp_path / "ids.txt")]), *capsys.readouterr()
     assert status == 0 and "2 deleted" in out and "1 ids to delete not found" in out
     assert "d30" not in _hits(capsys, m, "zeppelin")
     upd = _corpus(tmp_path / "upd.jsonl", [0], seed=2, extra=" zeppelin")

@@ -182,10 +182,10 @@ class LiveIndex(IndexReader):
             self._buffer.add(ids, C, lengths, None if tfidf is None else sp.csr_matrix(tfidf))
             return C.shape[0]
 
-    def add_matrix(self, matrix, *, segment_docs=200_000, block_rows=20_000, show_progress=False):
-        """Add every document of a matrix directory (``rlsi synth`` / ``rlsi ingest``: raw counts, tf-idf
-        and ids), ``segment_docs`` per commit, read ``block_rows`` at a time (memory: one segment's
-        counts); returns the number added."""
+    def add_matrix(self, matrix, *, rows=None, segment_docs=200_000, block_rows=20_000, show_progress=False):
+        """Add the documents of a matrix directory (``rlsi synth`` / ``rlsi ingest``: raw counts, tf-idf and
+        ids) — all, or the range ``rows=(start, stop)`` — ``segment_docs`` per commit, read ``block_rows`` at
+        a time (memory: one segment's counts); returns the number added."""
         from ..._progress import progress_bar
         from ...io.matrix import CorpusMatrix, load_matrix
         from ..build import _row_slice
@@ -194,19 +194,24 @@ class LiveIndex(IndexReader):
             matrix = load_matrix(matrix, vectorizer=False)
         X, C = matrix.X, matrix.count_matrix()
         n = X.shape[0]
-        ids = (np.asarray(matrix.doc_ids).astype(str) if matrix.doc_ids is not None
-               else np.arange(n).astype(f"U{len(str(max(n - 1, 0)))}"))
-        bar = progress_bar(n, "index", verbose=show_progress, unit="doc")
-        for a in range(0, n, block_rows):
-            b = min(n, a + block_rows)
-            self.add_vectors(_row_slice(C, a, b), ids[a:b], tfidf=_row_slice(X, a, b))
-            if b == n or (b // segment_docs) != (a // segment_docs):
+        start, stop = (0, n) if rows is None else (max(0, int(rows[0])), min(n, int(rows[1])))
+        width = len(str(max(n - 1, 0)))
+        bar = progress_bar(stop - start, "index", verbose=show_progress, unit="doc")
+        pending = 0
+        for a in range(start, stop, block_rows):
+            b = min(stop, a + block_rows)
+            ids = (np.asarray(matrix.doc_ids[a:b]).astype(str) if matrix.doc_ids is not None
+                   else np.arange(a, b).astype(f"U{width}"))  # "0" ... "N-1", as Searcher.from_matrix names them
+            self.add_vectors(_row_slice(C, a, b), ids, tfidf=_row_slice(X, a, b))
+            pending += b - a
+            if b == stop or pending >= segment_docs:
                 self.commit()
+                pending = 0
             if bar is not None:
                 bar.update(b - a)
         if bar is not None:
             bar.close()
-        return n
+        return stop - start
 
     def _new_ids(self, ids, n):
         ids = check_ids([str(d) for d in ids], f"{self.path}") if n else np.zeros(0, dtype="<U1")

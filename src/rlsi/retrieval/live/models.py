@@ -80,6 +80,7 @@ class ModelVersion:
         self.info = dict(info or {})
         folded = model if model is None or fold_lambda2 is None else RidgeFolding(model, fold_lambda2)
         self.matcher = TopicMatcher(folded, dtype=self.dtype) if model is not None else None
+        self._gram = _own_fold_gram(model) if fold_lambda2 is None else None
         self._colmap = np.zeros(0, dtype=np.int64)
         self._lock = threading.Lock()
 
@@ -134,7 +135,36 @@ class ModelVersion:
         if counts.shape[0] == 0:
             return np.zeros((0, self.n_topics), dtype=self.dtype)
         X = self.model_input(counts, lengths, vocabulary, tfidf=tfidf)
-        return normalize_rows(self.matcher.fold_in(X), dtype=self.dtype)
+        if self._gram is None:
+            return normalize_rows(self.matcher.fold_in(X), dtype=self.dtype)
+        return normalize_rows(_fold_with_gram(self.model, X, self._gram), dtype=self.dtype)
+
+
+def _own_fold_gram(model):
+    """``UᵀU`` of a squared-loss model folding in by its own transform on the CPU (computed once per model
+    version instead of once per query), else None."""
+    from ...models.squared import SquaredLossModel
+    from ...models.steps import topic_gram
+
+    if (not isinstance(model, SquaredLossModel) or type(model)._fold_in is not SquaredLossModel._fold_in
+            or getattr(model, "device", "cpu") not in (None, "cpu")):
+        return None
+    return topic_gram(model.topics_)
+
+
+def _fold_with_gram(model, X, G):
+    """``model.transform(X)`` (:meth:`rlsi.models.squared.SquaredLossModel._fold_in`) with its Gram given:
+    the same arithmetic, the same floats."""
+    from ...kernels.threads import compute_threads
+    from ...models.penalties import SolverSettings
+    from ...models.steps import update_doc_vectors
+
+    X = model._check_X(X, reset=False)
+    with compute_threads(model.n_jobs):
+        W, _ = update_doc_vectors(X, model.topics_, penalty=model.doc_penalty, lam=model.lambda2,
+                                  settings=SolverSettings(model.inner_max_iter, model.inner_tol), dtype=X.dtype,
+                                  G=G)
+    return np.asarray(W)
 
 
 def _entries(comp):

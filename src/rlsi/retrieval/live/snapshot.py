@@ -153,23 +153,23 @@ class Snapshot:
         Q.sum_duplicates()
         return Q.indices.astype(np.int64), Q.data
 
-    def _idf(self, terms):
-        df = np.zeros(len(terms), dtype=np.float64)
-        for view in self.views:
-            cols = view.seg.local_columns(terms)
+    def _idf(self, columns):
+        """BM25's idf of the query terms (``columns``: their local column in each segment, -1 if absent)."""
+        df = np.zeros(len(columns[0]) if columns else 0, dtype=np.float64)
+        for view, cols in zip(self.views, columns):
             found = cols >= 0
             df[found] += view.live_df[cols[found]]
         return np.log1p((self.n_docs - df + 0.5) / (df + 0.5))  # the expression of BM25.fit
 
-    def _term_scores(self, view, terms, qtf, idf, avgdl):
-        """Dense BM25 scores of every row of one segment and the rows reached (deleted ones left out)."""
+    def _term_scores(self, view, cols, qtf, idf, avgdl):
+        """Dense BM25 scores of every row of one segment (None when no query term is in it) and the rows
+        reached (deleted ones left out)."""
         seg = view.seg
-        cols = seg.local_columns(terms)
-        n = seg.n_docs
-        out = np.zeros(n)
         present = cols[cols >= 0]
         if len(present) == 0:
-            return out, np.zeros(0, dtype=np.int64)
+            return None, np.zeros(0, dtype=np.int64)
+        n = seg.n_docs
+        out = np.zeros(n)
         col_ptr = np.asarray(seg.col_ptr)
         total = int((col_ptr[present + 1] - col_ptr[present]).sum())
         touched = np.empty(min(total, n), dtype=np.int64)
@@ -239,19 +239,25 @@ class Snapshot:
             if len(terms) == 0:
                 log.info("a query has no term known to the index: no result")
             return []
-        idf = self._idf(terms)
+        columns = [v.seg.local_columns(terms) for v in self.views]
+        idf = self._idf(columns)
         avgdl = (self.total_len / self.n_docs) or 1.0
-        scored = [self._term_scores(v, terms, qtf, idf, avgdl) for v in self.views]
+        scored = [self._term_scores(v, cols, qtf, idf, avgdl) for v, cols in zip(self.views, columns)]
         if candidates is None or candidates >= self.n_docs:
             picks = [v.live_rows() for v in self.views]
         else:
             picks = self._candidates(scored, int(candidates))
-        term = np.concatenate([out[rows] for (out, _), rows in zip(scored, picks)])
+        every = [len(rows) == v.seg.n_docs for v, rows in zip(self.views, picks)]  # no copy of a whole segment
+        term = np.concatenate([np.zeros(len(rows)) if out is None else (out if all_ else out[rows])
+                               for (out, _), rows, all_ in zip(scored, picks, every)])
         qv = self._query_vector(counts_row, n_tokens, tfidf_row)
         if qv is not None:
             version = self.model.version
-            topic = np.concatenate([np.asarray(qv @ np.asarray(v.seg.topics[version][rows]).T, dtype=np.float64)[0]
-                                    if len(rows) else np.zeros(0) for v, rows in zip(self.views, picks)])
+            parts = []
+            for v, rows, all_ in zip(self.views, picks, every):
+                V = np.asarray(v.seg.topics[version])
+                parts.append(np.asarray(qv @ (V if all_ else V[rows]).T, dtype=np.float64)[0])
+            topic = np.concatenate(parts)
         else:
             topic = np.zeros_like(term)
         combined = interpolate(topic[None, :], term[None, :], alpha, topic_norm=self.params["topic_norm"],
@@ -292,6 +298,8 @@ class Snapshot:
         :meth:`rlsi.retrieval.Searcher.search` with ``candidates=n``."""
         pool_s, pool_id, pool_w, pool_r = [], [], [], []
         for i, ((out, touched), view) in enumerate(zip(scored, self.views)):
+            if out is None:
+                continue
             hit = touched[out[touched] != 0]
             if len(hit) > n:
                 hit = hit[top_n(out[hit], view.tie_keys()[hit], n)]
@@ -299,8 +307,10 @@ class Snapshot:
             pool_id.append(np.asarray(view.seg.ids[hit]))
             pool_w.append(np.full(len(hit), i, dtype=np.int64))
             pool_r.append(hit)
-        s, ids = np.concatenate(pool_s), np.concatenate(pool_id)
-        w, r = np.concatenate(pool_w), np.concatenate(pool_r)
+        s = np.concatenate(pool_s) if pool_s else np.zeros(0)
+        ids = np.concatenate(pool_id) if pool_id else np.zeros(0, dtype="<U1")
+        w = np.concatenate(pool_w) if pool_w else np.zeros(0, dtype=np.int64)
+        r = np.concatenate(pool_r) if pool_r else np.zeros(0, dtype=np.int64)
         if (s < 0).any():
             raise RLSIError("negative term scores: the index is damaged")  # pragma: no cover - BM25 is >= 0
         keep = np.lexsort((ids, s))[::-1][:n]  # score descending, then id descending
@@ -315,7 +325,7 @@ class Snapshot:
         fill_id, fill_w, fill_r = [], [], []
         for i, ((out, _), view) in enumerate(zip(scored, self.views)):
             seq = np.asarray(view.seg.order)[::-1]
-            ok = out[seq] == 0
+            ok = out[seq] == 0 if out is not None else np.ones(len(seq), dtype=bool)
             if view.dead is not None:
                 ok &= ~view.dead[seq]
             seq = seq[ok][:need]
