@@ -31,11 +31,10 @@ def params_of(model, *, alpha=None, k1=1.2, b=0.75, topic_norm=None, term_norm=N
               dtype=np.float64):
     """The searcher parameters of a new index, checked, in :meth:`rlsi.retrieval.Searcher.get_params` form."""
     from ..combine import DEFAULT_TERM_NORM, DEFAULT_TOPIC_NORM
-    from ..directory import NEW_INDEX_ALPHA
     from ..searcher import Searcher
 
-    if alpha is None:
-        alpha = NEW_INDEX_ALPHA if model is not None else 0.0
+    if alpha is None:  # a new Searcher's (rlsi search's for a new index), 0 without a model
+        alpha = Searcher().alpha if model is not None else 0.0
     s = Searcher(model, None, alpha=alpha, term_model="bm25", k1=k1, b=b,
                  topic_norm=topic_norm or DEFAULT_TOPIC_NORM, term_norm=term_norm or DEFAULT_TERM_NORM,
                  fold_lambda2=fold_lambda2, dtype=dtype)
