@@ -133,6 +133,8 @@ def change_live(model_dir, *, add=None, update=None, delete=None, merge=False, u
         if new is not None:
             report["new_model_version"] = index.update_model(new["model"], new["vectorizer"],
                                                          info={"source": str(update_model)})
+        if index.pending_version is not None:  # a re-fold an earlier writer left unfinished (killed)
+            index.refold()
         if merge:
             index.merge(show_progress=show_progress)
         report.update(index.stats())
