@@ -336,13 +336,16 @@ def test_create_refuses_a_folder_in_use(tmp_path, fitted):
 
 
 @pytest.mark.parametrize("penalty", ["l2", "l1"])
-def test_the_cached_gram_folds_as_the_models_own_transform(penalty):
+def test_the_cached_gram_and_plan_fold_as_the_models_own_transform(penalty):
     from conftest import planted_corpus
 
     from rlsi.models import BatchRLSI
     from rlsi.retrieval.live.models import _fold_with_gram, _own_fold_gram
 
+    from rlsi.kernels.products import sparse_plan
+
     X = planted_corpus(n_docs=60)
     model = BatchRLSI(3, doc_penalty=penalty, max_iter=2, random_state=0).fit(X)
-    assert np.array_equal(_fold_with_gram(model, X[:9], _own_fold_gram(model)), model.transform(X[:9]))
+    plan = sparse_plan(model.topics_, X.dtype, X.has_sorted_indices)
+    assert np.array_equal(_fold_with_gram(model, X[:9], _own_fold_gram(model), plan), model.transform(X[:9]))
     assert _own_fold_gram(LSI(2).fit(X)) is None  # other models fold by their own transform

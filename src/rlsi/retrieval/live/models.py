@@ -81,6 +81,7 @@ class ModelVersion:
         folded = model if model is None or fold_lambda2 is None else RidgeFolding(model, fold_lambda2)
         self.matcher = TopicMatcher(folded, dtype=self.dtype) if model is not None else None
         self._gram = _own_fold_gram(model) if fold_lambda2 is None else None
+        self._plans = {}
         self._colmap = np.zeros(0, dtype=np.int64)
         self._lock = threading.Lock()
 
@@ -137,7 +138,22 @@ class ModelVersion:
         X = self.model_input(counts, lengths, vocabulary, tfidf=tfidf)
         if self._gram is None:
             return normalize_rows(self.matcher.fold_in(X), dtype=self.dtype)
-        return normalize_rows(_fold_with_gram(self.model, X, self._gram), dtype=self.dtype)
+        return normalize_rows(_fold_with_gram(self.model, X, self._gram, self._plan(X)), dtype=self.dtype)
+
+    def _plan(self, X):
+        """The sparse product plan of the topics for X's dtype and index order, made once (O(terms))."""
+        import scipy.sparse as sparse
+
+        from ...kernels.products import sparse_plan
+
+        U = self.model.topics_
+        if not sparse.issparse(U):
+            return None
+        key = (np.dtype(X.dtype).str, bool(X.has_sorted_indices))
+        with self._lock:
+            if key not in self._plans:
+                self._plans[key] = sparse_plan(U, X.dtype, X.has_sorted_indices)
+            return self._plans[key]
 
 
 def _own_fold_gram(model):
@@ -152,9 +168,9 @@ def _own_fold_gram(model):
     return topic_gram(model.topics_)
 
 
-def _fold_with_gram(model, X, G):
-    """``model.transform(X)`` (:meth:`rlsi.models.squared.SquaredLossModel._fold_in`) with its Gram given:
-    the same arithmetic, the same floats."""
+def _fold_with_gram(model, X, G, plan=None):
+    """``model.transform(X)`` (:meth:`rlsi.models.squared.SquaredLossModel._fold_in`) with its Gram (and
+    the topics' product plan) given: the same arithmetic, the same floats."""
     from ...kernels.threads import compute_threads
     from ...models.penalties import SolverSettings
     from ...models.steps import update_doc_vectors
@@ -163,7 +179,7 @@ def _fold_with_gram(model, X, G):
     with compute_threads(model.n_jobs):
         W, _ = update_doc_vectors(X, model.topics_, penalty=model.doc_penalty, lam=model.lambda2,
                                   settings=SolverSettings(model.inner_max_iter, model.inner_tol), dtype=X.dtype,
-                                  G=G)
+                                  G=G, plan=plan)
     return np.asarray(W)
 
 
