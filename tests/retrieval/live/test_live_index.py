@@ -349,3 +349,16 @@ def test_the_cached_gram_and_plan_fold_as_the_models_own_transform(penalty):
     plan = sparse_plan(model.topics_, X.dtype, X.has_sorted_indices)
     assert np.array_equal(_fold_with_gram(model, X[:9], _own_fold_gram(model), plan), model.transform(X[:9]))
     assert _own_fold_gram(LSI(2).fit(X)) is None  # other models fold by their own transform
+
+
+def test_best_candidates_break_ties_by_id_descending():
+    from rlsi.retrieval.live.snapshot import _best
+
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        m = int(rng.integers(1, 40))
+        scores = rng.integers(0, 4, size=m).astype(float)
+        ids = np.array([f"d{i:02d}" for i in rng.permutation(m)])
+        n = int(rng.integers(1, 45))
+        ref = set(np.lexsort((ids, scores))[::-1][:n].tolist())  # score descending, then id descending
+        assert set(_best(scores, ids, n).tolist()) == ref

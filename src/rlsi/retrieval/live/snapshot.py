@@ -313,7 +313,7 @@ class Snapshot:
         r = np.concatenate(pool_r) if pool_r else np.zeros(0, dtype=np.int64)
         if (s < 0).any():
             raise RLSIError("negative term scores: the index is damaged")  # pragma: no cover - BM25 is >= 0
-        keep = np.lexsort((ids, s))[::-1][:n]  # score descending, then id descending
+        keep = _best(s, ids, n)
         w, r = w[keep], r[keep]
         if len(keep) < n:
             fw, fr = self._zero_fill(scored, n - len(keep))
@@ -343,6 +343,18 @@ class Snapshot:
         top = np.argsort(-np.abs(contrib), kind="stable")[:EXPLAINED_TOPICS]
         floor = EXPLAINED_SHARE * abs(contrib[top[0]]) if len(top) else 0.0
         return tuple((int(t), float(contrib[t])) for t in top if contrib[t] != 0 and abs(contrib[t]) >= floor)
+
+
+def _best(scores, ids, n):
+    """Positions of the ``n`` best entries by score, ties broken by id descending (the trec order): the
+    scores decide by a partition; ids are compared only among the entries tied at the cut."""
+    if len(scores) <= n:
+        return np.arange(len(scores))
+    cut = -np.partition(-scores, n - 1)[n - 1]
+    above = np.flatnonzero(scores > cut)
+    tied = np.flatnonzero(scores == cut)
+    tied = tied[np.argsort(ids[tied], kind="stable")[::-1][: n - len(above)]]
+    return np.concatenate([above, tied])
 
 
 def _check_k(k, candidates):
