@@ -424,7 +424,8 @@ CHILDREN = {"fit": child_fit, "build": child_build, "merge": child_merge, "add":
             "rebuild": child_rebuild, "peers": child_peers}
 
 
-def _synthetic(a, argv):
+def _synthetic(a, argv, previous=None):
+    """The 1.6M steps in child processes; a step in ``--skip`` keeps its result of the previous run."""
     env = harness.child_env(harness.thread_env(1))
     common = [f"--matrix={a.matrix}", f"--workdir={a.workdir}", f"--queries={a.queries}", f"--warmup={a.warmup}",
               f"--fit-k={a.fit_k}", f"--fit-docs={a.fit_docs}", f"--candidates={a.candidates}",
@@ -433,6 +434,8 @@ def _synthetic(a, argv):
     res = {"load_start": harness.loadavg()}
     for step in ("fit", "build", "merge", "add", "rebuild", "peers"):
         if step in a.skip:
+            if previous and step in previous:
+                res[step] = previous[step]
             continue
         harness.log(f"{step} ...")
         t = time.perf_counter()
@@ -596,7 +599,7 @@ def main(argv=None):
         results["newsgroups"] = _newsgroups(a)
         results["newsgroups"]["command"] = command
     if a.matrix:
-        results["synthetic"] = _synthetic(a, argv)
+        results["synthetic"] = _synthetic(a, argv, results.get("synthetic"))
         results["synthetic"]["command"] = command
     results["commands"] = [results[k]["command"] for k in ("newsgroups", "synthetic") if k in results]
     results["machine"] = facts
