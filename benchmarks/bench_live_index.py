@@ -431,7 +431,7 @@ def _synthetic(a, argv, previous=None):
               f"--fit-k={a.fit_k}", f"--fit-docs={a.fit_docs}", f"--candidates={a.candidates}",
               f"--peer-docs={a.peer_docs}"]
     Path(a.workdir).mkdir(parents=True, exist_ok=True)
-    res = {"load_start": harness.loadavg()}
+    res = {"load_start": harness.loadavg(), "k": a.fit_k}
     for step in ("fit", "build", "merge", "add", "rebuild", "peers"):
         if step in a.skip:
             if previous and step in previous:
@@ -501,6 +501,11 @@ def _synth_section(r):
     L = ["## 1.6M synthetic corpus (1,600,000 documents + 16,000 added = 1 %, 7M terms)", "",
          f"Load average {r['load_start']:.2f} at the start. Each step in its own process, 1 BLAS/numba thread; "
          f"peak RSS includes the mapped index pages (page cache), peak private memory is RssAnon."]
+    fit = r.get("fit", {})
+    if fit and "error" not in fit:
+        L += ["", f"Topic model: BatchRLSI, K = {r.get('k', '?')}, one iteration on the first documents "
+                  f"({f(fit['seconds'], 1)} s; only K matters here: every document holds a K-vector). Topic vectors "
+                  f"float32; folding by the model's own transform (TOIS §7, the default of rlsi search)."]
     b, m, ad, rb = (r.get(k, {}) for k in ("build", "merge", "add", "rebuild"))
     if "error" in b or not b:
         return L + ["", f"build failed: {b.get('error', 'not run')[:300]}"]
