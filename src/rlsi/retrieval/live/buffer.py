@@ -62,11 +62,16 @@ class Buffer:
             keep = np.asarray([(b, r) not in self.dropped for r in range(len(ids))], dtype=bool)
             C = sp.csr_matrix(counts)
             C.resize((C.shape[0], n_terms))
-            parts.append((ids[keep], C[keep], lengths[keep], None if tfidf is None else tfidf[keep]))
-        counts = sp.vstack([p[1] for p in parts], format="csr")
+            if keep.all():  # no copy
+                parts.append((ids, C, lengths, tfidf))
+            else:
+                parts.append((ids[keep], C[keep], lengths[keep], None if tfidf is None else tfidf[keep]))
+        counts = parts[0][1] if len(parts) == 1 else sp.vstack([p[1] for p in parts], format="csr")
         counts.sum_duplicates()
         tfidfs = [p[3] for p in parts]
-        tfidf = sp.vstack(tfidfs, format="csr") if all(t is not None for t in tfidfs) else None
+        tfidf = None
+        if all(t is not None for t in tfidfs):
+            tfidf = tfidfs[0] if len(tfidfs) == 1 else sp.vstack(tfidfs, format="csr")
         ids = np.concatenate([p[0].astype(str) for p in parts])
         return counts, np.concatenate([p[2] for p in parts]), ids, tfidf
 

@@ -144,7 +144,9 @@ class SegmentWriter:
         for key, (shape, dtype) in shapes.items():
             self._arrays[key] = self._open(key, shape, dtype)
         self._arrays["terms"][:] = self.terms
-        self._remap_terms = self.terms
+        # global term id -> local column, by one gather per posting (a search per posting costs 10x more)
+        self._local = np.full(int(self.terms[-1]) + 1 if T else 0, -1, dtype=ctype)
+        self._local[self.terms] = np.arange(T, dtype=ctype)
         self._row = 0
         self._post = 0
         self._arrays["row_ptr"][0] = 0
@@ -173,7 +175,7 @@ class SegmentWriter:
             raise RLSIError("segment block larger than announced")  # pragma: no cover - caller's sizes
         A = self._arrays
         A["row_ptr"][a + 1:b + 1] = p0 + np.asarray(counts.indptr[1:], dtype=np.int64)
-        local = np.searchsorted(self.terms, counts.indices)
+        local = self._local[counts.indices]
         A["cols"][p0:p1] = local
         A["ftf"][p0:p1] = counts.data
         self._df += np.bincount(local, minlength=len(self.terms))

@@ -45,7 +45,7 @@ def flush_segment(folder, name, counts, lengths, ids, models, vocabulary, *, top
     (``tfidf``: the caller's model input for the versions of an index without a vectorizer)."""
     counts = sp.csr_matrix(counts)
     topics = {m.version: m.fold(counts, lengths, vocabulary, tfidf=tfidf) for m in models}
-    terms = np.unique(counts.indices).astype(np.int64)
+    terms = np.flatnonzero(np.bincount(counts.indices, minlength=counts.shape[1]))  # O(postings + terms)
     writer = SegmentWriter(folder, name, n_docs=counts.shape[0], n_postings=counts.nnz, terms=terms,
                            versions={v: V.shape[1] for v, V in topics.items()}, tf_dtype=_tf_dtype(counts.data),
                            topic_dtype=topic_dtype, id_width=_id_width(ids))
