@@ -476,8 +476,9 @@ def _news_section(r):
                                                                   "eleven"),
                       ("rlsi live, merged into one", "merged"), ("rlsi static Searcher (rebuild)", "static"),
                       ("rlsi live, one segment, BM25 only (no model)", "terms_only")):
-        qrows.append([name, f(lat[key]["p50"], 2), f(lat[key]["p95"], 2),
-                      f(lat[key]["p50"] / merged["p50"], 2), f(lat[key]["p95"] / merged["p95"], 2)])
+        if key in lat:
+            qrows.append([name, f(lat[key]["p50"], 2), f(lat[key]["p95"], 2),
+                          f(lat[key]["p50"] / merged["p50"], 2), f(lat[key]["p95"] / merged["p95"], 2)])
     for name, key in (("SQLite FTS5 (bm25(), words OR-ed)", "fts5"), ("bm25s", "bm25s")):
         qrows.append([name, f(r[key]["latency"]["p50"], 2), f(r[key]["latency"]["p95"], 2), "—", "—"])
     L += ["", f"Queries: {r['queries']} of 2-4 words, top 10, exact mode (BM25 + topics over every document).", ""]
