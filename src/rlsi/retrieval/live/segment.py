@@ -76,8 +76,11 @@ class Segment:
 
     def local_columns(self, term_ids):
         """The local column of each global term id (-1 where the segment does not hold it)."""
+        term_ids = np.asarray(term_ids, dtype=np.int64)
         if len(self.terms) == 0:
             return np.full(len(term_ids), -1, dtype=np.int64)
+        if self.terms.dtype == np.int32 and (len(term_ids) == 0 or term_ids.max() < 2**31):
+            term_ids = term_ids.astype(np.int32)  # searching in the stored type: no copy of the whole array
         pos = np.minimum(np.searchsorted(self.terms, term_ids), len(self.terms) - 1)
         return np.where(self.terms[pos] == term_ids, pos, -1).astype(np.int64)
 
@@ -90,12 +93,16 @@ class Segment:
 
     def rows_of(self, ids):
         """Row of each id of ``ids`` (a ``<U`` array), -1 where the segment has no such document."""
+        out = np.full(len(ids), -1, dtype=np.int64)
         if self.n_docs == 0 or len(ids) == 0:
-            return np.full(len(ids), -1, dtype=np.int64)
+            return out
         sorted_ids = self.sorted_ids()
-        pos = np.minimum(np.searchsorted(sorted_ids, ids), self.n_docs - 1)
-        hit = sorted_ids[pos] == ids
-        return np.where(hit, np.asarray(self.order)[pos], -1).astype(np.int64)
+        ids = np.asarray(ids, dtype=str)
+        fits = np.char.str_len(ids) <= sorted_ids.dtype.itemsize // 4  # a longer id is in no row
+        query = ids[fits].astype(sorted_ids.dtype)  # searching in the stored type: no copy of every id
+        pos = np.minimum(np.searchsorted(sorted_ids, query), self.n_docs - 1)
+        out[fits] = np.where(sorted_ids[pos] == query, np.asarray(self.order)[pos], -1)
+        return out
 
     def counts(self, rows, n_terms):
         """The raw counts of ``rows`` (sorted) as CSR over the global vocabulary (``n_terms`` columns)."""
