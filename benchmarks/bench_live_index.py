@@ -25,7 +25,7 @@ static ``Searcher.from_matrix`` of all 1,616,000. Queries: 1-5 distinct terms dr
 their document frequency (seed 0), vectorised (a synthetic corpus has no words), candidate mode (the term
 model's 1,000 best reranked with topics, as ``bench_search_scale.py``). The peers run on the first
 ``--peer-docs`` documents with the same queries (at 1.6M, FTS5's build takes the better part of an hour
-here and bm25s needs the corpus as Python token lists, ~20 GB), next to the live index on those documents.
+here and bm25s needs the corpus as Python token lists, about 20 GiB), next to the live index on those documents.
 
 Usage::
 
