@@ -229,11 +229,9 @@ def _bm25s(ids, texts, base, queries, warmup, token_ids=None):
     retriever, rebuild_s = harness.timed(build, len(texts) if token_ids is None else len(token_ids[0]))
 
     def search(q):
-        if token_ids is None:
-            qt = bm25s.tokenize([q], stopwords="en", show_progress=False)
-        else:
-            qt = bm25s.tokenization.Tokenized(ids=[[token_ids[1][w] for w in q if w in token_ids[1]]],
-                                              vocab=token_ids[1])
+        # words for a pre-tokenized index (bm25s maps them with its vocabulary; a Tokenized query would have
+        # its whole vocabulary inverted on every call)
+        qt = bm25s.tokenize([q], stopwords="en", show_progress=False) if token_ids is None else [list(q)]
         docs, _ = retriever.retrieve(qt, k=10, show_progress=False)
         return list(docs[0])
 
