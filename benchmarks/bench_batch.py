@@ -673,7 +673,7 @@ def sweep_section(res, args):
     L += md_table(["dtype", "target AvgComp", "AvgComp", "median terms / topic", "λ₁ (per 1000 docs)", "dead topics",
                    "iterations", "s / iteration (whole fit)", "s / iteration (2..n)", "U-step (2..n)",
                    "V-step (2..n)", "sweeps / row", "NMF(mu) s / iteration", "ratio to NMF(mu)", "serial share",
-                   "λ₁ search (s)", "peak RSS (GB)"], rows)
+                   "λ₁ search (s)", "peak RSS (GiB)"], rows)
     L.append("")
     for key, mu in res.items():
         if not key.startswith("nmf-mu"):
@@ -682,7 +682,7 @@ def sweep_section(res, args):
         if nmf:
             L.append(f"{key}: {nmf:.3f} s per iteration ((fit(max_iter={mu['max_iter']}) − fit(max_iter=1)) / "
                      f"{mu['max_iter'] - 1}); fastest single iteration {fmt(nmf_robust(mu), 3)} s; peak RSS "
-                     f"{fmt(mu['rss_peak_gb'])} GB.\n")
+                     f"{fmt(mu['rss_peak_gb'])} GiB.\n")
         elif mu:
             L.append(f"{key}: {mu.get('error', 'no result')}.\n")
     return L
@@ -769,7 +769,7 @@ def render(args, facts, corpus_desc, res, command):
                  f"Warm-up (numba cache load) before the timed fit: {r['warmup_s']:.1f} s, not included.\n")
     L.append("## Time per outer iteration and peak memory\n")
     L.append("| method | per iteration (s) | contention-robust estimate (s) | U-step (s) | V-step (s) | "
-             "first iteration (s) | init (s) | peak RSS (GB) | notes |")
+             "first iteration (s) | init (s) | peak RSS (GiB) | notes |")
     L.append("|---|---:|---:|---:|---:|---:|---:|---:|---|")
     if s:
         L.append(f"| **BatchRLSI**, whole-fit average incl. init | **{fmt(s['avg_incl'])}** | {fmt(s['robust'])} | "
@@ -819,7 +819,7 @@ def render(args, facts, corpus_desc, res, command):
     L.append("")
     L.append("Peak RSS is the high-water mark (`VmHWM`) of the method's own process, which includes the loaded corpus and "
              "the interpreter (about "
-             + ", ".join(f"{k}: {fmt(v.get('rss_after_load_gb'))} GB" for k, v in res.items()
+             + ", ".join(f"{k}: {fmt(v.get('rss_after_load_gb'))} GiB" for k, v in res.items()
                          if v and "rss_after_load_gb" in v) + " before fitting).\n")
     L += process_table(res)
 

@@ -1,30 +1,34 @@
-"""RLSI on a GPU (rlsi.gpu): the device fit against the 16-core CPU fit, and the shapes of the GPU issue.
+"""RLSI on a GPU (rlsi.gpu): the paper's shape on the card first, then the card tests and the comparisons with the
+16-core CPU, each stage under its own time cap; results written after every stage and every iteration.
 
-One run, at most ~8 minutes on a 16-core machine with one H100-class card, writes ``--out`` (markdown) and
-``--json``:
+One run fits one device call of at most 9 minutes (``bash benchmarks/bench_gpu.sh``: a 520 s hard stop, 495 s
+of stages). Stages, in order (``--stages``), with their caps in seconds (:data:`STAGES`):
 
-1. **Check** (50k x 200k, K = 200, the batch benchmarks' synthetic corpus, λ₁ = 0.000679 per 1000 documents:
-   the paper's density): the host problem (``BatchRLSI``'s, ``--threads`` numba threads) and the device
-   problem (float32, and float64) from the same W₀ for ``--iters`` iterations; objective after each iteration,
-   relative difference (target: 1e-4 after 5), seconds per iteration (mean of iterations 2..n) and its U-/V-step
-   split on both.
-2. **Options** at the check shape (device, float32): exact screening off, Φ by sparse x sparse or by a dense
-   copy of U, dense topics, the array-operation kernel instead of the fused one: seconds per iteration and the
-   objective (the same to rounding).
-3. **Large shapes** 400k x 2M, K = 500 and 1.6M x 7M, K = 500 (the paper's), generated on the card
-   (:func:`device_corpus`: planted topics, Zipfian terms, 300 tokens per document, tf-idf), λ₁ set for the
-   paper's topic density (AvgComp 0.0044: the ``--density`` quantile of ``|R|`` at W₀ on a sample of terms),
-   W₀ by ``init="docs"`` on the card: seconds per iteration, U-/V-step, GPU memory held (CuPy's pool, after the
-   last iteration) against the memory plan. The CPU is not run at these shapes (its 2-core numbers are in
-   benchmarks/results/scale_*.md; 16 cores would not fit the time).
-4. **Online tracking** (ρ = 1, ξ = 10, mini-batches of ``--online-batch``) on the check corpus: documents per
-   second on the CPU (``--online-docs`` documents) and on the device (the same documents, then the whole corpus).
+1. **paper** (200): first a small fit on the card (CuPy compiles its kernels there, not in the timed steps),
+   then 1.6M x 7M, K = 500, float32 — the TOIS paper's web-scale shape — generated on the card
+   (``gpu_corpus.device_corpus``; on numpy it would take about 6 minutes of one core), W₀ by ``init="docs"``
+   on the card, λ₁ for the paper's AvgComp 0.0044, under a **40 GB pool limit** (``MemoryPool.set_limit``):
+   the fit's memory target is pass or fail. The pool is emptied after set-up and before each of the first
+   ``--mem-iters`` iterations' steps; ``used_bytes()`` after each step (what stays) and ``total_bytes()``
+   (the step's peak, as the pool held it) are reported against the memory plan at the density reached.
+   Out of memory under the limit is recorded (fail) and the fit is run again without the limit for its
+   timings, as time allows.
+2. **paper-online** (55): OnlineRLSI's steps at the same 7M-term vocabulary, K = 500, ρ = 1, ξ = 10,
+   mini-batches of 1,000 of the corpus's documents, under the 40 GB limit: seconds and memory per mini-batch.
+3. **card-tests** (100): ``tests/gpu/test_cuda.py`` in a subprocess (the CuPy path against the host path),
+   each test's outcome as it finishes.
+4. **check** (60): 50k x 200k, K = 200: the host problem (``--threads`` numba threads) and the device problem
+   in float32 and float64 from the same W₀, ``--iters`` iterations: objective, relative difference (target
+   1e-4), seconds per iteration, U-/V-step.
+5. **options** (20), 6. **online** (20): the problem's ways of working at the check shape; online tracking
+   (ρ = 1, ξ = 10) documents per second on the CPU and the card.
+7. **mid** (rest): 400k x 2M, K = 500, as the paper stage without the limit.
 
-Stages stop when ``--budget`` seconds are spent (the rest is reported as skipped). ``--smoke`` runs every stage
-at tiny sizes with the device code path on numpy (``--device numpy``): what the suite and a machine without a
-card can run; its numbers mean nothing.
+A background process compiles the host path's numba kernels (into numba's cache) while the card runs the paper
+stage, so that the card tests and the CPU fits load them. ``--smoke`` runs every stage at tiny sizes with the
+device code path on numpy (``--device numpy``): what the suite runs; its numbers mean nothing.
 
-    PYTHONPATH=src python benchmarks/bench_gpu.py --out benchmarks/results/gpu.md --json benchmarks/results/gpu.json
+    bash benchmarks/bench_gpu.sh                       # on the card; results in $OUT
     PYTHONPATH=src python benchmarks/bench_gpu.py --smoke --out /tmp/gpu_smoke.md
 """
 
@@ -32,37 +36,82 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "src")]
 
+import gpu_corpus  # noqa: E402
 import harness  # noqa: E402
 import numpy as np  # noqa: E402
-import scipy.sparse as sp  # noqa: E402
 
-FULL = {"check": (50_000, 200_000, 150, 200), "shapes": [(400_000, 2_000_000, 300, 500),
-                                                        (1_600_000, 7_000_000, 300, 500)]}
-SMOKE = {"check": (1_000, 4_000, 50, 15), "shapes": [(2_000, 8_000, 30, 20), (3_000, 12_000, 30, 20)]}
+PAPER = (1_600_000, 7_000_000, 300, 500)  # docs, terms, tokens per document, K
+MID = (400_000, 2_000_000, 300, 500)
+CHECK = (50_000, 200_000, 150, 200)
+SMOKE = {"paper": (2_000, 8_000, 30, 16), "mid": (1_500, 6_000, 30, 16), "check": (1_000, 4_000, 50, 15)}
+#: Stages in order, with their caps in seconds.
+STAGES = {"paper": 200, "paper-online": 55, "card-tests": 100, "check": 60, "options": 20, "online": 20, "mid": 120}
+LIMIT = 40 * 10 ** 9  # the paper shape's memory target: the pool limit of the paper stages
 CHECK_LAMBDA1 = 0.000679  # per 1000 documents: AvgComp 0.0086 on the check corpus (the paper's compactness)
-LAMBDA2 = 1.0  # the paper's λ₂: the web-scale shapes are measured at its settings
+LAMBDA2 = 1.0  # the paper's λ₂
 
 
-# ----------------------------------------------------------------------------------------- helpers
-class Clock:
-    def __init__(self, budget):
+# ----------------------------------------------------------------------------------------- clock, record
+class Run:
+    """The clock (``budget`` seconds in all, each stage its cap) and the record, written after each change."""
+
+    def __init__(self, a, be_name):
+        self.a, self.be_name = a, be_name
         self.t0 = time.perf_counter()
-        self.budget = budget
-
-    @property
-    def spent(self):
-        return time.perf_counter() - self.t0
+        self.rec = {"device": None, "facts": None, "stages": {}, "plan": dict(STAGES), "budget_s": a.budget}
+        self.deadline = self.t0 + a.budget
+        self.children = []  # subprocesses to end at a hard stop
 
     def left(self):
-        return self.budget - self.spent
+        return self.deadline - time.perf_counter()
+
+    def stage(self, name):
+        cap = min(self.a.caps.get(name, STAGES[name]), self.left())
+        st = {"status": "running", "cap_s": round(cap, 1), "started_s": round(time.perf_counter() - self.t0, 1)}
+        self.rec["stages"][name] = st
+        st["_end"] = time.perf_counter() + cap
+        self.write()
+        harness.log(f"== {name} (cap {cap:.0f} s, {self.left():.0f} s left)")
+        return st
+
+    @staticmethod
+    def time_left(st):
+        return st["_end"] - time.perf_counter()
+
+    def done(self, st, status="done"):
+        st["status"] = status
+        st["seconds"] = round(time.perf_counter() - self.t0 - st["started_s"], 1)
+        self.write()
+
+    def write(self):
+        self.rec["seconds"] = round(time.perf_counter() - self.t0, 1)
+        clean = json.loads(json.dumps(self.rec, default=str, indent=None), object_hook=lambda d: {
+            k: v for k, v in d.items() if not k.startswith("_")})
+        if self.a.json:
+            tmp = Path(str(self.a.json) + ".tmp")
+            tmp.write_text(json.dumps(clean, indent=1))
+            os.replace(tmp, self.a.json)
+        out = Path(self.a.out)  # replaced whole (a kill mid-write leaves the previous report), notes kept
+        tmp = out.with_name(out.name + ".tmp")
+        if out.exists():
+            shutil.copyfile(out, tmp)
+        harness.write_report(tmp, report(self.a, clean), marker=True)
+        os.replace(tmp, out)
+        if self.a.on_write is not None:
+            self.a.on_write(clean)
 
 
 def sync_time(be, fn):
@@ -73,70 +122,305 @@ def sync_time(be, fn):
     return out, time.perf_counter() - t
 
 
-def device_corpus(be, n_docs, n_terms, tokens, *, n_topics=500, topic_vocab=4000, background=0.4, seed=0):
-    """A tf-idf CSR (docs x terms) made on the backend: each document has two planted topics (a window of
-    ``topic_vocab`` terms each, Zipfian inside) and a Zipfian background share; ``tokens`` per document
-    (Poisson). Weighting of the TOIS paper: ``n(t, d)/|d| · log(N/df(t))``."""
-    xp = be.xp
-    rs = xp.random.RandomState(seed)
-    N, M = int(n_docs), int(n_terms)
-    lengths = xp.maximum(rs.poisson(tokens, N), 5).astype(xp.int64)
-    T = int(lengths.sum())
-    doc = xp.searchsorted(xp.cumsum(lengths), xp.arange(T, dtype=xp.int64), side="right")
-    u = rs.random_sample(T)
-    topic_of_doc = rs.randint(0, n_topics, size=(N, 2))
-    which = (rs.random_sample(T) < 0.5).astype(xp.int64)
-    topic = topic_of_doc[doc, which]
-    del which
-    offset = rs.randint(0, M, size=n_topics)
-    perm = rs.permutation(M)
-    in_topic = (xp.exp(u * np.log(topic_vocab + 1.0)) - 1.0).astype(xp.int64)
-    in_bg = (xp.exp(u * np.log(M + 1.0)) - 1.0).astype(xp.int64)
-    bg = rs.random_sample(T) < background
-    term = xp.where(bg, in_bg, (offset[topic] + in_topic) % M)
-    del u, bg, in_topic, in_bg, topic
-    term = perm[xp.minimum(term, M - 1)]
-    keys = xp.sort(doc * M + term)
-    del doc, term
-    first = xp.concatenate([xp.ones(1, dtype=bool), keys[1:] != keys[:-1]])
-    starts = xp.flatnonzero(first)
-    counts = xp.diff(xp.concatenate([starts, xp.asarray([T])])).astype(xp.float64)
-    uk = keys[starts]
-    del keys, first, starts
-    rows, cols = uk // M, (uk % M).astype(xp.int32)
-    del uk
-    df = xp.bincount(cols, minlength=M)
-    idf = xp.log(N / xp.maximum(df, 1).astype(xp.float64))
-    data = counts / lengths[rows].astype(xp.float64) * idf[cols]
-    keep = data > 0
-    rows, cols, data = rows[keep], cols[keep], data[keep].astype(be.dtype)
-    indptr = xp.concatenate([xp.zeros(1, dtype=xp.int64), xp.cumsum(xp.bincount(rows, minlength=N))])
-    return be.sparse.csr_matrix((data, cols, indptr.astype(xp.int32)), shape=(N, M))
+class Memory:
+    """CuPy's pool on a card (None on numpy): emptied, its limit, what is used and what it held at most."""
+
+    def __init__(self, be):
+        self.pool = be.xp.get_default_memory_pool() if be.is_cuda else None
+        self.be = be
+
+    def reset(self):
+        if self.pool is not None:
+            self.pool.free_all_blocks()
+
+    def limit(self, size):
+        if self.pool is not None:
+            self.pool.set_limit(size=int(size))
+
+    def read(self):
+        if self.pool is None:
+            return {}
+        free, total = self.be.xp.cuda.runtime.memGetInfo()
+        return {"used": int(self.pool.used_bytes()), "held": int(self.pool.total_bytes()),
+                "card_used": int(total) - int(free)}
 
 
-def calibrate_lambda1(be, X, W, density, sample=20_000, seed=0):
-    """λ₁ (effective) with about ``density`` of the topic weights non-zero: ``2 ×`` the ``1 − density``
-    quantile of ``|r_mk|`` of R = D W on ``sample`` random terms (the lasso keeps weights where |r| > λ/2 when
-    the topics are nearly orthogonal: a rough guide, the AvgComp reached is reported)."""
+def oom_types(be):
+    return (MemoryError,) + ((be.xp.cuda.memory.OutOfMemoryError,) if be.is_cuda else ())
+
+
+# ----------------------------------------------------------------------------------------- the paper stages
+def calibrate(be, p, density, sample=20_000, seed=0):
+    """λ₁ (effective) for about ``density`` non-zero topic weights: 2 x the ``1 − density`` quantile of ``|r|``
+    of R = D W on ``sample`` terms of the problem's first term block (a guide: the AvgComp reached is
+    reported)."""
     xp = be.xp
-    M = X.shape[1]
-    terms = np.sort(np.random.default_rng(seed).choice(M, size=min(sample, M), replace=False))
-    Dt = X.T.tocsr()[xp.asarray(terms)] if be.is_cuda else sp.csr_matrix(X).T.tocsr()[terms]
-    R = xp.abs(xp.asarray(Dt @ W)).ravel()
+    _, _, Db = next(iter(p.D))
+    rows = np.sort(np.random.default_rng(seed).choice(Db.shape[0], size=min(sample, Db.shape[0]), replace=False))
+    R = xp.abs(xp.asarray(Db[xp.asarray(rows)] @ p.Wd)).ravel()
     return 2.0 * float(xp.quantile(R.astype(xp.float64), 1.0 - density))
 
 
-def run_problem(be, problem, iters, clock=None):
-    """Iterate a problem (host or device); per iteration (u_step s, v_step s, objective, nnz)."""
+def batch_stage(run, st, be, sizes, *, limit):
+    """Generate the corpus on the card, then :func:`fit_stage` under ``limit`` (and once more without it after
+    running out of memory, as time allows). Returns the corpus."""
+    N, M, tok, K = sizes
+    if "warm_s" not in run.rec:  # CuPy's kernels compiled on a small fit (a fresh machine: NVRTC, once each)
+        run.rec["warm_s"] = st["warm_s"] = sync_time(be, lambda: warm_device(be, run.a))[1]
+        run.write()
+    Memory(be).reset()
+    X, st["gen_s"] = sync_time(be, lambda: gpu_corpus.device_corpus(be, N, M, tok, n_topics=K, seed=1))
+    st.update(docs=N, terms=M, nnz=int(X.nnz), k=K, limit=limit)
+    run.write()
+    fit_stage(run, st, be, X, K, limit)
+    if st.get("memory_pass") is False and run.time_left(st) > 30:
+        st["unlimited"] = {"_end": st["_end"], "docs": N, "terms": M, "nnz": st["nnz"], "k": K, "limit": None}
+        fit_stage(run, st["unlimited"], be, X, K, None)
+    return X
+
+
+def warm_device(be, a):
+    """A small fit of the paper stage's code on the card: generator, initialisation, problem, two iterations."""
+    from rlsi import BatchRLSI
+    from rlsi.gpu.batch import DeviceRLSIProblem
+    from rlsi.gpu.fit import initial_doc_vectors
+
+    N, M, tok, K = SMOKE["paper"]
+    X = gpu_corpus.device_corpus(be, N, M, tok, n_topics=K, seed=2)
+    W0 = initial_doc_vectors(be, BatchRLSI(K, lambda2=LAMBDA2, random_state=0), X)
+    p = DeviceRLSIProblem(be, X, W0, lambda1=1.0, lambda2=LAMBDA2, topic_sweeps=a.sweeps)
+    p.set_lambda1(calibrate(be, p, a.density))
+    for _ in range(2):
+        p.u_step()
+        p.v_step()
+        p.objective()
+
+
+def fit_stage(run, st, be, X, K, limit):
+    """W₀ on the card, the problem (its plan checked against ``limit``), λ₁, then :func:`iterate`; the pool
+    limited to ``limit`` bytes throughout (None: no limit); out of memory is recorded as a failed target."""
+    from rlsi import BatchRLSI
+    from rlsi.gpu.batch import DeviceRLSIProblem
+    from rlsi.gpu.fit import initial_doc_vectors
+    from rlsi.gpu.memory import size
+
+    a, mem = run.a, Memory(be)
+    mem.reset()
+    mem.limit(limit or 0)
+    p = W0 = None
+    try:
+        W0, st["init_s"] = sync_time(be, lambda: initial_doc_vectors(be, BatchRLSI(K, lambda2=LAMBDA2,
+                                                                                   random_state=0), X))
+        p, st["setup_s"] = sync_time(be, lambda: DeviceRLSIProblem(be, X, W0, lambda1=1.0, lambda2=LAMBDA2,
+                                                                    topic_sweeps=a.sweeps, budget=limit))
+        W0 = None
+        lam = calibrate(be, p, a.density)
+        p.set_lambda1(lam)
+        st.update(lambda1_effective=lam, lambda1_per_1000=lam * 1000.0 / X.shape[0], plan_bytes=p.plan.total,
+                  plan=p.plan.describe(), setup_mem=mem.read())
+        mem.reset()
+        st["resident"] = mem.read()
+        run.write()
+        iterate(run, st, be, p, mem, X.shape[1] * K)
+        st["memory_pass"] = True if limit is not None and be.is_cuda else None
+    except oom_types(be) as exc:
+        st["memory_pass"] = False
+        st["oom"] = f"{type(exc).__name__}: {exc}"
+        harness.log(f"out of memory under the {size(limit or 0)} limit: {exc}")
+    finally:
+        p = W0 = None
+        mem.limit(0)
+        mem.reset()
+        run.write()
+
+
+def iterate(run, st, be, p, mem, MK):
+    """Iterations until the stage's cap: per iteration the steps' seconds, memory and the objective."""
+    st["rows"] = rows = []
+    last = 0.0
+    for it in range(run.a.shape_iters):
+        if it and run.time_left(st) < 1.2 * last:
+            st["stopped"] = "cap"
+            break
+        row = {}
+        measure = it < run.a.mem_iters
+        for name, step in (("u", p.u_step), ("v", p.v_step)):
+            if measure:
+                mem.reset()
+            diag, row[name] = sync_time(be, step)
+            if name == "u":
+                row["nnz"] = int(diag["nnz"])
+            if measure:
+                row[f"mem_{name}"] = mem.read()
+        row["objective"] = float(p.objective())
+        row["avgcomp"] = row["nnz"] / MK
+        row["plan_at_density"] = p.plan_at(row["avgcomp"]).total
+        last = row["u"] + row["v"]
+        rows.append(row)
+        harness.log(f"  iteration {it + 1}: U {row['u']:.2f} s, V {row['v']:.2f} s, AvgComp {row['avgcomp']:.4f}")
+        run.write()
+
+
+def paper_online_stage(run, st, be, X, sizes):
+    """OnlineRLSI's steps at the paper vocabulary under the limit (see the docstring)."""
+    from rlsi import OnlineRLSI
+    from rlsi.gpu.memory import check_online
+    from rlsi.gpu.online import Batch, DeviceOnline, step
+
+    N, M, _, K = sizes
+    a, mem = run.a, Memory(be)
+    lam = run.rec["stages"].get("paper", {}).get("lambda1_per_1000") or 0.05
+    n = min(N, a.online_batch * a.online_batches)
+    host = be.to_host(X[:n]) if be.is_cuda else X[:n]
+    mem.reset()
+    mem.limit(LIMIT if be.is_cuda else 0)
+    est = OnlineRLSI(K, lambda1=lam, lambda2=LAMBDA2, rho=1.0, n_inner=10, batch_size=a.online_batch,
+                     topic_sweeps=a.sweeps, random_state=0)
+    est._validate_params()
+    est._reset(np.float32)
+    bnnz = int(host.nnz * a.online_batch / max(n, 1)) + 1
+    plan = check_online(be, M, K, bnnz, a.online_batch, budget=LIMIT, n_inner=10, topic_density=a.density)
+    st.update(docs_available=n, terms=M, k=K, batch=a.online_batch, lambda1=lam, plan_bytes=plan.total,
+              plan=plan.describe(), rows=[])
+    state = DeviceOnline(be, K)
+    try:
+        last = 0.0
+        for i, s in enumerate(range(0, n, a.online_batch)):
+            if i and run.time_left(st) < 1.5 * last:
+                st["stopped"] = "cap"
+                break
+            b = Batch(be, host[s:s + a.online_batch])
+            mem.reset()
+            _, last = sync_time(be, lambda: step(est, state, b, want_w=False))
+            st["rows"].append({"s": last, "mem": mem.read(), "live_rows": int(state.live.sum())})
+            run.write()
+        st["memory_pass"] = True if be.is_cuda else None
+    except oom_types(be) as exc:
+        st["memory_pass"] = False
+        st["oom"] = f"{type(exc).__name__}: {exc}"
+    finally:
+        state = None
+        mem.limit(0)
+        mem.reset()
+    later = [r["s"] for r in st["rows"][1:]] or [r["s"] for r in st["rows"]]
+    if later:
+        st["docs_per_s"] = a.online_batch / float(np.mean(later))
+
+
+# ----------------------------------------------------------------------------------------- the other stages
+def card_tests_stage(run, st):
+    """tests/gpu/test_cuda.py in a subprocess, outcomes as they come (the log keeps them on a timeout)."""
+    cmd = [sys.executable, "-m", "pytest", str(HERE.parent / run.a.card_tests), "-v",
+           "-p", "no:cacheprovider", "-p", "no:randomly", "-rs"]
+    # beside the report on a card ($OUT); a smoke run's log is no result: it goes to the temporary folder
+    log = (Path(tempfile.gettempdir()) / "rlsi_gpu_smoke_test_cuda.log" if run.a.smoke
+           else Path(run.a.out).with_name("test_cuda.log"))
+    st.update(command=" ".join(cmd[2:]), outcomes={})
+    with open(log, "w") as f:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                cwd=HERE.parent, env=harness.child_env({"PYTHONUNBUFFERED": "1"}))
+        run.children.append(proc)
+        cap = threading.Timer(max(1.0, run.time_left(st)), proc.kill)  # also when a test hangs silently
+        cap.start()
+        try:
+            for line in iter(proc.stdout.readline, ""):
+                f.write(line)
+                f.flush()
+                for outcome in ("PASSED", "FAILED", "SKIPPED", "ERROR"):
+                    if "::" in line and f" {outcome}" in line:
+                        st["outcomes"][line.split(" ")[0].split("::")[-1]] = outcome
+                        run.write()
+        finally:
+            proc.wait()
+            cap.cancel()
+    if proc.returncode is not None and proc.returncode < 0:
+        st["stopped"] = "cap"
+    st["returncode"] = proc.returncode
+    st["log"] = str(log)
+
+
+def check_stage(run, st, be_name, sizes):
+    from rlsi import BatchRLSI
+    from rlsi.datasets.synthetic import make_corpus
+    from rlsi.gpu.backend import resolve
+    from rlsi.gpu.batch import DeviceRLSIProblem
+    from rlsi.kernels.threads import compute_threads
+
+    a = run.a
+    N, M, tok, K = sizes
+    X = make_corpus(N, M, tok, n_topics=min(200, K * 2), seed=0, dtype=np.float32).X
+    st.update(docs=N, terms=M, nnz=int(X.nnz), k=K)
+    est = BatchRLSI(K, lambda1=CHECK_LAMBDA1 if not a.smoke else 0.05, lambda2=LAMBDA2, topic_sweeps=a.sweeps,
+                    random_state=0, n_jobs=a.threads)
+    lam = est.effective_lambda1(N)
+    with compute_threads(a.threads):
+        W0 = est._initial_doc_vectors(X, None)
+        cpu = run_problem(None, est._problem(X, W0.copy(), lam), a.iters)
+    st["cpu"] = {"rows": cpu, **per_iter(cpu), "threads": a.threads}
+    run.write()
+    st["device"] = []
+    for name in (be_name, be_name.split(":")[0] + ":float64"):
+        if run.time_left(st) < 5:
+            st["stopped"] = "cap"
+            break
+        be = resolve(name) if run.backend is None else run.backend
+        p, t_setup = sync_time(be, lambda: DeviceRLSIProblem(be, X, W0, lambda1=lam, lambda2=LAMBDA2,
+                                                             topic_sweeps=a.sweeps))
+        dev = run_problem(be, p, a.iters)
+        rel = [abs(d["objective"] - c["objective"]) / abs(c["objective"]) for d, c in zip(dev, cpu)]
+        st["device"].append({"device": name, "rows": dev, **per_iter(dev), "setup_s": t_setup, "rel_diff": rel})
+        run.write()
+    return X, W0, lam
+
+
+def options_stage(run, st, be, X, W0, lam):
+    from rlsi.gpu.batch import DeviceRLSIProblem
+
+    variants = [("default (screening, CSR topics, Φ by dense column blocks)", {}), ("no screening", {"screen": False}),
+                ("Φ with a dense copy of U", {"topics": "sparse", "phi": "dense"}), ("dense topics", {"topics": "dense"}),
+                ("Φ by SpGEMM (unplanned buffers)", {"topics": "sparse", "phi": "sparse"})]
+    if be.is_cuda:
+        variants.append(("array-operation kernel", {"kernel": "xp"}))
+    st["variants"] = []
+    for label, opts in variants:
+        if run.time_left(st) < 2:
+            st["variants"].append({"variant": label, "skipped": "cap"})
+            continue
+        p = DeviceRLSIProblem(be, X, W0, lambda1=lam, lambda2=LAMBDA2, topic_sweeps=run.a.sweeps, **opts)
+        rows = run_problem(be, p, min(run.a.iters, 3))
+        st["variants"].append({"variant": label, **per_iter(rows), "objective": rows[-1]["objective"]})
+        run.write()
+
+
+def online_stage(run, st, be_name, X, K):
+    from rlsi import OnlineRLSI
+    from rlsi.kernels.threads import compute_threads
+
+    a = run.a
+    kw = dict(lambda1=0.05, lambda2=LAMBDA2, rho=1.0, n_inner=10, batch_size=a.online_batch, random_state=0)
+    n = min(a.online_docs, X.shape[0])
+    with compute_threads(a.threads):
+        cpu = OnlineRLSI(K, n_jobs=a.threads, **kw)
+        _, t_cpu = harness.timed(cpu.fit, X[:n])
+    st.update(k=K, batch=a.online_batch, docs=n, cpu_docs_per_s=n / t_cpu, threads=a.threads)
+    dev = OnlineRLSI(K, device=be_name, **kw)
+    dev.fit(X[: min(n, 2 * a.online_batch)])  # warm-up: kernels compiled, pool filled
+    _, t_dev = harness.timed(dev.fit, X[:n])
+    C1, C2 = cpu.components_, dev.components_
+    st.update(device_docs_per_s=n / t_dev, ratio=t_cpu / t_dev,
+              topic_max_rel_diff=float(abs(C1 - C2).max() / max(abs(C1).max(), 1e-300)))
+
+
+def run_problem(be, problem, iters):
+    """Iterate a problem (host with ``be`` None, or device); per iteration (u s, v s, objective, nnz)."""
     from rlsi.models.executor import get_executor
     ex = get_executor(None)
+    sync = be if be is not None else type("Host", (), {"synchronize": staticmethod(lambda: None)})
     rows = []
     for _ in range(iters):
-        diag, tu = sync_time(be, lambda: problem.u_step(ex))
-        _, tv = sync_time(be, lambda: problem.v_step(ex))
+        diag, tu = sync_time(sync, lambda: problem.u_step(ex))
+        _, tv = sync_time(sync, lambda: problem.v_step(ex))
         rows.append({"u": tu, "v": tv, "objective": float(problem.objective()), "nnz": int(diag["nnz"])})
-        if clock is not None and clock.left() < 0:
-            break
     return rows
 
 
@@ -146,154 +430,259 @@ def per_iter(rows):
             "v_s": float(np.mean([r["v"] for r in later])), "first_s": rows[0]["u"] + rows[0]["v"]}
 
 
-class HostBE:
-    """The synchronize() of the host problem's timings."""
-
-    name = "cpu"
-
-    def synchronize(self):
-        pass
-
-
-def pool_bytes(be):
-    if not be.is_cuda:
-        return None
-    return int(be.xp.get_default_memory_pool().total_bytes())
-
-
-def reset_pool(be):
-    if be.is_cuda:
-        be.xp.get_default_memory_pool().free_all_blocks()
-
-
-# ----------------------------------------------------------------------------------------- stages
-def stage_check(a, be_name, sizes, rec, clock):
-    from rlsi import BatchRLSI
+def warm_host_kernels():
+    """Compile the host path's kernels into numba's cache (the child process the script starts)."""
+    from rlsi import BatchRLSI, OnlineRLSI
     from rlsi.datasets.synthetic import make_corpus
-    from rlsi.gpu.backend import resolve
-    from rlsi.gpu.batch import DeviceRLSIProblem
-    from rlsi.kernels.threads import compute_threads
-
-    N, M, tok, K = sizes
-    t = time.perf_counter()
-    X = make_corpus(N, M, tok, n_topics=min(200, K * 2), seed=0, dtype=np.float32).X
-    rec["check_corpus"] = {"docs": N, "terms": M, "nnz": int(X.nnz), "k": K, "seconds": time.perf_counter() - t}
-    est = BatchRLSI(K, lambda1=CHECK_LAMBDA1 if not a.smoke else 0.05, lambda2=LAMBDA2, topic_sweeps=a.sweeps,
-                    random_state=0, n_jobs=a.threads)
-    lam = est.effective_lambda1(N)
-    with compute_threads(a.threads):
-        W0 = est._initial_doc_vectors(X, None)
-        host = est._problem(X, W0.copy(), lam)
-        cpu = run_problem(HostBE(), host, a.iters)
-    rec["check_cpu"] = {"rows": cpu, **per_iter(cpu), "threads": a.threads}
-    harness.log(f"check: CPU {per_iter(cpu)['iter_s']:.3f} s/iter, objective {cpu[-1]['objective']:.8g}")
-    for name in (be_name, be_name.split(":")[0] + ":float64"):
-        be = resolve(name)
-        reset_pool(be)
-        p, t_setup = sync_time(be, lambda: DeviceRLSIProblem(
-            be, X, W0, lambda1=lam, lambda2=LAMBDA2, topic_sweeps=a.sweeps))
-        dev = run_problem(be, p, a.iters)
-        rel = [abs(d["objective"] - c["objective"]) / abs(c["objective"]) for d, c in zip(dev, cpu)]
-        rec.setdefault("check_device", []).append({"device": name, "rows": dev, **per_iter(dev), "setup_s": t_setup,
-                                                   "rel_diff": rel, "pool_bytes": pool_bytes(be),
-                                                   "plan_bytes": p.plan.total})
-        harness.log(f"check: {name} {per_iter(dev)['iter_s']:.4f} s/iter, rel. diff {rel[-1]:.2e}")
-        del p
-    return X, W0, lam
-
-
-def stage_options(a, be_name, X, W0, lam, rec, clock):
-    from rlsi.gpu.backend import resolve
-    from rlsi.gpu.batch import DeviceRLSIProblem
-
-    be = resolve(be_name)
-    kernel = "fused kernel" if be.is_cuda else "array kernel"
-    variants = [(f"default (screening, sparse topics, Φ auto, {kernel})", {}),
-                ("no screening", {"screen": False}), ("Φ sparse x sparse", {"topics": "sparse", "phi": "sparse"}),
-                ("Φ with a dense copy of U", {"topics": "sparse", "phi": "dense"}), ("dense topics", {"topics": "dense"})]
-    if be.is_cuda:
-        variants.append(("array-operation kernel", {"kernel": "xp"}))
-    out = []
-    for label, opts in variants:
-        if clock.left() < a.reserve:
-            out.append({"variant": label, "skipped": "time"})
-            continue
-        p = DeviceRLSIProblem(be, X, W0, lambda1=lam, lambda2=LAMBDA2, topic_sweeps=a.sweeps, **opts)
-        rows = run_problem(be, p, min(a.iters, 4))
-        out.append({"variant": label, "options": opts, **per_iter(rows), "objective": rows[-1]["objective"]})
-        harness.log(f"options: {label}: {per_iter(rows)['iter_s']:.4f} s/iter")
-        del p
-    rec["options"] = out
-
-
-def stage_shape(a, be_name, sizes, rec, clock):
-    from rlsi import BatchRLSI
-    from rlsi.gpu.backend import resolve
-    from rlsi.gpu.batch import DeviceRLSIProblem
-    from rlsi.gpu.fit import initial_doc_vectors
-
-    be = resolve(be_name)
-    N, M, tok, K = sizes
-    reset_pool(be)
-    X, t_gen = sync_time(be, lambda: device_corpus(be, N, M, tok, n_topics=K, seed=1))
-    reset_pool(be)  # the generator's temporaries: not the fit's memory
-    nnz = int(X.nnz)
-    est = BatchRLSI(K, lambda2=LAMBDA2, random_state=0)
-    W0, t_init = sync_time(be, lambda: initial_doc_vectors(be, est, X))
-    lam = calibrate_lambda1(be, X, W0, a.density)
-
-    def build():
-        return DeviceRLSIProblem(be, X, W0, lambda1=lam, lambda2=LAMBDA2, topic_sweeps=a.sweeps)
-    p, t_setup = sync_time(be, build)
-    W0 = None  # the problem holds its own copy
-    rows = run_problem(be, p, a.shape_iters, clock)
-    res = {"docs": N, "terms": M, "nnz": nnz, "k": K, "gen_s": t_gen, "init_s": t_init, "setup_s": t_setup,
-           "lambda1_effective": lam, "lambda1_per_1000": lam * 1000.0 / N, "rows": rows, **per_iter(rows),
-           "avgcomp": rows[-1]["nnz"] / (M * K), "pool_bytes": pool_bytes(be), "plan": p.plan.describe(),
-           "plan_bytes": p.plan.total, "screened": p.total_skipped}
-    harness.log(f"shape {N} x {M}: {res['iter_s']:.3f} s/iter, AvgComp {res['avgcomp']:.4f}")
-    p = X = None
-    reset_pool(be)
-    return res
-
-
-def stage_online(a, be_name, X, rec, clock):
-    from rlsi import OnlineRLSI
-    from rlsi.kernels.threads import compute_threads
-
-    K = rec["check_corpus"]["k"]
-    kw = dict(lambda1=0.05, lambda2=LAMBDA2, rho=1.0, n_inner=10, batch_size=a.online_batch, random_state=0)
-    n = min(a.online_docs, X.shape[0])
-    with compute_threads(a.threads):
-        OnlineRLSI(K, n_jobs=a.threads, **kw).fit(X[: 2 * a.online_batch])  # warm-up (compiled kernels)
-        cpu = OnlineRLSI(K, n_jobs=a.threads, **kw)
-        t = time.perf_counter()
-        cpu.fit(X[:n])
-        t_cpu = time.perf_counter() - t
-    out = {"k": K, "batch": a.online_batch, "cpu_docs": n, "cpu_docs_per_s": n / t_cpu, "threads": a.threads}
-    dev = OnlineRLSI(K, device=be_name, **kw)
-    dev.fit(X[: min(n, 2 * a.online_batch)])  # warm-up: kernels compiled, pool filled
-    t = time.perf_counter()
-    dev.fit(X[:n])
-    out["device_docs_per_s"] = n / (time.perf_counter() - t)
-    C1, C2 = cpu.components_, dev.components_
-    out["topic_max_rel_diff"] = float(abs(C1 - C2).max() / max(abs(C1).max(), 1e-300))
-    if clock.left() > a.reserve and X.shape[0] > n:
-        t = time.perf_counter()
-        dev.fit(X)
-        out["device_all_docs"] = X.shape[0]
-        out["device_all_docs_per_s"] = X.shape[0] / (time.perf_counter() - t)
-    out["ratio"] = out["device_docs_per_s"] / out["cpu_docs_per_s"]
-    harness.log(f"online: CPU {out['cpu_docs_per_s']:.0f} docs/s, device {out['device_docs_per_s']:.0f} docs/s")
-    rec["online"] = out
+    for dtype in (np.float32, np.float64):
+        X = make_corpus(300, 900, 40, n_topics=8, topic_vocab=100, seed=1, dtype=dtype).X
+        m = BatchRLSI(6, lambda1=0.05, inner_max_iter=8, max_iter=2, tol=0.0, random_state=0).fit(X)
+        m.transform(X[:10])
+        BatchRLSI(6, inner_max_iter=8, max_iter=2, tol=0.0, random_state=0, target_terms_per_topic=20).fit(X)
+        OnlineRLSI(6, lambda1=0.05, rho=1.0, n_inner=2, batch_size=100, reseed_dead=True, random_state=0).fit(X)
 
 
 # ----------------------------------------------------------------------------------------- report
-def device_facts(be_name):
+def gb(x):
+    return "—" if x is None else f"{x / 1e9:.2f} GB"
+
+
+def report(a, rec):
+    """The markdown of the record (written after every change, so a run cut short keeps what it measured)."""
+    f = harness.fmt
+    L = ["# RLSI on a GPU (rlsi.gpu)", "", "    " + harness.command_line(__file__, a.argv), ""]
+    if a.smoke:
+        L += ["**Smoke run**: tiny sizes, the device code path on numpy (or the stand-in for CuPy); the numbers "
+              "mean nothing.", ""]
+    if rec.get("facts"):
+        L += [harness.machine_line(rec["facts"]), ""]
+    L += [f"**Device.** {rec.get('device')}.", "",
+          f"Stages and caps (s): {', '.join(f'{k} {v}' for k, v in rec['plan'].items())}; budget "
+          f"{rec['budget_s']:.0f} s, {rec.get('seconds', 0):.0f} s spent.", ""]
+    rows = [[k, v.get("status", "?"), f(v.get("seconds"), 0), f(v.get("cap_s"), 0), v.get("error", v.get("oom", ""))]
+            for k, v in rec["stages"].items()]
+    L += harness.md_table(["stage", "status", "s", "cap s", "note"], rows, "lllll") + [""]
+    for name, lines in SECTIONS.items():
+        st = rec["stages"].get(name)
+        L += lines(a, st) if st else []
+    return "\n".join(L)
+
+
+def paper_lines(a, st):
+    if "nnz" not in st:
+        return []
+    return batch_lines("paper", st) + (batch_lines("paper again, without the pool limit", st["unlimited"])
+                                       if "unlimited" in st else [])
+
+
+def online_paper_lines(a, st):
+    if "plan_bytes" not in st:
+        return []
+    f = harness.fmt
+    L = [f"## paper-online: OnlineRLSI at {st['terms']:,} terms, K = {st['k']}, ρ = 1, ξ = 10", "",
+         f"Mini-batches of {st['batch']} documents of the paper corpus, λ₁ = {st['lambda1']:.4g} per 1000 documents, "
+         f"topic_sweeps = {a.sweeps}, pool limit 40 GB: memory {pass_word(st.get('memory_pass'))}. Plan: "
+         f"{st['plan']}.", ""]
+    rows = [[i + 1, f(r["s"], 2), gb(r["mem"].get("held")), gb(r["mem"].get("used")), r["live_rows"]]
+            for i, r in enumerate(st["rows"])]
+    L += harness.md_table(["mini-batch", "s", "pool peak", "pool used after", "live rows"], rows) + [""]
+    return L + ([f"{st['docs_per_s']:,.0f} documents per second (mini-batches 2 on).", ""] if "docs_per_s" in st
+                else [])
+
+
+def card_lines(a, st):
+    if "outcomes" not in st:
+        return []
+    counts = {o: list(st["outcomes"].values()).count(o) for o in ("PASSED", "FAILED", "SKIPPED", "ERROR")}
+    return ["## card-tests: tests/gpu/test_cuda.py on the card", "",
+            ", ".join(f"{v} {k.lower()}" for k, v in counts.items())
+            + f" (exit code {st.get('returncode')}; log {st.get('log')}).", ""] + [
+        f"- {t}: {o}" for t, o in st["outcomes"].items()] + [""]
+
+
+def check_lines(a, st):
+    if "cpu" not in st:
+        return []
+    f, c = harness.fmt, st["cpu"]
+    head = (f"## check: the device fit against the CPU fit ({st['docs']} x {st['terms']}, nnz {st['nnz']:,}, "
+            f"K = {st['k']})")
+    rows = [["CPU (host problem)", f(c["iter_s"], 4), f(c["u_s"], 4), f(c["v_s"], 4), f(c["rows"][-1]["objective"], 8),
+             "—", "—"]]
+    rows += [[d["device"], f(d["iter_s"], 4), f(d["u_s"], 4), f(d["v_s"], 4), f(d["rows"][-1]["objective"], 8),
+              f"{d['rel_diff'][-1]:.2e}", f"{c['iter_s'] / d['iter_s']:.1f}x"] for d in st.get("device", [])]
+    return [head, "", f"The same W₀, {a.iters} iterations; CPU {c['threads']} threads; seconds per iteration: mean "
+                      f"of iterations 2 on.", ""] + harness.md_table(
+        ["fit", "s / iter", "U-step", "V-step", "objective", "rel. diff to CPU", "speed-up"], rows) + [""]
+
+
+def options_lines(a, st):
+    f = harness.fmt
+    rows = [[o["variant"], "skipped" if "skipped" in o else f(o["iter_s"], 4), f(o.get("u_s"), 4),
+             f(o.get("v_s"), 4), f(o.get("objective"), 8)] for o in st.get("variants", [])]
+    return (["## options: the device problem's ways of working (check corpus)", ""]
+            + harness.md_table(["variant", "s / iter", "U-step", "V-step", "objective"], rows) + [""]) if rows else []
+
+
+def online_lines(a, st):
+    if "ratio" not in st:
+        return []
+    return [f"## online: tracking (ρ = 1, ξ = 10), check corpus, K = {st['k']}, mini-batches of {st['batch']}", "",
+            f"{st['docs']} documents: CPU ({st['threads']} threads) {st['cpu_docs_per_s']:,.0f} documents/s, device "
+            f"{st['device_docs_per_s']:,.0f} documents/s ({st['ratio']:.1f}x); topics apart by "
+            f"{st['topic_max_rel_diff']:.2e} (max, relative to the largest weight).", ""]
+
+
+def mid_lines(a, st):
+    return batch_lines("mid", st) if "nnz" in st else []
+
+
+#: The report's sections, in order, by stage.
+SECTIONS = {"paper": paper_lines, "paper-online": online_paper_lines, "card-tests": card_lines, "check": check_lines,
+            "options": options_lines, "online": online_lines, "mid": mid_lines}
+
+
+def pass_word(ok):
+    return {True: "**pass**", False: "**fail** (out of memory)", None: "not measured (no card)"}[ok]
+
+
+def batch_lines(name, st):
+    f = harness.fmt
+    L = [f"## {name}: {st['docs']:,} x {st['terms']:,}, nnz {st['nnz']:,}, K = {st['k']} (device only)", ""]
+    L += [(f"CuPy's kernels compiled on a small fit first: {f(st['warm_s'], 1)} s. " if "warm_s" in st else "") +
+          (f"Corpus made on the card in {f(st.get('gen_s'), 1)} s; " if "gen_s" in st else "") +
+          f"W₀ (init='docs' on the card) "
+          f"{f(st.get('init_s'), 1)} s; set-up {f(st.get('setup_s'), 1)} s. λ₁ = "
+          f"{f(st.get('lambda1_per_1000'), 5)} per 1000 documents (for AvgComp ≈ 0.0044). Pool limit: "
+          f"{gb(st.get('limit')) if st.get('limit') else 'none'}; memory {pass_word(st.get('memory_pass'))}."]
+    if "plan" in st:
+        L += [f"Memory plan (at the assumed density): {st['plan']}. Pool after set-up, emptied: "
+              f"{gb(st.get('resident', {}).get('used'))} used."]
+    L += [""]
+    rows = []
+    for i, r in enumerate(st.get("rows", [])):
+        mu, mv = r.get("mem_u", {}), r.get("mem_v", {})
+        rows.append([i + 1, f(r["u"], 2), f(r["v"], 2), f"{r['avgcomp']:.4f}", f(r["objective"], 6),
+                     gb(mu.get("held")), gb(mv.get("held")), gb(mv.get("used") or mu.get("used")),
+                     gb(r["plan_at_density"])])
+    if rows:
+        L += harness.md_table(["iteration", "U-step s", "V-step s", "AvgComp", "objective", "pool peak U-step",
+                               "pool peak V-step", "pool used after", "plan at this AvgComp"], rows)
+        L += ["", "Pool peaks: CuPy's pool emptied before the step, ``total_bytes()`` after it (first "
+              "iterations only; later ones keep the pool for their timings).", ""]
+    return L
+
+
+# ----------------------------------------------------------------------------------------- main
+def main(argv=None, backend=None, on_write=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--smoke", action="store_true", help="tiny sizes on the numpy device path")
+    p.add_argument("--device", default=None, help="device of the fits (default: cuda, numpy with --smoke)")
+    p.add_argument("--threads", type=int, default=16)
+    p.add_argument("--iters", type=int, default=5)
+    p.add_argument("--shape-iters", type=int, default=8, help="iterations of the paper and mid shapes, at most")
+    p.add_argument("--mem-iters", type=int, default=2, help="iterations whose steps start from an empty pool")
+    p.add_argument("--sweeps", type=int, default=3, help="topic_sweeps")
+    p.add_argument("--density", type=float, default=0.0044)
+    p.add_argument("--online-batch", type=int, default=1000)
+    p.add_argument("--online-docs", type=int, default=10_000)
+    p.add_argument("--online-batches", type=int, default=40, help="mini-batches of the paper-online stage, at most")
+    p.add_argument("--card-tests", default="tests/gpu/test_cuda.py", help="the card-tests stage's test file")
+    p.add_argument("--stages", default=",".join(STAGES))
+    p.add_argument("--budget", type=float, default=495.0, help="seconds for all stages")
+    p.add_argument("--cap", action="append", default=[], metavar="STAGE=SECONDS", help="a stage's cap")
+    p.add_argument("--no-facts", action="store_true", help="skip the machine facts (a few seconds; tests)")
+    p.add_argument("--no-warm", action="store_true", help="no background compilation of the host kernels")
+    p.add_argument("--out", type=Path, default=HERE / "results" / "gpu.md")
+    p.add_argument("--json", type=Path, default=None)
+    a = p.parse_args(argv)
+    a.argv = sys.argv[1:] if argv is None else list(argv)
+    a.caps = {k: float(v) for k, v in (c.split("=") for c in a.cap)}
+    a.on_write = on_write
+    if a.smoke:
+        a.threads = min(a.threads, 2)
+        a.online_batch, a.online_docs = min(a.online_batch, 250), min(a.online_docs, 750)
+        a.online_batches = min(a.online_batches, 3)
+    be_name = a.device or ("numpy" if a.smoke else "cuda")
+    stages = [s for s in STAGES if s in a.stages.split(",")]
+    run = Run(a, be_name)
+    run.backend = backend
+    warm = None
+    if not a.no_warm and {"card-tests", "check", "online"} & set(stages):
+        warm = subprocess.Popen([sys.executable, __file__, "--warm-host-kernels"], env=harness.child_env(),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        run.children.append(warm)
     from rlsi.gpu.backend import resolve
-    be = resolve(be_name)
+    be = backend or resolve(be_name)
+    run.rec["device"] = device_facts(be)
+    try:
+        run.rec["facts"] = None if a.no_facts else harness.machine_facts()
+    except Exception as exc:  # noqa: BLE001 -- informative only: the run goes on
+        run.rec["facts_error"] = f"{type(exc).__name__}: {exc}"
+    run.rec["stage_order"] = stages
+    run.write()
+
+    def hard_stop(signum, frame):  # bench_gpu.sh's timeout: record where the run was, end the children, end
+        for child in run.children:
+            if child.poll() is None:
+                child.kill()
+        for st in run.rec["stages"].values():
+            if st.get("status") == "running":
+                st["status"] = "stopped by the hard stop"
+        run.write()
+        sys.exit(124)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, hard_stop) if main_thread else None
+    sizes = SMOKE if a.smoke else {"paper": PAPER, "mid": MID, "check": CHECK}
+    X_paper = X = W0 = lam = None
+    for name in stages:
+        if run.left() < 3:
+            run.rec["stages"][name] = {"status": "skipped: no time left"}
+            run.write()
+            continue
+        if name in ("card-tests", "check", "online") and warm is not None:
+            try:
+                warm.wait(timeout=max(1.0, min(60.0, run.left() - 60)))
+            except subprocess.TimeoutExpired:
+                pass
+        st = run.stage(name)
+        try:
+            if name == "paper":
+                X_paper = batch_stage(run, st, be, sizes["paper"], limit=LIMIT if be.is_cuda else None)
+            elif name == "paper-online":
+                if X_paper is None:
+                    X_paper = gpu_corpus.device_corpus(be, *sizes["paper"][:3], n_topics=sizes["paper"][3], seed=1)
+                paper_online_stage(run, st, be, X_paper, sizes["paper"])
+                X_paper = None
+            elif name == "card-tests":
+                X_paper = None
+                Memory(be).reset()
+                card_tests_stage(run, st)
+            elif name == "check":
+                X, W0, lam = check_stage(run, st, be_name, sizes["check"])
+            elif name == "options" and X is not None:
+                options_stage(run, st, be, X, W0, lam)
+            elif name == "online" and X is not None:
+                online_stage(run, st, be_name, X, sizes["check"][3])
+            elif name == "mid":
+                batch_stage(run, st, be, sizes["mid"], limit=None)
+            run.done(st, "done (stopped at cap)" if st.get("stopped") else "done")
+        except Exception as exc:  # noqa: BLE001 -- recorded; the next stage runs
+            st["error"] = f"{type(exc).__name__}: {exc}"
+            harness.log(f"{name}: {st['error']}")
+            run.done(st, "failed")
+            Memory(be).reset()
+    if warm is not None and warm.poll() is None:
+        warm.kill()
+    if main_thread:
+        signal.signal(signal.SIGTERM, previous)
+    run.write()
+    harness.log(f"wrote {a.out} ({time.perf_counter() - run.t0:.0f} s)")
+    return run.rec
+
+
+def device_facts(be):
     line = be.describe()
-    if be.is_cuda:
+    if be.is_cuda and hasattr(be.xp, "__version__") and "fake" not in be.xp.__version__:
         try:
             line += "; " + subprocess.run(["nvidia-smi", "--query-gpu=name,memory.total,driver_version",
                                            "--format=csv,noheader"], capture_output=True, text=True,
@@ -303,121 +692,8 @@ def device_facts(be_name):
     return line
 
 
-def report(a, rec):
-    from rlsi.gpu.memory import size
-    f = harness.fmt
-    L = ["# RLSI on a GPU (rlsi.gpu)", "", "    " + harness.command_line(__file__, a.argv), ""]
-    if a.smoke:
-        L += ["**Smoke run**: tiny sizes, the device code path on numpy; the numbers mean nothing.", ""]
-    if rec["facts"]:
-        L += [harness.machine_line(rec["facts"]), ""]
-    L += [f"**Device.** {rec['device']}.", ""]
-    c = rec.get("check_corpus")
-    if c:
-        L += ["## 1. Check: the device fit against the CPU fit", "",
-              f"{c['docs']} x {c['terms']} (nnz {c['nnz']:,}), K = {c['k']}, float32 X, λ₁ = "
-              f"{CHECK_LAMBDA1 if not a.smoke else 0.05} per 1000 documents, topic_sweeps = {a.sweeps}, the same W₀; "
-              f"CPU: {rec['check_cpu']['threads']} threads. Seconds per iteration: mean of iterations 2..{a.iters}.",
-              ""]
-        rows = [["CPU (host problem)", f(rec["check_cpu"]["iter_s"], 4), f(rec["check_cpu"]["u_s"], 4),
-                 f(rec["check_cpu"]["v_s"], 4), f(rec["check_cpu"]["rows"][-1]["objective"], 8), "—", "—"]]
-        for d in rec.get("check_device", []):
-            rows.append([d["device"], f(d["iter_s"], 4), f(d["u_s"], 4), f(d["v_s"], 4), f(d["rows"][-1]["objective"], 8),
-                         f"{d['rel_diff'][-1]:.2e}", f"{rec['check_cpu']['iter_s'] / d['iter_s']:.1f}x"])
-        L += harness.md_table(["fit", "s / iter", "U-step", "V-step", f"objective after {a.iters}",
-                                "rel. diff to CPU", "speed-up"], rows) + [""]
-    if rec.get("options"):
-        L += ["## 2. Sparse-aware options (device, check corpus)", ""]
-        rows = [[o["variant"], "skipped (time)" if "skipped" in o else f(o["iter_s"], 4),
-                 "" if "skipped" in o else f(o["u_s"], 4), "" if "skipped" in o else f(o["v_s"], 4),
-                 "" if "skipped" in o else f(o["objective"], 8)] for o in rec["options"]]
-        L += harness.md_table(["variant", "s / iter", "U-step", "V-step", "objective"], rows) + [""]
-    if rec.get("shapes"):
-        L += ["## 3. Large shapes (device only)", "",
-              f"Corpora generated on the card ({'numpy' if a.smoke else 'CuPy'}: `device_corpus`), λ₁ for AvgComp "
-              f"≈ {a.density} (the paper's density), W₀ by init='docs' on the card, {a.shape_iters} iterations.", ""]
-        rows = []
-        for s in rec["shapes"]:
-            if "skipped" in s:
-                rows.append([f"{s['docs']} x {s['terms']}", "", s["k"], "skipped: " + s["skipped"], "", "", "", "", ""])
-                continue
-            mem = "—" if s["pool_bytes"] is None else size(s["pool_bytes"])
-            rows.append([f"{s['docs']} x {s['terms']}", f"{s['nnz']:,}", s["k"], f(s["iter_s"], 3), f(s["u_s"], 3),
-                         f(s["v_s"], 3), f(s["first_s"], 2), f"{s['avgcomp']:.4f}", f"{mem} (plan {size(s['plan_bytes'])})"])
-        L += harness.md_table(["corpus", "nnz", "K", "s / iter", "U-step", "V-step", "first iter. s", "AvgComp",
-                                "GPU memory"], rows) + [""]
-    o = rec.get("online")
-    if o:
-        L += ["## 4. Online tracking (ρ = 1, ξ = 10)", "",
-              f"Check corpus, K = {o['k']}, mini-batches of {o['batch']}; the first {o['cpu_docs']} documents on "
-              f"both (CPU {o['threads']} threads); topics after them differ by {o['topic_max_rel_diff']:.2e} "
-              f"(max, relative to the largest weight).", ""]
-        rows = [["CPU", f"{o['cpu_docs_per_s']:,.0f}", "1.0x"], ["device", f"{o['device_docs_per_s']:,.0f}", f"{o['ratio']:.1f}x"]]
-        if "device_all_docs_per_s" in o:
-            rows.append([f"device, all {o['device_all_docs']} documents", f"{o['device_all_docs_per_s']:,.0f}", ""])
-        L += harness.md_table(["", "documents / s", "ratio"], rows) + [""]
-    if rec.get("skipped"):
-        L += ["Skipped for time: " + ", ".join(rec["skipped"]) + ".", ""]
-    L += [f"Total {rec['seconds']:.0f} s.", ""]
-    return "\n".join(L)
-
-
-def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--smoke", action="store_true", help="tiny sizes on the numpy device path")
-    p.add_argument("--device", default=None, help="device of the fits (default: cuda, numpy with --smoke)")
-    p.add_argument("--threads", type=int, default=16)
-    p.add_argument("--iters", type=int, default=5)
-    p.add_argument("--shape-iters", type=int, default=3)
-    p.add_argument("--sweeps", type=int, default=3, help="topic_sweeps")
-    p.add_argument("--density", type=float, default=0.0044)
-    p.add_argument("--online-batch", type=int, default=1000)
-    p.add_argument("--online-docs", type=int, default=10_000)
-    p.add_argument("--stages", default="check,options,shapes,online")
-    p.add_argument("--budget", type=float, default=450.0, help="seconds for all stages")
-    p.add_argument("--reserve", type=float, default=60.0, help="seconds kept for the report")
-    p.add_argument("--no-facts", action="store_true", help="skip the machine facts (a few seconds; tests)")
-    p.add_argument("--out", type=Path, default=HERE / "results" / "gpu.md")
-    p.add_argument("--json", type=Path, default=None)
-    a = p.parse_args(argv)
-    a.argv = sys.argv[1:] if argv is None else list(argv)
-    if a.smoke:
-        a.threads = min(a.threads, 2)
-        a.online_batch, a.online_docs = min(a.online_batch, 250), min(a.online_docs, 750)
-    be_name = a.device or ("numpy" if a.smoke else "cuda")
-    sizes = SMOKE if a.smoke else FULL
-    stages = set(a.stages.split(","))
-    clock = Clock(a.budget)
-    rec = {"facts": None if a.no_facts else harness.machine_facts(), "device": device_facts(be_name), "skipped": []}
-    X = None
-    if "check" in stages or "options" in stages or "online" in stages:
-        X, W0, lam = stage_check(a, be_name, sizes["check"], rec, clock)
-        if "options" in stages:
-            stage_options(a, be_name, X, W0, lam, rec, clock)
-    if "shapes" in stages:
-        rec["shapes"] = []
-        for s in sizes["shapes"]:
-            if clock.left() < a.reserve + 30:
-                rec["shapes"].append({"docs": s[0], "terms": s[1], "k": s[3], "skipped": "time"})
-                continue
-            try:
-                rec["shapes"].append(stage_shape(a, be_name, s, rec, clock))
-            except Exception as exc:  # noqa: BLE001 -- e.g. out of memory: reported, the run goes on
-                rec["shapes"].append({"docs": s[0], "terms": s[1], "k": s[3], "skipped": f"{type(exc).__name__}: {exc}"})
-                harness.log(f"shape {s}: {exc}")
-    if "online" in stages:
-        if clock.left() > a.reserve:
-            stage_online(a, be_name, X, rec, clock)
-        else:
-            rec["skipped"].append("online")
-    rec["seconds"] = clock.spent
-    text = report(a, rec)
-    harness.write_report(a.out, text, marker=True)
-    if a.json:
-        a.json.write_text(json.dumps(rec, indent=1, default=str))
-    harness.log(f"wrote {a.out} ({clock.spent:.0f} s)")
-    return rec
-
-
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["--warm-host-kernels"]:
+        warm_host_kernels()
+    else:
+        main()

@@ -300,8 +300,8 @@ def synthetic(args, lines):
               f"(process_time, numba and BLAS at 1 thread) of iterations 2..{args.syn_iters}; iteration 1 "
               "(with initialisation) separately. Each method runs in its own process: peak RSS is that process's "
               "VmHWM (the corpus alone, loaded, is the 'corpus RSS'). The 2 cores were shared with other agents.",
-              "", "| method | K | CPU s/it | it-1 CPU s | objective | nnz topics | dead topics | corpus RSS GB | "
-              "peak RSS GB |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+              "", "| method | K | CPU s/it | it-1 CPU s | objective | nnz topics | dead topics | corpus RSS GiB | "
+              "peak RSS GiB |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     res = {}
     for method in [m.strip() for m in args.syn_methods.split(",") if m.strip()]:
         out = tmp / f"{method}.json"
@@ -325,7 +325,7 @@ def synthetic(args, lines):
                          f"**{res[a]['s_per_it'] / res[b]['s_per_it']:.1f}x** (P = {P}); first iteration "
                          f"{res[a]['first_s'] / res[b]['first_s']:.1f}x; peak RSS above the corpus "
                          f"{res[a]['peak_gb'] - res[a]['rss_corpus_gb']:.2f} vs "
-                         f"{res[b]['peak_gb'] - res[b]['rss_corpus_gb']:.2f} GB.")
+                         f"{res[b]['peak_gb'] - res[b]['rss_corpus_gb']:.2f} GiB.")
     lines.append("")
     path.unlink()
     tmp.rmdir()

@@ -124,7 +124,7 @@ def cmd_run(a, argv):
                    command=harness.command_line(__file__, argv), machine=harness.machine_facts(),
                    time=time.time())
         harness.log(f"{a.label}: min_df={min_df}: {res['wall_s']:.1f} s wall, {res['cpu_s']:.1f} s CPU, "
-                    f"peak {res['peak_rss'] / 2**30:.2f} GB, {res['n_terms']} terms")
+                    f"peak {res['peak_rss'] / 2**30:.2f} GiB, {res['n_terms']} terms")
         records = json.loads(Path(a.json).read_text()) if Path(a.json).exists() else []
         records.append(res)
         Path(a.json).write_text(json.dumps(records, indent=1))
@@ -145,7 +145,7 @@ def cmd_report(a, argv):
     for r in records:
         same = {x["matrix_sha"] + x["vocabulary_sha"] for x in records if x["min_df"] == r["min_df"]}
         rows.append([r["label"], r["min_df"], r["n_docs"], r["n_terms"], r["nnz"], f"{r['wall_s']:.1f}",
-                     f"{r['cpu_s']:.1f}", f"{r['n_docs'] / r['cpu_s']:.0f}", f"{r['peak_rss'] / 2**30:.2f} GB",
+                     f"{r['cpu_s']:.1f}", f"{r['n_docs'] / r['cpu_s']:.0f}", f"{r['peak_rss'] / 2**30:.2f} GiB",
                      r["matrix_sha"] + " / " + r["vocabulary_sha"] + (" (same for all)" if len(same) == 1 else ""),
                      r["loadavg_before"]])
     L += harness.md_table(["code", "min_df", "documents", "terms kept", "nnz", "wall s", "CPU s",

@@ -259,7 +259,7 @@ def quality(quick, extra_online=False):
 
 # ---------------------------------------------------------------------------------------- report
 def table(rows):
-    out = ["| data | method | K | η | docs/s | × NMF | peak MB | RSS MB at 25/50/100 % | RLSI state MB | "
+    out = ["| data | method | K | η | docs/s | × NMF | peak RSS MiB | RSS MiB at 25/50/100 % | RLSI state MiB | "
            "density | dead |", "|---|---|---:|---:|---:|---:|---:|---|---|---:|---:|"]
     nmf = {(r["data"], r["k"], r["env"]): r["docs_per_s"] for r in rows if r["method"] == "nmf"}
     for r in rows:
@@ -310,7 +310,7 @@ def main():
         r = run_worker(method, data[name], k, args.batch, args.lambda1, env)
         r["data"] = name
         rows.append(r)
-        log(f"{name} {method} K={k} {env}: {r['docs_per_s']:,.0f} docs/s, peak {r['peak_mb']:.0f} MB")
+        log(f"{name} {method} K={k} {env}: {r['docs_per_s']:,.0f} docs/s, peak {r['peak_mb']:.0f} MiB")
     load_start = os.getloadavg()
     q_lines = ["Skipped (--no-quality)."] if args.no_quality else quality(args.quick, args.extra_online)
     tuned = [r for r in rows if r["env"] == "tuned"]

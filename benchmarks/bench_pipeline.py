@@ -138,7 +138,7 @@ def main(argv=None):
                      f"{fit_s / base[1]:.1f}", f"{np.abs(W_train).mean():.3g}", f"{100 * density:.2f}"])
         print(f"{name}: accuracy {100 * acc:.1f} %, fit {fit_s:.1f} s", file=sys.stderr)
     header = ["model (K=%d)" % args.k, "test accuracy %", "vs TruncatedSVD (points)", "fit s",
-              "fit time / TruncatedSVD", "mean |w| (train)", "non-zero topic weights %"]
+              "fit time / TruncatedSVD", "mean \\|w\\| (train)", "non-zero topic weights %"]
     table = "\n".join(md_table(header, rows))
     print(table)
     rank = ""

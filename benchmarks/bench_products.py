@@ -198,9 +198,9 @@ def run_gram(a):
     cases["blocks of 8388 rows (dgemm)"] = gemm_blocks(8388)  # 4M entries at K = 500: the blocks of before
     cases["numba kernel (8 row ranges, float64 sums)"] = lambda: numba_gram(W)
     ref = W.astype(np.float64).T @ W.astype(np.float64)
-    lines = [f"S = WᵀW of a random float32 W, N = {N}, K = {K} (W: {W.nbytes / 2**20:.0f} MB); CPU time at 1 "
+    lines = [f"S = WᵀW of a random float32 W, N = {N}, K = {K} (W: {W.nbytes / 2**20:.0f} MiB); CPU time at 1 "
              f"thread (numba and BLAS), best and median of {a.repeats}; extra memory: tracemalloc peak of one call.",
-             "", "| method | min CPU s | median CPU s | extra memory (MB) | max rel. error vs W64ᵀW64 |",
+             "", "| method | min CPU s | median CPU s | extra memory (MiB) | max rel. error vs W64ᵀW64 |",
              "|---|---:|---:|---:|---:|"]
     for name, f in cases.items():
         S = f()  # compile / load

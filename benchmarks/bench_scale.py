@@ -143,7 +143,7 @@ def _run(step, argv, env):
 
 
 def _gb(b):
-    return f"{b / 2**30:.2f} GB"
+    return f"{b / 2**30:.2f} GiB"
 
 
 def main(argv=None):

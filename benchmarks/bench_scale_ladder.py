@@ -24,12 +24,12 @@ function in a child, timed):
    the fit was: :func:`_progress`).
 
 ``peers`` runs only the peers on an existing matrix directory (default ``svd,lsi``, cap ``--timeout``
-600 s) into its own JSON and report, with the largest size of each peer within ``--fit-in`` (24 GB) by
+600 s) into its own JSON and report, with the largest size of each peer within ``--fit-in`` (24 GiB) by
 its memory model (:func:`largest_size`).
 
 Memory guard: a step whose estimated peak exceeds ``--budget`` (default: 90 % of the memory available at
-the start) is reported as "would need X GB" and not run; a running child is watched (RSS every 0.2 s) and
-killed above the budget ("killed at X GB"), and a child killed by the system is reported as such. The
+the start) is reported as "would need X GiB" and not run; a running child is watched (RSS every 0.2 s) and
+killed above the budget ("killed at X GiB"), and a child killed by the system is reported as such. The
 peers' estimates are rough models of their largest arrays (see ``PEER_MEMORY``); ours are the library's.
 
 Usage (one size per command; then ``plot``)::
@@ -62,11 +62,11 @@ import harness  # noqa: E402
 
 harness.use_src()
 
-GB = 2**30
+GiB = 2**30
 PEERS = ("nmf_mu", "minibatch_nmf", "svd", "lsi")
 #: What a child holds before its fit (interpreter, numpy/scipy/scikit-learn/gensim, rlsi): added to the peers'
 #: estimates (ours measure it: the baseline of rlsi.models.memory).
-PROCESS = int(0.3 * GB)
+PROCESS = int(0.3 * GiB)
 
 
 # ------------------------------------------------------------------------------------- memory models
@@ -409,7 +409,7 @@ def run_child(step, spec, *, env, budget, timeout):
             seen = max(seen, rss)
             if budget and rss > budget:
                 proc.kill()
-                status = f"killed over budget at {rss / GB:.1f} GB (budget {budget / GB:.1f} GB)"
+                status = f"killed over budget at {rss / GiB:.1f} GiB (budget {budget / GiB:.1f} GiB)"
             elif timeout and time.perf_counter() - start > timeout:
                 cpu = _cpu_seconds(proc.pid)
                 proc.kill()
@@ -429,7 +429,7 @@ def run_child(step, spec, *, env, budget, timeout):
         out = json.loads(Path(result).read_text())
         os.unlink(result)
         out["rss_sampled_max"] = seen
-        harness.log(f"{step}: done in {time.perf_counter() - start:.1f}s, peak {out.get('peak_rss', 0) / GB:.2f} GB")
+        harness.log(f"{step}: done in {time.perf_counter() - start:.1f}s, peak {out.get('peak_rss', 0) / GiB:.2f} GiB")
         return out
     if status is None:
         status = "killed by the system (out of memory?)" if proc.returncode == -9 else \
@@ -480,7 +480,7 @@ def cmd_run(a, argv):
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwinds run_child, which kills its child
 
-    budget = parse_bytes(a.budget) if a.budget else int(0.9 * (_available() or 16 * GB))
+    budget = parse_bytes(a.budget) if a.budget else int(0.9 * (_available() or 16 * GiB))
     env = harness.child_env(harness.thread_env(a.threads))
     facts = harness.machine_facts()
     work = Path(a.workdir or tempfile.mkdtemp(prefix="ladder_"))
@@ -516,7 +516,7 @@ def cmd_run(a, argv):
     spec["dtype"] = str(X.dtype)
     size = {"docs": N, "terms": M, "nnz": nnz, "matrix": str(a.matrix) if a.matrix else "generated"}
     del X
-    harness.log(f"size {N} x {M}, nnz {nnz}, K={a.k}, budget {budget / GB:.1f} GB")
+    harness.log(f"size {N} x {M}, nnz {nnz}, K={a.k}, budget {budget / GiB:.1f} GiB")
 
     # 1. λ1
     if a.lambda1 == "search":
@@ -539,7 +539,7 @@ def cmd_run(a, argv):
     if not a.iters:
         pass
     elif est.peak > budget:
-        record("batch", {"skipped": f"would need {est.peak / GB:.1f} GB ({est.describe()})"}, lambda1=lam,
+        record("batch", {"skipped": f"would need {est.peak / GiB:.1f} GiB ({est.describe()})"}, lambda1=lam,
                lambda1_from=lam_from)
     else:
         res = run_child("batch", spec, env=env, budget=budget, timeout=a.timeout)
@@ -550,7 +550,7 @@ def cmd_run(a, argv):
         est = estimate_online_fit(N, M, nnz, a.k, batch_size=a.online_batch, dtype=spec["dtype"],
                                   topic_density=a.avgcomp)
         if est.peak > budget and not a.force_online:
-            record("online", {"skipped": f"would need {est.peak / GB:.1f} GB ({est.describe()}; the bound of a "
+            record("online", {"skipped": f"would need {est.peak / GiB:.1f} GiB ({est.describe()}; the bound of a "
                                          f"mini-batch's terms, the child counts them: --force-online to try)"},
                    lambda1=lam)
         else:
@@ -561,7 +561,7 @@ def cmd_run(a, argv):
     for name in peers:
         need = peer_memory(name, N, M, nnz, a.k, b=b, i=i, batch=a.nmf_batch, lsi_chunk=a.lsi_chunk)
         if need > budget:
-            record(f"peer:{name}", {"skipped": f"would need about {need / GB:.1f} GB"}, estimate=need)
+            record(f"peer:{name}", {"skipped": f"would need about {need / GiB:.1f} GiB"}, estimate=need)
             continue
         res = run_child("peer", {**spec, "peer": name}, env=env, budget=budget, timeout=a.peer_timeout)
         record(f"peer:{name}", res, estimate=need, time_cap_s=a.peer_timeout)
@@ -600,7 +600,7 @@ def cmd_peers(a, argv):
     from rlsi.models.memory import parse_bytes
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    budget = parse_bytes(a.budget) if a.budget else int(0.9 * (_available() or 16 * GB))
+    budget = parse_bytes(a.budget) if a.budget else int(0.9 * (_available() or 16 * GiB))
     env = harness.child_env(harness.thread_env(a.threads))
     X = load_matrix(a.matrix).X
     N, M = X.shape
@@ -612,14 +612,14 @@ def cmd_peers(a, argv):
     common = {"command": harness.command_line(__file__, argv), "machine": harness.machine_facts(),
               "threads": a.threads, "budget": budget, "k": a.k, "time_cap_s": a.timeout,
               "note": "the cores were shared with other work; wall-clock seconds"}
-    harness.log(f"size {N} x {M}, nnz {nnz}, K={a.k}, budget {budget / GB:.1f} GB, cap {a.timeout:.0f} s")
+    harness.log(f"size {N} x {M}, nnz {nnz}, K={a.k}, budget {budget / GiB:.1f} GiB, cap {a.timeout:.0f} s")
     for name in (list(PEERS) if a.peers == "all" else a.peers.split(",")):
         need = peer_memory(name, N, M, nnz, a.k, b=b, i=i, batch=a.nmf_batch, lsi_chunk=a.lsi_chunk)
         rec = {**common, "step": f"peer:{name}", "size": size, "estimate": need, "time": time.time(),
                **({"n_iter": a.svd_iters} if name == "svd" else {"chunksize": a.lsi_chunk} if name == "lsi" else {}),
                "loadavg_before": " ".join(f"{x:.2f}" for x in os.getloadavg())}
         if need > budget:
-            rec["skipped"] = f"would need about {need / GB:.1f} GB"
+            rec["skipped"] = f"would need about {need / GiB:.1f} GiB"
         else:
             rec.update(run_child("peer", {**spec, "peer": name}, env=env, budget=budget, timeout=a.timeout))
         rec["loadavg_after"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -684,10 +684,10 @@ def peers_report(records, a):
             n, m, z, need = largest_size(name, K, fit_in, docs=docs, terms=terms, nnz=nnz,
                                          lsi_chunk=a.lsi_chunk, batch=a.nmf_batch)
             rows.append([name, K, f"{docs} x {terms}, nnz/doc {nnz / docs:.0f}", f"{n} x {m}", z, _gb(need)])
-    L += [f"## Largest size within {fit_in / GB:.0f} GB by the memory models", "",
+    L += [f"## Largest size within {fit_in / GiB:.0f} GiB by the memory models", "",
           "The shape of each measured corpus kept (M/N and nnz per document), float32 values, int32 indices "
           "(int64 beyond 2³¹ entries); the model is `peer_memory` of this script (the input, the method's "
-          "largest arrays, 0.3 GB for the process), compared with the measured peaks above.", "",
+          "largest arrays, 0.3 GiB for the process), compared with the measured peaks above.", "",
           *harness.md_table(["peer", "K", "shape of", "largest N x M", "nnz", "model there"], rows,
                             align="lrlrrr"), ""]
     L += ["Peak RSS is each child's `VmHWM`; a child stopped at the cap reports the largest RSS sampled "
@@ -783,7 +783,7 @@ def cmd_plot(a):
 
 
 def _gb(x):
-    return "—" if x is None else f"{x / GB:.2f} GB"
+    return "—" if x is None else f"{x / GiB:.2f} GiB"
 
 
 def report(records, a):

@@ -55,7 +55,7 @@ def _status_kb(field):
 
 
 def _memory():
-    """Resident memory now and the peak, GB: VmRSS, RssAnon (private), RssFile (mapped files), VmHWM."""
+    """Resident memory now and the peak, GiB: VmRSS, RssAnon (private), RssFile (mapped files), VmHWM."""
     return {k: _status_kb(f) / 2**20 for k, f in (("rss", "VmRSS"), ("anon", "RssAnon"), ("file", "RssFile"),
                                                      ("peak", "VmHWM"))}
 
@@ -241,20 +241,20 @@ def _report(a, argv, facts, res):
     if "fit" in res:
         r = res["fit"]
         L += [f"Topic model: none given, so a quick `BatchRLSI({r['k']}, max_iter={r['iters']})` "
-              f"was fitted on the first {r['docs']} documents of the matrix ({f(r['seconds'], 1)} s, peak RSS {f(r['peak'], 2)} GB, nnz(U) "
+              f"was fitted on the first {r['docs']} documents of the matrix ({f(r['seconds'], 1)} s, peak RSS {f(r['peak'], 2)} GiB, nnz(U) "
               f"{r['nnz_u']}). Its quality is not the point: the index holds K = {r['k']} topic vectors per "
               "document whatever the model.", ""]
     else:
         L += [f"Topic model: `{a.model}` ({b['model']}).", ""]
     L += ["## Index build (`Searcher.from_matrix`, float32, then `save`)", ""]
     L += harness.md_table(
-        ["documents", "terms", "postings (nnz)", "K", "folding", "build s", "save s", "peak RSS GB",
-         "peak private GB", "index on disk GB"],
+        ["documents", "terms", "postings (nnz)", "K", "folding", "build s", "save s", "peak RSS GiB",
+         "peak private GiB", "index on disk GiB"],
         [[b["n_docs"], b["n_terms"], b["nnz"], b["k"], b["folding"], f(b["build_s"], 1), f(b["save_s"], 1),
           f(b["peak"], 2), f(b["peak_anon"], 2), f(b["index_bytes"] / gb, 2)]])
-    L += ["", f"Term index {f(b['term_bytes'] / gb, 2)} GB (CSC float32 weights + int32 row indices), topic "
-          f"vectors {f(b['topic_bytes'] / gb, 2)} GB; the whole saved directory (with the model and "
-          f"vectorizer) {f(b['dir_bytes'] / gb, 2)} GB. Peak RSS counts the pages of the memory-mapped matrix "
+    L += ["", f"Term index {f(b['term_bytes'] / gb, 2)} GiB (CSC float32 weights + int32 row indices), topic "
+          f"vectors {f(b['topic_bytes'] / gb, 2)} GiB; the whole saved directory (with the model and "
+          f"vectorizer) {f(b['dir_bytes'] / gb, 2)} GiB. Peak RSS counts the pages of the memory-mapped matrix "
           "the build read (page cache); peak private memory is `RssAnon`, sampled every 20 ms.", "",
           "## Queries (top-{}, one at a time, {} path)".format(a.k, "text" if q["text_path"] else "vector"), "",
           f"{q['candidate']['n']} queries of 1-5 distinct terms (mean {f(q['mean_terms'], 2)}), drawn with "
@@ -271,9 +271,9 @@ def _report(a, argv, facts, res):
     m0, m1 = q["mem_loaded"], q["mem_after"]
     L += ["", f"Top-{a.k} overlap of candidate and exact mode over the exact-mode queries: "
           f"{f(q['overlap_at_k'], 3)} (1 = the same documents).", "",
-          f"Resident memory of the search process: after loading {f(m0['rss'], 2)} GB (private "
-          f"{f(m0['anon'], 2)} GB, mapped index pages {f(m0['file'], 2)} GB); after the queries "
-          f"{f(m1['rss'], 2)} GB (private {f(m1['anon'], 2)} GB, mapped {f(m1['file'], 2)} GB). The mapped "
+          f"Resident memory of the search process: after loading {f(m0['rss'], 2)} GiB (private "
+          f"{f(m0['anon'], 2)} GiB, mapped index pages {f(m0['file'], 2)} GiB); after the queries "
+          f"{f(m1['rss'], 2)} GiB (private {f(m1['anon'], 2)} GiB, mapped {f(m1['file'], 2)} GiB). The mapped "
           "pages are page cache shared with the OS (reclaimable), not private memory.", ""]
     harness.write_report(a.out, "\n".join(L) + "\n", marker=True)
     harness.log(f"wrote {a.out}")

@@ -55,17 +55,17 @@ def _status_gb(field):
     with open("/proc/self/status") as f:
         for line in f:
             if line.startswith(field + ":"):
-                return int(line.split()[1]) / 2**20  # kB -> GB
+                return int(line.split()[1]) / 2**20  # kB -> GiB
     return float("nan")
 
 
 def peak_rss_gb():
-    """Peak resident memory of this process (``VmHWM``), GB."""
+    """Peak resident memory of this process (``VmHWM``), GiB."""
     return _status_gb("VmHWM")
 
 
 def current_rss_gb():
-    """Resident memory of this process now (``VmRSS``), GB."""
+    """Resident memory of this process now (``VmRSS``), GiB."""
     return _status_gb("VmRSS")
 
 
@@ -169,7 +169,7 @@ def machine_facts():
     try:
         with open("/proc/meminfo") as f:
             kb = next(int(ln.split()[1]) for ln in f if ln.startswith("MemTotal"))
-        mem = f"{kb / 2**20:.1f} GB"
+        mem = f"{kb / 2**20:.1f} GiB"
     except Exception:  # noqa: BLE001
         pass
     import numba

@@ -1,5 +1,9 @@
-"""Shared fixtures: synthetic corpora and the location of the shared development data."""
+"""Shared fixtures: synthetic corpora, the location of the shared development data, and a run of a test
+under two numba threads on any machine."""
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +26,24 @@ def shared_collection(name):
     if not path.is_dir():
         pytest.skip(f"shared development data not found at {path} (only present in the project workspace)")
     return path
+
+
+def in_numba_threads(request, n=2):
+    """True when numba runs ``n`` threads in this process. Otherwise (numba's default is the core count, so
+    a one-core machine has one) the calling test is run again in a child pytest with ``NUMBA_NUM_THREADS=n``
+    (numba allows more threads than cores), this test fails unless the child passed it, and False is
+    returned: the caller returns, its comparison made in the child. Thread-independence tests call it
+    instead of skipping on one core."""
+    import numba
+
+    if numba.config.NUMBA_NUM_THREADS >= n:
+        return True
+    env = dict(os.environ, NUMBA_NUM_THREADS=str(n))
+    child = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", request.node.nodeid],
+                           cwd=REPO, env=env, capture_output=True, text=True)
+    assert child.returncode == 0 and "1 passed" in child.stdout, (
+        f"with NUMBA_NUM_THREADS={n} in a child:\n{child.stdout[-4000:]}\n{child.stderr[-2000:]}")
+    return False
 
 
 def planted_corpus(n_docs=200, n_terms=120, n_topics=4, words_per_topic=12, seed=0, dtype=np.float64):

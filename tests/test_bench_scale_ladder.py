@@ -39,7 +39,7 @@ def _batch(docs, terms, nnz, k, seconds, lam=0.01):
 
 def test_batch_points_average_the_iterations_after_the_first(ladder):
     records = [_batch(100, 500, 1000, 20, [9.0, 2.0, 4.0]), _batch(100, 500, 1000, 40, [5.0]),
-               {"step": "batch", "size": {"docs": 1, "terms": 1, "nnz": 1}, "k": 20, "skipped": "would need 99 GB"},
+               {"step": "batch", "size": {"docs": 1, "terms": 1, "nnz": 1}, "k": 20, "skipped": "would need 99 GiB"},
                {"step": "online", "size": {"docs": 1, "terms": 1, "nnz": 1}, "k": 20, "seconds": 3.0}]
     pts = ladder.batch_points(records)
     # the first iteration (initialization effects) is left out when there are later ones
@@ -59,7 +59,7 @@ def test_plot_and_report_from_a_results_json(ladder, tmp_path):
                     "seconds": 4.0, "per_iteration_s": 0.8, "peak_rss": 2**29, "estimate": 2**29,
                     "what": "TruncatedSVD"})
     records.append({"step": "peer:nmf_mu", "size": {"docs": 160_000, "terms": 800_000, "nnz": 16_000_000},
-                    "k": 50, "skipped": "would need about 40.0 GB", "estimate": 40 * 2**30})
+                    "k": 50, "skipped": "would need about 40.0 GiB", "estimate": 40 * 2**30})
     path = tmp_path / "ladder.json"
     path.write_text(json.dumps(records))
     png, md = tmp_path / "ladder.png", tmp_path / "ladder.md"
@@ -68,7 +68,7 @@ def test_plot_and_report_from_a_results_json(ladder, tmp_path):
     text = md.read_text()
     assert f"nnz(D)^{p_nnz:.2f} (3 sizes)" in text
     assert f"K^{p_k:.2f} (3 values of K)" in text
-    assert "would need about 40.0 GB" in text and "TruncatedSVD" in text
+    assert "would need about 40.0 GiB" in text and "TruncatedSVD" in text
     # without --png the PNG goes next to the report (never over the committed results/scale_ladder.png)
     md2 = tmp_path / "other" / "report.md"
     md2.parent.mkdir()

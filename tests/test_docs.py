@@ -20,7 +20,8 @@ def _text(path):
 
 def test_readme_is_a_short_manual_with_contents():
     text = _text(README)
-    assert len(text.splitlines()) <= 450
+    shown = re.sub(r"\n<!-- figures: .*?-->\n", "\n", text, flags=re.S)  # the figures' registry is not read
+    assert len(shown.splitlines()) <= 450
     assert "## Contents" in text
     for section in ("Install", "Quickstart", "Using it from Python", "Using it from the command line",
                     "Choosing λ1, λ2", "Design", "Performance", "Patent notice", "Licence", "Citing"):

@@ -23,11 +23,12 @@ _EXPORTS = {
     "LDA": "rlsi.models", "NMF": "rlsi.models", "TopicStatistics": "rlsi.models",
     "Searcher": "rlsi.retrieval",
     "StreamingTfidf": "rlsi.text", "TfidfVectorizer": "rlsi.text",
+    "explore": "rlsi.explorer",
 }
 
 __all__ = ["BatchRLSI", "OnlineRLSI", "LSI", "PLSI", "LDA", "NMF", "TopicStatistics", "TfidfVectorizer",
            "StreamingTfidf", "Searcher", "load", "save", "io", "ModelFormatError", "NotFittedError",
-           "RLSIError", "__version__"]
+           "RLSIError", "explore", "__version__"]
 
 
 def __getattr__(name):

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import limits
 from ._validation import check_choice, check_number
 from .errors import RLSIError
 
@@ -82,6 +83,15 @@ class Anything:
 
     def check(self, name, value):
         pass
+
+
+#: The bounded counts of :mod:`rlsi.limits` as constraints (the command line's parsers use the same numbers).
+COMPONENTS = Integer(low=1, high=limits.MAX_COMPONENTS)
+ITERATIONS = Integer(low=1, high=limits.MAX_ITERATIONS)
+PASSES = Integer(low=1, high=limits.MAX_PASSES)
+N_INNER = Integer(low=1, high=limits.MAX_N_INNER)
+LDA_PASSES = Integer(low=1, high=limits.MAX_LDA_PASSES)
+BATCH_SIZE = Integer(low=1, high=limits.MAX_BATCH_SIZE)
 
 
 def parameter_constraints(cls):

@@ -36,7 +36,7 @@ def check_number(name, value, *, low=None, high=None, integer=False, low_inclusi
     if isinstance(value, bool) or not isinstance(value, kind):
         what = "an integer" if integer else "a number"
         raise RLSIError(f"{name}={value!r} must be {what}")
-    if not np.isfinite(value):
+    if not isinstance(value, numbers.Integral) and not np.isfinite(value):  # an int of any size is finite
         raise RLSIError(f"{name}={value!r} must be finite")
     if low is not None and (value < low or (value == low and not low_inclusive)):
         op = ">=" if low_inclusive else ">"

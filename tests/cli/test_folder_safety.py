@@ -18,6 +18,8 @@ from rlsi.cli.main import main
 from rlsi.errors import RLSIError
 from rlsi.io import kinds
 
+from forge import unseal
+
 WORDS = ["heart blood artery vein pressure cardiac valve pulse".split(),
          "lens retina vision cataract optic pupil cornea sight".split(),
          "bacteria virus immune cell antibody infection protein gene".split()]
@@ -83,6 +85,7 @@ def test_a_folder_without_a_kind_still_loads_and_its_kind_is_inferred(made, tmp_
         manifest = json.loads((old / "manifest.json").read_text())
         del manifest["kind"]
         (old / "manifest.json").write_text(json.dumps(manifest))
+        unseal(old)  # written before kinds and checksums
         assert kinds.folder_kind(old) == kind
         io.load(old)
 
@@ -216,3 +219,80 @@ def test_track_never_writes_over_its_corpus_or_into_a_model(made, capsys, tmp_pa
     _refused(capsys, ["contains"], "track", corpus, "-o", inner)
     _refused(capsys, ["inside"], "track", corpus, "-o", root / "m" / "report")
     assert corpus.is_file() and not (root / "m" / "report").exists()
+
+
+# ------------------------------------------------------------------ nested folders, kinds edited by hand
+def _kept_inside(root, outer, depth):
+    """A copy of the model folder kept inside ``outer``, ``depth`` folders down."""
+    import shutil
+
+    place = outer.joinpath(*[f"d{i}" for i in range(depth - 1)], "kept")
+    place.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(root / "m", place)
+    return place
+
+
+@pytest.mark.parametrize("depth", [1, 3])
+@pytest.mark.parametrize("command", ["synth", "ingest", "fit"])
+def test_a_folder_holding_an_rlsi_folder_at_any_depth_is_never_replaced(made, capsys, tmp_path, command, depth):
+    import shutil
+
+    root, corpus = made
+    target = tmp_path / "out"
+    shutil.copytree(root / ("m" if command == "fit" else "mx"), target)  # a folder of the writer's own kind
+    inner = _kept_inside(root, target, depth)
+    before = _digest(target)
+    argv = {"synth": ["synth", "--docs", 10, "--terms", 20, "--topics", 2, "--topic-vocab", 5],
+            "ingest": ["ingest", corpus], "fit": ["fit", corpus, "-k", 3, "--max-iter", 2]}[command]
+    _refused(capsys, [str(inner), "would delete it"], *argv, "-o", target)
+    assert _digest(target) == before
+    io.load(inner)
+
+
+def test_the_library_writers_never_replace_a_folder_holding_one(made, tmp_path):
+    import shutil
+
+    root, _ = made
+    shutil.copytree(root / "m", tmp_path / "m")
+    inner = _kept_inside(root, tmp_path / "m", 2)
+    model = io.load(root / "m")["model"]
+    with pytest.raises(RLSIError, match="would delete it"):
+        io.save(tmp_path / "m", model=model)
+    shutil.copytree(root / "mx", tmp_path / "mx")
+    _kept_inside(root, tmp_path / "mx", 1)
+    with pytest.raises(RLSIError, match="would delete it"):
+        io.save_matrix(tmp_path / "mx", sp.identity(3, format="csr"))
+    io.load(inner)
+
+
+@pytest.mark.parametrize("source, declared", [("mx", "model"), ("m", "matrix"), ("m", "index")])
+def test_a_kind_edited_in_the_manifest_is_not_believed(made, capsys, tmp_path, source, declared):
+    """A matrix folder whose manifest says "model" (or the reverse) is refused by every writer: the kind is
+    decided from the contents as well, and both must agree."""
+    import shutil
+
+    root, corpus = made
+    target = tmp_path / "edited"
+    shutil.copytree(root / source, target)
+    manifest = json.loads((target / "manifest.json").read_text())
+    manifest["kind"] = declared
+    (target / "manifest.json").write_text(json.dumps(manifest))
+    assert kinds.folder_kind(target) == kinds.CONFLICT
+    before = _digest(target)
+    _refused(capsys, ["declares the kind", "not replaced"], "fit", corpus, "-k", 3, "-o", target)
+    _refused(capsys, ["declares the kind", "not replaced"], "ingest", corpus, "-o", target)
+    with pytest.raises(RLSIError, match="declares the kind"):
+        io.save(target, model=io.load(root / "m")["model"])
+    assert _digest(target) == before
+
+
+def test_a_track_report_keeps_its_own_model_but_no_other_folder(made, capsys, tmp_path):
+    root, _ = made
+    corpus = _corpus(tmp_path / "c.jsonl", n=30)
+    argv = ["track", corpus, "-k", 3, "--every", 10, "-o", tmp_path / "report"]
+    assert run(capsys, *argv)[0] == 0
+    assert (tmp_path / "report" / "model" / "manifest.json").is_file()
+    assert run(capsys, *argv)[0] == 0  # its own model/ is rewritten with the report
+    inner = _kept_inside(root, tmp_path / "report", 2)
+    _refused(capsys, [str(inner), "would delete it"], *argv)
+    io.load(inner)

@@ -16,6 +16,8 @@ from rlsi.text import Tokenizer, read_jsonl
 from rlsi.text.ids import MAX_ID_LENGTH, check_ids
 from rlsi.text.tokenize import MAX_TERM_LENGTH
 
+from forge import reseal, unseal
+
 WORDS = ["heart blood artery vein pressure cardiac valve pulse".split(),
          "lens retina vision cataract optic pupil cornea sight".split(),
          "bacteria virus immune cell antibody infection protein gene".split()]
@@ -76,6 +78,7 @@ def test_an_index_from_a_matrix_with_duplicate_ids_is_refused(tmp_path, capsys, 
     manifest = json.loads((tmp_path / "mx" / "manifest.json").read_text())
     manifest["components"]["matrix"]["arrays"]["doc_ids"]["dtype"] = str(ids.dtype)
     (tmp_path / "mx" / "manifest.json").write_text(json.dumps(manifest))
+    unseal(tmp_path / "mx")  # written before ids (and checksums) were checked
     m = tmp_path / "m"
     shutil.copytree(model_dir, m)
     status, out, err = run(capsys, "index", m, "--matrix", tmp_path / "mx")
@@ -85,11 +88,24 @@ def test_an_index_from_a_matrix_with_duplicate_ids_is_refused(tmp_path, capsys, 
 
 @pytest.mark.parametrize("bad_id, words", [("x" * (MAX_ID_LENGTH + 1), "characters long"),
                                            ("a\x1b]0;pwned\x07", "control character U+001B"),
-                                           ("two\nlines", "control character U+000A")])
+                                           ("two\nlines", "control character U+000A"),
+                                           ("", "is empty"), (" ", "is only white space"),
+                                           ("\u3000 ", "is only white space")])
 def test_ids_that_cannot_be_stored_or_printed_are_refused_on_reading(tmp_path, bad_id, words):
     path = _write(tmp_path / "c.jsonl", [{"id": bad_id, "text": "heart"}])
     with pytest.raises(CorpusError, match=re.escape(words)):
         read_jsonl(path)
+
+
+@pytest.mark.parametrize("bad", ["", " ", "\t"])
+def test_empty_and_blank_ids_are_refused_everywhere_ids_are_stored(tmp_path, capsys, bad):
+    with pytest.raises(CorpusError, match="document 2: document id .* (is empty|is only white space)"):
+        check_ids(["a", bad, "c"], "ids")
+    corpus = _write(tmp_path / "c.jsonl", [{"id": "a", "text": "heart"}, {"id": bad, "text": "blood"}])
+    for argv in (["ingest", corpus, "-o", tmp_path / "mx"], ["fit", corpus, "-k", 1, "-o", tmp_path / "m"]):
+        status, out, err = run(capsys, *argv)
+        assert status == 2 and "line 2" in err and err.count("\n") == 1, err
+    assert not (tmp_path / "mx").exists() and not (tmp_path / "m").exists()
 
 
 def test_check_ids_accepts_ordinary_ids():
@@ -169,6 +185,7 @@ def test_topics_escape_terms(tmp_path, capsys):
     manifest = json.loads((tmp_path / "m" / "manifest.json").read_text())
     manifest["components"]["vectorizer"]["arrays"]["vocabulary"]["dtype"] = str(crafted.dtype)
     (tmp_path / "m" / "manifest.json").write_text(json.dumps(manifest))
+    reseal(tmp_path / "m")  # crafted, with matching checksums
     status, out, err = run(capsys, "topics", tmp_path / "m")
     assert status == 0, err
     assert "\x1b" not in out and "\\x1b[2J\\n" in out

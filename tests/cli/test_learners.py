@@ -111,3 +111,16 @@ def test_the_dask_placement_keeps_the_local_parameters_and_refuses_what_it_canno
         dask_placement(BatchRLSI(3, device="cuda"), None, args)
     with pytest.raises(RLSIError, match="apply to the batch fit"):
         dask_placement(OnlineRLSI(3), None, argparse.Namespace(checkpoint_dir="ck", resume_checkpoint=False))
+
+
+@pytest.mark.parametrize("argv, words", [(["--online", "--max-iter", "50"], "applies to the batch fit"),
+                                         (["--online", "--terms-per-topic", "5"], "applies to the batch fit"),
+                                         (["--batch-size", "64"], "applies with --online"),
+                                         (["--n-inner", "3"], "applies with --online"),
+                                         (["--shared-topics", "3"], "grlsi / gnmf")])
+def test_fit_refuses_an_option_the_learner_would_ignore(tmp_path, capsys, argv, words):
+    (tmp_path / "c.jsonl").write_text("".join(f'{{"text": "heart blood lens eye {i}"}}\n' for i in range(10)))
+    status = main(["-q", "fit", str(tmp_path / "c.jsonl"), "-o", str(tmp_path / "m"), *argv])
+    err = capsys.readouterr().err
+    assert status == 2 and words in err and "would be ignored" in err and err.count("\n") == 1, err
+    assert not (tmp_path / "m").exists()

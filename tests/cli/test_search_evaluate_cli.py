@@ -86,12 +86,24 @@ def test_evaluate_separate_files_and_one_protocol(tmp_path, collection, capsys):
 
 
 def test_evaluate_trec_runs(tmp_path, collection, capsys):
+    """MAP of two runs, worked by hand. Six judged queries (QRELS), R = 3, 3, 2, 1, 1, 1 relevant documents
+    (the judged document missing from the corpus counts in R); a query the run does not list scores 0.
+    Run a: query 1 ranks d3 (not relevant) then d1 (relevant): AP = (1/2) / 3 = 1/6; query 2 ranks d4
+    (relevant) first: AP = 1 / 3; MAP = (1/6 + 1/3) / 6 = 1/12. Run b: query 1 ranks d2 and d1, both
+    relevant: AP = (1 + 1) / 3 = 2/3; query 2: d10 first, 1/3; query 3: d7 first, 1/2; MAP = 1.5 / 6 = 1/4."""
     a, b = tmp_path / "a.run", tmp_path / "b.run"
     a.write_text("1 Q0 d3 1 3.0 a\n1 Q0 d1 2 2.0 a\n2 Q0 d4 1 1.0 a\n")
     b.write_text("1 Q0 d2 1 3.0 b\n1 Q0 d1 2 2.0 b\n2 Q0 d10 1 1.0 b\n3 Q0 d7 1 1.0 b\n")
-    status, out, err = run(capsys, "evaluate", "--qrels", collection / "qrels.tsv", "--run", a, "--run", b)
+    out_json = tmp_path / "runs.json"
+    status, out, err = run(capsys, "evaluate", "--qrels", collection / "qrels.tsv", "--run", a, "--run", b,
+                           "--json", out_json)
     assert status == 0, err
-    assert "a.run" in out and "b.run" in out and "MAP" in out
+    runs = {r["run"]: r for r in json.loads(out_json.read_text())["runs"]}
+    assert runs["a.run"]["means"]["map"] == pytest.approx(1 / 12, abs=1e-15)
+    assert runs["b.run"]["means"]["map"] == pytest.approx(1 / 4, abs=1e-15)
+    assert runs["a.run"]["per_query"]["map"] == pytest.approx({"1": 1 / 6, "2": 1 / 3, "3": 0, "4": 0, "5": 0, "6": 0})
+    printed = {line.split()[0]: line.split()[1] for line in out.splitlines() if line.startswith(("a.run", "b.run"))}
+    assert printed == {"a.run": "0.0833", "b.run": "0.2500"}   # the MAP column (b not significant: no *)
 
 
 @pytest.mark.parametrize("argv,message", [

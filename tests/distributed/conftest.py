@@ -20,3 +20,4 @@ def cluster_of():
     yield get
     for handle in handles.values():
         handle.close()
+

@@ -1,12 +1,11 @@
 """DaskRLSI against the local BatchRLSI: equality, partitions, a lost worker, checkpoints, errors."""
 
-import os
-import time
 
 import numpy as np
 import pytest
 
 from conftest import planted_corpus
+from dask_helpers import killing_its_worker_once
 from rlsi import io
 from rlsi.distributed import DaskExecutor, DaskRLSI, _tasks
 from rlsi.errors import RLSIError
@@ -119,31 +118,11 @@ def test_tasks_survive_serialization_over_tcp(X, local, cluster_of):
 
 
 def test_lost_worker_is_recomputed_and_the_fit_matches(X, local, cluster_of, tmp_path, monkeypatch):
-    from distributed import get_worker
-
     from rlsi.distributed import open_cluster
 
     handle = open_cluster(n_workers=3)  # own cluster: one of its workers goes away
     flag = tmp_path / "killed"
-    doc_step = _tasks.doc_step
-
-    def claim_the_kill():
-        # atomic: doc_step runs on the three workers at once, and a check-then-touch let two or three of them
-        # see no flag and all shut down (a fit left with one worker, or none: a hang)
-        try:
-            os.close(os.open(flag, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-        except FileExistsError:
-            return False
-        return True
-
-    def doc_step_that_kills_its_worker_once(*args, **kwargs):
-        if claim_the_kill():
-            worker = get_worker()
-            worker.loop.add_callback(worker.close, executor_wait=False, nanny=False)
-            time.sleep(2)  # the worker is gone before this attempt could report a result
-        return doc_step(*args, **kwargs)
-
-    monkeypatch.setattr(_tasks, "doc_step", doc_step_that_kills_its_worker_once)
+    monkeypatch.setattr(_tasks, "doc_step", killing_its_worker_once(_tasks.doc_step, flag))
     try:
         model = DaskRLSI(**PARAMS, client=handle.client, partitions=3)
         W = model.fit_transform(X)

@@ -25,22 +25,11 @@ def X():
 
 
 @pytest.fixture(scope="module")
-def made(X, tmp_path_factory):
-    """The checkpoint a distributed fit writes after 2 iterations over 2 partitions (written directly, as
-    the learner's workers and client write it: the W parts, then the state)."""
-    from rlsi.distributed import _tasks
-    from rlsi.models import BatchRLSI
-
+def made(X, cluster_of, tmp_path_factory):
+    """The checkpoint a distributed fit writes after 2 iterations over 2 partitions (the damage cases start
+    from copies of it)."""
     ckpt = tmp_path_factory.mktemp("ckpt") / "c"
-    model = BatchRLSI(**PARAMS, max_iter=2).fit(X)
-    W = np.asarray(model.transform(X))
-    bounds = [[0, 45], [45, 90]]
-    for p, (a, b) in enumerate(bounds):
-        _tasks.save_part_w(W[a:b], str(part_path(ckpt, 2, p)))
-    meta = {"n_docs": 90, "n_terms": 60, "n_components": 4, "dtype": "float64", "partitions": bounds,
-            "lambda1_effective": 0.5, "objectives": [2.0, 1.0], "bytes_moved": [10, 10], "seconds": [0.1, 0.1],
-            "representations": ["sparse", "sparse"]}
-    checkpoint.write_state(ckpt, 2, model.components_.T.tocsr(), meta)
+    DaskRLSI(**PARAMS, max_iter=2, client=cluster_of(2), checkpoint_dir=ckpt).fit(X)
     return ckpt
 
 
@@ -154,9 +143,22 @@ def test_the_resumed_fit_refuses_it_before_any_work(made, X, cluster_of, tmp_pat
         DaskRLSI(**PARAMS, max_iter=4, client=cluster_of(2), checkpoint_dir=ckpt, resume=True).fit(X)
 
 
-def test_the_intact_checkpoint_resumes(made):
+def test_the_intact_checkpoint_resumes(made, X, cluster_of, tmp_path):
+    """The checkpoint the damage cases start from is sound: a fit resumed from it to 4 iterations is the
+    uninterrupted 4-iteration fit (topics, training vectors and objectives, bit for bit)."""
     meta, U = checkpoint.read_state(made)
     assert meta["iteration"] == 2 and U.shape == (60, 4)
+    ckpt = tmp_path / "c"
+    shutil.copytree(made, ckpt)
+    resumed = DaskRLSI(**PARAMS, max_iter=4, client=cluster_of(2), checkpoint_dir=ckpt, resume=True)
+    W = resumed.fit_transform(X)
+    full = DaskRLSI(**PARAMS, max_iter=4, client=cluster_of(2))
+    W_full = full.fit_transform(X)
+    assert resumed.resumed_from_ == 2 and resumed.n_iter_ == 4
+    assert resumed.objective_[:2].tolist() == meta["objectives"]
+    assert (resumed.components_ != full.components_).nnz == 0
+    np.testing.assert_array_equal(W, W_full)
+    np.testing.assert_array_equal(resumed.objective_, full.objective_)
 
 
 def test_a_checkpoint_dir_naming_a_file_is_refused_before_any_work(X, cluster_of, tmp_path):

@@ -141,3 +141,76 @@ def test_a_stream_saved_from_the_device_resumes(corpus, tmp_path, device):
         np.testing.assert_allclose(c.partial_fit_transform(P), ref.partial_fit_transform(P), rtol=0, atol=1e-10)
     assert c.n_docs_seen_ == ref.n_docs_seen_ == 480
     assert_same(ref, c, corpus[:20])
+
+
+def stream_on(be, corpus, term_rows, batch=90, **kw):
+    """The estimator and device state after streaming ``corpus`` through :func:`rlsi.gpu.online.step` with
+    blocks of ``term_rows`` rows."""
+    from rlsi.gpu.online import DeviceOnline, _batches, publish, step
+
+    est = OnlineRLSI(6, batch_size=batch, device="numpy:float64", **EXACT, **kw)
+    est._validate_params()
+    est._reset(corpus.dtype)
+    st = DeviceOnline(be, 6, term_rows=term_rows)
+    spans = [(a, min(corpus.shape[0], a + batch)) for a in range(0, corpus.shape[0], batch)]
+    for b in _batches(be, corpus, spans, term_rows):
+        step(est, st, b)
+    publish(est, st, corpus.dtype)
+    return est, st
+
+
+@pytest.mark.parametrize("kw", [dict(lambda1=0.05, rho=1.0, n_inner=3), dict(lambda1=0.05, n_inner=1)])
+def test_blocks_of_term_rows_give_the_unblocked_step(corpus, kw):
+    """Every M x K pass of a step in blocks of 7 term rows (U-step rows, the batch's columns, UᵀU, the change)
+    against one block of all rows: the same stream to rounding."""
+    from rlsi.gpu.backend import numpy_backend
+
+    be = numpy_backend(np.float64)
+    a, sa = stream_on(be, corpus, term_rows=10 ** 6, **kw)
+    b, sb = stream_on(be, corpus, term_rows=7, **kw)
+    np.testing.assert_allclose(sb.U, sa.U, rtol=0, atol=1e-13 * np.abs(sa.U).max())
+    np.testing.assert_allclose(sb.R, sa.R, rtol=0, atol=1e-13 * np.abs(sa.R).max())
+    np.testing.assert_allclose(sb.S, sa.S, rtol=1e-13)
+    np.testing.assert_array_equal(sb.live, sa.live)
+    assert b.u_change_ == pytest.approx(a.u_change_, rel=1e-12)
+    assert abs(a.components_ - b.components_).max() <= 1e-13 * abs(a.components_).max()
+
+
+def test_online_plan_counts_what_a_step_allocates():
+    """A stream's steps on numpy under tracemalloc, with 40 blocks of term rows: R, U and the flags are the
+    plan's resident arrays to the byte, and a step allocates no more than the plan's per-batch arrays and its
+    largest phase (so no copy of R or U: one would be more than all of that)."""
+    import tracemalloc
+
+    from rlsi.gpu import memory
+    from rlsi.gpu.backend import numpy_backend
+    from rlsi.gpu.online import DeviceOnline, _batches, step
+
+    X = make_corpus(600, 20000, 40, n_topics=8, topic_vocab=800, seed=2).X
+    be = numpy_backend(np.float64)
+    est = OnlineRLSI(8, lambda1=0.05, rho=1.0, n_inner=3, batch_size=100, **EXACT)
+    est._validate_params()
+    est._reset(X.dtype)
+    st = DeviceOnline(be, 8, term_rows=256)
+    spans = [(a, a + 100) for a in range(0, 600, 100)]
+    batches = list(_batches(be, X, spans, 256))
+    step(est, st, batches[0])
+    peak = 0
+    tracemalloc.start()
+    try:
+        for b in batches[1:]:
+            base = tracemalloc.get_traced_memory()[0]
+            tracemalloc.reset_peak()
+            step(est, st, b)
+            peak = max(peak, tracemalloc.get_traced_memory()[1] - base)
+    finally:
+        tracemalloc.stop()
+    nnz_u = int(np.count_nonzero(st.U))
+    bnnz = max(b.host.nnz for b in batches)
+    p = memory.online_plan(20000, 8, bnnz, 100, 8, n_inner=3, term_rows=256, topic_density=nnz_u / (20000 * 8))
+    assert st.R.nbytes == p.resident["R"] and st.U.nbytes == p.resident["U"]
+    assert st.rowmax.nbytes + st.live.nbytes + st.live.nbytes == p.resident["row maxima and flags"]
+    per_batch = sum(v for k, v in p.resident.items() if k not in ("R", "U", "row maxima and flags",
+                                                                      "mini-batches in flight"))
+    allowed = per_batch + max(p.phase_bytes.values()) + 64_000
+    assert 0.3 * allowed < peak <= allowed < st.U.nbytes

@@ -12,6 +12,11 @@ shapes, manifest fields, file paths, file kinds), then load it (alternately memo
 loads, fold the texts in and search: every result must be finite, or the library must raise its own
 one-line error. One JSON line is printed when a trial starts and one when it ends, so that the parent
 can name the mutation of a trial that killed the process (a signal, or SIGALRM after a hang).
+
+Every other trial is *forged*: after the mutations its checksums are recorded again (``reseal`` of
+tests/forge.py, what a crafted folder carries), so that the loaders' own checks of paths, types, shapes and
+values are what must hold. The other trials are *damaged*: their checksums are the pristine folder's, and a
+trial whose folder differs from the pristine one in any byte (``changed`` in its record) must be refused.
 """
 
 import json
@@ -26,6 +31,9 @@ import numpy as np
 
 from rlsi import io
 from rlsi.errors import ModelFormatError, RLSIError
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the forger's helper
+from forge import reseal  # noqa: E402
 
 HANG_SECONDS = 10  # SIGALRM (default action: terminate) if one trial runs longer than this
 
@@ -248,6 +256,20 @@ def mutate(d, rng, marker):
     return "vocab shorter by one term"
 
 
+def tree(d):
+    """What a folder holds, to compare with the pristine one: name -> bytes of a file, or what else it is."""
+    out = {}
+    for p in sorted(Path(d).rglob("*")):
+        name = str(p.relative_to(d))
+        if p.is_symlink():
+            out[name] = "link " + os.readlink(p)
+        elif p.is_file():
+            out[name] = p.read_bytes()
+        else:
+            out[name] = "folder" if p.is_dir() else "special"
+    return out
+
+
 def attempt(d, mmap, texts, queries):
     """'loaded', 'error', or a description of what went wrong."""
     stage = "load"
@@ -360,6 +382,7 @@ def main():
     rng = np.random.default_rng(int(seed))
     shutil.copytree(pristine, work / "pristine_copy")
     assert run(pristine, False, texts, queries) == "loaded"  # warm-up (numba) and sanity
+    pristine_tree = tree(pristine)
     for i in range(int(n)):
         d = work / f"trial{i}"
         shutil.copytree(pristine, d)
@@ -371,11 +394,17 @@ def main():
                 descs.append(("" if target == d else target.name + ": ") + mutate(target, rng, marker))
             except Exception as exc:  # a mutation that does not apply to an already damaged file
                 descs.append(f"skipped ({type(exc).__name__})")
+        forged = i % 4 < 2  # two forged, two damaged in every four (mmap alternates within each pair)
+        if forged:
+            for target in _targets(d, kind):
+                reseal(target)
+        changed = tree(d) != pristine_tree
         print(json.dumps({"trial": i, "start": descs}), flush=True)
         signal.alarm(HANG_SECONDS)
         outcome = run(d, bool(i % 2), texts, queries)
         signal.alarm(0)
-        print(json.dumps({"trial": i, "mutations": descs, "outcome": outcome}), flush=True)
+        print(json.dumps({"trial": i, "mutations": descs, "outcome": outcome, "forged": forged,
+                          "changed": changed}), flush=True)
         for p in work.glob("outside-*"):
             p.unlink()
         for p in work.glob("*.npy"):

@@ -131,6 +131,33 @@ def test_interrupted_save_keeps_old_model(tmp_path, two_models, monkeypatch):
     assert _which(tmp_path / "m", two_models) == "old" and _hidden(tmp_path) == []
 
 
+def test_ctrl_c_between_the_two_renames_takes_effect_after_them(tmp_path, two_models, monkeypatch):
+    """On a file system without an atomic swap, Ctrl-C that arrives right after the old folder is renamed
+    away waits for the new one to be in place: the folder is never left hidden (real SIGINT to this process)."""
+    import signal
+
+    old, new = two_models
+    io.save(tmp_path / "m", model=old)
+    monkeypatch.setattr(atomic, "_exchange", lambda a, b: False)
+    real = atomic._rename
+    seen = []
+
+    def interrupted_after_first(src, dst):
+        real(src, dst)
+        if not seen:
+            seen.append(dst)
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C between the two renames
+
+    monkeypatch.setattr(atomic, "_rename", interrupted_after_first)
+    with pytest.raises(KeyboardInterrupt):
+        io.save(tmp_path / "m", model=new)
+    assert seen and ".old-" in str(seen[0])  # the interruption came between the two renames
+    assert _which(tmp_path / "m", two_models) == "new"  # both renames done before it took effect
+    monkeypatch.setattr(atomic, "_rename", real)
+    io.save(tmp_path / "m", model=old)  # the next save removes what the interrupted one left
+    assert _which(tmp_path / "m", two_models) == "old" and _hidden(tmp_path) == []
+
+
 def test_read_only_model_folder_is_refused_before_writing(tmp_path, two_models, monkeypatch):
     old, new = two_models
     io.save(tmp_path / "m", model=old)

@@ -8,7 +8,10 @@ paths outside the folder, FIFOs, links to /dev/zero, a catastrophic regular expr
 and loads each one in a subprocess. Every trial must either load a model whose folding-in and search give
 finite numbers, or raise rlsi's own one-line error (at load: a ModelFormatError naming the model); never a
 signal (segmentation fault, abort), a hang (SIGALRM after 10 s per trial) or a foreign exception; and no
-pickle payload may ever run.
+pickle payload may ever run. Half the trials keep the pristine checksums: any changed byte must then be
+refused at load (every array here is small enough to be verified even when memory-mapped); the other half
+carry checksums recorded again after the damage (a forger's folder), so that the loaders' checks of
+paths, types, shapes and values are what is tested.
 """
 
 import json
@@ -123,6 +126,12 @@ def test_every_mutation_loads_finite_or_fails_cleanly(tmp_path, make, seed, kind
     assert len(trials) == n_trials
     bad = [t for t in trials if not (t["outcome"] == "loaded" or t["outcome"].startswith("error: "))]
     assert not bad, "\n".join(f"{t['mutations']}: {t['outcome']}" for t in bad[:10])
-    # the mutator must exercise both paths, or the test could pass by never loading anything
-    counts = Counter(t["outcome"].split(":")[0] for t in trials)
-    assert counts["error"] >= n_trials // 4 and counts["loaded"] >= 5, counts
+    # a damaged folder (its checksums the pristine one's) that differs in any byte is refused at load
+    missed = [t for t in trials if not t["forged"] and t["changed"] and not t["outcome"].startswith("error: ")]
+    assert not missed, "\n".join(f"{t['mutations']}: {t['outcome']}" for t in missed[:10])
+    damaged = [t for t in trials if not t["forged"] and t["changed"]]
+    assert len(damaged) >= n_trials // 4 and any("checksum" in t["outcome"] for t in damaged)
+    # forged folders (checksums recorded again): the mutator must exercise both paths of the loaders' own
+    # checks, or the test could pass by never loading anything
+    counts = Counter(t["outcome"].split(":")[0] for t in trials if t["forged"])
+    assert counts["error"] >= n_trials // 8 and counts["loaded"] >= 3, counts

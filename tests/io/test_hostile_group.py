@@ -11,20 +11,29 @@ import numpy as np
 import pytest
 
 from conftest import planted_corpus
+from forge import reseal
 from rlsi import io
 from rlsi.errors import ModelFormatError
 from rlsi.models.group import GroupNMF, GroupRLSI
 
 
+X = planted_corpus(n_docs=60, n_terms=40, n_topics=3, seed=2)
+Y = np.arange(60) % 3
+
+
 @pytest.fixture(scope="module")
-def saved(tmp_path_factory):
-    root = tmp_path_factory.mktemp("groups")
-    X = planted_corpus(n_docs=60, n_terms=40, n_topics=3, seed=2)
-    y = np.arange(60) % 3
+def fitted():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        io.save(root / "grlsi", model=GroupRLSI(2, 2, lambda1=0.3, max_iter=3, random_state=0).fit(X, y))
-        io.save(root / "gnmf", model=GroupNMF(2, 2, max_iter=3, random_state=0).fit(X, y))
+        return {"grlsi": GroupRLSI(2, 2, lambda1=0.3, max_iter=3, random_state=0).fit(X, Y),
+                "gnmf": GroupNMF(2, 2, max_iter=3, random_state=0).fit(X, Y)}
+
+
+@pytest.fixture(scope="module")
+def saved(fitted, tmp_path_factory):
+    root = tmp_path_factory.mktemp("groups")
+    for name, model in fitted.items():
+        io.save(root / name, model=model)
     return root
 
 
@@ -36,7 +45,7 @@ def _craft(saved, tmp_path, name, change):
     manifest = json.loads((path / "manifest.json").read_text())
     change(path, manifest["components"]["model"])
     (path / "manifest.json").write_text(json.dumps(manifest))
-    return path
+    return reseal(path)  # a crafted folder with matching checksums: the check under test must refuse it
 
 
 def _set_array(path, comp, key, arr):
@@ -90,9 +99,22 @@ def test_crafted_group_models_are_refused(saved, tmp_path, case):
     assert "\n" not in str(err.value)
 
 
-def test_the_intact_group_models_load(saved):
-    for name in ("grlsi", "gnmf"):
-        io.load(saved / name)
+def test_the_intact_group_models_load(saved, fitted):
+    """The models the damage cases start from load as they were saved: the same topics, classes, groups
+    and parameters, and the same vectors and predictions."""
+    for name, model in fitted.items():
+        loaded = io.load(saved / name)["model"]
+        assert type(loaded) is type(model) and loaded.get_params() == model.get_params()
+        a, b = loaded.components_, model.components_
+        assert hasattr(a, "toarray") == hasattr(b, "toarray")  # sparse topics stay sparse, dense stay dense
+        np.testing.assert_array_equal(a.toarray() if hasattr(a, "toarray") else a,
+                                      b.toarray() if hasattr(b, "toarray") else b)
+        np.testing.assert_array_equal(loaded.classes_, model.classes_)
+        np.testing.assert_array_equal(loaded.class_topics_, model.class_topics_)
+        np.testing.assert_array_equal(loaded.objective_, model.objective_)
+        assert loaded.topic_groups == model.topic_groups and loaded.n_iter_ == model.n_iter_
+        np.testing.assert_array_equal(loaded.transform(X, Y), model.transform(X, Y))
+        np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
 
 
 @pytest.mark.parametrize("name, cls, words", [("model", "TfidfVectorizer", "not a topic model"),
@@ -109,5 +131,6 @@ def test_a_component_of_another_class_is_refused(saved, tmp_path, name, cls, wor
         comps["vectorizer"] = dict(comps["model"])
     comps[name] = dict(comps[name], **{"class": cls})
     (path / "manifest.json").write_text(json.dumps(manifest))
+    reseal(path)
     with pytest.raises(ModelFormatError, match=re.escape(words)):
         io.load(path)

@@ -15,6 +15,8 @@ from rlsi.errors import ModelFormatError
 from rlsi.models import BatchRLSI
 from rlsi.text import TfidfVectorizer
 
+from forge import reseal
+
 DOCS = [
     "the heart pumps blood through arteries and veins",
     "blood pressure in arteries rises with heart disease",
@@ -51,13 +53,16 @@ def _manifest(path):
 
 
 def _edit(path, fn):
+    """Change the manifest, and record the checksums again (a crafted folder: the check under test must hold)."""
     m = _manifest(path)
     fn(m)
     (path / "manifest.json").write_text(json.dumps(m))
+    reseal(path)
 
 
 def _set(path, name, arr):
     np.save(path / name, arr, allow_pickle=False)
+    reseal(path)
 
 
 def _refused(path, *fragments):

@@ -16,6 +16,7 @@ from rlsi.io.matrix import MatrixWriter, index_dtype, load_matrix, save_matrix
 from rlsi.text import TfidfVectorizer
 
 from conftest import planted_corpus
+from forge import reseal
 
 
 @pytest.fixture
@@ -213,6 +214,7 @@ def _damage_fifo(path):
 def test_damage_gives_one_clear_error(matrix_dir, damage, words):
     path, _ = matrix_dir
     damage(path)
+    reseal(path)  # a crafted folder with matching checksums: the check under test must refuse it
     for mapped in (True, False):
         with pytest.raises(ModelFormatError, match=words) as info:
             load_matrix(path, mmap=mapped)
@@ -311,6 +313,7 @@ def test_damaged_count_values_give_one_clear_error_on_use(counted_dir, bad):
     np.save(counted_dir / "matrix.counts.npy", counts)
     m["components"]["matrix"]["arrays"]["counts"]["dtype"] = str(counts.dtype)
     _write_manifest(counted_dir, m)
+    reseal(counted_dir)
     for mapped in (True, False):
         loaded = load_matrix(counted_dir, mmap=mapped)  # type and shape are right: values checked on use
         with pytest.raises(ModelFormatError, match="counts holds values outside") as info:
@@ -337,6 +340,7 @@ def test_damaged_counts_with_a_consistent_manifest(counted_dir):
     np.save(counted_dir / "matrix.counts.npy", counts[:-1])
     m["components"]["matrix"]["arrays"]["counts"]["shape"] = [len(counts) - 1]
     _write_manifest(counted_dir, m)
+    reseal(counted_dir)
     with pytest.raises(ModelFormatError, match="counts must be an integer array of shape") as info:
         load_matrix(counted_dir)
     assert "\n" not in str(info.value)
@@ -359,6 +363,7 @@ def test_rows_with_unsorted_or_repeated_columns_are_refused(tmp_path, how):
     else:
         idx[a + 1] = idx[a]
     _rewrite(tmp_path / "mx", "matrix.X.indices.npy", idx)
+    reseal(tmp_path / "mx")
     with pytest.raises(ModelFormatError, match=f"row {r} of X are unsorted or repeated"):
         load_matrix(tmp_path / "mx")
 
@@ -381,5 +386,6 @@ def test_meta_counts_are_named_with_their_type(tmp_path, value, words):
     manifest = json.loads((tmp_path / "mx" / "manifest.json").read_text())
     manifest["components"]["matrix"]["meta"]["nnz"] = value
     (tmp_path / "mx" / "manifest.json").write_text(json.dumps(manifest))
+    reseal(tmp_path / "mx")
     with pytest.raises(ModelFormatError, match=re.escape(words)):
         load_matrix(tmp_path / "mx")

@@ -14,7 +14,7 @@ from rlsi.models import BatchRLSI
 from rlsi.models.group import CNMF, CRLSI, GroupNMF, GroupRLSI
 from rlsi.oracle import group as oracle
 
-from conftest import planted_corpus
+from conftest import in_numba_threads, planted_corpus
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -147,18 +147,38 @@ def test_grlsi_fold_in_with_label_equals_training_vectors(data):
         assert not np.any(W[y == label][:, others])
 
 
-def test_gnmf_fold_in_with_label_is_the_nnls_minimiser(data):
-    """Eq. (10) is solved exactly; the training vectors after finitely many updates can only be worse."""
+def test_gnmf_training_vectors_are_the_nnls_fold_in(data):
+    """fit_transform(X, y) is transform(X, y): the training documents folded in on their classes' final
+    topics by the exact NNLS of Eq. (10), which reconstructs each document no worse than the last
+    multiplicative update's vectors (those the oracle gives, ``objective_[-1]``), and here after 30 updates
+    better in total (by 0.04 %: 656.60 against 656.89)."""
     X, y = data
-    m = GroupNMF(3, 2, max_iter=30, random_state=0)
+    m = GroupNMF(3, 2, max_iter=30, tol=0, random_state=0)
     W = m.fit_transform(X, y)
-    F = m.transform(X, y)
-    assert np.all(F >= 0)
+    np.testing.assert_array_equal(W, m.transform(X, y))
+    assert np.all(W >= 0)
     dense = X.toarray()
-    err_fold = np.square(dense - F @ m.components_).sum(axis=1)
-    err_train = np.square(dense - W @ m.components_).sum(axis=1)
-    assert np.all(err_fold <= err_train + 1e-9)
-    assert err_fold.sum() < err_train.sum()
+    # the vectors of the updates: the oracle's, from the same start (the initialisation of test_gnmf_oracle_parity)
+    N, M = X.shape
+    rng = np.random.default_rng(0)
+    a = np.sqrt(X.sum() / (N * M) / 9)
+    U0 = a * np.abs(rng.standard_normal((M, 3)))
+    Us, Vs, Ds, rows_of = [], [], [], []
+    for p in range(3):
+        rows = np.flatnonzero(y == p)
+        rows_of.append(rows)
+        Us.append(a * np.abs(rng.standard_normal((M, 2))))
+        Vs.append((a * np.abs(rng.standard_normal((len(rows), 5)))).T)
+        Ds.append(dense[rows].T)
+    U0, Us, Vs, objs = oracle.group_nmf(Ds, U0, Us, Vs, 30)
+    np.testing.assert_allclose(m.objective_, objs, rtol=1e-9)
+    err_fold = np.square(dense - W @ m.components_).sum(axis=1)
+    err_mu = np.empty(N)
+    for p, rows in enumerate(rows_of):
+        err_mu[rows] = np.square(Ds[p] - np.hstack([U0, Us[p]]) @ Vs[p]).sum(axis=0)
+    assert err_mu.sum() == pytest.approx(objs[-1], rel=1e-9)
+    assert np.all(err_fold <= err_mu + 1e-12)
+    assert err_fold.sum() < err_mu.sum()
 
 
 @pytest.mark.parametrize("model", [GroupRLSI(2, 3, lambda1=0.1, max_iter=20, random_state=0),
@@ -204,10 +224,11 @@ def test_grlsi_oracle_parity(data):
 
 
 def test_gnmf_oracle_parity(data):
+    """Algorithm 5's objective and topics; the last update's vectors enter the objective (fit_transform's
+    own vectors are the fold-in: test_gnmf_training_vectors_are_the_nnls_fold_in)."""
     X, y = data
     N, M = X.shape
-    m = GroupNMF(2, 2, max_iter=8, tol=0, random_state=4)
-    W = m.fit_transform(X, y)
+    m = GroupNMF(2, 2, max_iter=8, tol=0, random_state=4).fit(X, y)
     rng = np.random.default_rng(4)
     a = np.sqrt(X.sum() / (N * M) / 8)
     U0 = a * np.abs(rng.standard_normal((M, 2)))
@@ -221,8 +242,7 @@ def test_gnmf_oracle_parity(data):
     np.testing.assert_allclose(m.objective_, objs, rtol=1e-9)
     np.testing.assert_allclose(m.get_topics("shared", dense=True), U0.T, rtol=1e-8, atol=1e-12)
     for p in range(3):
-        rows = np.flatnonzero(y == p)
-        np.testing.assert_allclose(W[rows][:, np.r_[0:2, 2 + 2 * p:4 + 2 * p]], Vs[p].T, rtol=1e-8, atol=1e-12)
+        np.testing.assert_allclose(m.get_topics(f"class:{p}", dense=True), Us[p].T, rtol=1e-8, atol=1e-12)
 
 
 def test_class_topic_mapping_and_groups(data):
@@ -344,13 +364,11 @@ def test_topics_replaced_by_hand_are_used(data):
 
 
 @pytest.mark.parametrize("cls", [GroupRLSI, GroupNMF])
-def test_the_thread_count_changes_no_number(cls):
+def test_the_thread_count_changes_no_number(cls, request):
     """n_jobs=1 and n_jobs=2 give bit-identical topics (the partial sums follow the rows, not the threads),
     on enough rows for several parts of the row-chunked grams."""
-    import numba
-
-    if numba.config.NUMBA_NUM_THREADS < 2:
-        pytest.skip("numba has one thread here (NUMBA_NUM_THREADS=1): nothing to compare")
+    if not in_numba_threads(request):
+        return  # compared in a child with two numba threads
     X, y = class_corpus(n_per_class=400, n_classes=4, block=40, seed=5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)

@@ -37,8 +37,10 @@ def run(capsys, *argv):
 def test_fit_group_model_and_topics(tmp_path, capsys, model):
     corpus = write_corpus(tmp_path / "c.jsonl.gz", ["heart", "eye", "germ"] * 8)
     out_dir = tmp_path / "m"
-    status, _, err = run(capsys, "fit", corpus, "--model", model, "--label-field", "label", "--shared-topics", 2,
-                         "--class-topics", 2, "--lambda1", 1, "--max-iter", 5, "-o", out_dir)
+    options = (["--shared-topics", 2] if model in ("grlsi", "gnmf") else []) + (
+        ["--lambda1", 1] if model in ("grlsi", "crlsi") else [])  # each model's own options (others are refused)
+    status, _, err = run(capsys, "fit", corpus, "--model", model, "--label-field", "label", *options,
+                         "--class-topics", 2, "--max-iter", 5, "-o", out_dir)
     assert status == 0, err
     status, out, _ = run(capsys, "topics", out_dir, "-n", 3)
     assert status == 0
@@ -115,3 +117,13 @@ def test_search_label_field_with_a_model_that_is_not_a_group_model(tmp_path, cap
     assert status == 0, err
     status, _, err = run(capsys, "search", tmp_path / "m", "eye", "--corpus", corpus, "--label-field", "label")
     assert status != 0 and "used by group models only" in err and err.strip().count("\n") == 0
+
+
+@pytest.mark.parametrize("model, option", [("gnmf", ["--lambda1", 1]), ("cnmf", ["--init", "random"]),
+                                           ("crlsi", ["--shared-topics", 3]), ("grlsi", ["-k", 7]),
+                                           ("grlsi", ["--online"])])
+def test_an_option_the_model_would_ignore_is_refused_in_one_line(tmp_path, capsys, model, option):
+    corpus = write_corpus(tmp_path / "c.jsonl.gz", ["heart", "eye", "germ"] * 4)
+    status, _, err = run(capsys, "fit", corpus, "--model", model, *option, "-o", tmp_path / "m")
+    assert status == 2 and err.startswith("rlsi: error: --model ") and err.count("\n") == 1, err
+    assert not (tmp_path / "m").exists()

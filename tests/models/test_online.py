@@ -17,7 +17,7 @@ from rlsi.models.screening import batch_r_rows
 from rlsi.models.online import OnlineRLSI
 from rlsi.text.stream import StreamingTfidf
 
-from conftest import planted_corpus
+from conftest import in_numba_threads, planted_corpus
 
 TIGHT = dict(inner_max_iter=2000, inner_tol=1e-12)
 EXACT = dict(TIGHT, topic_sweeps=None)  # every U-step solved to inner_tol: Algorithm 4 as published
@@ -353,6 +353,29 @@ def test_lazy_rescaling_and_live_rows_equal_the_eager_oracle(monkeypatch, dense_
     assert model.stats_.weight == pytest.approx(weight, rel=1e-12)
 
 
+@pytest.mark.parametrize("rho,n_inner,n_passes", [(0.0, 1, 1), (0.5, 2, 2), (1.0, 3, 1), (2.0, 1, 3), (1.0, 5, 2)])
+def test_online_equals_the_eager_oracle(rho, n_inner, n_passes):
+    """Over forgetting rates ρ (none, slow, the paper's tracking rate, fast), embedded iterations ξ and
+    passes (a later pass continues the stream), the default OnlineRLSI (lazy re-scaling, live rows only,
+    compact block for ξ > 1) gives the topics and statistics of Algorithm 4 done eagerly in numpy, to
+    solver tolerance."""
+    from rlsi.oracle import online_rlsi
+
+    X = planted_corpus(n_docs=200, seed=37)
+    docs = X[[0, 50, 100, 150]].toarray()
+    U0 = (docs / np.linalg.norm(docs, axis=1, keepdims=True)).T
+    params = dict(lambda1=2.0, lambda2=1.0, rho=rho, batch_size=40, n_inner=n_inner)
+    model = OnlineRLSI(4, topic_init=U0.T, n_passes=n_passes, stats_dtype="float64", random_state=0, **params,
+                       **EXACT).fit(X)
+    U, S, R, weight = online_rlsi(X, U0, n_passes=n_passes, **params)
+    assert model.n_docs_seen_ == 200 * n_passes
+    assert np.count_nonzero(U) > 0 and (U == 0).any()
+    np.testing.assert_allclose(model.components_.toarray().T, U, atol=1e-8)
+    np.testing.assert_allclose(model.stats_.S, S, rtol=1e-9, atol=1e-12 * np.abs(S).max())
+    np.testing.assert_allclose(model.stats_.R, R, rtol=1e-9, atol=1e-12 * np.abs(R).max())
+    assert model.stats_.weight == pytest.approx(weight, rel=1e-12)
+
+
 def test_compact_block_equals_the_scattered_rows(monkeypatch):
     """ξ > 1 on dense topics runs each mini-batch on a compact copy of the rows it can touch (CompactBatch);
     the scattered path (ActiveRows on the M x K arrays) gives the same topics, statistics and carried row
@@ -476,15 +499,13 @@ def test_sklearn_compatible(estimator, check):
 
 @pytest.mark.parametrize("n_inner", [1, 3])
 @pytest.mark.parametrize("dense_topics", [True, False])
-def test_topics_do_not_depend_on_the_thread_count(monkeypatch, n_inner, dense_topics):
+def test_topics_do_not_depend_on_the_thread_count(monkeypatch, n_inner, dense_topics, request):
     """The same stream gives bit-identical topics and statistics on 1 and 2 threads: the partial sums of
     G = UᵀU follow the rows solved, not the threads (they once followed ``numba.get_num_threads()``, and the
     topics differed in the last digits). Enough term rows (thousands) for many parts, both paths of the
     U-step (the compact block of ξ > 1, the scattered rows of ξ = 1) and both topic representations."""
-    import numba
-
-    if numba.config.NUMBA_NUM_THREADS < 2:
-        pytest.skip("numba has one thread here (NUMBA_NUM_THREADS=1): nothing to compare")
+    if not in_numba_threads(request):
+        return  # compared in a child with two numba threads
     tuning = {} if dense_topics else dict(dense_max_bytes=0)  # CSR topics: dense ones would not fit
     X = sp.random(1500, 4000, density=0.01, random_state=3, format="csr")
     params = dict(lambda1=0.05, rho=1.0, n_inner=n_inner, batch_size=300, random_state=0)

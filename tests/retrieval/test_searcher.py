@@ -13,6 +13,8 @@ from rlsi.retrieval.combine import interpolate
 from rlsi.retrieval.topic import RidgeFolding
 from rlsi.text import TfidfVectorizer
 
+from forge import reseal
+
 DOCS = [
     "aircraft wing flutter at high speed",
     "airplane wing design and flutter tests",
@@ -182,6 +184,7 @@ def test_damaged_index_parameters(tmp_path, fitted, key, value):
     manifest = json.loads((tmp_path / "m" / "manifest.json").read_text())
     manifest["components"]["index"]["meta"]["params"][key] = value
     (tmp_path / "m" / "manifest.json").write_text(json.dumps(manifest))
+    reseal(tmp_path / "m")  # a crafted index with matching checksums: its parameter check must refuse it
     with pytest.raises(ModelFormatError, match=f"index.*damaged.*{key}"):
         Searcher.load(tmp_path / "m")
 

@@ -54,6 +54,9 @@ def test_dead_and_reborn_topics_are_reported_as_new_lives():
     assert kinds == [("died", "b"), ("reborn", "c"), ("died", "d"), ("reborn", "e")]
     assert tl.events[1]["similarity"] > 0.99 and tl.events[3]["similarity"] == 0.0
     assert tl.label(0) == "T1.3" and tl.label(1) == "T2"
+    # drift: 1 - cosine with the previous snapshot; none at the first, while dead and at a rebirth
+    assert [row[0] for row in tl.drift] == [None, None, None, None, None]
+    assert [row[1] for row in tl.drift] == [None, 0.0, 0.0, 0.0, 0.0]
     text = tl.to_markdown()
     assert "T1 reborn at c as T1.2" in text and "similar to its former self" in text
     assert "about something else" in text and "(dead)" in text
@@ -126,3 +129,16 @@ def test_track_with_a_growing_vocabulary():
     assert model.n_features_in_ == len(vec.feature_names_) == 12
     late = {t for topic in tl.top_terms[1] for t, _ in topic}
     assert late & {"juice", "smoothie", "electric", "battery"}
+
+
+def test_drift_is_one_minus_the_cosine_between_snapshots():
+    tr = TopicTracker(1)
+    X, W = sp.csr_matrix(np.ones((1, 3))), np.ones((1, 1))
+    states = [np.array([[1.0, 0.0, 0.0]]), np.array([[1.0, 1.0, 0.0]]), np.array([[0.0, 0.0, -2.0]])]
+    for seg, C in zip("abc", states):
+        tr.observe(X, W, seg)
+        tr.snapshot(sp.csr_matrix(C), ["u", "v", "w"])
+    drift = [row[0] for row in tr.timeline.drift]
+    assert drift[0] is None
+    assert drift[1] == pytest.approx(1 - 1 / np.sqrt(2)) and drift[2] == pytest.approx(1.0)
+    assert json.loads(json.dumps(tr.timeline.to_dict()))["drift"] == [[None], [drift[1]], [drift[2]]]

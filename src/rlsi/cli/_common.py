@@ -15,33 +15,19 @@ from ..errors import RLSIError
 from ..models.batch import REPRESENTATIONS, TOPIC_SWEEPS
 from ..models.regularization import DEFAULT_LAMBDA1, DEFAULT_LAMBDA2, INITS, LAMBDA1_SCALES
 from ..models.penalties import PENALTIES
+from . import _bounds
 
 
 def positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be >= 1")
-    return value
+    return _bounds.integer(text, 1)
 
 
 def non_negative_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} must be >= 0")
-    return value
+    return _bounds.integer(text, 0)
 
 
 def jobs_count(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    value = _bounds.integer(text, -_bounds.MAX_INTEGER, reason="no machine has that many cores")
     if value == 0:
         raise argparse.ArgumentTypeError("0 threads: use -1 (all cores) or a positive count")
     return value
@@ -91,7 +77,7 @@ def text_fields(args):
 def add_model_arguments(parser):
     """Options of the RLSI objective shared by batch and online learning."""
     g = parser.add_argument_group("model")
-    g.add_argument("-k", "--topics", type=positive_int, default=20, help="number of topics K (default: 20)")
+    g.add_argument("-k", "--topics", type=_bounds.topics, default=20, help="number of topics K (default: 20)")
     g.add_argument("--lambda1", type=non_negative_float, default=None,
                    help=f"topic regularization λ1 (default: {DEFAULT_LAMBDA1:g} per 1000 documents, 0.05 for the group "
                         "models; larger is sparser; see --lambda1-scale)")
@@ -104,13 +90,13 @@ def add_model_arguments(parser):
                         "paper: λ1 of Eq. (1) as in the TOIS paper (its λ1=0.5 suits ~30k documents)")
     g.add_argument("--topic-penalty", choices=list(PENALTIES), default="l1", help="penalty on topics U")
     g.add_argument("--doc-penalty", choices=list(PENALTIES), default="l2", help="penalty on documents V")
-    g.add_argument("--seed", type=non_negative_int, default=0, help="random seed >= 0 (default: 0)")
+    g.add_argument("--seed", type=_bounds.seed, default=0, help="random seed in [0, 2^32 - 1] (default: 0)")
     g.add_argument("--jobs", type=jobs_count, default=None, help="threads (default: all cores)")
 
 
 def add_batch_arguments(parser):
     g = parser.add_argument_group("batch learning")
-    g.add_argument("--max-iter", type=positive_int, default=100, help="outer iterations (default: 100)")
+    g.add_argument("--max-iter", type=_bounds.max_iter, default=100, help="outer iterations (default: 100)")
     g.add_argument("--tol", type=non_negative_float, default=1e-4,
                    help="stop when the objective improves by less than this share (default: 1e-4)")
     g.add_argument("--init", choices=list(INITS), default="docs", help="initialization (default: docs)")

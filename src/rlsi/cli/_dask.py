@@ -156,9 +156,11 @@ def _report(args, model, unit):
 def fit_dask(args, X, model):
     """Fit the local estimator ``model`` (BatchRLSI / OnlineRLSI, unfitted) on the cluster named by ``args``;
     returns the fitted local model."""
+    from ..distributed.cluster import lost_cluster_errors
+
     check_where(args)
     dask_placement(model, None, args)  # options fail before the cluster starts
-    with interruptible():
+    with interruptible(), lost_cluster_errors():
         handle = _open(args)
         try:
             dask_model, unit = dask_placement(model, handle.client, args)
@@ -188,7 +190,9 @@ def fit_dask_files(args, paths, fields, model):
     check_where(args)
     dask_model, unit = dask_placement(model, None, args)  # options fail before the cluster starts
     vectorizer = make_vectorizer(args)
-    with interruptible():
+    from ..distributed.cluster import lost_cluster_errors
+
+    with interruptible(), lost_cluster_errors():
         handle = _open(args)
         try:
             matrix = vectorize_files(paths, vectorizer, client=handle.client, text_fields=fields)

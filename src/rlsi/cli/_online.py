@@ -19,8 +19,8 @@ from __future__ import annotations
 import logging
 
 from ..errors import RLSIError
-from ._bounds import n_inner, n_passes
-from ._common import device_from_args, non_negative_float, positive_int
+from ._bounds import batch_size, n_inner, n_passes
+from ._common import device_from_args, non_negative_float
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ def add_online_arguments(parser, *, defaults=None):
 
     ``defaults`` overrides :data:`ONLINE_DEFAULTS` (``rlsi track`` uses the paper's tracking setting)."""
     d = dict(ONLINE_DEFAULTS, **(defaults or {}))
-    parser.add_argument("--batch-size", type=positive_int, default=d["batch_size"],
+    parser.add_argument("--batch-size", type=batch_size, default=d["batch_size"],
                         help=f"online: mini-batch size η (default: {d['batch_size']})")
     parser.add_argument("--rho", type=non_negative_float, default=d["rho"],
                         help=f"online: re-scaling ρ, forgetting of old documents; 0 keeps every document "
@@ -91,7 +91,9 @@ def load_resumable(path):
     documents are the warm-up sample, a new term gets the idf of a term seen in one of them).
     """
     from .. import io
+    from ..models.host_statistics import HostStatistics
     from ..models.online import OnlineRLSI
+    from ..models.stats_checks import check_statistics
     from ..text.stream import StreamingTfidf
 
     bundle = io.load(path)
@@ -102,6 +104,8 @@ def load_resumable(path):
                         f"--online` or `rlsi track`) can be resumed")
     if vectorizer is None:
         raise RLSIError(f"--resume {path}: it holds no vectorizer, so new documents cannot be vectorized")
+    if HostStatistics.present(model):  # what the stream goes on from: finite, S symmetric PSD
+        check_statistics(model.stats_, f"--resume {path}", full=True)
     if isinstance(vectorizer, StreamingTfidf):
         return model, vectorizer
     return model, StreamingTfidf.from_vectorizer(vectorizer, idf="fixed")

@@ -8,21 +8,21 @@ from ..datasets import demo_corpus_path
 from ..models import BatchRLSI
 from ..quality import avg_compactness, format_topics, quality_report
 from ..text import TfidfVectorizer, read_jsonl
-from . import _common
+from . import _bounds, _common
 
 
 def register(sub):
     p = sub.add_parser("demo", help="fit RLSI on a small embedded corpus (MED) and print the topics",
                        description="Fit batch RLSI (ℓ1 topics, ℓ2 documents) on the 1,033 MEDLINE abstracts "
                                    "shipped with rlsi, with stemming, and print the topics.")
-    p.add_argument("-k", "--topics", type=_common.positive_int, default=20, help="number of topics (default 20)")
+    p.add_argument("-k", "--topics", type=_bounds.topics, default=20, help="number of topics (default 20)")
     p.add_argument("--lambda1", type=_common.non_negative_float, default=0.1,
                    help="topic regularization per 1000 documents (default 0.1: with --lambda2 1, about 3%% of the "
                         "terms per topic on MED, topics to read)")
     p.add_argument("--lambda2", type=_common.non_negative_float, default=1.0,
                    help="document regularization (default 1, as in the paper; the library's default 1e-3 gives "
                         "denser topics, made to be features)")
-    p.add_argument("--seed", type=_common.non_negative_int, default=0, help="random seed >= 0 (default 0)")
+    p.add_argument("--seed", type=_bounds.seed, default=0, help="random seed in [0, 2^32 - 1] (default 0)")
     p.set_defaults(func=run)
 
 

@@ -17,7 +17,8 @@ from ..text import read_corpus
 from . import _common, _output, scale as _scale
 from ._dask import add_dask_arguments, fit_dask, fit_dask_files
 from ._online import add_online_arguments, fit_online_from_args, load_resumable, resume_online
-from .learners import check_modes, fit_modes, get_learner, learners, model_help, option_adders, report_fit
+from .learners import (check_modes, check_options, fit_modes, get_learner, learners, model_help, option_adders,
+                       option_defaults, report_fit)
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ def register(sub):
     add_online_arguments(online)
     add_dask_arguments(p)
     _scale.add_matrix_arguments(p)  # --matrix DIR, --memory-limit (rlsi.cli.scale)
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, option_defaults=option_defaults(p))
 
 
 def run(args):
@@ -53,6 +54,8 @@ def run(args):
     if output is None:
         raise RLSIError("give the model directory to write with -o MODEL_DIR")
     _output.model_destination(output, reads=_output.fit_inputs(args, output))
+    if not args.resume:  # a resume goes on with the saved settings (documented): its options are not checked
+        check_options(get_learner(args.model), args, args.option_defaults)
     if args.matrix or not args.corpus:
         return _scale.fit_matrix(args, output)
     fields = _common.text_fields(args)

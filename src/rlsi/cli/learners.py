@@ -17,7 +17,6 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-import numpy as np
 
 from .. import io
 from ..errors import RLSIError
@@ -27,7 +26,8 @@ from ._online import online_model_from_args
 from .group import add_group_arguments, group_labels_from_args, group_model_from_args
 
 __all__ = ["Learner", "LEARNERS", "MODES", "register", "learners", "get_learner", "option_adders", "model_help",
-           "fit_modes", "check_modes", "report_fit", "topic_model_summary", "coding_summary", "stc_labels"]
+           "fit_modes", "check_modes", "check_options", "option_defaults", "report_fit", "topic_model_summary",
+           "coding_summary", "stc_labels"]
 
 #: The ways a learner can fit, with the option that asks for each.
 MODES = {"batch": "in batch on this machine", "online": "--online", "dask": "--backend dask", "matrix": "--matrix DIR",
@@ -70,6 +70,9 @@ class Learner:
     modes : the :data:`MODES` it fits in.
     preflight : its peak memory is estimated (:mod:`rlsi.models.memory`) and checked before a batch fit.
     summary : ``(model, n_docs, n_terms, seconds) -> lines`` printed after the fit.
+    stc_kind : ``(online, max_margin)`` of an STC learner (which ``rlsi fit-stc`` options it takes).
+    takes : ``args -> set`` of the ``rlsi fit`` options (their dests) the learner reads besides the shared ones
+        (:func:`check_options` refuses the others); None: not checked.
     """
 
     command: str
@@ -81,6 +84,8 @@ class Learner:
     modes: frozenset = frozenset({"batch"})
     preflight: bool = False
     summary: Callable = topic_model_summary
+    stc_kind: tuple = (False, False)
+    takes: Callable | None = None
 
     def targets(self, args, corpus):
         """``y`` of ``fit(X, y)``: the corpus's classes for a learner with ``labels``, else None."""
@@ -144,6 +149,52 @@ def check_modes(learner, modes):
                         f"{', '.join(MODES[m] for m in sorted(learner.modes))})")
 
 
+#: The ``rlsi fit`` options every learner takes: what it reads, where its output goes, how the text is made,
+#: the fit's modes (refused by :func:`check_modes` where they do not apply) and the Dask cluster.
+_FIT_SHARED = frozenset({"corpus", "output", "model", "online", "resume", "device", "matrix", "memory_limit",
+                         "text_fields", "stem", "min_df", "no_stop_words", "no_norm", "dtype", "backend", "workers",
+                         "scheduler", "scheduler_timeout", "checkpoint_dir", "resume_checkpoint", "seed", "jobs"})
+_OBJECTIVE = frozenset({"lambda1", "lambda2", "lambda1_scale", "topic_penalty", "doc_penalty"})
+_RLSI_BATCH = _OBJECTIVE | {"topics", "max_iter", "tol", "init", "terms_per_topic", "topic_representation",
+                            "topic_sweeps"}
+_RLSI_ONLINE = _OBJECTIVE | {"topics", "topic_sweeps", "batch_size", "rho", "n_inner", "n_passes", "shuffle",
+                             "reseed_dead"}
+_GROUP = frozenset({"label_field", "classes", "shared_topics", "class_topics", "unlabeled", "max_iter", "tol"})
+
+
+def _group_takes(name):
+    takes = set(_GROUP) - ({"shared_topics"} if name in ("crlsi", "cnmf") else set())
+    return takes | (_OBJECTIVE | {"init", "lambda1_class"} if name in ("grlsi", "crlsi") else set())
+
+
+def option_defaults(parser):
+    """``{dest: (option, default)}`` of a parser's options (for :func:`check_options`)."""
+    return {a.dest: (a.option_strings[-1], a.default) for a in parser._actions if a.option_strings}
+
+
+def check_options(learner, args, defaults):
+    """Refuse (RLSIError) the first option given a value of its own that ``learner`` would ignore (``rlsi fit
+    --model gnmf --lambda1 0.1``, ``--online --max-iter 50``), naming the learners that take it.
+    ``defaults``: :func:`option_defaults` of the command's parser."""
+    if learner.takes is None:
+        return
+    takes = learner.takes(args) | _FIT_SHARED
+    for dest, (option, default) in defaults.items():
+        given = hasattr(args, dest) and getattr(args, dest) != default
+        if dest in takes or not given or dest in ("quiet", "sub_verbose", "verbose", "help"):
+            continue
+        online = getattr(args, "online", False)
+        mode = " --online" if learner.name == "rlsi" and online else ""
+        if learner.name == "rlsi" and dest in _RLSI_BATCH | _RLSI_ONLINE:
+            hint = "it applies to the batch fit (drop --online)" if online else "it applies with --online"
+        else:
+            able = [n for n, lrn in learners(learner.command).items()
+                    if lrn.takes is not None and dest in lrn.takes(args) | (_RLSI_BATCH if n == "rlsi" else set())]
+            hint = f"it applies to --model {' / '.join(able) or 'none'}"
+        raise RLSIError(f"--model {learner.name}{mode} does not take {option} (it would be ignored): {hint}; drop "
+                        f"it")
+
+
 def report_fit(learner, output, components, n_docs, n_terms, start, *, quiet):
     """Save ``components`` into ``output`` and, unless quiet, print the learner's summary."""
     io.save(output, **components)
@@ -167,24 +218,55 @@ def _group(args):
 
 register(Learner("fit", "rlsi", "BatchRLSI, or OnlineRLSI with --online (the default)", _rlsi,
                  options=(_common.add_device_arguments,),
-                 modes=frozenset({"batch", "online", "dask", "matrix", "device"}), preflight=True))
+                 modes=frozenset({"batch", "online", "dask", "matrix", "device"}), preflight=True,
+                 takes=lambda args: _RLSI_ONLINE if getattr(args, "online", False) else _RLSI_BATCH))
 for _name, _what in (("grlsi", "GroupRLSI, shared and class topics"), ("gnmf", "GroupNMF, shared and class topics"),
                      ("crlsi", "CRLSI, class topics only"), ("cnmf", "CNMF, class topics only")):
-    register(Learner("fit", _name, _what, _group, options=(add_group_arguments,), labels=group_labels_from_args))
+    register(Learner("fit", _name, _what, _group, options=(add_group_arguments,), labels=group_labels_from_args,
+                     takes=lambda args, _n=_name: _group_takes(_n)))
 
 
 # ------------------------------------------------------------------ rlsi fit-stc
 def stc_labels(args, corpus):
-    """The class label (str) of each document of ``corpus`` from ``--label-field``."""
+    """The class label (str) of each document of ``corpus`` from ``--label-field`` (a list: its first label, as
+    for the group models: :func:`rlsi.text.labels.document_labels`)."""
+    from ..text.labels import document_labels
+
     values = corpus.fields.get(args.label_field)
     if values is None:
         raise RLSIError(f"the corpus has no field {args.label_field!r}; check --label-field")
-    return np.array(values, dtype=object).astype(str)
+    return document_labels(values, args.label_field, remedy="label them, or fit an unsupervised model (--model stc)")
 
 
-def _stc_builder(class_name, extra, online, max_margin):
+#: The ``rlsi fit-stc`` options of some STC learners only: option -> (attribute, applies(online, max_margin)).
+#: Given to another learner, each is refused in one line (not ignored). ``--lda-passes`` applies to a fit that
+#: starts from LDA's topics (``--dictionary-init lda``, or a preset's).
+STC_OPTIONS = {"--max-iter": ("max_iter", lambda online, mm: not online),
+               "--batch-size": ("batch_size", lambda online, mm: online),
+               "--epochs": ("epochs", lambda online, mm: online),
+               "--tau0": ("tau0", lambda online, mm: online),
+               "--svm-codes": ("svm_codes", lambda online, mm: online and mm),
+               **{opt: (attr, lambda online, mm: mm) for opt, attr in (("--delta", "delta"), ("--C", "C"),
+                                                                       ("--hinge", "hinge"), ("--refit-C", "refit_C"))}}
+
+
+def _check_stc_options(name, online, max_margin, args, dictionary_init):
+    """RLSIError naming the first option given on the command line that ``--model name`` does not take."""
+    for option, (attr, applies) in STC_OPTIONS.items():
+        if getattr(args, attr, None) is not None and not applies(online, max_margin):
+            able = [n for (cmd, n), lrn in LEARNERS.items() if cmd == "fit-stc" and applies(*lrn.stc_kind)]
+            raise RLSIError(f"--model {name} does not take {option}: it applies to --model {' / '.join(able)}; "
+                            f"drop it")
+    if getattr(args, "lda_passes", None) is not None and dictionary_init != "lda":
+        raise RLSIError(f"--lda-passes applies to a fit that starts from LDA's topics (--dictionary-init lda); "
+                        f"--model {name} starts from {dictionary_init or 'documents'}: drop it or add "
+                        f"--dictionary-init lda")
+
+
+def _stc_builder(name, class_name, extra, online, max_margin):
     """``build`` of an STC learner: the estimator ``class_name`` of :mod:`rlsi.models.stc` from the options (the
-    ``--settings`` preset first, then every option given on the command line; the rest the class's defaults)."""
+    ``--settings`` preset first, then every option given on the command line; the rest the class's defaults).
+    An option that does not apply to the learner is refused (:data:`STC_OPTIONS`)."""
     def build(args):
         from ..models import stc
         from ..models.stc.settings import stc_params
@@ -201,18 +283,18 @@ def _stc_builder(class_name, extra, online, max_margin):
         if kw.get("dictionary_init") == "class" and not max_margin:
             raise RLSIError(f"--dictionary-init class needs labels; it is for --model "
                             f"{' or '.join(n for n, lrn in learners('fit-stc').items() if lrn.labels)}")
+        _check_stc_options(name, online, max_margin, args, kw.get("dictionary_init"))
         if kw.get("dictionary_step") == "lbfgs" and not online:
             kw["keep_word_codes"] = True
-        kw.update(lda_passes=args.lda_passes, n_jobs=args.jobs, verbose=0 if args.quiet else 1, **extra)
+        kw.update(n_jobs=args.jobs, verbose=0 if args.quiet else 1, **extra)
+        optional = {"lda_passes": args.lda_passes}
         if online:
-            kw["n_epochs"] = args.epochs
-            for key in ("batch_size", "tau0"):
-                if getattr(args, key) is not None:
-                    kw[key] = getattr(args, key)
-            if max_margin and args.svm_codes is not None:
-                kw["svm_codes"] = args.svm_codes
+            optional.update(n_epochs=args.epochs, batch_size=args.batch_size, tau0=args.tau0)
+            if max_margin:
+                optional["svm_codes"] = args.svm_codes
         if max_margin:
-            kw["refit_C"] = args.refit_C
+            optional["refit_C"] = args.refit_C
+        kw.update({k: v for k, v in optional.items() if v is not None})  # the others: the preset's or the class's
         return cls(**kw)
     return build
 
@@ -225,5 +307,6 @@ _STC = (("stc", "SparseTopicalCoding", False, False, {}),
         ("omedstc", "OnlineMedSTC", True, True, {}))
 for _name, _cls, _online, _max_margin, _extra in _STC:
     register(Learner("fit-stc", _name, _cls + (" (collapsed)" if _extra else ""),
-                     _stc_builder(_cls, _extra, _online, _max_margin),
-                     labels=stc_labels if _max_margin else None, summary=coding_summary))
+                     _stc_builder(_name, _cls, _extra, _online, _max_margin),
+                     labels=stc_labels if _max_margin else None, summary=coding_summary,
+                     stc_kind=(_online, _max_margin)))

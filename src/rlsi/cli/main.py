@@ -32,12 +32,14 @@ COMMAND_MODULES = [
     "rlsi.cli.demo",
     "rlsi.cli.fit",
     "rlsi.cli.topics",
+    "rlsi.cli.explore",
     "rlsi.cli.transform",
     "rlsi.cli.search",
     "rlsi.cli.evaluate",
     "rlsi.cli.track",
     "rlsi.cli.stc",
     "rlsi.cli.scale",
+    "rlsi.cli.check",
 ]
 
 
@@ -142,6 +144,12 @@ def main(argv=None) -> int:
 
 
 def _main(argv) -> int:
+    from . import _streams
+
+    problem = _streams.environment_problem()  # before anything imports numba
+    if problem:
+        print(f"rlsi: error: {problem}", file=sys.stderr)
+        return 2
     from ..errors import RLSIError
 
     parser = build_parser()
@@ -151,7 +159,10 @@ def _main(argv) -> int:
         logging.INFO if args.verbose == 1 else logging.DEBUG)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     try:
-        status = args.func(args)
+        with _streams.guarded_output():  # a full disk, a closed pipe, an encoding: one line, status 1
+            status = args.func(args)
+    except _streams.OutputError as exc:
+        return _streams.report(exc)
     except RLSIError as exc:
         from ._output import printable
 

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import RLSIError
-from . import _common, _output
+from . import _bounds, _common, _output
 
 log = logging.getLogger(__name__)
 
@@ -62,13 +62,13 @@ def register(sub):
                        description="Generate a synthetic topic-structured Zipfian tf-idf corpus (the model of "
                                    "rlsi.datasets.synthetic; the same matrix for the same seed) chunk by chunk "
                                    "into a matrix directory for 'rlsi fit --matrix'.")
-    p.add_argument("--docs", type=_common.positive_int, required=True, help="number of documents N")
-    p.add_argument("--terms", type=_common.positive_int, required=True, help="vocabulary size M")
+    p.add_argument("--docs", type=_bounds.size, required=True, help="number of documents N")
+    p.add_argument("--terms", type=_bounds.size, required=True, help="vocabulary size M")
     p.add_argument("--tokens", type=float, default=150.0, help="mean tokens per document (default 150)")
-    p.add_argument("--topics", type=_common.positive_int, default=200, help="planted topics (default 200)")
-    p.add_argument("--topic-vocab", type=_common.positive_int, default=4000,
+    p.add_argument("--topics", type=_bounds.size, default=200, help="planted topics (default 200)")
+    p.add_argument("--topic-vocab", type=_bounds.size, default=4000,
                    help="terms in each planted topic's slice (default 4000)")
-    p.add_argument("--seed", type=_common.non_negative_int, default=0, help="random seed (default 0)")
+    p.add_argument("--seed", type=_bounds.seed, default=0, help="random seed in [0, 2^32 - 1] (default 0)")
     p.add_argument("--dtype", choices=["float64", "float32"], default="float64",
                    help="floating type of the weights (float32 halves the matrix)")
     p.add_argument("--norm", choices=["none", "l2"], default="none",
@@ -194,7 +194,7 @@ def fit_matrix(args, output):
     check_modes(learner, fit_modes(args))
     model = learner.build(args)
     start = time.perf_counter()
-    matrix = load_matrix(args.matrix)
+    matrix = load_matrix(args.matrix, verify=True)  # every checksum: the fit reads every page anyway
     X = matrix.X
     log.info("matrix %s: %d documents x %d terms (%d non-zeros, %s), memory-mapped", args.matrix, X.shape[0],
              X.shape[1], X.nnz, X.dtype)

@@ -22,8 +22,9 @@ import numpy as np
 
 from ..errors import RLSIError
 from ..text import read_corpus
-from . import _common, _output
+from . import _bounds, _common, _output
 from .learners import get_learner, learners, model_help, report_fit, stc_labels
+from .scale import _size
 
 def _refit_C(text):
     if text in ("cv", "joint"):
@@ -50,7 +51,7 @@ def register(sub):
                         "released values with what reproduces Table 2 (on 20 Newsgroups MedSTC 81.2%%; STC with "
                         "the LDA start 70.7%%, online 71.4%%); the "
                         "options given on the command line override the preset")
-    p.add_argument("-k", "--n-components", type=_common.positive_int, default=None,
+    p.add_argument("-k", "--n-components", type=_bounds.topics, default=None,
                    help="number of topics K (default 60)")
     p.add_argument("--lam", type=float, default=None,
                    help="λ: ℓ1 weight on document codes θ (default 0.01)")
@@ -66,10 +67,10 @@ def register(sub):
                    help="mm: multiplicative majorise-minimise step (default); projected: Eq. (12); lbfgs: the "
                         "released code's projected L-BFGS steps (batch models keep the word codes; online "
                         "models keep each mini-batch's codes and move its terms)")
-    p.add_argument("--max-iter", type=_common.positive_int, default=None, help="batch iterations (default 20)")
-    p.add_argument("--batch-size", type=_common.positive_int, default=None,
+    p.add_argument("--max-iter", type=_bounds.max_iter, default=None, help="batch iterations (default 20)")
+    p.add_argument("--batch-size", type=_bounds.batch_size, default=None,
                    help="online mini-batch size (default: the preset's, else 64)")
-    p.add_argument("--epochs", type=_common.positive_int, default=1, help="online passes")
+    p.add_argument("--epochs", type=_bounds.epochs, default=None, help="online models: passes (default 1)")
     p.add_argument("--tau0", type=float, default=None,
                    help="online models: τ0 of the learning rate τ0/(t + τ) (default: the preset's, else 1)")
     p.add_argument("--svm-codes", choices=["joint", "label_free"], default=None,
@@ -83,13 +84,16 @@ def register(sub):
                         "settings 46.4%% -> 62.6%%, at the released ones 59.7%% -> 70.7%%) or, MedSTC only, "
                         "'class': each topic "
                         "from the documents of one class; 'uniform': β = 1/M, the released code's start")
-    p.add_argument("--lda-passes", type=_common.positive_int, default=10,
+    p.add_argument("--lda-passes", type=_bounds.lda_passes, default=None,
                    help="--dictionary-init lda: batch passes of the LDA fit (default 10; about 8 s CPU a pass "
                         "on 20 Newsgroups)")
-    p.add_argument("--refit-C", default="cv", type=_refit_C,
+    p.add_argument("--refit-C", default=None, type=_refit_C,
                    help="MedSTC: C of the SVM refit on the training codes: 'cv' (default, 3-fold CV over "
                         "0.01..100), 'joint' (Eq. 16's C/delta) or a positive number")
     p.add_argument("--jobs", type=_common.jobs_count, default=None, help="threads (default: all cores)")
+    p.add_argument("--memory-limit", type=_size, default=None, metavar="SIZE",
+                   help="refuse a fit whose estimated peak memory exceeds SIZE (e.g. 8G; default: the memory "
+                        "available now)")
     p.add_argument("--hinge", choices=["exact", "linearized"], default=None,
                    help="MedSTC's θ-update: the exact hinge minimiser (default) or the released code's update "
                         "linearised at the loss-augmented label")
@@ -135,6 +139,9 @@ def run_fit(args):
     vectorizer = _common.make_vectorizer(args).fit(corpus.texts)
     X = vectorizer.transform_counts(corpus.texts)
     y = learner.targets(args, corpus)
+    from ..models.stc.memory import preflight
+
+    preflight(model, X, limit=args.memory_limit)  # the peak memory of the fit, checked before it starts
     model.fit(X, y)
     return report_fit(learner, args.output, {"model": model, "vectorizer": vectorizer}, X.shape[0], X.shape[1],
                       start, quiet=args.quiet)

@@ -7,6 +7,8 @@ REPORT_DIR (all or nothing: built in a temporary directory renamed into place):
 
 * ``report.md`` — topic shares per period, largest rises, dead/reborn topics, top terms per period;
 * ``report.txt`` — the same per topic, as plain text;
+* ``report.html`` — the same in a browser (:func:`rlsi.explorer.tracking_page`): shares per period as
+  lines or stacked areas, births and deaths marked, a topic's terms and drift period by period;
 * ``shares.png`` — share of every topic per period; ``topic_NN.png`` — the topics that rise most, in
   the style of TOIS Figures 7–8 (share curve and top terms per period);
 * ``shares.csv``, ``timeline.json`` — the numbers;
@@ -99,6 +101,7 @@ def _check_output(path, reads=()):
                         f"writing there would damage it; choose another -o")
     io.check_output_dir(path, what="output", is_ours=lambda p: (p / MARKER).is_file(),
                         kind="an rlsi track report", remedy="choose another -o")
+    kinds.check_nothing_nested(path, own=("model",))  # the report's own model/ is rewritten with it
 
 
 def _order(corpus, args):
@@ -199,6 +202,8 @@ def run(args):
 
 
 def _write_report(out, timeline, model, vectorizer, args):
+    from ..explorer import tracking_page
+
     with io.atomic_dir(out) as tmp:
         title = f"Topic tracking: {Path(args.corpus).name}"
         (tmp / "report.md").write_text(_header(args, model) + timeline.to_markdown(n_terms=args.top_terms, title=title),
@@ -208,6 +213,7 @@ def _write_report(out, timeline, model, vectorizer, args):
         timeline.plot(tmp / "shares.png", title=title)
         for k, _, _ in timeline.rising(max(0, args.plot_topics)):
             timeline.plot_topic(tmp / f"topic_{k + 1:02d}.png", k, n_terms=args.top_terms)
+        (tmp / "report.html").write_bytes(tracking_page(timeline, title=title).to_bytes())
         io.save(tmp / "model", model=model, vectorizer=vectorizer)
         (tmp / MARKER).write_text(json.dumps(timeline.to_dict(), indent=1), encoding="utf-8")
 

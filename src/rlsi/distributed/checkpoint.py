@@ -76,7 +76,11 @@ def read_state(directory):
     topics) (:func:`check_parts`). Each problem raises :class:`rlsi.errors.ModelFormatError` (one line).
     """
     check_directory(directory)
-    directory = Path(directory)
+    return _read_state(Path(directory))
+
+
+def _read_state(directory):
+    """:func:`read_state` without the checks of a directory to write."""
     path = directory / STATE
     if not os.path.lexists(path):
         return None
@@ -207,6 +211,29 @@ def check_parts(directory, meta):
         if shape != [b - a, K]:
             raise ModelFormatError(f"{path}: W has shape {shape}; partition {p} has {b - a} documents and the fit "
                                    f"{K} topics: the checkpoint is damaged")
+
+
+def is_checkpoint_directory(path) -> bool:
+    """Whether ``path`` is a checkpoint directory (not an rlsi folder itself; it holds ``state``)."""
+    from ..io.kinds import folder_kind
+
+    return folder_kind(path) is None and (Path(path) / STATE).is_dir()
+
+
+def verify_directory(directory, *, progress=None):
+    """Verify a checkpoint directory whole (``rlsi check``): the checksums and the load checks of its state and
+    of every W part the state names (:func:`rlsi.io.verify.check_one`). Returns a
+    :class:`rlsi.io.verify.FolderReport`; ModelFormatError (one line) naming the first problem."""
+    from ..io.verify import FolderReport, check_one
+
+    directory = Path(directory)
+    report = FolderReport(directory, "checkpoint directory")
+    check_one(directory / STATE, report, progress)
+    meta, _ = _read_state(directory)
+    for p, (a, b) in enumerate(meta["partitions"]):
+        if b > a and meta["iteration"] > 0:
+            check_one(part_path(directory, meta["iteration"], p), report, progress)
+    return report
 
 
 def check_compatible(meta, expected):

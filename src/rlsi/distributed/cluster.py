@@ -16,10 +16,18 @@ client plus what must be closed after the fit):
 
 Dask is an optional dependency (``pip install "rlsi[dask]"``); importing this module without it raises
 an RLSIError that says so.
+
+A worker lost during a fit is Dask's to handle: its tasks run again on the others (the tasks are pure:
+:mod:`rlsi.distributed._tasks`). What Dask cannot recover — the scheduler gone, every worker gone, a task
+that killed its workers, a worker lost between the client's listing and its call (a fit still starting) —
+ends in one line under :func:`lost_cluster_errors`, which the command line wraps its fits in.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
+import contextlib
+import errno
 import logging
 import os
 from dataclasses import dataclass
@@ -97,3 +105,38 @@ def open_cluster(client=None, scheduler=None, n_workers=2, threads_per_worker=1,
     log.info("started a LocalCluster with %d worker(s) x %d thread(s) (cores here: %s)", n_workers,
              threads_per_worker, os.cpu_count())
     return ClusterHandle(cl, owned_client=True, cluster=cluster)
+
+
+#: errno values of a connection that went away.
+_LOST_ERRNOS = {errno.ECONNREFUSED, errno.ECONNRESET, errno.ECONNABORTED, errno.EPIPE, errno.ENOTCONN,
+                errno.EHOSTUNREACH, errno.ENETUNREACH}
+_LOST_NAMES = {"CommClosedError", "KilledWorker", "FutureCancelledError", "FuturesCancelledError", "AllExit",
+               "StreamClosedError"}
+
+
+def is_lost_cluster(exc) -> bool:
+    """Whether ``exc`` is Dask's way of saying that a worker or the scheduler went away."""
+    if type(exc).__name__ in _LOST_NAMES or isinstance(exc, (concurrent.futures.CancelledError, TimeoutError)):
+        return True
+    return isinstance(exc, OSError) and exc.errno in _LOST_ERRNOS
+
+
+@contextlib.contextmanager
+def lost_cluster_errors(what="the fit"):
+    """Inside the block, a cluster that went away (:func:`is_lost_cluster`) raises one RLSIError line saying
+    so and what to do; any other exception passes unchanged."""
+    try:
+        yield
+    except RLSIError:
+        raise
+    except Exception as exc:
+        if not is_lost_cluster(exc):
+            raise
+        try:
+            detail = " ".join(str(exc).split())[:160]
+        except Exception:  # an exception whose message cannot be made
+            detail = ""
+        raise RLSIError(f"the Dask cluster lost a worker or its scheduler during {what} ({type(exc).__name__}"
+                        f"{': ' + detail if detail else ''}); nothing is saved: check the cluster and run again "
+                        f"(a batch fit with --checkpoint-dir DIR --resume-checkpoint goes on from its last "
+                        f"complete iteration)") from None

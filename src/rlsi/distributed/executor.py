@@ -119,8 +119,10 @@ class DaskExecutor(Executor):
         return self.client.gather(futures)
 
     def transfer_bytes(self):
-        """Bytes the workers have sent to each other so far (Dask's counters, summed over live workers)."""
-        return sum(self.client.run(_worker_sent).values())
+        """Bytes the workers have sent to each other so far (Dask's counters, summed over live workers: a
+        worker lost since the scheduler last listed it is left out, its tasks run again elsewhere)."""
+        sent = self.client.run(_worker_sent, on_error="return")
+        return sum(v for v in sent.values() if isinstance(v, int))
 
     def close(self):
         """Close the cluster started for this executor (an existing client is left open)."""

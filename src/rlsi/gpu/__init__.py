@@ -3,9 +3,11 @@
 tests, on numpy/scipy (``device="numpy"``). See docs/gpu.md.
 
 Modules: :mod:`~rlsi.gpu.backend` (the array module, device names), :mod:`~rlsi.gpu.cd` (blocked cyclic
-coordinate descent), :mod:`~rlsi.gpu.corpus` (row blocks, streaming, screening), :mod:`~rlsi.gpu.memory`
-(the memory plan), :mod:`~rlsi.gpu.batch` (the batch problem), :mod:`~rlsi.gpu.fit` (the skeleton's hooks),
-:mod:`~rlsi.gpu.online` (online RLSI). Importing this package never imports CuPy.
+coordinate descent), :mod:`~rlsi.gpu.corpus` (row blocks, streaming, screening), :mod:`~rlsi.gpu.prefetch`
+(blocks moved ahead of use on one copy stream), :mod:`~rlsi.gpu.memory` (the memory plan),
+:mod:`~rlsi.gpu.topics` (int32 CSR topics and their dense blocks), :mod:`~rlsi.gpu.batch` (the batch problem),
+:mod:`~rlsi.gpu.fit` (the skeleton's hooks), :mod:`~rlsi.gpu.online` (online RLSI). Importing this package never
+imports CuPy.
 """
 
 from .backend import DEVICES, cuda_available, numpy_backend, resolve  # noqa: F401

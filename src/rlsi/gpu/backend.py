@@ -3,7 +3,8 @@
 Every device step (:mod:`rlsi.gpu.cd`, :mod:`rlsi.gpu.corpus`, :mod:`rlsi.gpu.batch`, :mod:`rlsi.gpu.online`)
 is written against a :class:`Backend`: ``xp`` (``cupy`` or ``numpy``), ``sparse`` (``cupyx.scipy.sparse`` or
 ``scipy.sparse``), the compute dtype, and the few things that differ between the two (moving arrays, free
-memory, streams). The same code therefore runs on numpy, which is how the test suite exercises it without a
+memory, the layout of dense operands: cuSPARSE's SpMM reads column-major arrays, scipy's row-major ones, and
+either copies the other kind). The same code therefore runs on numpy, which is how the test suite exercises it without a
 card, and on CuPy, where the products are cuSPARSE/cuBLAS calls.
 
 Devices, as the ``device`` parameter of :class:`rlsi.BatchRLSI` and :class:`rlsi.OnlineRLSI` names them
@@ -22,13 +23,15 @@ is missing and how to install it (``pip install "rlsi[gpu]"``).
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..errors import RLSIError
+
+#: The most entries of a CSR matrix on the card: int32 indices and row pointers.
+INT32_MAX = 2 ** 31 - 1
 
 #: The accepted ``device`` strings (registry: the parameter check and its message derive from the keys).
 DEVICES = {
@@ -59,6 +62,9 @@ class Backend:
     #: Compiled kernels the backend brings (name -> callable ``k(grid, block, args)`` as a CuPy RawKernel);
     #: empty: CuPy compiles its own, numpy uses array operations.
     kernels: dict = field(default_factory=dict)
+    #: Memory order of the dense right-hand sides of sparse x dense products (W, blocks of U): "F" for
+    #: cuSPARSE (CuPy copies anything else to column-major first), "C" for scipy.
+    layout: str = "C"
 
     @property
     def is_cuda(self):
@@ -78,13 +84,18 @@ class Backend:
         return a
 
     def csr(self, A, dtype=None):
-        """A device CSR matrix of a host scipy sparse matrix (or of a device one), in ``dtype``."""
+        """A device CSR matrix of a host scipy sparse matrix (or of a device one), in ``dtype``; on a card with
+        int32 indices and row pointers (CuPy 13 casts wider ones to int32 unchecked: a matrix of 2³¹ entries or
+        more is refused here)."""
         dtype = self.dtype if dtype is None else np.dtype(dtype)
-        if self.is_cuda and not self.sparse.issparse(A):
+        if self.is_cuda and not self.holds(A):  # a host matrix (scipy or dense): moved
             A = sp.csr_matrix(A)
+            if A.nnz > INT32_MAX:
+                raise RLSIError(f"a block of {A.nnz} non-zeros cannot go to the card: CSR matrices there have int32 "
+                                f"indices (at most {INT32_MAX} entries); use smaller blocks or device='cpu'")
             return self.sparse.csr_matrix(
-                (self.xp.asarray(A.data, dtype=dtype), self.xp.asarray(A.indices), self.xp.asarray(A.indptr)),
-                shape=A.shape)
+                (self.xp.asarray(A.data, dtype=dtype), self.xp.asarray(A.indices, dtype=np.int32),
+                 self.xp.asarray(A.indptr, dtype=np.int32)), shape=A.shape)
         A = self.sparse.csr_matrix(A)
         return A.astype(dtype) if A.dtype != dtype else A
 
@@ -98,22 +109,19 @@ class Backend:
 
     # ------------------------------------------------------------------ device facts
     def free_bytes(self):
-        """Free device memory in bytes (None on numpy: host memory is the caller's business)."""
+        """Free device memory in bytes: the card's free memory plus what CuPy's pool holds unused, within the
+        pool's limit when one is set (``MemoryPool.set_limit``); None on numpy (host memory is the caller's)."""
         if not self.is_cuda:
             return None
         free, _total = self.xp.cuda.runtime.memGetInfo()
         pool = self.xp.get_default_memory_pool()
-        return int(free) + int(pool.free_bytes())
+        free = int(free) + int(pool.free_bytes())
+        limit = int(pool.get_limit())
+        return free if limit == 0 else max(0, min(free, limit - int(pool.used_bytes())))
 
     def synchronize(self):
         if self.is_cuda:
             self.xp.cuda.get_current_stream().synchronize()
-
-    def stream(self):
-        """A context that runs the enclosed work on a new non-blocking stream (CuPy), or nothing (numpy)."""
-        if self.is_cuda:
-            return self.xp.cuda.Stream(non_blocking=True)
-        return contextlib.nullcontext()
 
     def describe(self):
         if not self.is_cuda:
@@ -150,7 +158,7 @@ def cuda_backend(dtype=np.float32):
     if n < 1:
         raise RLSIError("device='cuda': CuPy is installed but no CUDA card is visible (0 devices; check "
                         "CUDA_VISIBLE_DEVICES and nvidia-smi), or use device='cpu'")
-    return Backend("cuda", cupy, cusparse, np.dtype(dtype))
+    return Backend("cuda", cupy, cusparse, np.dtype(dtype), layout="F")
 
 
 def cuda_available():

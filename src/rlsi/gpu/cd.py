@@ -30,6 +30,17 @@ coordinate: what runs on numpy, and on CuPy as separate launches); ``kernel="fus
 there) runs the b in-block coordinates of a row in one CUDA thread, one launch per block and sweep
 (:data:`FUSED_SOURCE`: the same arithmetic in the same order; rows are threads, so reads and writes of the
 column-major blocks are coalesced). The card tests (tests/gpu/test_cuda.py) compare the two.
+
+The fused kernel is compiled with ``--fmad=false`` (:data:`FUSED_OPTIONS`): NVRTC contracts ``a - (g - s*u)``
+into fused multiply-adds by default, which rounds differently from the host build of the same source (gcc
+with ``-ffp-contract=off``) and from the array-operation path (each product its own CuPy kernel), and the
+device results are compared with the host's to the last bits in float64. The kernel is bound by memory
+traffic, so the separate multiply costs little.
+
+Memory (the plan's U-step solve, :mod:`rlsi.gpu.memory`): R and U of the n rows (U0 is used as U, without a
+copy, when it is already column-major in the compute dtype), the running rows' copies Ra and Ua (none while
+every row runs: they are R and U themselves) and one narrowed copy while rows stop, the (b x n) block of G,
+and boolean masks.
 """
 
 from __future__ import annotations
@@ -85,6 +96,8 @@ extern "C" __global__ void cd_block_T(const T* __restrict__ R, T* __restrict__ U
     changes[i] = ch;
 }
 """
+#: NVRTC options of the fused kernel (see the module docstring).
+FUSED_OPTIONS = ("--fmad=false",)
 _FUSED = {}
 
 
@@ -95,14 +108,15 @@ def fused_source(ctype):
 
 def fused_kernel(be):
     """The fused kernel for the backend's dtype: ``be.kernels["cd_block"]`` when the backend brings one (the
-    tests run the kernel's C source compiled for the host through it), else compiled by CuPy (once per
-    dtype)."""
+    tests run the kernel's C source compiled for the host through it), else a CuPy RawKernel of
+    :func:`fused_source` with :data:`FUSED_OPTIONS` (made once per array module and dtype; CuPy compiles it
+    at the first launch and caches the binary)."""
     if "cd_block" in be.kernels:
         return be.kernels["cd_block"]
-    key = be.dtype.name
+    key = (be.xp, be.dtype.name)
     if key not in _FUSED:
-        ctype = {"float32": "float", "float64": "double"}[key]
-        _FUSED[key] = be.xp.RawKernel(fused_source(ctype), f"cd_block_{ctype}")
+        ctype = {"float32": "float", "float64": "double"}[be.dtype.name]
+        _FUSED[key] = be.xp.RawKernel(fused_source(ctype), f"cd_block_{ctype}", options=FUSED_OPTIONS)
     return _FUSED[key]
 
 
@@ -122,19 +136,42 @@ def start_mask(be, R, U0, half_lam, positive):
     return need
 
 
-def solve_rows(be, R, S, U0, half_lam, *, max_iter, tol, positive=False, max_work=None, block=BLOCK, kernel=None):
+def rows_f(xp, A, idx):
+    """Rows ``idx`` of a 2-D device array as a column-major array, in one copy on CuPy (``take`` of the
+    transpose's columns writes a row-major array, whose transpose is column-major; CuPy's take reads strided
+    input in place). numpy's take would first copy a strided input whole, so numpy gathers the rows and
+    converts them (two copies of the rows, none of the array)."""
+    if xp is np:
+        return np.asfortranarray(A[idx])
+    return xp.asfortranarray(xp.take(A.T, idx, axis=1).T)
+
+
+def gather_rows(be, A, idx):
+    """Rows ``idx`` of a 2-D device array in the layout the backend's sparse x dense product reads without a
+    copy (column-major for cuSPARSE, row-major for scipy), in one copy."""
+    return rows_f(be.xp, A, idx) if be.layout == "F" else be.xp.take(A, idx, axis=0)
+
+
+def solve_rows(be, R, S, U0, half_lam, *, max_iter, tol, positive=False, max_work=None, block=BLOCK, kernel=None,
+               own_u0=False):
     """Solve every row of R (n x K, device) for the Gram matrix ``S`` (K x K, host float64).
 
-    U0 : (n, K) device warm start, or None (zeros, as Algorithm 2). Returns ``(U, sweeps)``: U (n x K, the
-    backend's dtype, column-major) and the sweeps of each row (int32 device array, 0 for rows optimal at
-    their start). ``max_work``: each row's budget of multiply-adds (None: none). ``kernel``: a name of
-    :data:`KERNELS` (None: "fused" on CuPy, "xp" on numpy).
+    U0 : (n, K) device warm start, or None (zeros, as Algorithm 2); ``own_u0``: the solve may write into U0
+    (it is then returned as U when it is column-major in the compute dtype: no copy). Returns ``(U, sweeps)``:
+    U (n x K, the backend's dtype, column-major) and the sweeps of each row (int32 device array, 0 for rows
+    optimal at their start). ``max_work``: each row's budget of multiply-adds (None: none). ``kernel``: a name
+    of :data:`KERNELS` (None: "fused" on CuPy, "xp" on numpy).
     """
     xp = be.xp
     n, K = R.shape
     dt = be.dtype
     R = xp.asarray(R, dtype=dt)
-    U = xp.zeros((n, K), dtype=dt, order="F") if U0 is None else xp.array(U0, dtype=dt, order="F")
+    if U0 is None:
+        U = xp.zeros((n, K), dtype=dt, order="F")
+    elif own_u0 and U0.dtype == dt and U0.flags.f_contiguous:
+        U = U0
+    else:
+        U = xp.array(U0, dtype=dt, order="F")
     sweeps = xp.zeros(n, dtype=xp.int32)
     if n == 0 or K == 0:
         return U, sweeps
@@ -151,11 +188,11 @@ def solve_rows(be, R, S, U0, half_lam, *, max_iter, tol, positive=False, max_wor
         fused = fused_kernel(be)
         diag_d = xp.ascontiguousarray(xp.asarray(diag, dtype=np.float64))
         half_t = dt.type(half)
-    # the rows still running, gathered once (column-major) and narrowed when some stop: no gather and scatter
-    # of the whole block per sweep
+    # the rows still running, column-major, narrowed when some stop: no gather and scatter of the whole block
+    # per sweep; while every row runs they are R and U themselves
     na = int(active.shape[0])
-    Ua = xp.asfortranarray(U[active])
-    Ra = xp.asfortranarray(R[active])
+    Ua = U if na == n else rows_f(xp, U, active)
+    Ra = R if na == n and R.flags.f_contiguous else rows_f(xp, R, active)
     for _ in range(int(max_iter)):
         if na == 0:
             break
@@ -198,18 +235,20 @@ def solve_rows(be, R, S, U0, half_lam, *, max_iter, tol, positive=False, max_wor
             stop |= work[active] >= max_work
         done = xp.flatnonzero(stop)
         if int(done.shape[0]):
-            U[active[done]] = Ua[done]
+            if Ua is not U:
+                U[active[done]] = Ua[done]
             keep = xp.flatnonzero(~stop)
             active = active[keep]
-            Ua = xp.asfortranarray(Ua[keep])
-            Ra = xp.asfortranarray(Ra[keep])
+            Ua = rows_f(xp, Ua, keep)
+            Ra = rows_f(xp, Ra, keep)
             na = int(active.shape[0])
-    if na:
+    if na and Ua is not U:
         U[active] = Ua
     return U, sweeps
 
 
-def solve_penalty(be, pen, prepared, R, U0, lam, *, max_iter, tol, max_work=None, block=BLOCK, kernel=None):
+def solve_penalty(be, pen, prepared, R, U0, lam, *, max_iter, tol, max_work=None, block=BLOCK, kernel=None,
+                  own_u0=False):
     """Every row of R for a :class:`rlsi.models.penalties.Penalty` given its ``prepared`` matrix (host, from
     ``pen.prepare(S, lam)``): the closed form ``R Σ`` for "l2", coordinate descent otherwise. Returns
     ``(U, sweeps)`` as :func:`solve_rows` (sweeps None for the closed form)."""
@@ -217,4 +256,4 @@ def solve_penalty(be, pen, prepared, R, U0, lam, *, max_iter, tol, max_work=None
         return R @ be.asarray(prepared), None
     half = lam / 2.0 if pen.norm == "l1" else 0.0
     return solve_rows(be, R, prepared, U0, half, max_iter=max_iter, tol=tol, positive=pen.nonneg,
-                      max_work=max_work, block=block, kernel=kernel)
+                      max_work=max_work, block=block, kernel=kernel, own_u0=own_u0)

@@ -2,8 +2,9 @@
 
 :class:`RowBlocks` cuts a host CSR matrix into blocks of rows (D = Xᵀ by terms for the U-step, X by documents
 for the V-step). Resident blocks are moved once; streamed blocks stay in host memory and each is moved when
-the step reaches it, the next one moved by a background thread on its own CUDA stream while the current one
-is used (on numpy the same code runs without the thread). Products with a block are cuSPARSE calls on CuPy
+the step reaches it, the next one moved by a background thread while the current one is used, on the blocks'
+one long-lived copy stream (:class:`rlsi.gpu.prefetch.Prefetcher`; on numpy the same code runs without the
+thread). Products with a block are cuSPARSE calls on CuPy
 and scipy's on numpy.
 
 :class:`Screen` is the exact zero-row screening of the batch U-step for blocks on the card: the host path's
@@ -15,13 +16,12 @@ solution and a zero warm start).
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 import scipy.sparse as sp
 
 from ..models.rlsi_policy import ScreeningBounds
 from ..models.screening import csr_row_norms
+from .prefetch import Prefetcher
 
 
 def spans(n, rows):
@@ -41,13 +41,29 @@ def row_view(be, A, a, b):
     return be.sparse.csr_matrix((A.data[p0:p1], A.indices[p0:p1], A.indptr[a:b + 1] - p0), shape=(b - a, A.shape[1]))
 
 
-def row_norms(be, A):
-    """ℓ2 norm of each row (float64, device) of a CSR matrix on the host (the host path's numbers) or the card."""
+def row_norms(be, A, rows=1 << 17):
+    """ℓ2 norm of each row (float64, device) of a CSR matrix on the host (the host path's numbers) or the card
+    (``rows`` rows at a time: the float64 squares of one block's entries, never of the whole matrix)."""
     if not on_card(be, A):
         return be.xp.asarray(csr_row_norms(sp.csr_matrix(A)), dtype=np.float64)
     xp = be.xp
-    sq = be.sparse.csr_matrix((xp.square(A.data.astype(np.float64)), A.indices, A.indptr), shape=A.shape)
-    return xp.sqrt(sq @ xp.ones(A.shape[1], dtype=np.float64))
+    out = xp.empty(A.shape[0], dtype=np.float64)
+    for a, b in spans(A.shape[0], rows):
+        V = row_view(be, A, a, b)
+        sq = be.sparse.csr_matrix((xp.square(V.data.astype(np.float64)), V.indices, V.indptr), shape=V.shape)
+        out[a:b] = xp.sqrt(sq @ xp.ones(A.shape[1], dtype=np.float64))
+    return out
+
+
+def sq_norm(be, A, chunk=1 << 24):
+    """``‖A‖²_F`` (float64) of a CSR matrix on the host or the card (``chunk`` entries at a time on the card)."""
+    if not on_card(be, A):
+        return float(np.square(A.data, dtype=np.float64).sum())
+    xp = be.xp
+    total = 0.0
+    for a, b in spans(int(A.data.shape[0]), chunk):
+        total += float(xp.square(A.data[a:b].astype(np.float64)).sum())
+    return total
 
 
 class RowBlocks:
@@ -69,18 +85,13 @@ class RowBlocks:
         if self.streamed:
             self._host = [A[a:b] for a, b in self.spans]
             self._blocks = None
+            self.prefetch = Prefetcher(be)
         else:
             self._host = None
             self._blocks = [be.csr(A[a:b]) for a, b in self.spans]
 
     def _move(self, i):
-        be = self.be
-        if not be.is_cuda:
-            return be.csr(self._host[i])
-        with be.stream() as stream:
-            block = be.csr(self._host[i])
-            stream.synchronize()
-        return block
+        return self.be.csr(self._host[i])
 
     def __len__(self):
         return len(self.spans)
@@ -90,16 +101,8 @@ class RowBlocks:
             for (a, b), block in zip(self.spans, self._blocks):
                 yield a, b, block
             return
-        if not self.be.is_cuda:
-            for i, (a, b) in enumerate(self.spans):
-                yield a, b, self._move(i)
-            return
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            nxt = pool.submit(self._move, 0) if self.spans else None
-            for i, (a, b) in enumerate(self.spans):
-                block = nxt.result()
-                nxt = pool.submit(self._move, i + 1) if i + 1 < len(self.spans) else None
-                yield a, b, block
+        for (a, b), block in zip(self.spans, self.prefetch.items(self._move, len(self.spans))):
+            yield a, b, block
 
 
 def take_rows(be, block, rows):

@@ -31,6 +31,7 @@ from .backend import resolve
 from ..models.sparsity import bisect_rows, lambda1_for_terms_per_topic, sample_term_rows
 from .batch import DeviceRLSIProblem, fold_in, gram_blocks, project
 from .corpus import RowBlocks, on_card
+from .memory import DOC_ROWS
 
 def initial_doc_vectors(be, est, X, V_init=None):
     """``BatchRLSI._initial_doc_vectors`` for a corpus X on the card (CuPy CSR): the draws of
@@ -44,11 +45,8 @@ def initial_doc_vectors(be, est, X, V_init=None):
         x_sqnorm = float(be.xp.square(X.data.astype(np.float64)).sum())
         return be.asarray(random_doc_vectors(rng, N, K, x_sqnorm, be.dtype))
     U0 = seed_topics(X, K, rng, be.dtype, xp=be.xp, sparse=be.sparse, indptr=np.asarray(be.to_host(X.indptr)))
-    return project(be, RowBlocks(be, X, DOC_ROWS_INIT), U0, get_penalty(est.doc_penalty), est.lambda2,
+    return project(be, RowBlocks(be, X, DOC_ROWS), U0, get_penalty(est.doc_penalty), est.lambda2,
                    max_iter=est.inner_max_iter, tol=est.inner_tol)
-
-
-DOC_ROWS_INIT = 1 << 17
 
 
 def lambda1_for_target(be, est, X, W0, problem_at):

@@ -5,71 +5,97 @@
 O(K²), never an M x K pass), the topics U (M x K, dense, device), each row's ``max_k |r_stored|`` and which rows
 of U are non-zero. A mini-batch step is :meth:`rlsi.models.OnlineRLSI._step` on these arrays:
 
-* the batch is compacted to the terms it holds (``X_c``, n x |cols|, and its transpose), on the host;
+* the batch is compacted to the terms it holds (``X_c``, n x |cols|, and its transpose), on the host, and cut
+  into blocks of ``term_rows`` of its terms;
 * ξ times: ``Φ = X_c U[cols]``, ``W = Φ (UᵀU + λ₂I)⁻¹`` (``UᵀU`` over the non-zero rows of U only),
   ``S = S_base + WᵀW``, ``R_stored[cols] = R_base + X_cᵀW / scale`` (the batch's contribution replaced, not
   added ξ times), then the U-step on ``(S/scale, R_stored, λ₁/scale)`` — the same minimiser as on the re-scaled
   statistics — for the rows that can be non-zero (non-zero rows of U and rows with ``max|r| > λ/2``; every
   other row is optimal at zero), by the blocked coordinate descent of :mod:`rlsi.gpu.cd`.
 
+Every M x K pass is made in blocks of ``term_rows`` rows (:data:`rlsi.gpu.memory.TERM_ROWS`): ``UᵀU``, the
+batch's columns, the U-step's rows (each block gathered, solved and written back; the rows are independent,
+so the blocks give the unblocked step's solution), and ``u_change_``, for which the old values of the rows a
+batch changes are kept as int32 CSR (:class:`rlsi.gpu.topics.CSRBuilder`), not as dense copies. So an online
+fit holds R and U and a few blocks (:func:`rlsi.gpu.memory.online_plan`): about 31 GB at 7M terms and K = 500
+in float32, with mini-batches of 1,000 documents.
+
 Mini-batches move asynchronously on a card: the next batch is compacted and copied to the card by a
-background thread on its own CUDA stream while the current one is computed (on numpy: one after the other).
-The estimator's bookkeeping (t, λ₁(t), the decay ``(t₀/t₁)^ρ``, the initial topics, the random generator) is
-the host path's own methods, so a device fit follows the host fit to rounding.
+background thread on the stream's one copy stream (:class:`rlsi.gpu.prefetch.Prefetcher`) while the current
+one is computed (on numpy: one after the other). The estimator's bookkeeping (t, λ₁(t), the decay
+``(t₀/t₁)^ρ``, the initial topics, the random generator) is the host path's own methods, so a device fit follows
+the host fit to rounding.
 """
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 import scipy.sparse as sp
 
+from ..errors import RLSIError
 from ..models.host_statistics import HostStatistics
 from ..models.minibatch import batch_rows
 from ..models.penalties import penalty as get_penalty, ridge_inverse
 from ..models.stats import TopicStatistics
 from .backend import resolve
-from .batch import gram_blocks
-from .cd import solve_penalty
-from .memory import check_online
+from .cd import gather_rows, rows_f, solve_penalty
+from .corpus import spans
+from .memory import TERM_ROWS, check_online, size, usable_budget
+from .prefetch import Prefetcher
+from .topics import CSRBuilder, dense_rows
 
 #: Below this lazy ``scale`` the stored rows are multiplied out (as TopicStatistics does).
 MIN_SCALE = 2.0 ** -40
 
 
 class Batch:
-    """A mini-batch compacted to its terms: ``cols`` (its term ids), ``Xc`` (n x |cols|) and ``XcT`` on the
-    device, and the host CSR (for the initial topics)."""
+    """A mini-batch compacted to its terms: ``cols_host`` (its term ids) and, per block of ``term_rows`` of
+    them, ``(cols, Xc, XcT)`` on the device (the block's term ids, the n x |block| columns of the batch and
+    their transpose); ``host``: the batch as host CSR (for the initial topics)."""
 
-    def __init__(self, be, X):
+    def __init__(self, be, X, term_rows=TERM_ROWS):
         X = sp.csr_matrix(X, dtype=np.float64)
         self.host = X
         self.n, self.n_terms = X.shape
         cols = np.unique(X.indices)
-        Xc = sp.csr_matrix((X.data, np.searchsorted(cols, X.indices), X.indptr), shape=(X.shape[0], len(cols)))
+        XcT = sp.csr_matrix((X.data, np.searchsorted(cols, X.indices), X.indptr),
+                            shape=(X.shape[0], len(cols))).T.tocsr()
         self.cols_host = cols
-        if be.is_cuda:
-            with be.stream() as stream:
-                self._move(be, cols, Xc)
-                stream.synchronize()
-        else:
-            self._move(be, cols, Xc)
+        self.blocks = [(be.xp.asarray(cols[a:b].astype(np.int64)), be.csr(XcT[a:b].T.tocsr()), be.csr(XcT[a:b]))
+                       for a, b in spans(len(cols), term_rows)]
 
-    def _move(self, be, cols, Xc):
-        self.cols = be.xp.asarray(cols.astype(np.int64))
-        self.Xc = be.csr(Xc)
-        self.XcT = be.csr(Xc.T.tocsr())
+
+def row_maxima(be, R, rows):
+    """``max_k |r_mk|`` (float64) of every row of a device array, ``rows`` rows at a time."""
+    out = be.xp.zeros(R.shape[0], dtype=np.float64)
+    for a, b in spans(R.shape[0], rows):
+        out[a:b] = be.xp.abs(R[a:b]).max(axis=1)
+    return out
+
+
+def dense_topics(be, U):
+    """Host topics (M x K, CSR or dense) as a dense device array, made on the card from their CSR."""
+    U = be.csr(sp.csr_matrix(U))
+    return dense_rows(be, U, 0, U.shape[0])
+
+
+def live_rows(be, U, rows):
+    """Which rows of a device array have a non-zero, ``rows`` rows at a time."""
+    out = be.xp.zeros(U.shape[0], dtype=bool)
+    for a, b in spans(U.shape[0], rows):
+        out[a:b] = be.xp.any(U[a:b] != 0, axis=1)
+    return out
 
 
 class DeviceOnline:
-    """The device state of an online fit (see the module docstring)."""
+    """The device state of an online fit (see the module docstring); ``term_rows``: rows per block."""
 
-    def __init__(self, be, n_components):
+    def __init__(self, be, n_components, term_rows=TERM_ROWS):
         self.be = be
         xp = be.xp
         K = int(n_components)
         self.K = K
+        self.term_rows = max(1, int(term_rows))
         self.S = np.zeros((K, K))
         self.R = xp.zeros((0, K), dtype=be.dtype)
         self.U = None
@@ -84,32 +110,46 @@ class DeviceOnline:
         return int(self.R.shape[0])
 
     @classmethod
-    def from_estimator(cls, be, est):
+    def from_estimator(cls, be, est, term_rows=TERM_ROWS):
         """The device state of an estimator's host state (a loaded model, or a stream begun on the host)."""
-        st = cls(be, est.n_components)
+        st = cls(be, est.n_components, term_rows)
         stats = est.stats_
         st.S = np.array(stats.S, dtype=np.float64)
         st.R = be.asarray(stats.stored_R)
         st.scale, st.n_docs, st.weight = float(stats.scale), int(stats.n_docs), float(stats.weight)
-        st.rowmax = be.xp.abs(st.R).max(axis=1).astype(np.float64) if st.n_terms else st.rowmax
+        st.rowmax = row_maxima(be, st.R, st.term_rows)
         if est._U is not None:
-            U = est._U
-            st.U = be.asarray(U.toarray() if sp.issparse(U) else U)
-            st.live = be.xp.any(st.U != 0, axis=1)
+            st.U = dense_topics(be, est._U)
+            st.live = live_rows(be, st.U, st.term_rows)
         else:
             st.live = be.xp.zeros(st.n_terms, dtype=bool)
         return st
 
     def grow(self, M):
+        """Room for ``M`` terms: new rows of R (and U) are zero; the old arrays are copied into new ones (one
+        at a time), or allocated at once for a state without terms."""
         xp = self.be.xp
-        extra = M - self.n_terms
-        if extra <= 0:
+        old = self.n_terms
+        if M <= old:
             return
-        self.R = xp.concatenate([self.R, xp.zeros((extra, self.K), dtype=self.R.dtype)])
-        self.rowmax = xp.concatenate([self.rowmax, xp.zeros(extra)])
-        self.live = xp.concatenate([self.live, xp.zeros(extra, dtype=bool)])
+        if old:
+            need = M * self.K * self.be.dtype.itemsize
+            budget = usable_budget(self.be)
+            if budget is not None and need > budget:
+                raise RLSIError(f"OnlineRLSI(device=...): growing the vocabulary from {old} to {M} terms needs "
+                                f"{size(need)} more on the card (a new R, then a new U, beside the old ones); the "
+                                f"card has {size(budget)} usable: continue on the host (device='cpu')")
+
+        def grown(A, dtype):
+            B = xp.zeros((M,) + A.shape[1:], dtype=dtype)
+            if old:
+                B[:old] = A
+            return B
+        self.R = grown(self.R, self.R.dtype)
+        self.rowmax = grown(self.rowmax, np.float64)
+        self.live = grown(self.live, bool)
         if self.U is not None:
-            self.U = xp.concatenate([self.U, xp.zeros((extra, self.K), dtype=self.U.dtype)])
+            self.U = grown(self.U, self.U.dtype)
 
     def rescale(self, factor):
         if factor == 0.0:
@@ -134,19 +174,36 @@ class DeviceOnline:
         return TopicStatistics._from_state(meta, {"S": self.S.copy(), "R": np.ascontiguousarray(R)})
 
     def topics_csr(self):
-        """U (M x K) as host CSR."""
-        U = self.U
-        if U is None:
+        """U (M x K) as host CSR (made on the card block by block)."""
+        if self.U is None:
             return None
-        C = self.be.sparse.csr_matrix(U)
-        C.eliminate_zeros()
-        return sp.csr_matrix(self.be.to_host(C))
+        xp = self.be.xp
+        out = CSRBuilder(self.be, self.U.shape)
+        for a, b in spans(self.n_terms, self.term_rows):
+            out.add(xp.arange(a, b), self.U[a:b])
+        return sp.csr_matrix(self.be.to_host(out.finish()))
 
 
 def _gram_live(be, st):
-    """``UᵀU`` from the non-zero rows of U."""
-    rows = be.xp.flatnonzero(st.live)
-    return gram_blocks(be, st.U[rows])
+    """``UᵀU`` (float64, host) from the non-zero rows of U, ``term_rows`` rows at a time."""
+    xp = be.xp
+    rows = xp.flatnonzero(st.live)
+    G = xp.zeros((st.K, st.K), dtype=np.float64)
+    for a, b in spans(int(rows.shape[0]), st.term_rows):
+        Ub = st.U[rows[a:b]].astype(np.float64)
+        G += Ub.T @ Ub
+    return np.asarray(be.to_host(G), dtype=np.float64)
+
+
+def _phi(be, st, batch):
+    """``Φ = X_c U[cols]`` over the batch's blocks of terms."""
+    Phi = None
+    for cols, Xc, _ in batch.blocks:
+        part = Xc @ gather_rows(be, st.U, cols)
+        Phi = part if Phi is None else Phi + part
+    if Phi is None:
+        return be.xp.zeros((batch.n, st.K), dtype=be.dtype)
+    return be.xp.asarray(Phi, dtype=be.dtype)
 
 
 def _reseed(est, st, batch):
@@ -164,12 +221,43 @@ def _reseed(est, st, batch):
         return
     alive = np.bincount(U_new.indices, minlength=st.K) > 0
     ks = dead[alive[dead]]
-    st.U = be.asarray(U_new.toarray())
-    st.live = xp.any(st.U != 0, axis=1)
+    st.U = dense_topics(be, U_new)
+    st.live = live_rows(be, st.U, st.term_rows)
     st.S[ks, :] = 0.0
     st.S[:, ks] = 0.0
     st.R[:, xp.asarray(ks)] = 0
-    st.rowmax = xp.abs(st.R).max(axis=1).astype(np.float64) if st.n_terms else st.rowmax
+    st.rowmax = row_maxima(be, st.R, st.term_rows)
+
+
+class _Changes:
+    """The old values of the rows a batch's U-steps change (each row saved once, as int32 CSR per block of
+    rows), for ``u_change_ = ‖U_after − U_before‖`` over them."""
+
+    def __init__(self, st):
+        self.st = st
+        self.saved = st.be.xp.zeros(st.n_terms, dtype=bool)
+        self.parts = []
+
+    def save(self, rows):
+        """Keep the current values of ``rows`` (device ints, increasing) not saved yet."""
+        xp, st = self.st.be.xp, self.st
+        fresh = rows[~self.saved[rows]]
+        n = int(fresh.shape[0])
+        if n:
+            old = CSRBuilder(st.be, (n, st.K), what="the old values of the rows a mini-batch changes")
+            old.add(xp.arange(n), st.U[fresh])
+            self.parts.append((fresh, old.finish()))
+            self.saved[fresh] = True
+
+    def norm(self):
+        xp, st = self.st.be.xp, self.st
+        change = 0.0
+        for rows, old in self.parts:
+            d = st.U[rows].astype(np.float64)
+            d -= dense_rows(st.be, old, 0, int(rows.shape[0]), dtype=np.float64)
+            d *= d
+            change += float(xp.sum(d))
+        return float(np.sqrt(change))
 
 
 def step(est, st, batch, *, want_w=True):
@@ -184,8 +272,8 @@ def step(est, st, batch, *, want_w=True):
     if st.U is None:
         U0 = est._initial_topics(batch.host)
         if U0 is not None:
-            st.U = be.asarray(sp.csr_matrix(U0).toarray())
-            st.live = xp.any(st.U != 0, axis=1)
+            st.U = dense_topics(be, U0)
+            st.live = live_rows(be, st.U, st.term_rows)
             est.topics_initialized_ = True
     elif est.reseed_dead:
         _reseed(est, st, batch)
@@ -199,65 +287,58 @@ def step(est, st, batch, *, want_w=True):
         est.n_batches_ += 1
         est.n_docs_seen_ = st.n_docs
         return np.zeros((n, st.K))
-    cols = batch.cols
-    R_base = st.R[cols].copy() if est.n_inner > 1 else None
+    R_base = [st.R[cols] for cols, _, _ in batch.blocks] if est.n_inner > 1 else None  # gathers: copies
     tpen = get_penalty(est.topic_penalty, param="topic_penalty")
     dpen = get_penalty(est.doc_penalty, param="doc_penalty")
-    saved = xp.zeros(st.n_terms, dtype=bool)  # rows whose value before the batch is kept (for u_change_)
-    before = []
+    changes = _Changes(st)
     inv = 1.0 / st.scale
     for it in range(est.n_inner):
         G = _gram_live(be, st)
-        Phi = xp.asarray(batch.Xc @ st.U[cols], dtype=be.dtype)
+        Phi = _phi(be, st, batch)
         W0 = W if (dpen.warm_start and it > 0) else None
         W, _ = solve_penalty(be, dpen, dpen.prepare(G, est.lambda2), Phi, W0, est.lambda2,
                              max_iter=est.inner_max_iter, tol=est.inner_tol)
+        Phi = None
         W = xp.asarray(W, dtype=be.dtype)
         W64 = W.astype(np.float64)
         st.S = S_base + np.asarray(be.to_host(W64.T @ W64))
-        contrib = xp.asarray(batch.XcT @ W).astype(np.float64) * inv
-        st.R[cols] = (contrib + (st.R[cols] if R_base is None else R_base)).astype(st.R.dtype)
-        st.rowmax[cols] = xp.abs(st.R[cols]).max(axis=1).astype(np.float64) if int(cols.shape[0]) else 0.0
+        W64 = None
+        for i, (cols, _, XcT) in enumerate(batch.blocks):  # R_stored[cols] = R_base + X_cᵀW / scale
+            new = xp.asarray(XcT @ W).astype(np.float64)
+            new *= inv
+            new += st.R[cols] if R_base is None else R_base[i]
+            new = new.astype(st.R.dtype)
+            st.R[cols] = new
+            st.rowmax[cols] = xp.abs(new).max(axis=1).astype(np.float64)
+            new = None
         st.weight, st.n_docs = weight_base + float(n), t0 + n
         # U-step on the stored rows with (S/scale, λ/scale): the same minimiser (rlsi.models.stats)
         S_s, lam_s = (st.S, lam1) if st.scale == 1.0 else (st.S / st.scale, lam1 / st.scale)
         half = lam_s / 2.0 if tpen.norm == "l1" else -1.0
         rows = xp.flatnonzero(st.live | (st.rowmax > half))
-        if int(rows.shape[0]) == 0:
-            continue
-        fresh = rows[~saved[rows]]
-        before.append((fresh, st.U[fresh].copy()))
-        saved[fresh] = True
-        Ub, _ = solve_penalty(be, tpen, tpen.prepare(S_s, lam_s), st.R[rows], st.U[rows], lam_s,
-                              max_iter=est._topic_sweeps(warm or it > 0), tol=est.inner_tol)
-        st.U[rows] = Ub
-        st.live[rows] = xp.any(Ub != 0, axis=1)
-    change = 0.0
-    for rows, old in before:
-        d = (st.U[rows] - old).astype(np.float64)
-        change += float(xp.sum(d * d))
-    est.u_change_ = float(np.sqrt(change))
+        prepared = tpen.prepare(S_s, lam_s)
+        for a, b in spans(int(rows.shape[0]), st.term_rows):
+            rb = rows[a:b]
+            changes.save(rb)
+            Ub, _ = solve_penalty(be, tpen, prepared, st.R[rb], rows_f(xp, st.U, rb), lam_s,
+                                  max_iter=est._topic_sweeps(warm or it > 0), tol=est.inner_tol, own_u0=True)
+            st.U[rb] = Ub
+            st.live[rb] = xp.any(Ub != 0, axis=1)
+            Ub = None
+    est.u_change_ = changes.norm()
     est.lambda1_effective_ = lam1
     est.n_batches_ += 1
     est.n_docs_seen_ = st.n_docs
     return np.asarray(be.to_host(W)).astype(np.float64) if want_w else None
 
 
-def _batches(be, X, spans_):
+def _batches(be, X, spans_, term_rows=TERM_ROWS):
     """Device batches of the rows ``spans_`` (each a (a, b) run or an index array), the next one prepared in
     a background thread on a card while the current one is used."""
-    def make(s):
-        return Batch(be, batch_rows(X, *s) if isinstance(s, tuple) else batch_rows(X, s))
-    if not be.is_cuda:
-        for s in spans_:
-            yield make(s)
-        return
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        nxt = pool.submit(make, spans_[0]) if spans_ else None
-        for i in range(len(spans_)):
-            cur = nxt.result()
-            nxt = pool.submit(make, spans_[i + 1]) if i + 1 < len(spans_) else None
-            yield cur
+    def make(i):
+        s = spans_[i]
+        return Batch(be, batch_rows(X, *s) if isinstance(s, tuple) else batch_rows(X, s), term_rows)
+    return Prefetcher(be).items(make, len(spans_))
 
 
 def _state(est, be):
@@ -291,13 +372,13 @@ def fit_online(est, X):
     est._reset(X.dtype)
     N, M = X.shape
     check_online(be, M, est.n_components, int(X.nnz * min(1.0, est.batch_size / max(N, 1))) + 1,
-                 min(est.batch_size, N))
+                 min(est.batch_size, N), n_inner=est.n_inner)
     est._device_state = st = DeviceOnline(be, est.n_components)
     for _ in range(est.n_passes):
         order = est._rng.permutation(N) if est.shuffle else None
         spans_ = [(a, min(N, a + est.batch_size)) if order is None else np.sort(order[a:a + est.batch_size])
                   for a in range(0, N, est.batch_size)]
-        for batch in _batches(be, X, spans_):
+        for batch in _batches(be, X, spans_, st.term_rows):
             step(est, st, batch, want_w=False)
     publish(est, st, X.dtype)
     return est
@@ -309,12 +390,12 @@ def partial_fit_transform(est, X):
     X = be.to_host(X) if be.holds(X) else X
 
     def new_stream(X):  # the memory plan's check before any state; no device state from an earlier stream
-        check_online(be, X.shape[1], est.n_components, X.nnz, X.shape[0])
+        check_online(be, X.shape[1], est.n_components, X.nnz, X.shape[0], n_inner=est.n_inner)
         est._device_state = None
 
     X = est._check_partial_input(X, new_stream)
     st = _state(est, be)
-    W = step(est, st, Batch(be, batch_rows(sp.csr_matrix(X), 0, X.shape[0])))
+    W = step(est, st, Batch(be, batch_rows(sp.csr_matrix(X), 0, X.shape[0]), st.term_rows))
     publish(est, st, X.dtype)
     return W.astype(X.dtype, copy=False)
 

@@ -11,8 +11,9 @@ Every file or folder rlsi writes goes through this module:
 * :func:`replace_dir` — crash safe: at every instant one complete version of the folder is visible
   under its name. On Linux the two folders are swapped in one system call (``renameat2`` with
   ``RENAME_EXCHANGE``); where that is not available the old folder is first renamed to a hidden
-  ``.NAME.old-XXXXXXXX`` sibling, and a process killed between the two renames leaves only that sibling:
-  :func:`recover_dir` (called by every reader and writer of a model folder) moves it back.
+  ``.NAME.old-XXXXXXXX`` sibling, then the new one into place, with Ctrl-C and SIGTERM held back between
+  the two renames (they take effect once both are done); a process killed (kill -9) between them leaves
+  only that sibling: :func:`recover_dir` (called by every reader and writer of a model folder) moves it back.
 * :func:`check_output_file` / :func:`check_output_dir` — refuse, before any work, an output path that
   cannot be written: under an existing file, in a folder without write permission, a folder where a file
   is expected (or the reverse), an existing folder that is not ours, a read-only folder to replace.
@@ -32,8 +33,10 @@ import logging
 import os
 import re
 import shutil
+import signal
 import socket
 import stat
+import threading
 import uuid
 from pathlib import Path
 
@@ -211,15 +214,46 @@ def replace_dir(tmp, path):
         _drop_stale(path)
         return
     old = _sibling(path, "old")
-    _rename(path, old)
-    try:
-        _rename(tmp, path)
-    except BaseException:
-        _rename(old, path)
-        raise
+    with _interruptions_deferred():  # Ctrl-C between the renames would leave the old folder hidden
+        _rename(path, old)
+        try:
+            _rename(tmp, path)
+        except BaseException:
+            _rename(old, path)
+            raise
     _fsync_dir(path.parent)
     _rmtree(old)
     _drop_stale(path)
+
+
+_DEFERRED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+@contextlib.contextmanager
+def _interruptions_deferred():
+    """Ctrl-C (SIGINT), SIGTERM and SIGHUP wait until the end of the block (a few system calls): their handlers
+    run, or their default action is taken, once it is done. Python runs signal handlers in the main thread
+    only, so a block in another thread is never interrupted by them and needs nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught, previous = [], {}
+    for sig in _DEFERRED:
+        try:
+            previous[sig] = signal.signal(sig, lambda signum, frame: caught.append(signum))
+        except (OSError, ValueError):  # a signal this platform does not let Python handle
+            continue
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+        if caught:
+            handler = previous.get(caught[0])
+            if callable(handler):
+                handler(caught[0], None)  # Python's SIGINT handler raises KeyboardInterrupt here
+            elif handler in (None, signal.SIG_DFL):
+                os.kill(os.getpid(), caught[0])  # the default action (terminate), now that the folder is whole
 
 
 def _old_siblings(path: Path, tag="old"):

@@ -27,21 +27,32 @@ def _format(value: int) -> str:
     return f"{ALGORITHM}:{value & 0xFFFFFFFF:08x}"
 
 
-def bytes_digest(data) -> str:
-    """The digest of an in-memory buffer (``bytes``, ``memoryview`` or a C-contiguous array's data)."""
-    return _format(zlib.crc32(data))
+def bytes_digest(data, *more) -> str:
+    """The digest of an in-memory buffer (``bytes``, ``memoryview`` or a C-contiguous array's data), or of
+    several buffers one after the other (a file's header and its data)."""
+    value = zlib.crc32(data)
+    for block in more:
+        value = zlib.crc32(block, value)
+    return _format(value)
 
 
 def file_digest(path, *, chunk_bytes: int = CHUNK_BYTES) -> str:
-    """The digest of the file at ``path``, read in chunks of ``chunk_bytes``."""
-    value = 0
+    """The digest of the file at ``path`` (or of an open binary file, read from its start), read in chunks of
+    ``chunk_bytes``."""
+    if hasattr(path, "read"):
+        path.seek(0)
+        return _format(_crc_of(path, chunk_bytes))
     with open(Path(path), "rb") as fh:
-        while True:
-            block = fh.read(chunk_bytes)
-            if not block:
-                break
-            value = zlib.crc32(block, value)
-    return _format(value)
+        return _format(_crc_of(fh, chunk_bytes))
+
+
+def _crc_of(fh, chunk_bytes) -> int:
+    value = 0
+    while True:
+        block = fh.read(chunk_bytes)
+        if not block:
+            return value
+        value = zlib.crc32(block, value)
 
 
 def digest_matches(path, expected: str, *, chunk_bytes: int = CHUNK_BYTES) -> bool:

@@ -10,7 +10,10 @@ Every folder rlsi writes declares its kind in its ``manifest.json`` (``"kind"``)
   documents in place, so no other writer replaces it.
 
 Folders written without a ``kind`` still load: their kind is inferred from their components
-(:func:`manifest_kind`).
+(:func:`manifest_kind`). A folder's kind is decided from its contents as well as its manifest
+(:func:`folder_kind`): the components' classes and the array files it holds must agree with the kind its
+manifest declares, else it is :data:`CONFLICT` (a manifest edited by hand, or a folder copied over another)
+and no writer replaces it.
 
 The rules a writer follows (:func:`check_destination`, :func:`check_file_destination`):
 
@@ -18,7 +21,9 @@ The rules a writer follows (:func:`check_destination`, :func:`check_file_destina
   other: adding an index to a model folder rewrites the folder with the index);
 * never a folder the command reads, a folder that contains one (replacing it deletes the input) or a
   path inside one;
-* an output file is never written inside an rlsi folder (it would damage the folder).
+* an output file is never written inside an rlsi folder (it would damage the folder);
+* a folder that holds an rlsi folder, at any depth, is never replaced (:func:`check_nothing_nested`):
+  replacing it would delete the folder kept inside.
 
 Each refusal raises :class:`rlsi.errors.RLSIError` with one line naming both paths.
 """
@@ -32,8 +37,10 @@ from pathlib import Path
 
 from ..errors import RLSIError
 
-__all__ = ["KINDS", "manifest_kind", "folder_kind", "describe_kind", "require_model_folder", "check_destination",
-           "check_file_destination", "check_reads_apart", "compatible_kinds", "enclosing_folder", "fingerprint"]
+__all__ = ["KINDS", "CONFLICT", "manifest_kind", "folder_kind", "contents_kinds", "describe_kind", "describe_conflict",
+           "require_model_folder", "check_destination", "check_kind_replaceable", "check_file_destination",
+           "check_reads_apart", "compatible_kinds", "enclosing_folder", "nested_folder", "check_nothing_nested",
+           "fingerprint"]
 
 MANIFEST = "manifest.json"
 KINDS = {
@@ -47,6 +54,13 @@ KINDS = {
 _COMPATIBLE = {"model": {"model", "index"}, "index": {"model", "index"}, "matrix": {"matrix"},
                "checkpoint": {"checkpoint"}, "live": {"live"}}
 _CHECKPOINT_CLASSES = {"DistributedArrays"}
+#: The kind of a folder whose manifest declares one kind and whose contents are another's.
+CONFLICT = "conflicting"
+#: The contents a kind may hold besides its own: a live index is a model folder that takes documents.
+_AGREEING = {"live": {"live", "model", "index"}}
+#: The kind implied by the array files of a component name (``NAME.KEY.npy``), strongest first.
+_FILE_KINDS = (("matrix", "matrix"), ("state", "checkpoint"), ("doc_vectors", "checkpoint"), ("model", "model"),
+               ("index", "index"))
 _MANIFEST_LIMIT = 1 << 20  # the start of a manifest is enough to tell its kind; a larger one is read whole
 
 
@@ -57,9 +71,14 @@ def manifest_kind(manifest) -> str:
         return declared
     if isinstance(manifest, dict) and isinstance(manifest.get("live"), dict):
         return "live"
+    return _components_kind(manifest) or "model"
+
+
+def _components_kind(manifest):
+    """The kind the components of a manifest imply (their names and classes), or None when they do not tell."""
     comps = manifest.get("components") if isinstance(manifest, dict) else None
     if not isinstance(comps, dict):
-        return "model"
+        return None
     classes = {c.get("class") for c in comps.values() if isinstance(c, dict)}
     if isinstance(comps.get("matrix"), dict) and comps["matrix"].get("class") == "CorpusMatrix":
         return "matrix"
@@ -69,7 +88,22 @@ def manifest_kind(manifest) -> str:
         return "model"
     if "index" in comps:
         return "index"
-    return "model"
+    return None
+
+
+def _files_kind(path: Path):
+    """The kind the array files of the folder imply (``matrix.X.data.npy``: a matrix), or None."""
+    try:
+        names = {e.name.split(".", 1)[0] for e in os.scandir(path) if e.name.endswith(".npy")}
+    except OSError:
+        return None
+    return next((kind for stem, kind in _FILE_KINDS if stem in names), None)
+
+
+def contents_kinds(path, manifest) -> set:
+    """The kinds the contents of the rlsi folder ``path`` imply: its manifest's components and its array files
+    (empty when they do not tell)."""
+    return {k for k in (_components_kind(manifest), _files_kind(Path(path))) if k is not None}
 
 
 def compatible_kinds(kind) -> set:
@@ -78,6 +112,8 @@ def compatible_kinds(kind) -> set:
 
 
 def describe_kind(kind) -> str:
+    if kind == CONFLICT:
+        return "an rlsi folder whose manifest declares another kind than its contents hold"
     return KINDS.get(kind, "an rlsi folder of unknown kind")
 
 
@@ -96,7 +132,8 @@ def _read_manifest_json(path: Path):
 
 def folder_kind(path):
     """The kind of the rlsi folder ``path``; None when it is not one (no manifest); ``"unknown"`` when its
-    manifest cannot be read."""
+    manifest cannot be read; :data:`CONFLICT` when the kind its manifest declares is not the one its contents
+    imply (:func:`contents_kinds`)."""
     path = Path(path)
     if not path.is_dir():
         return None
@@ -107,7 +144,16 @@ def folder_kind(path):
         return "unknown"
     if not isinstance(manifest, dict) or manifest.get("format") != "rlsi":
         return None  # another program's manifest: a foreign folder
-    return manifest_kind(manifest)
+    kind = manifest_kind(manifest)
+    return CONFLICT if contents_kinds(path, manifest) - _AGREEING.get(kind, {kind}) else kind
+
+
+def describe_conflict(path) -> str:
+    """What the manifest of ``path`` declares and what its contents hold, in words."""
+    manifest = _read_manifest_json(Path(path))
+    declared = manifest.get("kind", "none") if isinstance(manifest, dict) else "none"
+    held = " and ".join(sorted(contents_kinds(path, manifest))) or "nothing it can tell"
+    return f"its {MANIFEST} declares the kind {str(declared)[:20]!r} but it holds a {held} folder's contents"
 
 
 def require_model_folder(path):
@@ -182,15 +228,51 @@ def check_destination(path, *, kind, reads=(), what="output", remedy="choose ano
         raise RLSIError(f"{what} {str(path)!r} names no folder of its own: give a new folder name")
     _check_placement(path, reads, what, remedy)
     recover_dir(path)
+    check_kind_replaceable(path, kind, what=what, remedy=remedy)
+    return check_output_dir(path, what=what, is_ours=lambda p: folder_kind(p) in _COMPATIBLE[kind],
+                            kind=describe_kind(kind), remedy=remedy)
+
+
+def check_kind_replaceable(path, kind, *, what="output", remedy="choose another -o"):
+    """RLSIError unless the existing folder ``path`` (if any) may be replaced by a folder of ``kind``: an rlsi
+    folder of a compatible kind whose manifest and contents agree, holding no rlsi folder at any depth."""
     existing = folder_kind(path)
     if existing is not None and existing not in _COMPATIBLE[kind]:
         if existing == "unknown":
             raise RLSIError(f"{what} {path} holds a {MANIFEST} that cannot be read: it is not replaced; remove it "
                             f"by hand or {remedy}")
+        if existing == CONFLICT:
+            raise RLSIError(f"{what} {path} is not replaced: {describe_conflict(path)} (edited by hand?); remove it "
+                            f"by hand or {remedy}")
         raise RLSIError(f"{what} {path} is {describe_kind(existing)}: it is not replaced by "
                         f"{describe_kind(kind)}; {remedy}")
-    return check_output_dir(path, what=what, is_ours=lambda p: folder_kind(p) in _COMPATIBLE[kind],
-                            kind=describe_kind(kind), remedy=remedy)
+    if existing is not None:  # an rlsi folder to replace (any other non-empty folder is refused unopened)
+        check_nothing_nested(path, what=what, remedy=remedy)
+
+
+def nested_folder(path, *, own=()):
+    """The first folder below ``path`` (at any depth, ``path`` itself excluded; links are not followed: a
+    replacement removes a link, never what it points to) that holds an rlsi ``manifest.json`` — readable or
+    not —, or None. ``own``: names of sub-folders of ``path`` that belong to it (skipped with their content)."""
+    root = Path(path)
+    if not root.is_dir() or root.is_symlink():
+        return None
+    for dirpath, dirnames, filenames in os.walk(root, onerror=lambda exc: None):
+        if dirpath == str(root):
+            dirnames[:] = [d for d in dirnames if d not in own]
+        elif MANIFEST in filenames and folder_kind(dirpath) is not None:
+            return Path(dirpath)
+        dirnames.sort()
+    return None
+
+
+def check_nothing_nested(path, *, what="output", remedy="choose another -o", own=()):
+    """RLSIError (one line, nothing changed) when replacing the folder ``path`` would delete an rlsi folder kept
+    inside it (:func:`nested_folder`)."""
+    inner = nested_folder(path, own=own)
+    if inner is not None:
+        raise RLSIError(f"{what} {path} holds {inner}, {describe_kind(folder_kind(inner))}: replacing {path} would "
+                        f"delete it; move it out first or {remedy}")
 
 
 def check_file_destination(path, *, reads=(), what="output"):

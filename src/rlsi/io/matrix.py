@@ -46,7 +46,6 @@ whole directory appears at once when it is complete (:func:`rlsi.io.atomic.atomi
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
 from pathlib import Path
 
@@ -56,7 +55,8 @@ from numpy.lib import format as npy_format
 
 from ..errors import ModelFormatError, RLSIError
 from .atomic import atomic_dir
-from .store import (FORMAT, FORMAT_VERSION, MANIFEST, _check_replaceable, check_text_to_save, load, read_manifest,
+from .integrity import record_digests, seal
+from .store import (FORMAT, FORMAT_VERSION, MANIFEST, _check_replaceable, check_array_to_save, load, read_manifest,
                     register)
 
 __all__ = ["CorpusMatrix", "MatrixWriter", "load_matrix", "save_matrix", "index_dtype"]
@@ -109,7 +109,7 @@ class _NpyStream:
 
 
 def _dense_entry(directory, stem, arr):
-    check_text_to_save(np.asarray(arr), stem)
+    check_array_to_save(np.asarray(arr), stem)
     fname = f"{stem}.npy"
     np.save(Path(directory) / fname, np.ascontiguousarray(arr), allow_pickle=False)
     return {"kind": "dense", "file": fname, "dtype": str(arr.dtype), "shape": list(arr.shape)}
@@ -269,7 +269,7 @@ class MatrixWriter:
         manifest = {"format": FORMAT, "format_version": FORMAT_VERSION, "rlsi_version": __version__,
                     "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                     "kind": "matrix", "components": components}
-        (self.tmp / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
+        (self.tmp / MANIFEST).write_text(seal(record_digests(self.tmp, manifest)), encoding="utf-8")
 
 
 def _aligned_counts(X, C):
@@ -454,11 +454,13 @@ def save_matrix(path, X, *, vectorizer=None, doc_lengths=None, doc_ids=None, met
     return Path(path)
 
 
-def load_matrix(path, *, mmap=True, vectorizer=True) -> CorpusMatrix:
+def load_matrix(path, *, mmap=True, vectorizer=True, verify="auto") -> CorpusMatrix:
     """Load a matrix directory; returns a :class:`CorpusMatrix` with ``.vectorizer`` set when it has one.
 
     mmap : memory-map the arrays read-only (default) instead of reading them into memory.
     vectorizer : False skips the vectorizer (a multi-million-term vocabulary the caller already holds).
+    verify : the checksums verified (:func:`rlsi.io.store.load`; by default the large memory-mapped arrays are
+        not: ``rlsi check DIR`` verifies them).
     Every problem raises :class:`rlsi.errors.ModelFormatError` (one line)."""
     path = Path(path)
     manifest = read_manifest(path)
@@ -467,7 +469,7 @@ def load_matrix(path, *, mmap=True, vectorizer=True) -> CorpusMatrix:
         raise ModelFormatError(f"{path} is not a matrix directory (it holds {', '.join(sorted(comps))}); "
                                f"write one with 'rlsi synth' or 'rlsi ingest'")
     only = [name for name in (COMPONENT, "vectorizer") if name in comps and (vectorizer or name == COMPONENT)]
-    bundle = load(path, mmap=mmap, only=only)
+    bundle = load(path, mmap=mmap, only=only, verify=verify)
     matrix = bundle[COMPONENT]
     matrix.vectorizer = bundle.get("vectorizer")
     matrix.path = path

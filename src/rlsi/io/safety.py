@@ -37,6 +37,8 @@ import scipy.sparse as sp
 from numpy.lib import format as npy_format
 
 from ..errors import ModelFormatError
+from .checksums import bytes_digest, file_digest
+from .integrity import DIGEST, check_digest_field, mismatch, must_verify
 
 __all__ = ["MAX_MAGNITUDE", "open_member", "read_member_text", "check_manifest", "read_array",
            "check_csr", "check_float_values", "check_text_values"]
@@ -157,6 +159,8 @@ def _check_file_entry(entry, where):
         if key not in entry:
             raise ModelFormatError(f"{where} has no {key!r}")
     _check_name(entry["file"], f"{where}.file")
+    if DIGEST in entry:
+        check_digest_field(entry[DIGEST], f"{where}.{DIGEST}")
     if not isinstance(entry["dtype"], str) or len(entry["dtype"]) > 32:
         raise ModelFormatError(f"{where}.dtype must be a dtype name, got {_short(entry['dtype'])}")
     _check_shape(entry["shape"], f"{where}.shape")
@@ -266,10 +270,12 @@ def check_text_values(arr, where):
             raise ModelFormatError(f"{where} holds invalid characters: the model is damaged")
 
 
-def read_npy(directory, entry, *, mmap=False, kinds=None):
+def read_npy(directory, entry, *, mmap=False, kinds=None, verify="auto"):
     """Read one ``.npy`` member described by a checked manifest entry; returns an ndarray (or memmap).
 
     kinds : optional string of allowed dtype kinds ("f" floats, "i" signed integers...) for this entry.
+    verify : check the file against the digest its entry records: ``"auto"`` (files read into memory, small
+        memory-mapped ones), True or False (:func:`rlsi.io.integrity.must_verify`).
     """
     directory = Path(directory)
     fpath = directory / entry["file"]
@@ -304,12 +310,18 @@ def read_npy(directory, entry, *, mmap=False, kinds=None):
             raise ModelFormatError(f"model file {fpath} is damaged: {size - offset} bytes of data for a "
                                    f"{list(shape)} {dtype} array of {need} bytes")
         order = "F" if fortran else "C"
+        check = must_verify(entry, size, mmap=mmap and bool(need) and bool(len(shape)), verify=verify)
         if mmap and need and len(shape):
             arr = np.memmap(f, dtype=dtype, mode="r", offset=offset, shape=shape, order=order)
+            actual = file_digest(f) if check else None
         else:
             arr = np.empty(shape, dtype=dtype, order=order)
+            raw = (arr.T if fortran else arr).reshape(-1).view(np.uint8)
             if need:
-                _readinto(f, (arr.T if fortran else arr).reshape(-1).view(np.uint8), fpath)
+                _readinto(f, raw, fpath)
+            actual = _read_digest(f, offset, raw) if check else None
+        if check and actual != entry[DIGEST]:
+            raise mismatch(fpath, entry[DIGEST], actual)
     if not dtype.isnative:
         arr = arr.astype(dtype.newbyteorder("="))
     if dtype.kind == "f":
@@ -317,6 +329,12 @@ def read_npy(directory, entry, *, mmap=False, kinds=None):
     elif dtype.kind == "U":
         check_text_values(arr, f"model file {fpath}")
     return arr
+
+
+def _read_digest(f, offset, raw):
+    """The digest of a file whose header of ``offset`` bytes is re-read and whose data were read into ``raw``."""
+    f.seek(0)
+    return bytes_digest(f.read(offset), raw)
 
 
 def check_csr(data, indices, indptr, shape, where):
@@ -348,11 +366,12 @@ def check_csr(data, indices, indptr, shape, where):
             raise ModelFormatError(f"{where}: column index {bad} outside [0, {n_cols}): the model is damaged")
 
 
-def read_array(directory, entry, *, mmap=False, where=""):
-    """A dense ndarray or a checked CSR matrix from a manifest ``arrays`` entry."""
+def read_array(directory, entry, *, mmap=False, where="", verify="auto"):
+    """A dense ndarray or a checked CSR matrix from a manifest ``arrays`` entry (``verify``: see
+    :func:`read_npy`)."""
     if entry.get("kind", "dense") != "csr":
-        return read_npy(directory, entry, mmap=mmap)
-    parts = {p: read_npy(directory, e, mmap=mmap, kinds="f" if p == "data" else "i")
+        return read_npy(directory, entry, mmap=mmap, verify=verify)
+    parts = {p: read_npy(directory, e, mmap=mmap, kinds="f" if p == "data" else "i", verify=verify)
              for p, e in entry["parts"].items()}
     shape = tuple(entry["shape"])
     where = where or f"sparse array {entry['parts']['data']['file']} in {directory}"

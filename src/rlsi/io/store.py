@@ -25,7 +25,6 @@ Writing goes to a temporary sibling directory that replaces the old one in one s
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
 from pathlib import Path
 
@@ -35,8 +34,11 @@ import scipy.sparse as sp
 from ..errors import ModelFormatError, RLSIError
 from .atomic import atomic_dir, check_output_dir, recover_dir, replace_dir  # noqa: F401 (replace_dir: API)
 from .checks import check_components_agree, check_loaded, check_role
-from .kinds import compatible_kinds, describe_kind, fingerprint, folder_kind, manifest_kind
-from .safety import check_manifest, check_text_values, parse_json, read_array, read_member_text
+from .integrity import manifest_problem, record_digests, seal
+from .kinds import (CONFLICT, check_nothing_nested, compatible_kinds, describe_conflict, describe_kind, fingerprint,
+                    folder_kind, manifest_kind)
+from .safety import (MAX_MAGNITUDE, check_float_values, check_manifest, check_text_values, parse_json, read_array,
+                     read_member_text)
 
 FORMAT = "rlsi"
 FORMAT_VERSION = 1
@@ -78,6 +80,7 @@ def _write_array(directory, stem, value):
         parts = {"data": m.data, "indices": m.indices, "indptr": m.indptr}
         files = {}
         for part, arr in parts.items():
+            check_array_to_save(arr, f"{stem}.{part}")
             fname = f"{stem}.{part}.npy"
             np.save(directory / fname, np.ascontiguousarray(arr), allow_pickle=False)
             files[part] = {"file": fname, "dtype": str(arr.dtype), "shape": list(arr.shape)}
@@ -85,10 +88,24 @@ def _write_array(directory, stem, value):
     arr = np.asarray(value)
     if arr.dtype == object:
         raise RLSIError(f"array {stem!r} has dtype object, which cannot be saved without pickle")
-    check_text_to_save(arr, stem)
+    check_array_to_save(arr, stem)
     fname = f"{stem}.npy"
     np.save(directory / fname, np.ascontiguousarray(arr), allow_pickle=False)
     return {"kind": "dense", "file": fname, "dtype": str(arr.dtype), "shape": list(arr.shape)}
+
+
+def check_array_to_save(arr, stem):
+    """An array is saved only if it can be loaded again (RLSIError otherwise; nothing is written): text without
+    lone surrogates, floats finite and within :data:`rlsi.io.safety.MAX_MAGNITUDE` (a fit or a resume that
+    diverged does not replace the folder it would make unloadable)."""
+    check_text_to_save(arr, stem)
+    if arr.dtype.kind == "f" and arr.dtype.itemsize in MAX_MAGNITUDE:
+        try:
+            check_float_values(arr, f"array {stem!r}")
+        except ModelFormatError as exc:
+            what = str(exc).split(" holds ", 1)[-1].split(":")[0]
+            raise RLSIError(f"cannot save array {stem!r}: it holds {what}; nothing is saved (a fit that "
+                            f"diverged, or damaged input)") from None
 
 
 def check_text_to_save(arr, stem):
@@ -136,8 +153,7 @@ def save(path, *, unchanged_since=None, **components):
                     "kind": kind, "components": {}}
         for name, obj in components.items():
             manifest["components"][name] = write_component(tmp, name, obj)
-        text = json.dumps(manifest, indent=1, sort_keys=True, allow_nan=True)
-        (tmp / MANIFEST).write_text(text, encoding="utf-8")
+        (tmp / MANIFEST).write_text(seal(record_digests(tmp, manifest)), encoding="utf-8")
         if unchanged_since is not None and fingerprint(path) != unchanged_since:
             raise RLSIError(f"{path} changed while this command ran (another rlsi wrote it): it is not replaced, "
                             f"nothing is saved; run the command again on the new version")
@@ -153,9 +169,10 @@ def write_component(directory, stem, obj) -> dict:
     return {"class": _registered_name(obj), "meta": meta, "arrays": entries}
 
 
-def read_component(path, name, comp, *, mmap=False):
+def read_component(path, name, comp, *, mmap=False, verify="auto"):
     """The object of one checked manifest entry ``comp`` (:func:`write_component`) of the folder ``path``,
-    checked as untrusted input; every problem is a ModelFormatError naming the component."""
+    checked as untrusted input (``verify``: the files against their digests, see :func:`load`); every problem
+    is a ModelFormatError naming the component."""
     path = Path(path)
     cls_name = comp["class"]
     cls = _REGISTRY.get(cls_name)
@@ -165,7 +182,7 @@ def read_component(path, name, comp, *, mmap=False):
     if cls is None:
         raise ModelFormatError(f"component {name!r} of {path} has unknown class {cls_name[:60]!r}")
     check_role(name, cls_name, f"component {name!r} of {path}")
-    arrays = {key: read_array(path, entry, mmap=mmap, where=f"sparse array {name}.{key} of {path}")
+    arrays = {key: read_array(path, entry, mmap=mmap, where=f"sparse array {name}.{key} of {path}", verify=verify)
               for key, entry in comp["arrays"].items()}
     where = f"component {name!r} ({cls_name}) of {path}"
     try:
@@ -179,9 +196,13 @@ def read_component(path, name, comp, *, mmap=False):
 def _check_replaceable(path, kind, unchanged_since=None):
     """The early checks of a folder about to be replaced by one of ``kind`` (RLSIError naming it)."""
     existing = folder_kind(path)
+    if existing == CONFLICT:
+        raise RLSIError(f"{path} is not replaced: {describe_conflict(path)}; choose another path")
     if existing is not None and existing != "unknown" and existing not in compatible_kinds(kind):
         raise RLSIError(f"{path} is {describe_kind(existing)}: it is not replaced by {describe_kind(kind)}; "
                         f"choose another path")
+    if existing is not None:  # an rlsi folder to replace (any other non-empty folder is refused unopened)
+        check_nothing_nested(path, what="folder", remedy="choose another path")
     if unchanged_since is not None and fingerprint(path) != unchanged_since:
         raise RLSIError(f"{path} changed since it was read (another rlsi wrote it): it is not replaced; run "
                         f"the command again on the new version")
@@ -202,6 +223,10 @@ def read_manifest(path):
     if not os.path.lexists(mfile):
         raise ModelFormatError(f"{path} is not an rlsi model directory (no {MANIFEST})")
     manifest = parse_json(read_member_text(path, MANIFEST), mfile)
+    version = manifest.get("format_version") if isinstance(manifest, dict) else None
+    if isinstance(version, int) and version > FORMAT_VERSION:  # a newer rlsi's folder: say so first
+        check_manifest(manifest, mfile, FORMAT, FORMAT_VERSION)
+    manifest_problem(manifest, mfile)  # a sealed manifest whose text changed
     return check_manifest(manifest, mfile, FORMAT, FORMAT_VERSION)
 
 
@@ -209,11 +234,15 @@ def _one_line(exc) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-def load(path, *, mmap=False, only=None):
+def load(path, *, mmap=False, only=None, verify="auto"):
     """Load a model directory. Returns a :class:`Bundle` (dict name -> object).
 
     mmap : memory-map the arrays read-only instead of reading them (large models load quickly).
     only : optional iterable of component names to load.
+    verify : check the files against the checksums of the manifest: ``"auto"`` (default: every file read
+        into memory, and memory-mapped files up to :data:`rlsi.io.integrity.VERIFY_MMAP_BYTES`), True (every
+        file: a resume, a refit, a merge), False, or a size in bytes (memory-mapped files up to it)
+        (:mod:`rlsi.io.integrity`). A folder written without checksums loads unverified.
 
     Every problem with the directory raises :class:`rlsi.errors.ModelFormatError` (one line naming the
     file or component), never another exception.
@@ -230,7 +259,7 @@ def load(path, *, mmap=False, only=None):
     for name, comp in manifest["components"].items():
         if only is not None and name not in only:
             continue
-        items[name] = read_component(path, name, comp, mmap=mmap)
+        items[name] = read_component(path, name, comp, mmap=mmap, verify=verify)
     check_components_agree(items, f"model directory {path}")
     return Bundle(items, path, manifest)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .._params import Integer
+from .._params import COMPONENTS
 from ..errors import RLSIError
 from .base import TopicModel
 
@@ -12,7 +12,7 @@ class BaselineModel(TopicModel):
     ``_rebuild`` hook that restores wrapped scikit-learn estimators after loading."""
 
     nonnegative = False  # the model needs a non-negative input matrix
-    _parameter_constraints = {"n_components": Integer(low=1)}
+    _parameter_constraints = {"n_components": COMPONENTS}
     _state_scalars = ("n_features_in_", "n_iter_")
 
     def _check_X(self, X, *, reset, dtype=None):

@@ -25,7 +25,7 @@ import logging
 import numpy as np
 import scipy.sparse as sp
 
-from .._params import Anything, Choice, Integer, Real
+from .._params import ITERATIONS, Anything, Choice, Integer, Real
 from .._validation import check_random_state
 from ..errors import RLSIError
 from ..gpu.backend import DEVICES, is_device
@@ -262,7 +262,7 @@ class BatchRLSI(AlternatingFit, SquaredLossModel):
     _parameter_constraints = {
         "lambda1_scale": Choice(LAMBDA1_SCALES),
         "init": Choice(INITS),
-        "max_iter": Integer(low=1),
+        "max_iter": ITERATIONS,
         "tol": Real(low=0.0),
         "target_terms_per_topic": Integer(low=1, none=True),
         "topic_representation": Choice(REPRESENTATIONS),

@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .._params import Anything, Choice, Integer, Real
+from .._params import ITERATIONS, Anything, Choice, Integer, Real
 from .._validation import check_random_state
 from ..errors import RLSIError
 from ..io import register
@@ -235,7 +235,7 @@ class GroupRLSI(GroupModel):
         "lambda1_scale": Choice(LAMBDA1_SCALES),
         "init": Choice(INITS),
         "classes": Anything(),
-        "max_iter": Integer(low=1),
+        "max_iter": ITERATIONS,
         "tol": Real(low=0.0),
         "inner_max_iter": Integer(low=1),
         "inner_tol": Real(low=0.0),

@@ -243,6 +243,11 @@ class GroupModel(AlternatingFit, TopicModel):
     _state_scalars = ("n_iter_", "n_features_in_", "n_shared_topics_")
     _state_arrays = ("components_", "objective_", "classes_", "class_topics_")
     _fold_penalty = "l2"
+    #: ``fit_transform``'s vectors: False, the fit's last V-step (GRLSI's is already the exact ridge solution
+    #: on the final topics); True, each training document folded in again on its class's final topics, so
+    #: that ``fit_transform(X, y)`` equals ``transform(X, y)`` where the V-step is not exact (GNMF's
+    #: multiplicative update)
+    _refold_training = False
 
     def _fold_lambda(self):
         return 0.0
@@ -315,6 +320,8 @@ class GroupModel(AlternatingFit, TopicModel):
         split = problem.split
         out = np.zeros((X.shape[0], split.layout.n_topics), dtype=X.dtype)
         for p, V in enumerate(problem.doc_vectors):
+            if self._refold_training:
+                V = self._fold_class(split.Xs[p], p)[0]
             self._scatter(out, split.rows(p), p, V)
         return out
 

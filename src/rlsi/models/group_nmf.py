@@ -17,8 +17,10 @@ generator of ``random_state``: ``U0 = a·|N(0,1)|`` (M x Ks), then per class in 
 ``Up = a·|N(0,1)|`` (M x Kc_p) and ``Vpᵀ = a·|N(0,1)|`` (Np x (Ks + Kc_p)) — scikit-learn's "random" scale.
 
 Folding-in (Eq. 10): non-negative least squares ``min_{v≥0} ‖d − Ũp v‖²`` by coordinate descent (the
-``"nonneg_l2"`` penalty with λ = 0), i.e. the exact minimiser, not a run of multiplicative updates: the
-training vectors after a finite number of updates are only close to it.
+``"nonneg_l2"`` penalty with λ = 0), i.e. the exact minimiser, not a run of multiplicative updates. The
+vectors of the last update are only close to it, so ``fit_transform`` folds the training documents in again
+on their classes' final topics: ``fit_transform(X, y)`` equals ``transform(X, y)``, and reconstructs the
+training documents no worse than the updates' vectors (``objective_[-1]``).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .._params import Anything, Integer, Real
+from .._params import ITERATIONS, Anything, Integer, Real
 from .._validation import check_random_state
 from ..errors import RLSIError
 from ..io import register
@@ -161,11 +163,12 @@ class GroupNMF(GroupModel):
     input_kind = "tfidf"
     nonnegative = True
     _fold_penalty = "nonneg_l2"
+    _refold_training = True
     _parameter_constraints = {
         "n_shared_topics": Integer(low=0),
         "n_class_topics": Anything(),
         "classes": Anything(),
-        "max_iter": Integer(low=1),
+        "max_iter": ITERATIONS,
         "tol": Real(low=0.0),
         "inner_max_iter": Integer(low=1),
         "inner_tol": Real(low=0.0),

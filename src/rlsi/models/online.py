@@ -108,7 +108,7 @@ import logging
 import numpy as np
 import scipy.sparse as sp
 
-from .._params import Anything, Boolean, Choice, Integer, Real
+from .._params import BATCH_SIZE, N_INNER, PASSES, Anything, Boolean, Choice, Integer, Real
 from .._progress import progress_bar
 from .._validation import check_matrix, check_random_state
 from ..errors import RLSIError
@@ -199,9 +199,9 @@ class OnlineRLSI(SquaredLossModel):
         "lambda1_scale": Choice(LAMBDA1_SCALES),
         "init": Choice(INITS),
         "rho": Real(low=0.0),
-        "batch_size": Integer(low=1),
-        "n_inner": Integer(low=1),
-        "n_passes": Integer(low=1),
+        "batch_size": BATCH_SIZE,
+        "n_inner": N_INNER,
+        "n_passes": PASSES,
         "shuffle": Boolean(),
         "reseed_dead": Boolean(),
         "topic_init": Anything(),  # checked by seeding.given_topics when the stream starts

@@ -19,7 +19,7 @@ import logging
 import numpy as np
 import scipy.sparse as sp
 
-from .._params import Integer, Real
+from .._params import ITERATIONS, Integer, Real
 from .._validation import check_random_state
 from ..io import register
 from ._baseline import BaselineModel
@@ -51,7 +51,7 @@ class PLSI(BaselineModel):
 
     input_kind = "counts"
     nonnegative = True
-    _parameter_constraints = {"max_iter": Integer(low=1), "tol": Real(low=0.0), "fold_max_iter": Integer(low=1),
+    _parameter_constraints = {"max_iter": ITERATIONS, "tol": Real(low=0.0), "fold_max_iter": Integer(low=1),
                               "fold_tol": Real(low=0.0)}
 
     def __init__(self, n_components=20, *, max_iter=100, tol=1e-5, fold_max_iter=50, fold_tol=1e-6,

@@ -8,7 +8,7 @@ bisect for the current W, run a few RLSI iterations with that λ₁ to move W, a
 rounds agree within :data:`SETTLED` (at most :data:`MAX_ROUNDS`). At the default λ₂ = 1e-3 the document
 vectors keep growing over the first dozen iterations: a fixed three rounds left the fit with 2–4 times the
 terms asked (20 Newsgroups, K = 30: 68 for 30, 1,320 for 300), the settled search 28 and 305
-(``benchmarks/probes/probe_terms_per_topic.py``). The result is the effective λ₁ of Eq. (1); the final
+(``benchmarks/results/terms_per_topic.md``). The result is the effective λ₁ of Eq. (1); the final
 fit then has about ``target`` terms per topic (the tests hold it to within 20 %).
 
 The fit continues from the search (``return_problem=True``): the last bisection ran at the W of the last

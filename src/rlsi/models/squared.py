@@ -12,7 +12,7 @@ topics frozen (§7) — and so does :class:`rlsi.retrieval.topic.RidgeFolding` f
 
 from __future__ import annotations
 
-from .._params import Choice, Integer, Real
+from .._params import COMPONENTS, Choice, Integer, Real
 from ..gpu.backend import is_device
 from ..kernels.threads import compute_threads
 from . import steps
@@ -44,7 +44,7 @@ class SquaredLossModel(TopicModel):
     """
 
     _parameter_constraints = {
-        "n_components": Integer(low=1),
+        "n_components": COMPONENTS,
         "lambda1": Real(low=0.0),
         "lambda2": Real(low=0.0),
         "topic_penalty": Choice(PENALTIES),

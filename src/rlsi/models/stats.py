@@ -58,6 +58,7 @@ from ..errors import RLSIError
 from ..io import register
 from ..kernels.products import csr_row_into
 from ..kernels.rows import row_absmax
+from .stats_checks import check_statistics
 
 _GROWTH = 1.25
 _STATE_VERSION = 2  # 2: the lazy ``scale`` (version 1 files: scale 1)
@@ -300,7 +301,7 @@ class TopicStatistics:
         stats._scale = float(meta.get("scale", 1.0))
         if not (np.isfinite(stats._scale) and stats._scale > 0):
             raise RLSIError(f"the saved statistics' scale {stats._scale!r} is not a positive number")
-        return stats
+        return check_statistics(stats, "the saved statistics")  # S symmetric PSD (the O(K^2) tests)
 
     def __repr__(self):
         return (f"TopicStatistics(n_components={self.n_components}, n_terms={self.n_terms}, "

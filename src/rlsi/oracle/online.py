@@ -15,8 +15,9 @@ import numpy as np
 from .paper import _lasso_cd_paper
 
 
-def online_rlsi(X, U0, *, lambda1, lambda2, rho, batch_size, n_inner, max_iter=2000, tol=1e-12):
-    """Returns ``(U, S, R, weight)`` after one pass over X (dense or sparse, N x M) from U₀ (M x K).
+def online_rlsi(X, U0, *, lambda1, lambda2, rho, batch_size, n_inner, n_passes=1, max_iter=2000, tol=1e-12):
+    """Returns ``(U, S, R, weight)`` after ``n_passes`` passes over X (dense or sparse, N x M, in its order)
+    from U₀ (M x K); a later pass continues the stream (t counts the documents of every pass).
 
     For each mini-batch of n documents with t₀ documents before it: ``c = (t₀/(t₀+n))^ρ``; ``S, R, weight
     *= c``; then ξ times: ``W = X_b U (UᵀU + λ₂I)⁻¹``, ``S = S₀ + WᵀW``, ``R = R₀ + X_bᵀW``,
@@ -26,7 +27,7 @@ def online_rlsi(X, U0, *, lambda1, lambda2, rho, batch_size, n_inner, max_iter=2
     U = np.array(U0, dtype=np.float64)
     K = U.shape[1]
     S, R, weight, t = np.zeros((K, K)), np.zeros((M, K)), 0.0, 0
-    for a in range(0, N, batch_size):
+    for a in [a for _ in range(n_passes) for a in range(0, N, batch_size)]:
         Xb = X[a:a + batch_size]
         n = Xb.shape[0]
         c = (t / (t + n)) ** rho if (rho and t) else 1.0

@@ -7,6 +7,7 @@ larger than its content, they are checked before anything is written:
 
 * an id is at most :data:`MAX_ID_LENGTH` characters, holds no lone surrogate (``"\\ud800"`` is valid JSON
   but not text) and no control character (C0, DEL, C1: they would be printed raw or break TSV lines);
+* an id is not empty nor only white space (a result line or a qrels file could not name the document);
 * the ids of one corpus, matrix or index are unique;
 * terms longer than :data:`rlsi.text.tokenize.MAX_TERM_LENGTH` are never made (the tokenizer drops them).
 
@@ -28,6 +29,8 @@ MAX_ID_LENGTH = 512
 
 def id_problem(doc_id: str):
     """None when ``doc_id`` can be stored and printed, else the reason (one phrase)."""
+    if not doc_id.strip():
+        return "is empty" if not doc_id else "is only white space"
     if len(doc_id) > MAX_ID_LENGTH:
         return f"is {len(doc_id)} characters long; ids are limited to {MAX_ID_LENGTH}"
     if doc_id.isprintable() or doc_id.isascii() and all(" " <= c <= "~" for c in doc_id):
@@ -61,7 +64,7 @@ def check_ids(ids, where: str) -> np.ndarray:
         arr = arr.astype(str)
     if arr.ndim != 1:
         raise CorpusError(f"{where}: document ids must be a 1-D sequence of text")
-    if arr.dtype.itemsize // 4 > MAX_ID_LENGTH or not all(s.isprintable() for s in arr.tolist()):
+    if arr.dtype.itemsize // 4 > MAX_ID_LENGTH or not all(s.isprintable() and s.strip() for s in arr.tolist()):
         for i, doc_id in enumerate(arr.tolist()):
             check_id(doc_id, f"{where}, document {i + 1}")
     seen = {}

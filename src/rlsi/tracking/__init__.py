@@ -16,10 +16,12 @@ field (day, ISO week, month, year) or windows of n mini-batches — and for each
   negative sign marks a negative term, §8.4.1). RLSI topics may be dominated by negative weights
   (§8.4.1: "readable if the dominant parts are taken"); with ``orient=True`` (default) such a topic is
   shown as −u_k — the same model, since (−u_k, −v_k) reconstructs the same documents — so that the
-  dominant terms read with positive weights. Shares use |v_k| and do not depend on the sign.
+  dominant terms read with positive weights. Shares use |v_k| and do not depend on the sign;
+* the **drift** of every topic: ``1 - cosine`` between its whole weight vector at this snapshot and at the
+  previous one (0: unchanged; None at a topic's first snapshot, while it is dead and when it is reborn).
 
-Memory is one row of K shares and K x n_top_terms terms per segment, plus the last live vector of every
-topic — never the documents.
+Memory is one row of K shares and drifts and K x n_top_terms terms per segment, plus the last live
+vector of every topic — never the documents.
 
 Dead and reborn topics. A topic is **dead** at a snapshot when all its weights are zero (it then takes
 no share: its v_k is 0 for every later document). Its index can come alive again (through the coupling

@@ -99,7 +99,8 @@ def to_dict(timeline):
             "share_fraction": tl.share_fraction().tolist(),
             "top_terms": [[[[t, float(w)] for t, w in topic] for topic in seg] for seg in tl.top_terms],
             "alive": [[bool(a) for a in row] for row in tl.alive],
-            "life": [[int(x) for x in row] for row in tl.life], "events": list(tl.events)}
+            "life": [[int(x) for x in row] for row in tl.life], "events": list(tl.events),
+            "drift": [[None if x is None else float(x) for x in row] for row in tl.drift]}
 
 
 def to_csv(timeline):

@@ -18,7 +18,9 @@ class TopicTimeline:
     With P segments and K topics: ``share`` P lists of K floats (Σ |v_k| / ‖d‖₂ over the segment's
     documents), ``top_terms`` P lists of K lists of ``(term, signed normalised weight)``, ``alive`` and
     ``life`` P lists of K bools / ints (life 0: never alive yet), ``events`` the dead/reborn events
-    (dicts: topic, kind, segment, life, [similarity]).
+    (dicts: topic, kind, segment, life, [similarity]), ``drift`` P lists of K values: how far each topic
+    moved since the previous snapshot, ``1 - cosine`` of its whole weight vectors (None at its first
+    snapshot, while dead and at a rebirth, whose event carries the similarity instead).
     """
 
     n_components: int
@@ -29,6 +31,7 @@ class TopicTimeline:
     alive: list = field(default_factory=list)          # per segment: K bools
     life: list = field(default_factory=list)           # per segment: K ints (0: never alive yet)
     events: list = field(default_factory=list)         # dicts: topic, kind, segment, [similarity]
+    drift: list = field(default_factory=list)          # per segment: K floats or None (1 - cosine to the last)
 
     # ------------------------------------------------------------------ numbers
     @property

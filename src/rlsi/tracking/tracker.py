@@ -88,12 +88,18 @@ class TopicTracker:
         if len(feature_names) < C.shape[1]:
             raise RLSIError(f"{len(feature_names)} feature names for {C.shape[1]} columns")
         tl, seg = self.timeline, self._current
-        top, alive = [], []
+        top, alive, drift = [], [], []
         for k in range(self.n_components):
             idx = C.indices[C.indptr[k]:C.indptr[k + 1]]
             val = C.data[C.indptr[k]:C.indptr[k + 1]]
             live = bool(len(val)) and bool(np.any(val != 0))
             alive.append(live)
+            moved = None
+            if live and self._was_alive[k] and self._last_vec[k] is not None:
+                prev = self._last_vec[k]
+                # 12 decimals: the rounding noise of an unchanged topic (1e-16) is no movement
+                moved = round(max(0.0, 1.0 - _cosine(prev[0], prev[1], idx, val.astype(np.float64))), 12)
+            drift.append(moved)
             if not live:
                 top.append([])
                 if self._was_alive[k]:
@@ -122,6 +128,7 @@ class TopicTracker:
         tl.top_terms.append(top)
         tl.alive.append(alive)
         tl.life.append(self._life.tolist())
+        tl.drift.append(drift)
         self._current = None
         return seg
 

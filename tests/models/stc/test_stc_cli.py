@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import pytest
 
 from rlsi.cli.main import main
 
@@ -20,11 +21,11 @@ def _corpus(path, n=40, seed=0):
 
 def test_fit_stc_and_classify(tmp_path, capsys):
     _corpus(tmp_path / "c.jsonl")
-    for model in ("ostc", "medstc"):
+    for model, options in (("ostc", ["--batch-size", "10", "--epochs", "3"]), ("medstc", ["--max-iter", "3",
+                                                                                          "--delta", "5"])):
         out = tmp_path / model
         assert main(["-q", "fit-stc", str(tmp_path / "c.jsonl"), "-o", str(out), "--model", model, "-k", "2",
-                     "--max-iter", "3", "--batch-size", "10", "--epochs", "3", "--delta", "5",
-                     "--split-field", "split"]) == 0
+                     *options, "--split-field", "split"]) == 0
         capsys.readouterr()
         assert main(["classify", str(out), str(tmp_path / "c.jsonl"), "--split-field", "split"]) == 0
         text = capsys.readouterr().out
@@ -175,3 +176,75 @@ def test_fit_stc_table2_preset_gives_the_online_row_unless_an_option_overrides_i
         model = io.load(out)["model"]
         assert (model.batch_size, model.tau0, model.svm_codes, model.dictionary_step) == \
             (batch_size, 10.0, "label_free", "lbfgs")
+
+
+@pytest.mark.parametrize("model, option", [("stc", ["--batch-size", "8"]), ("stc", ["--epochs", "2"]),
+                                           ("cstc", ["--tau0", "2"]), ("ostc", ["--max-iter", "3"]),
+                                           ("stc", ["--delta", "5"]), ("ostc", ["--C", "2"]),
+                                           ("stc", ["--hinge", "linearized"]), ("ostc", ["--refit-C", "joint"]),
+                                           ("medstc", ["--svm-codes", "joint"]), ("stc", ["--lda-passes", "2"])])
+def test_an_option_of_other_models_is_refused_in_one_line(tmp_path, capsys, model, option):
+    _corpus(tmp_path / "c.jsonl")
+    assert main(["-q", "fit-stc", str(tmp_path / "c.jsonl"), "-o", str(tmp_path / "m"), "--model", model, "-k",
+                 "2", *option]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("rlsi: error: ") and option[0] in err and err.count("\n") == 1, err
+    assert not (tmp_path / "m").exists()
+
+
+def test_lda_passes_apply_with_an_lda_start(tmp_path):
+    from rlsi import io
+
+    _corpus(tmp_path / "c.jsonl")
+    assert main(["-q", "fit-stc", str(tmp_path / "c.jsonl"), "-o", str(tmp_path / "m"), "-k", "2", "--max-iter", "1",
+                 "--dictionary-init", "lda", "--lda-passes", "2"]) == 0
+    assert io.load(tmp_path / "m")["model"].lda_passes == 2
+
+
+def test_labels_that_are_lists_take_their_first_label(tmp_path, capsys):
+    """MedSTC on a corpus whose label field holds lists (multi-label collections): the first label of each, as
+    for the group models; a document without any label is one line naming it."""
+    from rlsi import io
+
+    rng = np.random.default_rng(1)
+    with open(tmp_path / "c.jsonl", "w") as fh:
+        for i in range(30):
+            fh.write(json.dumps({"text": " ".join(rng.choice("orbit rocket goal puck ice moon".split(), 8)),
+                                 "label": ["space", "sci"] if i % 2 else ["hockey"]}) + "\n")
+    assert main(["-q", "fit-stc", str(tmp_path / "c.jsonl"), "-o", str(tmp_path / "m"), "--model", "medstc", "-k",
+                 "2", "--max-iter", "1"]) == 0
+    assert sorted(io.load(tmp_path / "m")["model"].classes_) == ["hockey", "space"]
+    with open(tmp_path / "c.jsonl", "a") as fh:
+        fh.write(json.dumps({"text": "orbit", "label": []}) + "\n")
+    assert main(["-q", "fit-stc", str(tmp_path / "c.jsonl"), "-o", str(tmp_path / "m2"), "--model", "medstc", "-k",
+                 "2", "--max-iter", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "document 31" in err and err.count("\n") == 1
+
+
+def test_medstc_refuses_several_labels_per_document_in_one_line():
+    import scipy.sparse as sp
+
+    from rlsi.errors import RLSIError
+    from rlsi.models.stc import MedSTC
+
+    X = sp.csr_matrix(np.random.default_rng(0).poisson(1.0, (10, 8)).astype(float))
+    for y in ([["a", "b"]] * 5 + [["c"]] * 5, [{"a": 1}] * 10):
+        with pytest.raises(RLSIError, match="one label per document") as info:
+            MedSTC(2, max_iter=1).fit(X, y)
+        assert "\n" not in str(info.value)
+
+
+def test_a_fit_that_would_not_fit_in_memory_is_refused_before_it_starts(tmp_path, capsys):
+    """K = 50,000 topics on 2,000 terms: the dictionary and the coding statistics are GBs, refused at once
+    (without the preflight: minutes of work, then "out of memory")."""
+    rng = np.random.default_rng(2)
+    with open(tmp_path / "c.jsonl", "w") as fh:
+        for i in range(40):
+            fh.write(json.dumps({"text": " ".join(f"w{j}" for j in rng.choice(2000, 60)), "label": str(i % 2)}) + "\n")
+    for model in ("stc", "medstc", "ostc"):
+        assert main(["-q", "fit-stc", str(tmp_path / "c.jsonl"), "-o", str(tmp_path / "m"), "--model", model, "-k",
+                     "50000", "--memory-limit", "2G"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("rlsi: error: this fit needs about") and "dictionary" in err and "-k" in err, err
+        assert err.count("\n") == 1 and not (tmp_path / "m").exists()

@@ -11,6 +11,8 @@ from rlsi.errors import RLSIError
 from rlsi.models.stc import (MedSTC, OnlineMedSTC, OnlineSTC, SparseTopicalCoding, split_counts,
                              stc_perplexity)
 
+from conftest import in_numba_threads
+from forge import reseal, unseal
 from models.stc._stc_synth import planted_counts
 
 
@@ -315,25 +317,27 @@ def test_refit_C_is_saved_and_a_damaged_one_refused(tmp_path, cls):
     assert rlsi.io.load(tmp_path / "m")["model"].refit_C_ == 0.5
     manifest = json.loads((tmp_path / "m" / "manifest.json").read_text())
     fitted = manifest["components"]["model"]["meta"]["fitted"]
-    del fitted["refit_C_"]  # a model saved before refit_C_ was kept still loads
+    del fitted["refit_C_"]  # a model saved before refit_C_ was kept (and before checksums) still loads
     (tmp_path / "m" / "manifest.json").write_text(json.dumps(manifest))
+    unseal(tmp_path / "m")
     assert not hasattr(rlsi.io.load(tmp_path / "m")["model"], "refit_C_")
     for bad in ("big", -1.0, True):
         fitted["refit_C_"] = bad
         (tmp_path / "m" / "manifest.json").write_text(json.dumps(manifest))
+        reseal(tmp_path / "m")  # crafted, with matching checksums: the parameter check must refuse it
         with pytest.raises(RLSIError, match="refit_C_"):
             rlsi.io.load(tmp_path / "m")
 
 
 @pytest.mark.parametrize("cls", [SparseTopicalCoding, OnlineSTC, MedSTC, OnlineMedSTC])
-def test_the_thread_count_changes_no_number(cls):
+def test_the_thread_count_changes_no_number(cls, request):
     """1 and 2 threads (``n_jobs``) give bit-identical dictionaries and codes: the dictionary statistics are
     summed over a fixed number of runs of documents, in run order (they were once summed per thread, and the
     last digits of β differed). ``n_jobs`` sets the threads of fit and transform and restores them after."""
     import numba
 
-    if numba.config.NUMBA_NUM_THREADS < 2:
-        pytest.skip("numba has one thread here (NUMBA_NUM_THREADS=1): nothing to compare")
+    if not in_numba_threads(request):
+        return  # compared in a child with two numba threads
     X, y = planted_counts(n_docs=200, seed=9)
     params = dict(random_state=0)
     if cls in (OnlineSTC, OnlineMedSTC):

@@ -2,9 +2,9 @@
 word counts) and MedSTC, OnlineMedSTC (classifiers on word counts).
 
 Each check that is expected to fail is listed in ``EXPECTED_FAILED`` with a one-line reason (deliberate
-deviations only; with scikit-learn >= 1.8 the checks run with ``xfail_strict``, so an entry that starts
-passing fails the test). Parameters are chosen for speed (K = 2, few iterations and sweeps): the checks
-test the API, not the fit.
+deviations only; ``xfail_strict = true`` in pyproject.toml makes an entry that starts passing fail the
+test, on every supported scikit-learn). Parameters are chosen for speed (K = 2, few iterations and sweeps):
+the checks test the API, not the fit.
 """
 
 import inspect
@@ -38,12 +38,8 @@ def expected_failed(estimator):
     return EXPECTED_FAILED[type(estimator).__name__]
 
 
-_STRICT = ({"xfail_strict": True} if "xfail_strict" in inspect.signature(parametrize_with_checks).parameters
-           else {})
-
-
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failed, **_STRICT)
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failed)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 

@@ -28,34 +28,42 @@ def _run_until_killed(path, phase, occurrence, delay, tmp_path):
     err = tmp_path / f"child-{phase}.err"
     proc = subprocess.Popen([sys.executable, str(CHILD), str(path), "0"], stdout=subprocess.PIPE,
                             stderr=open(err, "w"), text=True, env=env)
-    added, deleted, adding, deleting, seen = set(), set(), set(), set(), 0
+    state = {"added": set(), "deleted": set(), "adding": set(), "deleting": set()}
+
+    def read(line):
+        words = line.split()
+        if words[:2] == ["PHASE", "add"]:
+            state["adding"] = set(words[2].split(","))
+        elif words[:2] == ["PHASE", "delete"]:
+            state["deleting"] = set(words[2].split(","))
+        elif words[:2] == ["ACK", "add"]:
+            state["added"] |= state["adding"]
+            state["adding"] = set()
+        elif words[:2] == ["ACK", "delete"]:
+            state["deleted"] |= state["deleting"]
+            state["deleting"] = set()
+        return words
+
+    seen = 0
     deadline = time.monotonic() + 120
     try:
         for line in proc.stdout:
-            words = line.split()
-            if words[:2] == ["PHASE", "add"]:
-                adding = set(words[2].split(","))
-            elif words[:2] == ["PHASE", "delete"]:
-                deleting = set(words[2].split(","))
-            elif words[:2] == ["ACK", "add"]:
-                added |= adding
-                adding = set()
-            elif words[:2] == ["ACK", "delete"]:
-                deleted |= deleting
-                deleting = set()
-            if words[:2] == ["PHASE", phase]:
+            if read(line)[:2] == ["PHASE", phase]:
                 seen += 1
                 if seen == occurrence:
                     time.sleep(delay)
                     proc.send_signal(signal.SIGKILL)
                     break
             assert time.monotonic() < deadline, "the writer never reached the phase"
+        proc.wait()
+        for line in proc.stdout:  # what the writer said before it died (it may have gone on while we slept)
+            read(line)
     finally:
         proc.kill()
         proc.wait()
         proc.stdout.close()
     assert proc.returncode == -signal.SIGKILL, err.read_text()[-2000:]
-    return added, deleted, adding, deleting
+    return state["added"], state["deleted"], state["adding"], state["deleting"]
 
 
 def _check_survivors(path, added, deleted, adding, deleting, fitted):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._params import Boolean, Choice, Integer, Real
+from ..._params import ITERATIONS, LDA_PASSES, Boolean, Choice, Real
 from ...io import register
 from ...kernels.threads import numba_threads
 from ..skeleton import AlternatingFit
@@ -51,10 +51,10 @@ class SparseTopicalCoding(AlternatingFit, STCBase):
     the training documents.
     """
 
-    _parameter_constraints = {"max_iter": Integer(low=1), "step_size": Real(low=0.0, low_open=True, none=True),
+    _parameter_constraints = {"max_iter": ITERATIONS, "step_size": Real(low=0.0, low_open=True, none=True),
                               "keep_word_codes": Boolean(), "fit_tol": Real(low=0.0),
                               "dictionary_init": Choice(("documents", "lda", "uniform")),
-                              "lda_passes": Integer(low=1)}
+                              "lda_passes": LDA_PASSES}
 
     def __init__(self, n_components=60, *, lam=0.01, gamma=0.01, rho=0.1, eps=1e-3, prior="normal",
                  collapsed=False, max_sweeps=30, tol=1e-3, dictionary_step="mm", normalize_gradient=True,

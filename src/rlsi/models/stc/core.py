@@ -45,7 +45,7 @@ import logging
 import numpy as np
 import scipy.sparse as sp
 
-from ..._params import Anything, Boolean, Choice, Integer, Real
+from ..._params import COMPONENTS, Anything, Boolean, Choice, Integer, Real
 from ..._validation import check_matrix
 from ...errors import RLSIError
 from ...kernels.threads import numba_threads
@@ -152,7 +152,7 @@ class STCBase(TopicModel):
     input_kind = "counts"
     nonnegative = True
     _parameter_constraints = {
-        "n_components": Integer(low=1), "lam": Real(low=0.0), "gamma": Real(low=0.0, low_open=True),
+        "n_components": COMPONENTS, "lam": Real(low=0.0), "gamma": Real(low=0.0, low_open=True),
         "rho": Real(low=0.0), "eps": Real(low=0.0, low_open=True), "prior": Choice(PRIORS),
         "collapsed": Boolean(), "max_sweeps": Integer(low=1), "tol": Real(low=0.0),
         "random_state": Anything(), "verbose": Integer(low=0), "normalize_gradient": Boolean(),

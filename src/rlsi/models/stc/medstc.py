@@ -77,7 +77,7 @@ from sklearn.svm import LinearSVC
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import column_or_1d
 
-from ..._params import Anything, Boolean, Choice, Integer, Real
+from ..._params import LDA_PASSES, Anything, Boolean, Choice, Real
 from ...errors import RLSIError
 from ...io import register
 from ..base import check_fitted
@@ -96,7 +96,14 @@ def encode_labels(y, n_samples, classes=None):
     """(classes, codes): labels as indices into ``classes`` (sorted unique labels unless given)."""
     if y is None:
         raise RLSIError("MedSTC requires y to be passed, but the target y is None: pass one label per document")
-    y = np.asarray(y)
+    try:
+        y = np.asarray(y)
+    except ValueError:  # ragged lists: several labels for some documents
+        y = None
+    if y is None or (y.dtype.kind == "O" and not all(isinstance(v, (str, int, float, np.generic)) or v is None
+                                                     for v in y.reshape(-1))):
+        raise RLSIError("y must hold one label per document (a string or a number); a document has a list or "
+                        "another object: MedSTC fits one class per document, pick one label for each")
     if y.ndim == 2 and y.shape[1] == 1:
         y = column_or_1d(y, warn=True)  # scikit-learn's convention: a column vector is warned about, then used
     if y.ndim != 1 or y.shape[0] != n_samples:
@@ -260,7 +267,7 @@ class MedSTC(_MaxMarginMixin, SparseTopicalCoding):
     _parameter_constraints = {"C": Real(low=0.0, low_open=True), "delta": Real(low=0.0, low_open=True),
                               "refit_classifier": Boolean(), "hinge": Choice(HINGES),
                               "dictionary_init": Choice(INITS), "refit_C": Anything(),
-                              "lda_passes": Integer(low=1)}
+                              "lda_passes": LDA_PASSES}
     _state_scalars = SparseTopicalCoding._state_scalars + ("refit_C_",)
 
     def __init__(self, n_components=60, *, lam=0.01, gamma=0.01, rho=0.1, eps=1e-3, prior="normal",
@@ -319,7 +326,7 @@ class OnlineMedSTC(_MaxMarginMixin, OnlineSTC):
     _parameter_constraints = {"C": Real(low=0.0, low_open=True), "delta": Real(low=0.0, low_open=True),
                               "refit_classifier": Boolean(), "hinge": Choice(HINGES),
                               "dictionary_init": Choice(INITS), "refit_C": Anything(),
-                              "lda_passes": Integer(low=1), "svm_codes": Choice(SVM_CODES)}
+                              "lda_passes": LDA_PASSES, "svm_codes": Choice(SVM_CODES)}
     _state_scalars = OnlineSTC._state_scalars + ("n_train_", "refit_C_")
 
     def __init__(self, n_components=60, *, lam=0.01, gamma=0.01, rho=0.1, eps=1e-3, prior="normal",

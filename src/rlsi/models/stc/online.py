@@ -23,7 +23,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from ..._params import Choice, Integer, Real
+from ..._params import BATCH_SIZE, LDA_PASSES, PASSES, Choice, Real
 from ...io import register
 from . import dictionary, kernels
 from .core import STCBase, check_counts, check_training_counts, log, with_threads
@@ -46,10 +46,10 @@ class OnlineSTC(STCBase):
     ``n_docs_seen_``; ``word_code_sparsity_`` of the last mini-batch; ``n_iter_`` (epochs).
     """
 
-    _parameter_constraints = {"batch_size": Integer(low=1), "n_epochs": Integer(low=1),
+    _parameter_constraints = {"batch_size": BATCH_SIZE, "n_epochs": PASSES,
                               "tau0": Real(low=0.0, low_open=True), "tau": Real(low=0.0),
                               "dictionary_init": Choice(("documents", "lda", "uniform")),
-                              "lda_passes": Integer(low=1)}
+                              "lda_passes": LDA_PASSES}
     _state_scalars = ("n_features_in_", "n_iter_", "n_batches_", "n_docs_seen_")
 
     def __init__(self, n_components=60, *, lam=0.01, gamma=0.01, rho=0.1, eps=1e-3, prior="normal",

@@ -27,13 +27,13 @@ reads (types, ranges, file names that stay in the folder) and raises ModelFormat
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
 import re
 from pathlib import Path
 
 from ...errors import ModelFormatError, RLSIError
 from ...io.atomic import atomic_file, recover_dir
+from ...io.integrity import manifest_problem, seal
 from ...io.safety import check_array_entry, parse_json, read_member_text
 from ..searcher import _params_from_state
 from .segment import ARRAYS
@@ -185,6 +185,7 @@ def read_manifest(path):
     if not (path / MANIFEST).is_file():
         raise ModelFormatError(f"{path} is not an rlsi live index (no {MANIFEST})")
     manifest = parse_json(read_member_text(path, MANIFEST), path / MANIFEST)
+    manifest_problem(manifest, path / MANIFEST)  # a changed byte or an edit since the commit wrote it
     return check_live(manifest, str(path / MANIFEST))
 
 
@@ -201,7 +202,7 @@ def write_manifest(path, manifest, previous=None, *, durable=True):
         for name in sorted(new - {MANIFEST, LOCK_FILE}):
             _fsync(path / name, missing_ok=name == VOCABULARY_FILE)
         _fsync(path)  # the new names are on disk before a manifest names them
-    text = json.dumps(manifest, indent=1, sort_keys=True)
+    text = seal(manifest)  # the manifest's own checksum (rlsi.io.integrity), as every rlsi folder's
     with atomic_file(path / MANIFEST, "w", make_parents=False) as f:
         f.write(text)
 

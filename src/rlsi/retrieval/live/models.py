@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...errors import ModelFormatError, RLSIError
-from ...io.checksums import digest_matches, file_digest
+from ...io.integrity import file_entries, record_digests
 from ...io.store import read_component, write_component
 from ..topic import RidgeFolding, TopicMatcher, normalize_rows
 
@@ -183,20 +183,9 @@ def _fold_with_gram(model, X, G, plan=None):
     return np.asarray(W)
 
 
-def _entries(comp):
-    """The file entries of one store component (dense arrays and the parts of sparse ones)."""
-    for entry in comp["arrays"].values():
-        if entry.get("kind", "dense") == "csr":
-            yield from entry["parts"].values()
-        else:
-            yield entry
-
-
 def add_digests(folder, components):
     """Record the CRC-32 of every array file of ``components`` (store entries) in place; returns them."""
-    for comp in components.values():
-        for entry in _entries(comp):
-            entry["digest"] = file_digest(folder / entry["file"])
+    record_digests(folder, {"components": components})
     return components
 
 
@@ -212,7 +201,7 @@ def write_version(folder, version, model, vectorizer, info=None):
 
 def version_files(entry):
     """File names a version's manifest entry references."""
-    return [e["file"] for comp in entry["components"].values() for e in _entries(comp)]
+    return [e["file"] for _, _, e in file_entries(entry)]
 
 
 def read_version(folder, version, entry, *, fold_lambda2, dtype, weigh=None, mmap=True):
@@ -221,12 +210,8 @@ def read_version(folder, version, entry, *, fold_lambda2, dtype, weigh=None, mma
     comps = entry.get("components")
     if not isinstance(comps, dict) or not set(comps) <= {"model", "vectorizer"}:
         raise ModelFormatError(f"{folder}: model version {version} lists components {str(comps)[:60]}")
-    for comp in comps.values():
-        for e in _entries(comp):
-            if not digest_matches(folder / e["file"], e.get("digest")):
-                raise ModelFormatError(f"{folder}: {e['file']} (model version {version}) does not match its "
-                                       f"checksum: the index is damaged")
-    objs = {name: read_component(folder, name, comp, mmap=mmap) for name, comp in comps.items()}
+    objs = {name: read_component(folder, name, comp, mmap=mmap, verify=True)  # every file against its digest
+            for name, comp in comps.items()}
     try:
         vectorizer = check_model(objs.get("model"), objs.get("vectorizer"))
     except RLSIError as exc:

@@ -29,7 +29,7 @@ import scipy.sparse as sp
 from numpy.lib import format as npy_format
 
 from ...errors import ModelFormatError, RLSIError
-from ...io.checksums import digest_matches, file_digest
+from ...io.checksums import file_digest
 from ...io.safety import check_csr, read_npy
 from ..postings import column_pointers, scatter_rows
 
@@ -248,12 +248,13 @@ def segment_files(entry):
     return files
 
 
-def read_checked(folder, entry, where, *, mmap, kinds=None, verify=True):
-    """One array of the folder, its CRC-32 checked against the manifest first (ModelFormatError)."""
-    if verify and not digest_matches(Path(folder) / entry["file"], entry["digest"]):
-        raise ModelFormatError(f"{where}: {entry['file']} does not match its checksum: the index is damaged "
-                               f"(restore it from a copy, or rebuild it)")
-    return read_npy(folder, entry, mmap=mmap, kinds=kinds)
+def read_checked(folder, entry, where, *, mmap, kinds=None):
+    """One array of the folder, checked against the CRC-32 its manifest entry records (memory-mapped ones
+    too: :func:`rlsi.io.safety.read_npy` with ``verify=True``) and as untrusted input (ModelFormatError)."""
+    try:
+        return read_npy(folder, entry, mmap=mmap, kinds=kinds, verify=True)
+    except ModelFormatError as exc:
+        raise ModelFormatError(f"{where}: {exc}") from None
 
 
 def _fail(where, what):

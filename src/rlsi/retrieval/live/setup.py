@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import RLSIError
+from ...io.integrity import file_entries
 from .lock import WriterLock
 from .manifest import LOCK_FILE, MANIFEST, new_manifest, remove_orphans, write_manifest
 from .models import ModelVersion, add_digests, check_model, tokenizer_params, write_version
@@ -109,20 +110,11 @@ def convert_model_dir(path, *, alpha=None, fold_lambda2=None, dtype=np.float64, 
         manifest = new_manifest(settings, tokenizer_params(vectorizer), vocab.append_to(path, None))
         entry = {"components": add_digests(path, copy.deepcopy(comps)), "info": {"source": "rlsi fit"}}
         _install(manifest, 1, entry, serving=model is not None)
-        dropped = [e["file"] for name, c in old["components"].items() if name not in comps
-                   for e in _store_files(c)]
+        dropped = [e["file"] for name, _, e in file_entries(old) if name not in comps]
         write_manifest(path, manifest)
         remove_orphans(path, manifest, also=set(dropped) - {MANIFEST})
     finally:
         lock.release()
-
-
-def _store_files(comp):
-    for entry in comp.get("arrays", {}).values():
-        if entry.get("kind", "dense") == "csr":
-            yield from entry["parts"].values()
-        else:
-            yield entry
 
 
 def register_version(index, model, vectorizer, info=None):
