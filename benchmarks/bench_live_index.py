@@ -364,12 +364,18 @@ def child_add(a):
     anon = _AnonPeak()
     idx, open_s = harness.timed(LiveIndex.open, Path(a.workdir) / "live", merge_policy=False)
     n = m.X.shape[0]
-    _, add_s = harness.timed(lambda: (idx.add_matrix(m, rows=(BASE_DOCS, n), segment_docs=n), idx.commit()))
+    q = queries[0]
+    idx.search_vectors(q[0], q[1], k=10, candidates=a.candidates)  # a serving index is warm: one query first
+    add = lambda: (idx.add_matrix(m, rows=(BASE_DOCS, n), segment_docs=n), idx.commit())  # noqa: E731
+    _, add_s = harness.timed(add)
     peak_add = anon.stop()
-    out = {"open_s": open_s, "added": n - BASE_DOCS, "add_s": add_s, "peak_anon_add": peak_add}
+    width = len(str(n - 1))
+    idx.delete(np.arange(BASE_DOCS, n).astype(f"U{width}"))  # the same documents added again: a second timing
+    idx.commit()
+    _, again_s = harness.timed(add)
+    out = {"open_s": open_s, "added": n - BASE_DOCS, "add_s": add_s, "add_again_s": again_s, "peak_anon_add": peak_add}
     out["latency"], hits = _live_queries(idx, queries, a.warmup, a.candidates)
     harness.write_json(Path(a.workdir) / "hits_added.json", hits)
-    width = len(str(n - 1))
     gone = np.random.default_rng(1).choice(BASE_DOCS, size=n - BASE_DOCS, replace=False)
     anon = _AnonPeak()
 
@@ -442,7 +448,7 @@ def child_peers(a):
     return out
 
 
-CHILDREN = {"fit": child_fit, "build": child_build, "merge": child_merge, "add": child_add,
+CHILDREN = {"newsgroups": _newsgroups, "fit": child_fit, "build": child_build, "merge": child_merge, "add": child_add,
             "rebuild": child_rebuild, "peers": child_peers}
 
 
@@ -480,7 +486,8 @@ def _ratio_note(value, target, better="below"):
 def _news_section(r):
     f = harness.fmt
     L = [f"## 20 Newsgroups ({r['docs']} posts, {r['added']} added = 1 %, K = {r['k']})", "",
-         f"Load average {r['load_start']:.2f} at the start, {r['load_end']:.2f} at the end.", ""]
+         f"Load average {r['load_start']:.2f} at the start, {r['load_end']:.2f} at the end; one process, 1 "
+         f"BLAS/numba thread.", ""]
     add_ratio = r["live_add_s"] / r["static_rebuild_s"]
     rows = [["rlsi live index (ten commits of 1/10)", f(r["live_build_s"], 1), f(r["live_add_s"], 3),
              f((r["added"]) / r["live_add_s"], 0), f(r["static_rebuild_s"], 1) + " (static) / " +
@@ -542,8 +549,8 @@ def _synth_section(r):
         rows.append(["merge of the ten into one", f(m["merge_s"], 1), f(m["peak"], 2), f(m["peak_anon"], 2),
                      f(m["load_end"], 2)])
     if ad and "error" not in ad:
-        rows.append([f"add {ad['added']} (1 %), one commit", f(ad["add_s"], 2), "—", f(ad["peak_anon_add"], 2),
-                     f(ad["load_end"], 2)])
+        rows.append([f"add {ad['added']} (1 %), one commit (then again)", f(ad["add_s"], 2) + " / " +
+                     f(ad["add_again_s"], 2), "—", f(ad["peak_anon_add"], 2), f(ad["load_end"], 2)])
         rows.append([f"delete {ad['deleted']} (1 %), one commit", f(ad["delete_s"], 2), f(ad["peak"], 2),
                      f(ad["peak_anon_delete"], 2), f(ad["load_end"], 2)])
     if rb and "error" not in rb:
@@ -551,8 +558,10 @@ def _synth_section(r):
                      f(rb["peak_anon"], 2), f(rb["load_end"], 2)])
     L += [""] + harness.md_table(["step", "seconds", "peak RSS GiB", "peak private GiB", "load at end"], rows)
     if ad and rb and "error" not in ad and "error" not in rb:
-        L += ["", f"Adding 1 % against a rebuild: {_ratio_note(ad['add_s'] / rb['rebuild_s'], TARGET_ADD)}; "
-                  f"{ad['added'] / ad['add_s']:.0f} documents a second. Index on disk: {b['bytes'] / 2**30:.2f} GiB."]
+        worst = max(ad["add_s"], ad["add_again_s"])
+        L += ["", f"Adding 1 % against a rebuild (the slower of the two adds, the index opened and one query "
+                  f"answered first, as a serving index is): {_ratio_note(worst / rb['rebuild_s'], TARGET_ADD)}; "
+                  f"{ad['added'] / worst:.0f} documents a second. Index on disk: {b['bytes'] / 2**30:.2f} GiB."]
     qrows = [["live, ten segments (right after the build)", f(b["latency"]["p50"], 1), f(b["latency"]["p95"], 1)]]
     if m and "error" not in m:
         qrows.append(["live, ten segments (paired with the merged, query by query)", f(m["latency_ten"]["p50"], 1),
@@ -628,7 +637,13 @@ def main(argv=None):
     facts = harness.machine_facts()
     command = harness.command_line(__file__, argv)
     if a.newsgroups:
-        results["newsgroups"] = _newsgroups(a)
+        harness.log("20 Newsgroups ...")
+        child = [f"--workdir={a.workdir}", f"--k={a.k}", f"--fit-iters={a.fit_iters}", f"--queries={a.queries}",
+                 f"--warmup={a.warmup}"]
+        results["newsgroups"] = harness.run_child([sys.executable, __file__, "--child", "newsgroups", *child],
+                                                  env=harness.child_env(harness.thread_env(1)))
+        if "error" in results["newsgroups"]:
+            raise SystemExit(f"20 Newsgroups failed: {results['newsgroups']['error'][-2000:]}")
         results["newsgroups"]["command"] = command
     if a.matrix:
         results["synthetic"] = _synthetic(a, argv, results.get("synthetic"))
