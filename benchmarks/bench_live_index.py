@@ -618,7 +618,7 @@ def main(argv=None):
     p.add_argument("--out", default="benchmarks/results/live_index.md")
     p.add_argument("--k", type=int, default=100, help="topics of the 20 Newsgroups model")
     p.add_argument("--fit-iters", type=int, default=10)
-    p.add_argument("--queries", type=int, default=200)
+    p.add_argument("--queries", type=int, default=1000)
     p.add_argument("--warmup", type=int, default=20)
     p.add_argument("--fit-k", type=int, default=100)
     p.add_argument("--fit-docs", type=int, default=20_000)
@@ -648,7 +648,7 @@ def main(argv=None):
     if a.matrix:
         results["synthetic"] = _synthetic(a, argv, results.get("synthetic"))
         results["synthetic"]["command"] = command
-    results["commands"] = [results[k]["command"] for k in ("newsgroups", "synthetic") if k in results]
+    results["commands"] = list(dict.fromkeys(results[k]["command"] for k in ("newsgroups", "synthetic") if k in results))
     results["machine"] = facts
     harness.write_json(jpath, results)
     harness.write_report(out, _report(a, facts, results), marker=True)
