@@ -11,7 +11,9 @@ indexes; ``rlsi.retrieval.searcher``). With ``--corpus`` each result shows the d
 snippet of its text around the query's words (:mod:`rlsi.text.snippets`).
 
 ``rlsi index MODEL_DIR (--matrix DIR | --corpus FILE)`` builds the index and saves it in MODEL_DIR
-without running a query (for a corpus of millions of documents, once).
+without running a query (for a corpus of millions of documents, once). With ``--live`` the index takes
+documents later: ``rlsi index MODEL_DIR --add more.jsonl.gz``, ``--update``, ``--delete ids.txt``,
+``--merge`` and ``--update-model NEW_MODEL_DIR`` (``rlsi.retrieval.live``); ``rlsi search`` reads it as it is.
 
 Group models (GRLSI, GNMF, CRLSI, CNMF) match a query with a document on the topics of the document's class
 (Wang et al., SIGIR 2012, §7.3): ``--label-field FIELD`` takes each document's class from the corpus;
@@ -65,15 +67,28 @@ def register(subparsers):
     p.set_defaults(func=run)
 
     q = subparsers.add_parser(
-        "index", help="build the search index of a model directory (from a corpus or a matrix directory)",
+        "index", help="build the search index of a model directory, or add, update and delete documents of a "
+                      "live index",
         description="Build the search index (BM25 or VSM + topic vectors) of the documents of --matrix DIR "
                     "(rlsi synth / rlsi ingest; block by block, float32) or --corpus FILE, and save it in "
-                    "MODEL_DIR for 'rlsi search' (which memory-maps it).")
+                    "MODEL_DIR for 'rlsi search' (which memory-maps it). With --live the index is live: it "
+                    "takes --add, --update, --delete, --merge and --update-model later without a rebuild "
+                    "(a model folder without an index becomes live at its first --add).")
     q.add_argument("model_dir", metavar="MODEL_DIR", help="model directory (model [+ vectorizer]); the index is "
                                                           "added to it")
-    src = q.add_mutually_exclusive_group(required=True)
+    src = q.add_mutually_exclusive_group()
     src.add_argument("--matrix", metavar="DIR", help="matrix directory of the documents to index")
     src.add_argument("--corpus", metavar="FILE", help="documents to index (JSON lines, optionally .gz)")
+    q.add_argument("--live", action="store_true",
+                   help="build a live index (BM25 + topics) of --corpus or --matrix that takes documents later")
+    q.add_argument("--add", metavar="FILE", help="live index: add the documents of FILE (JSON lines; new ids)")
+    q.add_argument("--update", metavar="FILE",
+                   help="live index: replace the documents of FILE with the same ids (new ids are added)")
+    q.add_argument("--delete", metavar="IDS", help="live index: delete the documents whose ids FILE lists, one a line")
+    q.add_argument("--merge", action="store_true", help="live index: merge its segments into one")
+    q.add_argument("--update-model", metavar="DIR",
+                   help="live index: serve the model of DIR (e.g. after 'rlsi fit --resume' or 'rlsi track'), "
+                        "re-folding every document with it")
     q.add_argument("--text-fields", default="title,text",
                    help="comma-separated JSON fields joined as the document text (default title,text)")
     q.add_argument("--term-model", choices=TERM_MODELS, default=None, help="term matching model (default bm25)")
@@ -94,13 +109,24 @@ def _fields(text):
 
 
 def run_index(args):
-    """``rlsi index MODEL_DIR (--matrix DIR | --corpus FILE)``."""
+    """``rlsi index MODEL_DIR (--matrix DIR | --corpus FILE) [--live]`` or the changes of a live index."""
     import time
 
     from ..retrieval import open_searcher
     from ._output import index_destination
 
     fields = _fields(args.text_fields)
+    changes = [args.add, args.update, args.delete, args.update_model]
+    if any(c is not None for c in changes) or args.merge:
+        if args.corpus is not None or args.matrix is not None or args.live:
+            raise RLSIError("--add, --update, --delete, --merge and --update-model change a live index; build "
+                            "one first (--live with --corpus or --matrix), in a separate call")
+        return _run_live_changes(args, fields)
+    if args.corpus is None and args.matrix is None:
+        raise RLSIError("give the documents to index (--corpus FILE or --matrix DIR), or the changes of a live "
+                        "index (--add, --update, --delete, --merge, --update-model)")
+    if args.live:
+        return _run_live_build(args, fields)
     index_destination(args.model_dir, reads=[args.corpus, args.matrix])
     start = time.perf_counter()
     searcher = open_searcher(args.model_dir, corpus=args.corpus, matrix=args.matrix, text_fields=fields,
@@ -110,6 +136,44 @@ def run_index(args):
         print(f"indexed {searcher.n_docs_} documents ({searcher.term_model}"
               f"{' + topics' if searcher.topic_index_ is not None else ''}) in "
               f"{time.perf_counter() - start:.1f}s; saved in {args.model_dir}")
+    return 0
+
+
+def _run_live_build(args, fields):
+    """``rlsi index MODEL_DIR --live (--corpus FILE | --matrix DIR)``."""
+    from ..retrieval.directory import folding_lambda2
+    from ..retrieval.live.maintain import build_live
+
+    if args.term_model not in (None, "bm25"):
+        raise RLSIError("--term-model: a live index ranks terms with bm25")
+    if args.label_field is not None:
+        raise RLSIError("--label-field: a live index folds every document on one set of topics (group models use a "
+                        "static index)")
+    stats = build_live(args.model_dir, corpus=args.corpus, matrix=args.matrix, text_fields=fields,
+                       fold_lambda2=None if args.folding is None else folding_lambda2(args.folding),
+                       show_progress=not getattr(args, "quiet", False))
+    if not getattr(args, "quiet", False):
+        print(f"live index of {stats['documents']} documents in {len(stats['segments'])} segment(s), generation "
+              f"{stats['generation']}, in {stats['seconds']:.1f}s; {args.model_dir} now takes --add, --update, "
+              f"--delete and --merge")
+    return 0
+
+
+def _run_live_changes(args, fields):
+    """``rlsi index MODEL_DIR --add/--update/--delete/--merge/--update-model``."""
+    from ..retrieval.live.maintain import change_live
+
+    r = change_live(args.model_dir, add=args.add, update=args.update, delete=args.delete, merge=args.merge,
+                    update_model=args.update_model, text_fields=fields, show_progress=not getattr(args, "quiet", False))
+    if not getattr(args, "quiet", False):
+        done = [f"{r[k]} {k}" for k in ("added", "updated", "deleted") if r[k]]
+        if r["not_found"]:
+            done.append(f"{r['not_found']} ids to delete not found")
+        if r.get("new_model_version") is not None:
+            done.append(f"model version {r['new_model_version']} serving")
+        prefix = f"{args.model_dir} is now a live index; " if r["converted"] else ""
+        print(f"{prefix}{', '.join(done) or 'no change'}; generation {r['generation']}: {r['documents']} documents "
+              f"in {len(r['segments'])} segment(s), {r['seconds']:.1f}s")
     return 0
 
 

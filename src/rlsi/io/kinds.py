@@ -5,7 +5,9 @@ Every folder rlsi writes declares its kind in its ``manifest.json`` (``"kind"``)
 * ``model`` — a topic model with its vectorizer (``rlsi fit``), and possibly its search index;
 * ``matrix`` — a documents x terms matrix (``rlsi synth``, ``rlsi ingest``; :mod:`rlsi.io.matrix`);
 * ``index`` — a search index without a topic model (a term-only index, :class:`rlsi.retrieval.Searcher`);
-* ``checkpoint`` — a part of a distributed fit's checkpoint (:mod:`rlsi.distributed.checkpoint`).
+* ``checkpoint`` — a part of a distributed fit's checkpoint (:mod:`rlsi.distributed.checkpoint`);
+* ``live`` — a model directory that holds a live search index (:mod:`rlsi.retrieval.live`): it takes
+  documents in place, so no other writer replaces it.
 
 Folders written without a ``kind`` still load: their kind is inferred from their components
 (:func:`manifest_kind`). A folder's kind is decided from its contents as well as its manifest
@@ -46,13 +48,16 @@ KINDS = {
     "matrix": "an rlsi matrix directory (rlsi synth / rlsi ingest)",
     "index": "an rlsi search index directory (rlsi index)",
     "checkpoint": "an rlsi checkpoint folder of a distributed fit",
+    "live": "an rlsi live search index (rlsi index --add)",
 }
 #: Kinds that may replace each other: a model folder gains an index by being rewritten with it.
 _COMPATIBLE = {"model": {"model", "index"}, "index": {"model", "index"}, "matrix": {"matrix"},
-               "checkpoint": {"checkpoint"}}
+               "checkpoint": {"checkpoint"}, "live": {"live"}}
 _CHECKPOINT_CLASSES = {"DistributedArrays"}
 #: The kind of a folder whose manifest declares one kind and whose contents are another's.
 CONFLICT = "conflicting"
+#: The contents a kind may hold besides its own: a live index is a model folder that takes documents.
+_AGREEING = {"live": {"live", "model", "index"}}
 #: The kind implied by the array files of a component name (``NAME.KEY.npy``), strongest first.
 _FILE_KINDS = (("matrix", "matrix"), ("state", "checkpoint"), ("doc_vectors", "checkpoint"), ("model", "model"),
                ("index", "index"))
@@ -64,6 +69,8 @@ def manifest_kind(manifest) -> str:
     declared = manifest.get("kind") if isinstance(manifest, dict) else None
     if isinstance(declared, str) and declared in KINDS:
         return declared
+    if isinstance(manifest, dict) and isinstance(manifest.get("live"), dict):
+        return "live"
     return _components_kind(manifest) or "model"
 
 
@@ -138,7 +145,7 @@ def folder_kind(path):
     if not isinstance(manifest, dict) or manifest.get("format") != "rlsi":
         return None  # another program's manifest: a foreign folder
     kind = manifest_kind(manifest)
-    return CONFLICT if contents_kinds(path, manifest) - {kind} else kind
+    return CONFLICT if contents_kinds(path, manifest) - _AGREEING.get(kind, {kind}) else kind
 
 
 def describe_conflict(path) -> str:

@@ -197,7 +197,7 @@ def check_manifest(manifest, mfile, format_name, max_version):
             f"{mfile.parent} was written in model format {version} by rlsi {_short(writer, 20)}; this rlsi "
             f"reads format {max_version} at most: upgrade rlsi")
     kind = manifest.get("kind", "model")
-    if kind not in ("model", "matrix", "index", "checkpoint"):  # rlsi.io.kinds.KINDS
+    if kind not in ("model", "matrix", "index", "checkpoint", "live"):  # rlsi.io.kinds.KINDS
         raise ModelFormatError(f"{mfile} declares an unknown folder kind {_short(kind, 30)}")
     components = manifest.get("components")
     if not isinstance(components, dict) or not components:

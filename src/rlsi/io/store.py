@@ -152,14 +152,45 @@ def save(path, *, unchanged_since=None, **components):
                     "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                     "kind": kind, "components": {}}
         for name, obj in components.items():
-            meta, arrays = obj._to_state()
-            entries = {key: _write_array(tmp, f"{name}.{key}", value) for key, value in arrays.items()}
-            manifest["components"][name] = {"class": _registered_name(obj), "meta": meta, "arrays": entries}
+            manifest["components"][name] = write_component(tmp, name, obj)
         (tmp / MANIFEST).write_text(seal(record_digests(tmp, manifest)), encoding="utf-8")
         if unchanged_since is not None and fingerprint(path) != unchanged_since:
             raise RLSIError(f"{path} changed while this command ran (another rlsi wrote it): it is not replaced, "
                             f"nothing is saved; run the command again on the new version")
     return path
+
+
+def write_component(directory, stem, obj) -> dict:
+    """Write the arrays of ``obj`` (a registered class) into ``directory`` as ``STEM.KEY.npy`` files; returns
+    its manifest entry ``{"class", "meta", "arrays"}`` (:func:`save` writes one per component; the live
+    search index, :mod:`rlsi.retrieval.live`, keeps its model versions this way)."""
+    meta, arrays = obj._to_state()
+    entries = {key: _write_array(Path(directory), f"{stem}.{key}", value) for key, value in arrays.items()}
+    return {"class": _registered_name(obj), "meta": meta, "arrays": entries}
+
+
+def read_component(path, name, comp, *, mmap=False, verify="auto"):
+    """The object of one checked manifest entry ``comp`` (:func:`write_component`) of the folder ``path``,
+    checked as untrusted input (``verify``: the files against their digests, see :func:`load`); every problem
+    is a ModelFormatError naming the component."""
+    path = Path(path)
+    cls_name = comp["class"]
+    cls = _REGISTRY.get(cls_name)
+    if cls is None:
+        _import_known_classes()
+        cls = _REGISTRY.get(cls_name)
+    if cls is None:
+        raise ModelFormatError(f"component {name!r} of {path} has unknown class {cls_name[:60]!r}")
+    check_role(name, cls_name, f"component {name!r} of {path}")
+    arrays = {key: read_array(path, entry, mmap=mmap, where=f"sparse array {name}.{key} of {path}", verify=verify)
+              for key, entry in comp["arrays"].items()}
+    where = f"component {name!r} ({cls_name}) of {path}"
+    try:
+        obj = cls._from_state(comp["meta"], arrays)
+    except Exception as exc:  # whatever a class raises on damaged state, the model is damaged
+        raise ModelFormatError(f"{where} is damaged: {_one_line(exc)}") from None
+    check_loaded(obj, where)
+    return obj
 
 
 def _check_replaceable(path, kind, unchanged_since=None):
@@ -228,23 +259,7 @@ def load(path, *, mmap=False, only=None, verify="auto"):
     for name, comp in manifest["components"].items():
         if only is not None and name not in only:
             continue
-        cls_name = comp["class"]
-        cls = _REGISTRY.get(cls_name)
-        if cls is None:
-            _import_known_classes()
-            cls = _REGISTRY.get(cls_name)
-        if cls is None:
-            raise ModelFormatError(f"component {name!r} of {path} has unknown class {cls_name[:60]!r}")
-        check_role(name, cls_name, f"component {name!r} of {path}")
-        arrays = {key: read_array(path, entry, mmap=mmap, where=f"sparse array {name}.{key} of {path}",
-                                  verify=verify) for key, entry in comp["arrays"].items()}
-        where = f"component {name!r} ({cls_name}) of {path}"
-        try:
-            obj = cls._from_state(comp["meta"], arrays)
-        except Exception as exc:  # whatever a class raises on damaged state, the model is damaged
-            raise ModelFormatError(f"{where} is damaged: {_one_line(exc)}") from None
-        check_loaded(obj, where)
-        items[name] = obj
+        items[name] = read_component(path, name, comp, mmap=mmap, verify=verify)
     check_components_agree(items, f"model directory {path}")
     return Bundle(items, path, manifest)
 

@@ -137,7 +137,7 @@ def doc_vectors_nbytes(n_docs, n_components, itemsize):
 
 
 def update_doc_vectors(X, U, *, penalty, lam, settings=SolverSettings(), W_prev=None, dtype=None,
-                       return_gram=False, executor=None, block_entries=None, G=None, scratch=None):
+                       return_gram=False, executor=None, block_entries=None, G=None, scratch=None, plan=None):
     """V-step / folding-in. Returns ``(W, cross)`` with W (N x K) = Vᵀ and cross = Σ Φ∘V, and with
     ``return_gram=True`` also ``S = WᵀW`` (K x K, float64), accumulated block by block while each block
     is in cache (the next U-step and the objective both need it; a separate pass over W costs more).
@@ -145,6 +145,8 @@ def update_doc_vectors(X, U, *, penalty, lam, settings=SolverSettings(), W_prev=
     X : CSR (N x M); U : CSR or dense (M x K); G : ``UᵀU`` if the caller has it (else computed here).
     settings : :class:`rlsi.models.penalties.SolverSettings` of the iterative solvers.
     scratch : optional :class:`rlsi.models.tasks.BlockScratch` for the blocks' Φ (reused across calls).
+    plan : the :func:`rlsi.kernels.products.sparse_plan` of a CSR U for X's dtype and index order, if the caller
+    keeps one (it costs O(rows of U): a search folding one query at a time into a 7M-term model keeps it).
     ``cross = tr(Uᵀ D Vᵀ)`` is what the objective needs. With penalty "l2" every row is ``(UᵀU + λ₂I)⁻¹ Uᵀ d``;
     with "l1" it is the lasso of :mod:`rlsi.kernels.lasso` with ``S = UᵀU`` (warm-started from ``W_prev`` if
     given).
@@ -156,7 +158,8 @@ def update_doc_vectors(X, U, *, penalty, lam, settings=SolverSettings(), W_prev=
         U = np.ascontiguousarray(U, dtype=dtype)  # once, not per block
     step = pen.prepared(topic_gram(U) if G is None else G, lam)
     # how Φ = X U runs for sparse U (its dense rows, its chunks), once for all blocks
-    plan = sparse_plan(U, dtype, X.has_sorted_indices) if sp.issparse(U) else None
+    if plan is None and sp.issparse(U):
+        plan = sparse_plan(U, dtype, X.has_sorted_indices)
     W = np.empty((N, K), dtype=dtype)
 
     def task(ab):

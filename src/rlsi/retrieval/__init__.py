@@ -13,10 +13,13 @@
   index, or a new one of a corpus or a matrix directory), what ``rlsi search`` and ``rlsi index`` run.
 * :mod:`rlsi.retrieval.build` — the index of a matrix directory, built block by block.
 * :mod:`rlsi.retrieval.postings` — numba kernels: CSC weights by scatter, posting-list scoring, top-n.
+* :mod:`rlsi.retrieval.live` — :class:`~rlsi.retrieval.live.LiveIndex`: an index that takes documents (add,
+  delete, update, merge) without a rebuild, with model versions that follow an online model (docs/live_index.md).
 """
 
 from .combine import NORMALIZERS, Combiner, interpolate, normalize_scores
 from .directory import DEFAULT_FOLDING, FOLDINGS, open_searcher
+from .live import LiveHit, LiveIndex
 from .searcher import TERM_MODELS, Hit, Searcher
 from .term import BM25, VSM
 from .topic import INPUT_KINDS, RidgeFolding, TopicMatcher, cosine_scores, model_input, normalize_rows
@@ -25,5 +28,5 @@ __all__ = [
     "BM25", "VSM",
     "TopicMatcher", "RidgeFolding", "cosine_scores", "model_input", "normalize_rows", "INPUT_KINDS",
     "NORMALIZERS", "Combiner", "interpolate", "normalize_scores",
-    "Searcher", "Hit", "TERM_MODELS", "open_searcher", "FOLDINGS", "DEFAULT_FOLDING",
+    "Searcher", "Hit", "TERM_MODELS", "open_searcher", "FOLDINGS", "DEFAULT_FOLDING", "LiveIndex", "LiveHit",
 ]

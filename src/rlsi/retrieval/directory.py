@@ -14,6 +14,8 @@ A model directory (``rlsi fit``, :func:`rlsi.io.save`) holds ``model`` and ``vec
   built block by block in float32 (:meth:`~rlsi.retrieval.Searcher.from_matrix`); an index already in the
   model directory is not even read.
 * ``corpus=`` (a corpus file or folder, or a :class:`~rlsi.text.Corpus`): a new index of its documents.
+* a live index (``rlsi index --live`` / ``--add``, :mod:`rlsi.retrieval.live`): opened at its last
+  commit; it takes documents through ``rlsi index``, never a corpus here.
 * neither: the saved index, memory-mapped (a large index costs page cache, not private memory), with the
   directory's model and vectorizer attached; ``term_model`` and ``folding``, when given, must be the
   index's own (a saved index cannot change them).
@@ -91,7 +93,7 @@ def open_searcher(model_dir, *, corpus=None, matrix=None, text_fields=DEFAULT_TE
     Every refusal is an :class:`~rlsi.errors.RLSIError` (or ModelFormatError for a damaged directory).
     """
     from .. import io as rio
-    from ..io.kinds import require_model_folder
+    from ..io.kinds import folder_kind, require_model_folder
     from ..io.store import read_manifest
 
     if alpha is not None and not 0.0 <= alpha <= 1.0:
@@ -105,6 +107,9 @@ def open_searcher(model_dir, *, corpus=None, matrix=None, text_fields=DEFAULT_TE
     if save_index and corpus is None and matrix is None:
         raise RLSIError("saving an index needs the documents to index: a corpus or a matrix directory")
     require_model_folder(model_dir)
+    if folder_kind(model_dir) == "live":
+        return _live_searcher(model_dir, corpus=corpus, matrix=matrix, alpha=alpha, term_model=term_model,
+                              folding=folding, label_field=label_field)
     if matrix is not None or corpus is not None:  # a new index: an old one is not even read
         present = read_manifest(model_dir)["components"]
         bundle = rio.load(model_dir, mmap=True, only=[c for c in ("model", "vectorizer") if c in present])
@@ -137,6 +142,25 @@ def open_searcher(model_dir, *, corpus=None, matrix=None, text_fields=DEFAULT_TE
     if searcher.model is None and searcher.alpha > 0:
         raise RLSIError(f"{model_dir} has no topic model: only term matching is possible (alpha 0)")
     return searcher
+
+
+def _live_searcher(model_dir, *, corpus, matrix, alpha, term_model, folding, label_field):
+    """The live index of ``model_dir`` (:class:`rlsi.retrieval.live.LiveIndex`), which searches as a
+    searcher does; it takes documents through ``rlsi index --add``, never here."""
+    from .live import LiveIndex
+
+    if corpus is not None or matrix is not None or label_field is not None:
+        raise RLSIError(f"{model_dir} is a live index: add documents with 'rlsi index {model_dir} --add FILE', "
+                        f"then search it as it is")
+    if term_model not in (None, "bm25"):
+        raise RLSIError(f"the live index of {model_dir} ranks terms with bm25, not {term_model}")
+    index = LiveIndex.open(model_dir)
+    saved = folding_name(index.fold_lambda2)
+    if folding is not None and folding != saved:
+        raise RLSIError(f"the live index of {model_dir} folds with {saved!r}, not {folding!r}")
+    if alpha is not None:
+        index.alpha = alpha
+    return index
 
 
 def _new_params(model, term_model, folding):

@@ -290,6 +290,12 @@ class TfidfVectorizer(TransformerMixin, BaseEstimator):
         counts, lengths = _count_tokens(docs, self.build_tokenizer(), self.vocabulary_, grow=False)
         return self._weight(counts, lengths)
 
+    def weight_counts(self, counts, lengths):
+        """tf-idf of already counted documents: ``counts`` CSR in this vocabulary's columns (sorted indices) and
+        ``lengths`` |d| (tokens, unknown terms included); equal to :meth:`transform` of their texts."""
+        self._check_fitted()
+        return self._weight(counts, np.asarray(lengths))
+
     def _weight(self, counts, lengths):
         """``counts[d, t] / lengths[d] * idf_[t]`` (computed in float64, then cast to ``dtype``)."""
         row_len = np.repeat(lengths.astype(np.float64), np.diff(counts.indptr))
