@@ -55,7 +55,7 @@ def _open(args):
         logging.getLogger("distributed").setLevel(logging.WARNING)
     handle = open_cluster(scheduler=args.scheduler, n_workers=args.workers or 2, timeout=args.scheduler_timeout)
     if not getattr(args, "quiet", False):
-        n_workers = len(handle.client.scheduler_info(n_workers=-1)["workers"])
+        n_workers = len(handle.client.nthreads())  # asked of the scheduler, not a cached identity
         link = handle.dashboard_link
         print(f"Dask cluster: {n_workers} worker(s) at {handle.client.scheduler.address}"
               + (f", dashboard {link}" if link else ""), file=sys.stderr)

@@ -86,8 +86,12 @@ class DaskExecutor(Executor):
         return str(self.client.scheduler.address).startswith("inproc://")
 
     def workers(self):
-        """Worker addresses, sorted (partitions are placed round-robin over them)."""
-        return sorted(self.client.scheduler_info(n_workers=-1)["workers"])
+        """Worker addresses, sorted (partitions are placed round-robin over them), asked of the scheduler.
+
+        Not from ``client.scheduler_info()``: that returns the client's cached identity, which the client's
+        periodic refresh (every 2 s) replaces with one that lists no worker, so a call that lands between the
+        refresh and its own read saw an empty cluster ("partitions=None must be at least 1")."""
+        return sorted(self.client.nthreads())
 
     def map(self, fn, items):
         """``fn`` over ``items`` on the cluster; the results, gathered, in the order of ``items``."""
