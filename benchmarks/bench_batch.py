@@ -111,7 +111,7 @@ def instrument(prof, state):
     from rlsi.kernels import lasso as klasso
     from rlsi.kernels import convert, products
     from rlsi.kernels import rows as krows
-    from rlsi.models import batch, penalties, screening, steps, tasks
+    from rlsi.models import local, penalties, screening, skeleton, start, steps, tasks
 
     P = prof.patch
     # numba kernels: the jitted functions, looked up as module globals by their python wrappers
@@ -129,8 +129,8 @@ def instrument(prof, state):
     for name in ("csr_csr_dense", "csr_dense_rows", "csr_rows_to_dense", "dense_to_csr", "csr_take_dense",
                  "dense_rows_to_csr"):
         P(tasks, name)
-    P(batch, "csr_rows_to_dense", "csr_rows_to_dense (U to dense)")
-    P(batch, "dense_to_csr", "dense_to_csr (U to CSR)")
+    P(local, "csr_rows_to_dense", "csr_rows_to_dense (U to dense)")
+    P(local, "dense_to_csr", "dense_to_csr (U to CSR)")
     P(screening, "csr_dense_rows")
     P(screening, "csr_dense_rows_max")
     P(screening, "csr_dense_take")
@@ -177,17 +177,17 @@ def instrument(prof, state):
         P(cls, "__call__", f"R rows ({cls.__name__})")
     P(screening.ScreenedBatchR, "compact", "R rows, unscreened only (ScreenedBatchR.compact)")
     # the driver's problem
-    Problem = batch.RLSIProblem
+    Problem = local.RLSIProblem
     P(Problem, "u_step", U_STEP)
     P(Problem, "v_step", V_STEP)
     P(Problem, "v_step_topics", "V-step topics (U, or a dense copy)")
     P(Problem, "objective", OBJECTIVE)
     P(Problem, "__init__", "problem setup (D = Xᵀ, S, ‖X‖², screening)",
       post=lambda out, a, k: state.__setitem__("problem", a[0]))
-    P(batch.BatchRLSI, "_initial_doc_vectors", "init (V₀)", post=lambda out, a, k: state.__setitem__("W0", out))
-    P(batch.BatchRLSI, "_lambda1_for_target", SEARCH)
+    P(start, "initial_doc_vectors", "init (V₀)", post=lambda out, a, k: state.__setitem__("W0", out))
+    P(start, "search_lambda1", SEARCH)
 
-    orig_alternate = batch.alternate
+    orig_alternate = skeleton.alternate
 
     def alternate(problem, **kw):
         user_cb = kw.pop("callback", None)
@@ -212,7 +212,7 @@ def instrument(prof, state):
 
         return orig_alternate(problem, callback=callback, **kw)
 
-    batch.alternate = alternate
+    skeleton.alternate = alternate
 
 
 def clone_problem(problem):

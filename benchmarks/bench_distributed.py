@@ -164,7 +164,7 @@ def main(argv=None):
     from rlsi.distributed import DaskRLSI, open_cluster
     from rlsi.distributed.problem import DistributedProblem
     from rlsi.models import BatchRLSI
-    from rlsi.models.batch import RLSIProblem
+    from rlsi.models.local import RLSIProblem
 
     logging.getLogger("distributed").setLevel(logging.ERROR)  # after importing it (it sets its own levels)
 

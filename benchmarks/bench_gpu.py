@@ -14,7 +14,8 @@ of stages). Stages, in order (``--stages``), with their caps in seconds (:data:`
    Out of memory under the limit is recorded (fail) and the fit is run again without the limit for its
    timings, as time allows.
 2. **paper-online** (55): OnlineRLSI's steps at the same 7M-term vocabulary, K = 500, ρ = 1, ξ = 10,
-   mini-batches of 1,000 of the corpus's documents, under the 40 GB limit: seconds and memory per mini-batch.
+   mini-batches of 1,000 of the corpus's documents, under the 40 GB limit: seconds and memory per mini-batch
+   (each one ``partial_fit``: the batch compacted and copied to the card, the step, its vectors back).
 3. **card-tests** (100): ``tests/gpu/test_cuda.py`` in a subprocess (the CuPy path against the host path),
    each test's outcome as it finishes.
 4. **check** (60): 50k x 200k, K = 200: the host problem (``--threads`` numba threads) and the device problem
@@ -183,7 +184,7 @@ def warm_device(be, a):
     """A small fit of the paper stage's code on the card: generator, initialisation, problem, two iterations."""
     from rlsi import BatchRLSI
     from rlsi.gpu.batch import DeviceRLSIProblem
-    from rlsi.gpu.fit import initial_doc_vectors
+    from rlsi.gpu.placement import initial_doc_vectors
 
     N, M, tok, K = SMOKE["paper"]
     X = gpu_corpus.device_corpus(be, N, M, tok, n_topics=K, seed=2)
@@ -201,7 +202,7 @@ def fit_stage(run, st, be, X, K, limit):
     limited to ``limit`` bytes throughout (None: no limit); out of memory is recorded as a failed target."""
     from rlsi import BatchRLSI
     from rlsi.gpu.batch import DeviceRLSIProblem
-    from rlsi.gpu.fit import initial_doc_vectors
+    from rlsi.gpu.placement import initial_doc_vectors
     from rlsi.gpu.memory import size
 
     a, mem = run.a, Memory(be)
@@ -265,7 +266,7 @@ def paper_online_stage(run, st, be, X, sizes):
     """OnlineRLSI's steps at the paper vocabulary under the limit (see the docstring)."""
     from rlsi import OnlineRLSI
     from rlsi.gpu.memory import check_online
-    from rlsi.gpu.online import Batch, DeviceOnline, step
+    from rlsi.gpu.placement import DevicePlacement
 
     N, M, _, K = sizes
     a, mem = run.a, Memory(be)
@@ -275,31 +276,29 @@ def paper_online_stage(run, st, be, X, sizes):
     mem.reset()
     mem.limit(LIMIT if be.is_cuda else 0)
     est = OnlineRLSI(K, lambda1=lam, lambda2=LAMBDA2, rho=1.0, n_inner=10, batch_size=a.online_batch,
-                     topic_sweeps=a.sweeps, random_state=0)
-    est._validate_params()
-    est._reset(np.float32)
+                     topic_sweeps=a.sweeps, random_state=0, placement=DevicePlacement(be))
     bnnz = int(host.nnz * a.online_batch / max(n, 1)) + 1
     plan = check_online(be, M, K, bnnz, a.online_batch, budget=LIMIT, n_inner=10, topic_density=a.density)
     st.update(docs_available=n, terms=M, k=K, batch=a.online_batch, lambda1=lam, plan_bytes=plan.total,
               plan=plan.describe(), rows=[])
-    state = DeviceOnline(be, K)
     try:
         last = 0.0
         for i, s in enumerate(range(0, n, a.online_batch)):
             if i and run.time_left(st) < 1.5 * last:
                 st["stopped"] = "cap"
                 break
-            b = Batch(be, host[s:s + a.online_batch])
+            b = host[s:s + a.online_batch]
             mem.reset()
-            _, last = sync_time(be, lambda: step(est, state, b, want_w=False))
-            st["rows"].append({"s": last, "mem": mem.read(), "live_rows": int(state.live.sum())})
+            _, last = sync_time(be, lambda: est.partial_fit(b))  # the batch compacted and moved, the step, W back
+            live = int(np.count_nonzero(np.diff(est.components_.tocsc().indptr)))
+            st["rows"].append({"s": last, "mem": mem.read(), "live_rows": live})
             run.write()
         st["memory_pass"] = True if be.is_cuda else None
     except oom_types(be) as exc:
         st["memory_pass"] = False
         st["oom"] = f"{type(exc).__name__}: {exc}"
     finally:
-        state = None
+        est = None
         mem.limit(0)
         mem.reset()
     later = [r["s"] for r in st["rows"][1:]] or [r["s"] for r in st["rows"]]
@@ -345,6 +344,7 @@ def check_stage(run, st, be_name, sizes):
     from rlsi.gpu.backend import resolve
     from rlsi.gpu.batch import DeviceRLSIProblem
     from rlsi.kernels.threads import compute_threads
+    from rlsi.models.solver import initial_doc_vectors, local_problem
 
     a = run.a
     N, M, tok, K = sizes
@@ -354,8 +354,8 @@ def check_stage(run, st, be_name, sizes):
                     random_state=0, n_jobs=a.threads)
     lam = est.effective_lambda1(N)
     with compute_threads(a.threads):
-        W0 = est._initial_doc_vectors(X, None)
-        cpu = run_problem(None, est._problem(X, W0.copy(), lam), a.iters)
+        W0 = initial_doc_vectors(X, est)
+        cpu = run_problem(None, local_problem(X, W0.copy(), lam, est), a.iters)
     st["cpu"] = {"rows": cpu, **per_iter(cpu), "threads": a.threads}
     run.write()
     st["device"] = []

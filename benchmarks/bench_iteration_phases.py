@@ -98,15 +98,15 @@ class Clock:
 
 
 def instrument(clock):
-    from rlsi.models import batch, penalties, screening, steps, tasks
+    from rlsi.models import local, penalties, screening, steps, tasks
 
-    P = batch.RLSIProblem
+    P = local.RLSIProblem
     clock.patch(P, "u_step", "U-step")
     clock.patch(P, "v_step", "V-step")
     clock.patch(P, "objective", "objective")
     clock.patch(P, "v_step_topics", "v_step_topics")
-    clock.patch(batch, "csr_rows_to_dense", "switch")
-    clock.patch(batch, "dense_to_csr", "switch")
+    clock.patch(local, "csr_rows_to_dense", "switch")
+    clock.patch(local, "dense_to_csr", "switch")
     S = screening.ScreenedBatchR
     clock.patch(S, "set_state", "set_state")
     clock.patch(S, "advance", "advance")
@@ -136,7 +136,7 @@ def run(args):
     import numpy as np
 
     from rlsi.io.matrix import load_matrix
-    from rlsi.models import BatchRLSI, batch
+    from rlsi.models import BatchRLSI, local
 
     harness.log(f"threads {args.threads}; loading {args.matrix}")
     X = load_matrix(args.matrix, vectorizer=False).X
@@ -151,14 +151,14 @@ def run(args):
     clock = Clock()
     instrument(clock)
     iters = []
-    u_step = batch.RLSIProblem.u_step
+    u_step = local.RLSIProblem.u_step
 
     def per_iteration(self, executor):  # a fresh record per iteration; setup before the first U-step
         iters.append(clock.record)
         clock.record = defaultdict(lambda: [0.0, 0.0, 0])
         return u_step(self, executor)
-    batch.RLSIProblem.u_step = per_iteration
-    v_step = batch.RLSIProblem.v_step
+    local.RLSIProblem.u_step = per_iteration
+    v_step = local.RLSIProblem.v_step
 
     def dump_after(self, executor):  # what a run cut short by a time limit still leaves
         out = v_step(self, executor)
@@ -167,7 +167,7 @@ def run(args):
             args.partial.write_text(json.dumps({"label": args.label, "N": N, "M": M, "K": args.k, "iterations": [
                 {"/".join(p): v for p, v in r.items()} for r in done]}, indent=1))
         return out
-    batch.RLSIProblem.v_step = dump_after
+    local.RLSIProblem.v_step = dump_after
     model = BatchRLSI(args.k, lambda1=args.lambda1, lambda2=1.0, max_iter=args.iters, tol=0.0,
                       random_state=args.seed)  # λ₂ of the paper, as the recorded results
     c, w = time.process_time(), time.perf_counter()

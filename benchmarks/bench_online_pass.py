@@ -39,10 +39,10 @@ harness.use_src()
 
 
 def run_batch(X, K, lam, iters):
-    from rlsi.models import BatchRLSI, batch
+    from rlsi.models import BatchRLSI, local
 
     clock, steps = {}, []
-    u_step, v_step = batch.RLSIProblem.u_step, batch.RLSIProblem.v_step
+    u_step, v_step = local.RLSIProblem.u_step, local.RLSIProblem.v_step
 
     def timed_u(self, executor):
         t = time.process_time()
@@ -57,13 +57,13 @@ def run_batch(X, K, lam, iters):
         steps[-1]["v_s"] = time.process_time() - t
         return out
 
-    batch.RLSIProblem.u_step, batch.RLSIProblem.v_step = timed_u, timed_v
+    local.RLSIProblem.u_step, local.RLSIProblem.v_step = timed_u, timed_v
     try:
         t0 = time.process_time()
         model = BatchRLSI(K, lambda1=lam, lambda2=1.0, max_iter=iters, tol=0.0, random_state=0).fit(X)
         total = time.process_time() - t0
     finally:
-        batch.RLSIProblem.u_step, batch.RLSIProblem.v_step = u_step, v_step
+        local.RLSIProblem.u_step, local.RLSIProblem.v_step = u_step, v_step
     return {"cpu_s": total, "setup_s": clock["first_u"] - t0, "iterations": steps,
             "nnz_U": int(model.components_.nnz)}
 

@@ -175,7 +175,7 @@ def child_search(s):
 def child_batch(s):
     import warnings
 
-    from rlsi.models import BatchRLSI, batch
+    from rlsi.models import BatchRLSI, local
     from rlsi.models.memory import current_rss, estimate_for, peak_rss
 
     _warm_up(s["dtype"])
@@ -186,7 +186,7 @@ def child_batch(s):
     model = BatchRLSI(K, lambda1=s["lambda1"], lambda2=1.0, max_iter=s["iters"], tol=0.0, random_state=s["seed"])
     est = estimate_for(model, X, baseline=base)  # the topics predicted, as `rlsi fit --matrix` prints it
     iters, clock = [], {}
-    u_step, v_step = batch.RLSIProblem.u_step, batch.RLSIProblem.v_step
+    u_step, v_step = local.RLSIProblem.u_step, local.RLSIProblem.v_step
 
     def timed_u(self, executor):
         t = time.perf_counter()
@@ -204,7 +204,7 @@ def child_batch(s):
         iters[-1].update(v_s=time.perf_counter() - t, rss=current_rss(), peak_rss_so_far=peak_rss())
         return out
 
-    batch.RLSIProblem.u_step, batch.RLSIProblem.v_step = timed_u, timed_v
+    local.RLSIProblem.u_step, local.RLSIProblem.v_step = timed_u, timed_v
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -29,19 +29,6 @@ harness.use_src()
 from sklearn.feature_extraction.text import TfidfVectorizer  # noqa: E402
 
 from rlsi import BatchRLSI  # noqa: E402
-from rlsi._validation import check_random_state  # noqa: E402
-from rlsi.models.sparsity import lambda1_for_terms_per_topic  # noqa: E402
-
-
-class FixedRounds(BatchRLSI):
-    """BatchRLSI whose λ1 search runs exactly ``rounds`` bisections (``settled=1``: never stops early)."""
-    rounds = 3
-
-    def _lambda1_for_target(self, X, W, target, D=None):
-        return lambda1_for_terms_per_topic(
-            X, W, target, problem_factory=lambda W_, lam_: self._problem(X, W_, lam_, D),
-            rng=check_random_state(self.random_state), max_iter=self.inner_max_iter, tol=self.inner_tol, D=D,
-            return_problem=True, rounds=self.rounds, settled=1.0)
 
 
 def main(argv=None):
@@ -58,15 +45,17 @@ def main(argv=None):
         texts = [d.get("text", "") for d in map(json.loads, f) if d["split"] == "train"]
     X = TfidfVectorizer().fit_transform(texts)
     harness.log(f"20 Newsgroups train: {X.shape[0]} x {X.shape[1]}, K = {args.k}")
-    FixedRounds.rounds = args.rounds
+    # the λ1 search with exactly ``rounds`` bisections (settled 1: it never stops early): the tuning's
+    fixed = {"search_rounds": args.rounds, "search_settled": 1.0}
     rows = []
     for lambda2 in (float(v) for v in args.lambda2.split(",")):
         for target in (int(t) for t in args.targets.split(",")):
-            for name, cls in (("until λ1 settles (default)", BatchRLSI), (f"{args.rounds} fixed rounds", FixedRounds)):
+            for name, tuning in (("until λ1 settles (default)", None), (f"{args.rounds} fixed rounds", fixed)):
                 start = time.perf_counter()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    m = cls(args.k, lambda2=lambda2, target_terms_per_topic=target, random_state=0).fit(X)
+                    m = BatchRLSI(args.k, lambda2=lambda2, target_terms_per_topic=target, random_state=0,
+                                  tuning=tuning).fit(X)
                 seconds = time.perf_counter() - start
                 per_topic = m.components_.nnz / args.k
                 harness.log(f"λ2 {lambda2:g}, target {target}, {name}: {per_topic:.0f} terms per topic, "

@@ -30,6 +30,7 @@ from rlsi.kernels.lasso import lasso_rows  # noqa: E402
 from rlsi.kernels.products import csr_dense_take  # noqa: E402
 from rlsi.models import steps  # noqa: E402
 from rlsi.models.batch import BatchRLSI  # noqa: E402
+from rlsi.models.solver import initial_doc_vectors  # noqa: E402
 from rlsi.models.rlsi_policy import TUNING, rounding_factor  # noqa: E402
 
 COLD_DENSE_SWEEPS = TUNING.cold_dense_sweeps
@@ -52,7 +53,7 @@ def main(argv=None):
     model = BatchRLSI(a.k, lambda1=a.lambda1, random_state=a.seed)
     model.n_features_in_ = M
     t = time.process_time()
-    W = model._initial_doc_vectors(X, None)
+    W = initial_doc_vectors(X, model)
     t_init = time.process_time() - t
     lam = model.effective_lambda1(N)
     half = lam / 2

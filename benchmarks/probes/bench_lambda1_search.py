@@ -36,7 +36,7 @@ def child(spec):
     import scipy.sparse as sp
 
     from rlsi.datasets.synthetic import make_corpus
-    from rlsi.models import BatchRLSI, batch
+    from rlsi.models import BatchRLSI, batch, local
 
     assert Path(batch.__file__).resolve().is_relative_to(Path(spec["src"]).resolve()), batch.__file__
     if not CACHE.exists():
@@ -46,13 +46,13 @@ def child(spec):
         warnings.simplefilter("ignore")
         BatchRLSI(5, target_terms_per_topic=20, max_iter=2, random_state=0).fit(X[:500])  # compile first
     steps = []
-    original = batch.RLSIProblem.u_step
+    original = local.RLSIProblem.u_step
 
     def counted(self, executor):
         steps.append(1)
         return original(self, executor)
 
-    batch.RLSIProblem.u_step = counted
+    local.RLSIProblem.u_step = counted
     model = BatchRLSI(spec["k"], target_terms_per_topic=spec["target"], max_iter=spec["max_iter"], tol=spec["tol"],
                       random_state=0)
     t = time.process_time()

@@ -27,7 +27,7 @@ sys.path.insert(1, str(HERE))
 
 
 def run(lam, caps, iters):
-    from rlsi.models import batch
+    from rlsi.models import skeleton
     from rlsi.models.batch import BatchRLSI
 
     warnings.simplefilter("ignore")
@@ -36,7 +36,7 @@ def run(lam, caps, iters):
     X = ab_matrix()
     for kw in (dict(lambda1=0.01), dict(lambda1=1e-5)):  # compile / load every kernel outside the timing
         BatchRLSI(10, max_iter=3, random_state=0, **kw).fit(X[:400])
-    original = batch.alternate
+    original = skeleton.alternate
     for cap in caps:
         trace = []
 
@@ -48,12 +48,12 @@ def run(lam, caps, iters):
 
             return original(problem, callback=callback, **kw)
 
-        batch.alternate = alternate
+        skeleton.alternate = alternate
         model = BatchRLSI(100, lambda1=lam, max_iter=iters, tol=0, topic_sweeps=cap, random_state=0)
         t = time.process_time()
         model.fit(X)
         print(json.dumps(dict(cap=cap, lam=lam, total=time.process_time() - t, trace=trace)), flush=True)
-    batch.alternate = original
+    skeleton.alternate = original
 
 
 def table(paths):

@@ -43,12 +43,7 @@ def _arrays(prefix, model, W=None):
             out[prefix + "/" + name] = np.asarray(getattr(model, name), dtype=np.float64)
     if W is not None:
         out[prefix + "/W"] = np.asarray(W, dtype=np.float64)
-    stats = model.__dict__.get("_stats_host") or model.__dict__.get("stats_")
-    if stats is None and hasattr(type(model), "stats_"):
-        try:
-            stats = model.stats_
-        except AttributeError:
-            stats = None
+    stats = getattr(model, "stats_", None)  # the public attribute (on a device: copied from the card)
     if stats is not None:
         out[prefix + "/S"] = np.asarray(stats.S)
         out[prefix + "/R"] = np.asarray(stats.R, dtype=np.float64)

@@ -20,13 +20,14 @@ _EXPORTS = {
     "io": "rlsi.io", "load": "rlsi.io", "save": "rlsi.io",
     "ModelFormatError": "rlsi.errors", "NotFittedError": "rlsi.errors", "RLSIError": "rlsi.errors",
     "BatchRLSI": "rlsi.models", "OnlineRLSI": "rlsi.models", "LSI": "rlsi.models", "PLSI": "rlsi.models",
+    "regularized_lsi": "rlsi.models",
     "LDA": "rlsi.models", "NMF": "rlsi.models", "TopicStatistics": "rlsi.models",
     "Searcher": "rlsi.retrieval",
     "StreamingTfidf": "rlsi.text", "TfidfVectorizer": "rlsi.text",
     "explore": "rlsi.explorer",
 }
 
-__all__ = ["BatchRLSI", "OnlineRLSI", "LSI", "PLSI", "LDA", "NMF", "TopicStatistics", "TfidfVectorizer",
+__all__ = ["BatchRLSI", "OnlineRLSI", "regularized_lsi", "LSI", "PLSI", "LDA", "NMF", "TopicStatistics", "TfidfVectorizer",
            "StreamingTfidf", "Searcher", "load", "save", "io", "ModelFormatError", "NotFittedError",
            "RLSIError", "explore", "__version__"]
 

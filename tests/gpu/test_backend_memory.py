@@ -12,6 +12,7 @@ from rlsi.gpu import memory
 from rlsi.gpu.backend import DEVICES, cuda_available, numpy_backend, resolve
 from rlsi.datasets.synthetic import make_corpus
 from rlsi.gpu.batch import DeviceRLSIProblem
+from rlsi.models.solver import initial_doc_vectors
 
 from conftest import planted_corpus
 
@@ -116,7 +117,7 @@ def test_plan_counts_what_the_steps_allocate(wide, lam, opts):
     import tracemalloc
 
     K = 8
-    W0 = BatchRLSI(K, random_state=0)._initial_doc_vectors(wide, None)
+    W0 = initial_doc_vectors(wide, BatchRLSI(K, random_state=0))
     p = DeviceRLSIProblem(numpy_backend(np.float64), wide, W0, lambda1=lam, lambda2=1.0, inner_max_iter=8,
                           topic_sweeps=3, screen=False, term_rows=512, doc_rows=128, **{"phi_cols": 2, **opts})
     peaks = {}

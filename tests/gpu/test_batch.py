@@ -11,6 +11,7 @@ from rlsi.datasets.synthetic import make_corpus
 from rlsi.gpu.backend import numpy_backend
 from rlsi.gpu.batch import DeviceRLSIProblem, fold_in
 from rlsi.io import load, save
+from rlsi.models.solver import initial_doc_vectors
 
 # pure cyclic coordinate descent on the host too: the host kernel adds support solves from 10 sweeps up
 EXACT = dict(inner_max_iter=8, max_iter=5, tol=0.0, random_state=0)
@@ -105,7 +106,7 @@ def run(p, n=4):
                                   dict(stream=True, term_rows=200, doc_rows=64), dict(block=1), dict(block=5)])
 def test_options_give_the_same_fit(corpus, opts):
     """Screening, representations, Φ products, block sizes and streaming change the work, not the result."""
-    W0 = BatchRLSI(6, random_state=0)._initial_doc_vectors(corpus, None)
+    W0 = initial_doc_vectors(corpus, BatchRLSI(6, random_state=0))
     ref, Uref = run(problem(corpus, W0.copy()))
     got, U = run(problem(corpus, W0.copy(), **opts))
     np.testing.assert_allclose(got, ref, rtol=1e-12)
@@ -114,11 +115,11 @@ def test_options_give_the_same_fit(corpus, opts):
 
 def test_objective_is_eq1(corpus):
     """The objective from the statistics equals Eq. (1) evaluated directly on the dense matrices."""
-    W0 = BatchRLSI(6, random_state=0)._initial_doc_vectors(corpus, None)
+    W0 = initial_doc_vectors(corpus, BatchRLSI(6, random_state=0))
     p = problem(corpus, W0)
     run(p, 2)
     U = p.components(np.float64).T.tocsr()
-    W = p.doc_vectors(np.float64)
+    W = p.host_vectors(np.float64)
     D = corpus.T.toarray()
     direct = np.square(D - U.toarray() @ W.T).sum() + p.lambda1 * abs(U).sum() + np.square(W).sum()
     assert p.objective() == pytest.approx(direct, rel=1e-10)
@@ -169,14 +170,14 @@ def test_target_terms_per_topic(corpus):
 @pytest.mark.parametrize("init", ["docs", "random"])
 def test_initialisation_on_the_device_equals_the_host(corpus, init):
     """The initialisation used for a corpus already on the card: the same draws, the same W₀."""
-    from rlsi.gpu.fit import initial_doc_vectors
+    from rlsi.gpu.placement import initial_doc_vectors as device_vectors
     est = BatchRLSI(6, init=init, random_state=7)
-    W = initial_doc_vectors(numpy_backend(np.float64), est, corpus)
-    np.testing.assert_allclose(W, est._initial_doc_vectors(corpus, None), rtol=1e-12, atol=1e-14)
+    W = device_vectors(numpy_backend(np.float64), est, corpus)
+    np.testing.assert_allclose(W, initial_doc_vectors(corpus, est), rtol=1e-12, atol=1e-14)
 
 
 def test_the_problem_does_not_write_into_the_given_w(corpus):
-    W0 = BatchRLSI(6, random_state=0)._initial_doc_vectors(corpus, None)
+    W0 = initial_doc_vectors(corpus, BatchRLSI(6, random_state=0))
     keep = W0.copy()
     run(problem(corpus, W0), 2)
     np.testing.assert_array_equal(W0, keep)

@@ -7,6 +7,7 @@ import pytest
 from rlsi import BatchRLSI, OnlineRLSI
 from rlsi.datasets.synthetic import make_corpus
 from rlsi.gpu.backend import cuda_available
+from rlsi.models.solver import initial_doc_vectors
 
 pytestmark = pytest.mark.skipif(not cuda_available(),
                                 reason='needs CuPy and a CUDA card (pip install "rlsi[gpu]")')
@@ -30,7 +31,7 @@ def problem_objectives(corpus, **opts):
     """Three iterations of the device problem on the card with the ways of working ``opts``."""
     from rlsi.gpu.backend import resolve
     from rlsi.gpu.batch import DeviceRLSIProblem
-    W0 = BatchRLSI(20, random_state=0)._initial_doc_vectors(corpus, None)
+    W0 = initial_doc_vectors(corpus, BatchRLSI(20, random_state=0))
     p = DeviceRLSIProblem(resolve("cuda:float64"), corpus, W0, lambda1=0.05 * corpus.shape[0] / 1000,
                           lambda2=1.0, inner_max_iter=8, topic_sweeps=3, **opts)
     objs = []
@@ -50,7 +51,7 @@ def test_fused_and_array_kernels_agree(corpus):
 def test_topics_are_int32_csr_on_the_card(corpus):
     from rlsi.gpu.backend import resolve
     from rlsi.gpu.batch import DeviceRLSIProblem
-    W0 = BatchRLSI(20, random_state=0)._initial_doc_vectors(corpus, None)
+    W0 = initial_doc_vectors(corpus, BatchRLSI(20, random_state=0))
     p = DeviceRLSIProblem(resolve("cuda"), corpus, W0, lambda1=0.05 * corpus.shape[0] / 1000, lambda2=1.0,
                           inner_max_iter=8, topic_sweeps=3, topics="sparse")
     p.u_step()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rlsi.gpu import memory
 from rlsi.gpu.backend import DEVICES
-from rlsi.gpu.fit import DeviceRLSIProblem  # (rlsi.gpu.batch first alone meets the models import loop)
+from rlsi.gpu.batch import DeviceRLSIProblem
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "gpu.md"
 

@@ -14,7 +14,8 @@ from rlsi.gpu import memory
 from rlsi.gpu.backend import numpy_backend
 from rlsi.gpu.batch import DeviceRLSIProblem
 from rlsi.gpu.cd import FUSED_OPTIONS
-from rlsi.gpu.online import DeviceOnline, _batches, publish, step
+from rlsi.gpu.placement import DevicePlacement
+from rlsi.models.solver import initial_doc_vectors
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +40,7 @@ KW = dict(lambda1=0.3, lambda2=1.0, inner_max_iter=8, topic_sweeps=3)
 def test_batch_problem_on_the_stand_in(fake_backend, corpus, opts):
     be = fake_backend()
     assert be.is_cuda and "stand-in card" in be.describe() and not be.holds(corpus)
-    W0 = BatchRLSI(6, random_state=0)._initial_doc_vectors(corpus, None)
+    W0 = initial_doc_vectors(corpus, BatchRLSI(6, random_state=0))
     ref, Uref = iterate(DeviceRLSIProblem(numpy_backend(np.float64), corpus, W0, **KW))
     p = DeviceRLSIProblem(be, corpus, W0, **KW, **opts)
     got, U = iterate(p)
@@ -55,7 +56,7 @@ def test_streamed_blocks_use_one_copy_stream_with_events(fake_backend, corpus):
     """A streamed fit makes one copy stream per matrix for the whole fit (not one per block); every block is
     waited for by the caller's stream, and every reuse waits for the caller's release of an earlier block."""
     be = fake_backend()
-    W0 = BatchRLSI(6, random_state=0)._initial_doc_vectors(corpus, None)
+    W0 = initial_doc_vectors(corpus, BatchRLSI(6, random_state=0))
     p = DeviceRLSIProblem(be, corpus, W0, stream=True, term_rows=200, doc_rows=64, **KW)
     iterate(p, 3)
     assert len(be.xp.streams) == 2 and p.D.prefetch.streams_made == p.X.prefetch.streams_made == 1
@@ -89,7 +90,7 @@ def test_free_bytes_within_the_pool_limit(fake_backend):
 def test_topic_budget_refuses_before_int32_wraps(fake_backend, corpus):
     """U is built as int32 CSR with a budget of non-zero weights: a budget passed as an argument refuses with
     one line; the default budget is the int32 limit (or less, what the memory budget leaves)."""
-    W0 = BatchRLSI(6, random_state=0)._initial_doc_vectors(corpus, None)
+    W0 = initial_doc_vectors(corpus, BatchRLSI(6, random_state=0))
     be = fake_backend()
     plain = DeviceRLSIProblem(be, corpus, W0, **KW)
     assert plain.max_topic_nnz == 2 ** 31 - 1
@@ -105,7 +106,7 @@ def test_topic_budget_refuses_before_int32_wraps(fake_backend, corpus):
 def test_sparse_products_only_where_asked(fake_backend, corpus):
     """The fake's CSR refuses sparse x sparse products (cuSPARSE SpGEMM, in no plan): the default V-step
     ran above without one; phi="sparse" asks for it, with the same fit."""
-    W0 = BatchRLSI(6, random_state=0)._initial_doc_vectors(corpus, None)
+    W0 = initial_doc_vectors(corpus, BatchRLSI(6, random_state=0))
     with pytest.raises(AssertionError, match="SpGEMM"):
         iterate(DeviceRLSIProblem(fake_backend(), corpus, W0, phi="sparse", **KW), 1)
     got, _ = iterate(DeviceRLSIProblem(fake_backend(spgemm=True), corpus, W0, phi="sparse", **KW), 2)
@@ -129,19 +130,13 @@ def test_online_prefetch_thread_on_the_stand_in(fake_backend, corpus):
     """Mini-batches made by the prefetch thread on one copy stream: the stream of the numpy backend, exactly."""
     kw = dict(lambda1=0.05, rho=1.0, n_inner=3, batch_size=70, inner_max_iter=8, random_state=0)
     ref = OnlineRLSI(6, device="numpy:float64", **kw).fit(corpus)
-    est = OnlineRLSI(6, device="numpy:float64", **kw)
-    est._validate_params()
-    est._reset(corpus.dtype)
     be = fake_backend()
-    st = DeviceOnline(be, 6, term_rows=300)
-    spans = [(a, min(corpus.shape[0], a + 70)) for a in range(0, corpus.shape[0], 70)]
-    for batch in _batches(be, corpus, spans, st.term_rows):
-        step(est, st, batch)
-    publish(est, st, corpus.dtype)
+    est = OnlineRLSI(6, placement=DevicePlacement(be, term_rows=300), **kw).fit(corpus)
+    n_batches = -(-corpus.shape[0] // 70)
     assert abs(est.components_ - ref.components_).max() <= 1e-10 * abs(ref.components_).max()
     np.testing.assert_allclose(est.stats_.R, ref.stats_.R, atol=1e-12)
-    assert est.n_batches_ == ref.n_batches_ == len(spans)
-    assert len(be.xp.streams) == 1 and be.xp.streams[0].recorded == len(spans)
+    assert est.n_batches_ == ref.n_batches_ == n_batches
+    assert len(be.xp.streams) == 1 and be.xp.streams[0].recorded == n_batches
 
 
 def on_card(be, X):
@@ -152,8 +147,12 @@ def on_card(be, X):
 def test_corpus_on_the_card_paths(fake_backend, corpus):
     """Blocks as views, row norms, the initialisation and the λ₁ search's bisection for a corpus on the card."""
     from rlsi.gpu.corpus import row_norms, sq_norm
-    from rlsi.gpu.fit import initial_doc_vectors, lambda1_for_target
+    from rlsi.gpu.placement import DeviceCorpus
+    from rlsi.gpu.placement import initial_doc_vectors as device_vectors
+    from rlsi.models.local import LocalCorpus
     from rlsi.models.screening import csr_row_norms
+    from rlsi.models.spec import RLSISpec
+    from rlsi.models.start import search_lambda1
 
     be = fake_backend()
     Xc = on_card(be, corpus)
@@ -161,8 +160,8 @@ def test_corpus_on_the_card_paths(fake_backend, corpus):
     np.testing.assert_allclose(row_norms(be, D, rows=70), csr_row_norms(corpus.T.tocsr()), rtol=1e-14)
     assert sq_norm(be, Xc, chunk=500) == pytest.approx(float(np.square(corpus.data).sum()), rel=1e-14)
     est = BatchRLSI(6, lambda1=0.3, random_state=0, inner_max_iter=8, target_terms_per_topic=25)
-    W0 = initial_doc_vectors(be, est, Xc)
-    np.testing.assert_allclose(W0, est._initial_doc_vectors(corpus, None), rtol=1e-12, atol=1e-14)
+    W0 = device_vectors(be, est, Xc)
+    np.testing.assert_allclose(W0, initial_doc_vectors(corpus, est), rtol=1e-12, atol=1e-14)
     p = DeviceRLSIProblem(be, Xc, W0, doc_rows=50, **KW)
     assert p.card and len(p.X._blocks) == 6  # blocks of 50 documents cut from the corpus on the card
     assert "set-up" in p.plan.phases  # the given W0 and the transposition on the card
@@ -171,34 +170,34 @@ def test_corpus_on_the_card_paths(fake_backend, corpus):
     np.testing.assert_allclose(got, ref, rtol=1e-12)
     assert p.W is p.Wd  # a corpus on the card gets its W on the card
 
-    def problem_at(W, lam):
-        return DeviceRLSIProblem(be, Xc, W, **{**KW, "lambda1": lam, "lambda2": est.lambda2})
-    lam_card, _ = lambda1_for_target(be, est, Xc, W0, problem_at)
-    lam_host, _ = est._lambda1_for_target(corpus, W0, 25)
+    # the λ₁ search of the one start, its bisection's rows of R made on the card, its problems there
+    spec = RLSISpec.of(est)
+    lam_card, _ = search_lambda1(spec, DeviceCorpus(be, Xc), W0)
+    lam_host, _ = search_lambda1(spec, LocalCorpus(corpus), initial_doc_vectors(corpus, est))
     assert lam_card == pytest.approx(lam_host, rel=1e-9)
 
 
 def test_initialisation_on_the_card_is_the_host_draw(fake_backend, corpus):
     """A corpus on the card is seeded by rlsi.models.seeding, as on the host: the same W₀ for each init, and the
     host's checks and messages for a given V₀ and for too few documents."""
-    from rlsi.gpu.fit import initial_doc_vectors
+    from rlsi.gpu.placement import initial_doc_vectors as device_vectors
 
     be = fake_backend()
     Xc = on_card(be, corpus)
     for init in ("docs", "random"):
         est = BatchRLSI(6, init=init, random_state=4, inner_max_iter=8)
-        np.testing.assert_allclose(initial_doc_vectors(be, est, Xc), est._initial_doc_vectors(corpus, None),
+        np.testing.assert_allclose(device_vectors(be, est, Xc), initial_doc_vectors(corpus, est),
                                    rtol=1e-12, atol=1e-14)
     est = BatchRLSI(6, random_state=0)
     V = np.ones((corpus.shape[0], 6))
-    np.testing.assert_array_equal(initial_doc_vectors(be, est, Xc, V), V)
+    np.testing.assert_array_equal(device_vectors(be, est, Xc, V), V)
     for bad, message in ((V[:, :5], r"V_init has shape \(300, 5\), expected"), (V * np.nan, "NaN or infinite")):
         with pytest.raises(RLSIError, match=message):
-            est._initial_doc_vectors(corpus, bad)
+            initial_doc_vectors(corpus, est, bad)
         with pytest.raises(RLSIError, match=message):
-            initial_doc_vectors(be, est, Xc, bad)
+            device_vectors(be, est, Xc, bad)
     few = sp.csr_matrix(corpus[:300].toarray() * (np.arange(300) < 4)[:, None])
-    for run in (lambda: est._initial_doc_vectors(few, None), lambda: initial_doc_vectors(be, est, on_card(be, few))):
+    for run in (lambda: initial_doc_vectors(few, est), lambda: device_vectors(be, est, on_card(be, few))):
         with pytest.raises(RLSIError, match="needs at least 6 documents with non-zero weights; X has 4 of 300 "
                                             r"\(with tf-idf weights"):
             run()

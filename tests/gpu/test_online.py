@@ -144,19 +144,14 @@ def test_a_stream_saved_from_the_device_resumes(corpus, tmp_path, device):
 
 
 def stream_on(be, corpus, term_rows, batch=90, **kw):
-    """The estimator and device state after streaming ``corpus`` through :func:`rlsi.gpu.online.step` with
-    blocks of ``term_rows`` rows."""
-    from rlsi.gpu.online import DeviceOnline, _batches, publish, step
+    """The estimator and its device state after streaming ``corpus`` on the device placement of ``be`` with blocks
+    of ``term_rows`` rows (the stream's state read after the fit: partial_fit keeps it open)."""
+    from rlsi.gpu.placement import DevicePlacement
 
-    est = OnlineRLSI(6, batch_size=batch, device="numpy:float64", **EXACT, **kw)
-    est._validate_params()
-    est._reset(corpus.dtype)
-    st = DeviceOnline(be, 6, term_rows=term_rows)
-    spans = [(a, min(corpus.shape[0], a + batch)) for a in range(0, corpus.shape[0], batch)]
-    for b in _batches(be, corpus, spans, term_rows):
-        step(est, st, b)
-    publish(est, st, corpus.dtype)
-    return est, st
+    est = OnlineRLSI(6, batch_size=batch, placement=DevicePlacement(be, term_rows=term_rows), **EXACT, **kw)
+    for a in range(0, corpus.shape[0], batch):
+        est.partial_fit(corpus[a:a + batch])
+    return est, est._stream.st
 
 
 @pytest.mark.parametrize("kw", [dict(lambda1=0.05, rho=1.0, n_inner=3), dict(lambda1=0.05, n_inner=1)])
@@ -184,24 +179,23 @@ def test_online_plan_counts_what_a_step_allocates():
 
     from rlsi.gpu import memory
     from rlsi.gpu.backend import numpy_backend
-    from rlsi.gpu.online import DeviceOnline, _batches, step
+    from rlsi.gpu.placement import DevicePlacement
 
     X = make_corpus(600, 20000, 40, n_topics=8, topic_vocab=800, seed=2).X
     be = numpy_backend(np.float64)
-    est = OnlineRLSI(8, lambda1=0.05, rho=1.0, n_inner=3, batch_size=100, **EXACT)
-    est._validate_params()
-    est._reset(X.dtype)
-    st = DeviceOnline(be, 8, term_rows=256)
-    spans = [(a, a + 100) for a in range(0, 600, 100)]
-    batches = list(_batches(be, X, spans, 256))
-    step(est, st, batches[0])
+    est = OnlineRLSI(8, lambda1=0.05, rho=1.0, n_inner=3, batch_size=100, placement=DevicePlacement(be, term_rows=256),
+                     **EXACT)
+    est.partial_fit(X[:100])
+    stream = est._stream
+    st = stream.st
+    batches = [stream.batch(X[a:a + 100]) for a in range(100, 600, 100)]
     peak = 0
     tracemalloc.start()
     try:
-        for b in batches[1:]:
+        for b in batches:
             base = tracemalloc.get_traced_memory()[0]
             tracemalloc.reset_peak()
-            step(est, st, b)
+            est._learn(b, None, True)  # one mini-batch step on the stream, its vectors left on the card
             peak = max(peak, tracemalloc.get_traced_memory()[1] - base)
     finally:
         tracemalloc.stop()

@@ -206,23 +206,23 @@ def test_row_screening_is_exact(dtype):
     assert (screened.components_ != plain.components_).nnz == 0
     np.testing.assert_array_equal(screened.objective_, plain.objective_)
     # switching to dense topics voids the bounds; switching back rebuilds them: still exact
-    from rlsi.models import batch
+    from rlsi.models import local
 
     flip = iter([True, False, True] + [False] * 100)
-    original = batch.RLSIProblem.u_step
+    original = local.RLSIProblem.u_step
 
     def u_step(self, executor):
         diag = original(self, executor)
         self.dense = next(flip)
         return diag
 
-    batch.RLSIProblem.u_step = u_step
+    local.RLSIProblem.u_step = u_step
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             switched = BatchRLSI(5, **params).fit(X)
     finally:
-        batch.RLSIProblem.u_step = original
+        local.RLSIProblem.u_step = original
     assert switched.n_rows_screened_ > 0
     tol = 1e-10 if dtype == np.float64 else 1e-4
     np.testing.assert_allclose(switched.objective_, plain.objective_, rtol=tol)

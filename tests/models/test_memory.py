@@ -329,7 +329,7 @@ def test_the_estimate_counts_what_the_fit_allocates(dtype):
     from rlsi.datasets.synthetic import make_corpus
     from rlsi.kernels.products import sparse_plan
     from rlsi.models import BatchRLSI
-    from rlsi.models.batch import RLSIProblem
+    from rlsi.models.local import RLSIProblem
     from rlsi.models.memory import estimate_for
     from rlsi.models.rlsi_policy import TUNING
     from rlsi.models.tasks import block_rows
@@ -392,7 +392,7 @@ def test_the_online_estimate_counts_what_the_fit_allocates():
     assert est.components["statistics R, S"] == stats.stored_R.nbytes + stats.S.nbytes
     # the topics (old, pieces, new: three CSR of R's dtype), a block of solutions, and the row maxima and live
     # rows carried to the next mini-batch (9 bytes a term)
-    cache, Uf = model._row_cache, model._U
+    cache, Uf = model._stream.row_cache, model._stream.U
     assert Uf.dtype == np.float32 and cache.rowmax.nbytes + cache.live.nbytes == 9 * M
     csr = Uf.data.nbytes + Uf.indices.nbytes + Uf.indptr.nbytes
     assert ActiveRows.nbytes_for(M, K, Uf.nnz, 4, dense=False) == 3 * csr + M * K * 4 + 9 * M

@@ -309,9 +309,9 @@ def test_row_screening_state_carried_between_batches_is_exact(monkeypatch, stats
     model = OnlineRLSI(4, lambda1=2.0, rho=1.0, n_inner=2, stats_dtype=stats_dtype, random_state=0).with_tuning(**tuning)
     for a in range(0, 600, 60):
         model.partial_fit(X[a:a + 60])
-        cache = model._row_cache
+        cache = model._stream.row_cache
         U, rowmax, live, G = cache.U, cache.rowmax, cache.live, cache.G
-        assert U is model._U and sp.issparse(U) != dense_topics
+        assert U is model._stream.U and sp.issparse(U) != dense_topics
         Ud = (U.toarray() if sp.issparse(U) else U).astype(np.float64)  # G = UᵀU carried to the next mini-batch's first V-step
         np.testing.assert_allclose(G, Ud.T @ Ud, rtol=1e-12, atol=1e-14 * max(1.0, np.abs(G).max()))
         assert model.stats_.scale < 1.0 or a == 0  # re-scaled lazily
@@ -345,7 +345,7 @@ def test_lazy_rescaling_and_live_rows_equal_the_eager_oracle(monkeypatch, dense_
     model.with_tuning(**tuning).fit(X)
     U, S, R, weight = online_rlsi(X, U0, **params)
     assert model.stats_.scale < 0.2  # R was never multiplied: (40/240) of the first batch's weight
-    assert sp.issparse(model._U) != dense_topics
+    assert sp.issparse(model._stream.U) != dense_topics
     assert np.count_nonzero(U) > 0 and (U == 0).any()
     np.testing.assert_allclose(model.components_.toarray().T, U, atol=1e-8)
     np.testing.assert_allclose(model.stats_.S, S, rtol=1e-9, atol=1e-12 * np.abs(S).max())
@@ -416,7 +416,7 @@ def test_compact_block_equals_the_scattered_rows(monkeypatch):
         np.testing.assert_array_equal(got.stats_.stored_R, ref.stats_.stored_R)
         np.testing.assert_array_equal(got.stats_.S, ref.stats_.S)
         for name in ("rowmax", "live", "n_folds", "G"):
-            np.testing.assert_array_equal(getattr(got._row_cache, name), getattr(ref._row_cache, name))
+            np.testing.assert_array_equal(getattr(got._stream.row_cache, name), getattr(ref._stream.row_cache, name))
         np.testing.assert_allclose(changes, ref_changes, rtol=1e-12)
         opened.clear()
 

@@ -8,7 +8,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from rlsi import BatchRLSI
 from rlsi.errors import RLSIError
-from rlsi.models import batch
+from rlsi.models import local
 
 from conftest import planted_corpus
 
@@ -54,14 +54,14 @@ def test_dense_copy_for_the_v_step_changes_only_rounding(monkeypatch):
     X = planted_corpus(n_docs=300, n_terms=150, seed=3)
     sparse = _fit(X, lambda1=0.05, topic_representation="sparse")
     copies = []
-    original = batch.RLSIProblem.v_step_topics
+    original = local.RLSIProblem.v_step_topics
 
     def spy(self):
         U = original(self)
         copies.append(isinstance(U, np.ndarray))
         return U
 
-    monkeypatch.setattr(batch.RLSIProblem, "v_step_topics", spy)
+    monkeypatch.setattr(local.RLSIProblem, "v_step_topics", spy)
     auto = _fit(X, lambda1=0.05, topic_representation="auto", tuning=dict(dense_above=1.0, sparse_work_share=0.0))
     assert auto.topic_representation_ == "sparse" and copies and all(copies)
     np.testing.assert_allclose(auto.objective_, sparse.objective_, rtol=1e-12)

@@ -56,16 +56,16 @@ def test_target_needs_l1_topics_and_fits_the_vocabulary(med):
 def test_the_search_and_the_fit_share_one_transposed_copy(med, monkeypatch):
     """BatchRLSI transposes X once: the search's bisection, its problems and the fit read the same D
     (at web scale each copy is GBs). Counted by wrapping RLSIProblem: every problem gets the caller's D."""
-    from rlsi.models import batch
+    from rlsi.models import local
 
     seen = []
-    original = batch.RLSIProblem.__init__
+    original = local.RLSIProblem.__init__
 
     def spy(self, *args, **kwargs):
         seen.append(kwargs.get("D"))
         original(self, *args, **kwargs)
 
-    monkeypatch.setattr(batch.RLSIProblem, "__init__", spy)
+    monkeypatch.setattr(local.RLSIProblem, "__init__", spy)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         BatchRLSI(10, target_terms_per_topic=50, random_state=0, max_iter=2).fit(med)
@@ -78,11 +78,11 @@ def test_the_fit_continues_the_search_and_is_deterministic(med, monkeypatch):
     again: it builds no problem of its own, its first U-step is warm, so its first objective is below that
     of a fit of the same λ₁ from W₀. Each round of the search starts a problem cold and runs
     ``ITERS_PER_ROUND`` iterations. Two fits with one seed are identical."""
-    from rlsi.models import batch
+    from rlsi.models import local
     from rlsi.models.sparsity import ITERS_PER_ROUND
 
     warm, built = [], []
-    original, original_init = batch.RLSIProblem.u_step, batch.RLSIProblem.__init__
+    original, original_init = local.RLSIProblem.u_step, local.RLSIProblem.__init__
 
     def spy(self, executor):
         warm.append(self.U is not None)
@@ -92,8 +92,8 @@ def test_the_fit_continues_the_search_and_is_deterministic(med, monkeypatch):
         built.append(1)
         original_init(self, *args, **kwargs)
 
-    monkeypatch.setattr(batch.RLSIProblem, "u_step", spy)
-    monkeypatch.setattr(batch.RLSIProblem, "__init__", spy_init)
+    monkeypatch.setattr(local.RLSIProblem, "u_step", spy)
+    monkeypatch.setattr(local.RLSIProblem, "__init__", spy_init)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         a = BatchRLSI(10, target_terms_per_topic=60, random_state=3, max_iter=4, tol=0.0).fit(med)

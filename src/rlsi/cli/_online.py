@@ -91,8 +91,7 @@ def load_resumable(path):
     documents are the warm-up sample, a new term gets the idf of a term seen in one of them).
     """
     from .. import io
-    from ..models.host_statistics import HostStatistics
-    from ..models.online import OnlineRLSI
+    from ..models.online import OnlineRLSI, StreamStatistics
     from ..models.stats_checks import check_statistics
     from ..text.stream import StreamingTfidf
 
@@ -104,7 +103,7 @@ def load_resumable(path):
                         f"--online` or `rlsi track`) can be resumed")
     if vectorizer is None:
         raise RLSIError(f"--resume {path}: it holds no vectorizer, so new documents cannot be vectorized")
-    if HostStatistics.present(model):  # what the stream goes on from: finite, S symmetric PSD
+    if StreamStatistics.present(model):  # what the stream goes on from: finite, S symmetric PSD
         check_statistics(model.stats_, f"--resume {path}", full=True)
     if isinstance(vectorizer, StreamingTfidf):
         return model, vectorizer

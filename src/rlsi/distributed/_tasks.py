@@ -25,7 +25,7 @@ from ..kernels.convert import csr_rows_to_dense, dense_to_csr
 from ..kernels.products import csr_dense, csr_dense_rows
 from ..kernels.rows import row_absmax
 from ..models import steps, tasks
-from ..models.sparsity import _rows_of_R
+from ..models.sparsity import rows_of_R
 from ..models.penalties import PreparedPenalty
 from ..models.tasks import DocStats
 
@@ -188,7 +188,7 @@ def take_rows(part, local):
 def sampled_r_rows(part, W, rows):
     """The partition's share of the rows ``rows`` of ``R = D W`` (len(rows) x K, float64), as the λ₁ search
     of :mod:`rlsi.models.sparsity` forms them on the whole D."""
-    return _rows_of_R(part.D, rows, _w(W))
+    return rows_of_R(part.D, rows, _w(W))
 
 
 def add_arrays(x, y):

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from dask.sizeof import sizeof
 
 from ..models import steps
-from ..models.batch import topics_as_components
+from ..models.local import topics_as_components
 from ..models.rlsi_policy import TUNING, RLSIPolicy, ScreeningBounds
 from . import _tasks
 
@@ -34,40 +33,42 @@ def tree_reduce(submit, fn, futures):
 
 
 class DistributedProblem:
-    """Batch RLSI with X and W on the workers, as a problem for :func:`rlsi.models.driver.alternate`.
+    """Batch RLSI with X and W on the workers, as a problem for :func:`rlsi.models.driver.alternate` (a
+    :class:`rlsi.models.placement.PlacedProblem`).
 
-    ``parts[p]``, ``W[p]``: futures of the non-empty partitions and their document vectors (N_p x K);
-    ``stats``: future of the reduced DocStats (S = WᵀW, cross); ``U``: topics on the client (M x K, CSR
-    or ndarray); ``U_fut`` / ``U_blocks``: the same on the workers (whole, and per term block for the warm
+    ``corpus``: the :class:`rlsi.distributed.placement.DaskCorpus` (the partitions, their workers, the term
+    blocks, the corpus constants, the fit's record); ``W[p]``: futures of the partitions' document vectors
+    (N_p x K); ``stats``: future of the reduced DocStats (S = WᵀW, cross); ``U``: topics on the client (M x K,
+    CSR or ndarray); ``U_fut`` / ``U_blocks``: the same on the workers (whole, and per term block for the warm
     start). ``policy``: the representation and caps (:class:`rlsi.models.rlsi_policy.RLSIPolicy`);
-    ``screen``: the screening bounds (:class:`rlsi.models.rlsi_policy.ScreeningBounds`, from the term norms
-    ``row_norms`` and the document frequencies ``df`` reduced from the partitions), None without screening.
+    ``screen``: the screening bounds (:class:`rlsi.models.rlsi_policy.ScreeningBounds`, from the term norms and
+    the document frequencies reduced from the partitions), None without screening.
     """
 
-    def __init__(self, executor, parts, part_workers, term_blocks, active, W, stats, *, x_sqnorm, K, dtype,
-                 topic_penalty, doc_penalty, lambda1, lambda2, inner_max_iter, inner_tol, threads, row_norms=None,
-                 representation="sparse", df=None, topic_sweeps=None, tuning=TUNING):
+    def __init__(self, corpus, W, stats, *, x_sqnorm, K, dtype, topic_penalty, doc_penalty, lambda1, lambda2,
+                 inner_max_iter, inner_tol, representation="sparse", topic_sweeps=None, tuning=TUNING):
         from ..models.penalties import penalty as get_penalty
 
-        self.ex = executor
-        self.parts, self.part_workers = parts, part_workers
-        self.term_blocks, self.active = term_blocks, active
+        self.corpus = corpus
+        self.ex = corpus.ex
+        self.parts, self.part_workers = corpus.parts, corpus.part_workers
+        self.term_blocks, self.active = corpus.term_blocks, corpus.active
         self.W, self.stats = W, stats
         self.x_sqnorm, self.K, self.dtype = x_sqnorm, K, np.dtype(dtype)
         self.topic_pen = get_penalty(topic_penalty, param="topic_penalty")
         self.doc_pen = get_penalty(doc_penalty, param="doc_penalty")
-        self.threads = threads
+        self.threads = corpus.ex.task_threads
         self.U = self.U_fut = self.U_blocks = None
         self.cross = 0.0
         self.S = None
         self.q = 0.0
-        self.client_bytes = 0  # what the client sent and gathered since the last reset
-        self.n_terms = term_blocks[-1][1] if term_blocks else 0
-        self.df = df  # document frequency of each term: the V-step's work model
+        self.n_terms = self.term_blocks[-1][1] if self.term_blocks else 0
+        self.df = corpus.df  # document frequency of each term: the V-step's work model
         self.policy = RLSIPolicy(representation, self.n_terms, K, self.dtype.itemsize, self.topic_pen.norm,
                                  inner_max_iter=inner_max_iter, inner_tol=inner_tol, topic_sweeps=topic_sweeps,
                                  tuning=tuning)
-        self.screen = None if row_norms is None else ScreeningBounds(row_norms, df, self.dtype, 0.0)
+        row_norms = corpus.row_norms
+        self.screen = None if row_norms is None else ScreeningBounds(row_norms, self.df, self.dtype, 0.0)
         self.lambda1, self.lambda2 = lambda1, lambda2
         self.W_at_r = None
         self.rows_skipped = self.total_skipped = 0
@@ -78,7 +79,7 @@ class DistributedProblem:
         return self._lambda1
 
     @lambda1.setter
-    def lambda1(self, value):  # the λ₁ search's last problem continues with the λ₁ found
+    def lambda1(self, value):
         self._lambda1 = value
         if self.screen is not None and value is not None:
             self.screen.half_lam = value / 2.0
@@ -88,16 +89,44 @@ class DistributedProblem:
         """The representation of each U-step."""
         return self.policy.used
 
+    def set_lambda1(self, lam):
+        """Continue with λ₁ = ``lam`` (the λ₁ search's last problem; the screening's bounds stay valid, as in
+        :meth:`rlsi.models.local.RLSIProblem.set_lambda1`); the fit's diagnostics count from here."""
+        self.lambda1 = lam
+        self.rows_skipped = self.total_skipped = 0
+        self.used.clear()
+
+    def restore(self, U, representations):
+        """The state after a checkpointed iteration: U (client and workers) and the representation the next
+        U-step would use (W and S are the corpus's, read from the checkpoint)."""
+        sub = self.submit
+        self.U = U
+        self.U_fut = sub(_tasks.identity, U)
+        self.U_blocks = [sub(_tasks.rows, self.U_fut, a, b) for a, b in self.term_blocks]  # warm starts
+        self.used[:] = representations
+        self.policy.after_u_step(int(np.count_nonzero(U)) if isinstance(U, np.ndarray) else U.nnz)
+
+    def doc_vectors(self):
+        """W (n_samples x n_components), gathered from the workers."""
+        return self.corpus.doc_vectors(self.W)
+
+    def history(self):
+        """The objectives of the iterations a resumed fit had done."""
+        return list(self.corpus.record.history)
+
+    def diagnostics(self):
+        """The representation of each U-step, the rows screened, and the cluster's own attributes."""
+        return {"used": list(self.used), "rows_screened": int(self.total_skipped),
+                "attributes": self.corpus.attributes()}
+
     # ------------------------------------------------------------------ the placement
     def submit(self, fn, *args, part=None, **kwargs):
         """Submit a task; ``part`` pins it to the worker that holds partition ``part`` (another worker may
         take it when that one is gone)."""
-        return self.ex.submit(fn, *args, where=None if part is None else self.part_workers[part], **kwargs)
+        return self.corpus.submit(fn, *args, part=part, **kwargs)
 
     def gather(self, futures):
-        out = self.ex.gather(futures)
-        self.client_bytes += sizeof(out)
-        return out
+        return self.corpus.gather(futures)
 
     # ------------------------------------------------------------------ the two steps
     def _rows_needed(self):

@@ -29,20 +29,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import RLSIError
+from ..registry import DEVICES as _DEVICES
 
 #: The most entries of a CSR matrix on the card: int32 indices and row pointers.
 INT32_MAX = 2 ** 31 - 1
 
-#: The accepted ``device`` strings (registry: the parameter check and its message derive from the keys).
-DEVICES = {
-    "cpu": "the host path (numba kernels)",
-    "cuda": "CuPy on the CUDA card, float32",
-    "cuda:float32": "CuPy on the CUDA card, float32",
-    "cuda:float64": "CuPy on the CUDA card, float64",
-    "numpy": "the device code path on numpy/scipy, float32 (tests)",
-    "numpy:float32": "the device code path on numpy/scipy, float32 (tests)",
-    "numpy:float64": "the device code path on numpy/scipy, float64 (tests)",
-}
+#: The accepted ``device`` strings (:data:`rlsi.registry.DEVICES`: the parameter check and its message derive from
+#: the keys).
+DEVICES = _DEVICES
 
 INSTALL_HINT = 'pip install "rlsi[gpu]" (CuPy for CUDA 12, cupy-cuda12x; with a CUDA 13 driver cupy-cuda13x works too)'
 

@@ -134,17 +134,6 @@ def doc_penalty_value(pen, S, abs_sum):
     return float(np.trace(S)) if pen.norm == "l2" else float(abs_sum)
 
 
-class _NoScreen:
-    rows_skipped = 0
-    total_skipped = 0
-
-    def finish(self):
-        pass
-
-
-NO_SCREEN = _NoScreen()
-
-
 class DeviceRLSIProblem:
     """Batch RLSI with its arrays on backend ``be`` (see the module docstring).
 
@@ -343,7 +332,7 @@ class DeviceRLSIProblem:
             return C
         return dense_to_csr(np.ascontiguousarray(np.asarray(U).T, dtype=dtype))
 
-    def doc_vectors(self, dtype):
+    def host_vectors(self, dtype):
         """W (N x K) on the host in ``dtype``."""
         return np.ascontiguousarray(np.asarray(self.be.to_host(self.Wd)), dtype=dtype)
 
@@ -351,24 +340,40 @@ class DeviceRLSIProblem:
     def W(self):
         """The document vectors as the fit returns them: a CuPy array for a corpus on the card, else a host
         copy in X's dtype (the device array is ``Wd``)."""
-        return self.Wd if self.card else self.doc_vectors(self.out_dtype)
+        return self.Wd if self.card else self.host_vectors(self.out_dtype)
 
-    @property
-    def r_rows(self):
-        """The screening's counters as the skeleton reads them (``finish()``, ``total_skipped``)."""
-        return self.screen if self.screen is not None else NO_SCREEN
+    def doc_vectors(self):
+        """The fit's document vectors (:attr:`W`)."""
+        return self.W
 
     @property
     def total_skipped(self):
-        self.r_rows.finish()
-        return self.r_rows.total_skipped
+        """Term rows the screening skipped since the start (or since :meth:`set_lambda1`)."""
+        if self.screen is None:
+            return 0
+        self.screen.finish()
+        return self.screen.total_skipped
+
+    def diagnostics(self):
+        """What the fit reports (:class:`rlsi.models.placement.PlacedProblem`): the representation of each U-step,
+        the rows screened and the memory plan (``device_plan_``)."""
+        return {"used": list(self.used), "rows_screened": int(self.total_skipped),
+                "attributes": {"device_plan_": self.plan}}
+
+    @classmethod
+    def of_spec(cls, be, X, W, lam, spec):
+        """The problem of ``spec`` (:class:`rlsi.models.spec.RLSISpec`) at W with λ₁ = ``lam``, its ways of doing
+        the work at their defaults."""
+        return cls(be, X, W, topic_penalty=spec.topic_penalty, doc_penalty=spec.doc_penalty, lambda1=lam,
+                   lambda2=spec.lambda2, inner_max_iter=spec.inner_max_iter, inner_tol=spec.inner_tol,
+                   topic_sweeps=spec.topic_sweeps, topics=spec.topic_representation, tuning=spec.tuning)
 
 
-def fold_in(be, X, components, *, penalty="l2", lam=1.0, max_iter=100, tol=1e-4, doc_rows=DOC_ROWS):
-    """``transform`` on the device: topic vectors of the rows of host CSR X for host topics (K x M CSR);
-    returns a host (n x K) array of X's dtype."""
+def fold_in(be, X, components=None, *, topics=None, penalty="l2", lam=1.0, max_iter=100, tol=1e-4, doc_rows=DOC_ROWS):
+    """``transform`` on the device: topic vectors of the rows of host CSR X for host topics (``components``, K x
+    M CSR, or ``topics``, the same as M x K CSR); returns a host (n x K) array of X's dtype."""
     X = sp.csr_matrix(X)
-    U = be.csr(sp.csr_matrix(components).T.tocsr())
+    U = be.csr(sp.csr_matrix(components).T.tocsr() if topics is None else sp.csr_matrix(topics))
     blocks = RowBlocks(be, X, doc_rows)
     W = project(be, blocks, U, get_penalty(penalty, param="doc_penalty"), lam, max_iter=max_iter, tol=tol)
     return np.ascontiguousarray(np.asarray(be.to_host(W)), dtype=X.dtype)

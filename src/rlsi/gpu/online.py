@@ -3,7 +3,8 @@
 :class:`DeviceOnline` keeps ``S`` (K x K, float64, host: it is tiny), ``R`` (M x K, device, stored as
 ``scale · R_stored`` as :class:`rlsi.models.stats.TopicStatistics` does: the re-scaling of a mini-batch is
 O(K²), never an M x K pass), the topics U (M x K, dense, device), each row's ``max_k |r_stored|`` and which rows
-of U are non-zero. A mini-batch step is :meth:`rlsi.models.OnlineRLSI._step` on these arrays:
+of U are non-zero; :class:`DeviceStream` is the placed stream of :mod:`rlsi.models.placement` over it, and the
+mini-batch step of :meth:`rlsi.models.OnlineRLSI._learn` runs on it (:class:`DeviceMiniBatch`):
 
 * the batch is compacted to the terms it holds (``X_c``, n x |cols|, and its transpose), on the host, and cut
   into blocks of ``term_rows`` of its terms;
@@ -22,9 +23,9 @@ in float32, with mini-batches of 1,000 documents.
 
 Mini-batches move asynchronously on a card: the next batch is compacted and copied to the card by a
 background thread on the stream's one copy stream (:class:`rlsi.gpu.prefetch.Prefetcher`) while the current
-one is computed (on numpy: one after the other). The estimator's bookkeeping (t, λ₁(t), the decay
-``(t₀/t₁)^ρ``, the initial topics, the random generator) is the host path's own methods, so a device fit follows
-the host fit to rounding.
+one is computed (on numpy: one after the other). The step's bookkeeping (t, λ₁(t), the decay ``(t₀/t₁)^ρ``, the
+initial and re-seeded topics, the random generator) is the learner's, written once for every placement, so a
+device fit follows the host fit to rounding.
 """
 
 from __future__ import annotations
@@ -33,11 +34,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import RLSIError
-from ..models.host_statistics import HostStatistics
 from ..models.minibatch import batch_rows
 from ..models.penalties import penalty as get_penalty, ridge_inverse
 from ..models.stats import TopicStatistics
-from .backend import resolve
 from .cd import gather_rows, rows_f, solve_penalty
 from .corpus import spans
 from .memory import TERM_ROWS, check_online, size, usable_budget
@@ -110,16 +109,18 @@ class DeviceOnline:
         return int(self.R.shape[0])
 
     @classmethod
-    def from_estimator(cls, be, est, term_rows=TERM_ROWS):
-        """The device state of an estimator's host state (a loaded model, or a stream begun on the host)."""
-        st = cls(be, est.n_components, term_rows)
-        stats = est.stats_
+    def from_state(cls, be, n_components, stats, topics=None, term_rows=TERM_ROWS):
+        """The device state of a stream's host state: its statistics (TopicStatistics) and topics (M x K, CSR or
+        dense, or None) — a new stream, a loaded model, or a stream that went on elsewhere."""
+        st = cls(be, n_components, term_rows)
+        if stats.n_terms == 0 and topics is None:  # a new stream
+            return st
         st.S = np.array(stats.S, dtype=np.float64)
         st.R = be.asarray(stats.stored_R)
         st.scale, st.n_docs, st.weight = float(stats.scale), int(stats.n_docs), float(stats.weight)
         st.rowmax = row_maxima(be, st.R, st.term_rows)
-        if est._U is not None:
-            st.U = dense_topics(be, est._U)
+        if topics is not None:
+            st.U = dense_topics(be, topics)
             st.live = live_rows(be, st.U, st.term_rows)
         else:
             st.live = be.xp.zeros(st.n_terms, dtype=bool)
@@ -206,29 +207,6 @@ def _phi(be, st, batch):
     return be.xp.asarray(Phi, dtype=be.dtype)
 
 
-def _reseed(est, st, batch):
-    """``reseed_dead``: the host path's choice of documents (:meth:`rlsi.models.OnlineRLSI._reseed`, on the
-    topics as host CSR), then the re-seeded topics' statistics forgotten on the card (rows and columns of S,
-    columns of R). Only a batch that re-seeds moves U back to the card."""
-    be, xp = st.be, st.be.xp
-    U = st.topics_csr()
-    dead = np.flatnonzero(np.bincount(U.indices, minlength=st.K) == 0)
-    if len(dead) == 0:
-        return
-    before = est.n_reseeded_
-    U_new = sp.csr_matrix(est._reseed(batch.host, U))
-    if est.n_reseeded_ == before:
-        return
-    alive = np.bincount(U_new.indices, minlength=st.K) > 0
-    ks = dead[alive[dead]]
-    st.U = dense_topics(be, U_new)
-    st.live = live_rows(be, st.U, st.term_rows)
-    st.S[ks, :] = 0.0
-    st.S[:, ks] = 0.0
-    st.R[:, xp.asarray(ks)] = 0
-    st.rowmax = row_maxima(be, st.R, st.term_rows)
-
-
 class _Changes:
     """The old values of the rows a batch's U-steps change (each row saved once, as int32 CSR per block of
     rows), for ``u_change_ = ‖U_after − U_before‖`` over them."""
@@ -260,78 +238,6 @@ class _Changes:
         return float(np.sqrt(change))
 
 
-def step(est, st, batch, *, want_w=True):
-    """One mini-batch of Algorithm 4 on the device state ``st`` for estimator ``est``; returns W (host f64), or
-    None with ``want_w=False`` (``fit``: no copy back per mini-batch)."""
-    be, xp = st.be, st.be.xp
-    warm = est.topics_initialized_
-    n, M = batch.n, batch.n_terms
-    st.grow(M)
-    est.n_features_in_ = max(est.n_features_in_, M)
-    t0 = st.n_docs
-    if st.U is None:
-        U0 = est._initial_topics(batch.host)
-        if U0 is not None:
-            st.U = dense_topics(be, U0)
-            st.live = live_rows(be, st.U, st.term_rows)
-            est.topics_initialized_ = True
-    elif est.reseed_dead:
-        _reseed(est, st, batch)
-    st.rescale(est.decay_at(t0, n))
-    lam1 = est.lambda1_at(st.weight + n)
-    S_base, weight_base = st.S.copy(), st.weight
-    W = xp.zeros((n, st.K), dtype=be.dtype)
-    if st.U is None:  # nothing to learn from yet: only count the documents
-        st.weight, st.n_docs = weight_base + float(n), t0 + n
-        est.lambda1_effective_ = lam1
-        est.n_batches_ += 1
-        est.n_docs_seen_ = st.n_docs
-        return np.zeros((n, st.K))
-    R_base = [st.R[cols] for cols, _, _ in batch.blocks] if est.n_inner > 1 else None  # gathers: copies
-    tpen = get_penalty(est.topic_penalty, param="topic_penalty")
-    dpen = get_penalty(est.doc_penalty, param="doc_penalty")
-    changes = _Changes(st)
-    inv = 1.0 / st.scale
-    for it in range(est.n_inner):
-        G = _gram_live(be, st)
-        Phi = _phi(be, st, batch)
-        W0 = W if (dpen.warm_start and it > 0) else None
-        W, _ = solve_penalty(be, dpen, dpen.prepare(G, est.lambda2), Phi, W0, est.lambda2,
-                             max_iter=est.inner_max_iter, tol=est.inner_tol)
-        Phi = None
-        W = xp.asarray(W, dtype=be.dtype)
-        W64 = W.astype(np.float64)
-        st.S = S_base + np.asarray(be.to_host(W64.T @ W64))
-        W64 = None
-        for i, (cols, _, XcT) in enumerate(batch.blocks):  # R_stored[cols] = R_base + X_cᵀW / scale
-            new = xp.asarray(XcT @ W).astype(np.float64)
-            new *= inv
-            new += st.R[cols] if R_base is None else R_base[i]
-            new = new.astype(st.R.dtype)
-            st.R[cols] = new
-            st.rowmax[cols] = xp.abs(new).max(axis=1).astype(np.float64)
-            new = None
-        st.weight, st.n_docs = weight_base + float(n), t0 + n
-        # U-step on the stored rows with (S/scale, λ/scale): the same minimiser (rlsi.models.stats)
-        S_s, lam_s = (st.S, lam1) if st.scale == 1.0 else (st.S / st.scale, lam1 / st.scale)
-        half = lam_s / 2.0 if tpen.norm == "l1" else -1.0
-        rows = xp.flatnonzero(st.live | (st.rowmax > half))
-        prepared = tpen.prepare(S_s, lam_s)
-        for a, b in spans(int(rows.shape[0]), st.term_rows):
-            rb = rows[a:b]
-            changes.save(rb)
-            Ub, _ = solve_penalty(be, tpen, prepared, st.R[rb], rows_f(xp, st.U, rb), lam_s,
-                                  max_iter=est._topic_sweeps(warm or it > 0), tol=est.inner_tol, own_u0=True)
-            st.U[rb] = Ub
-            st.live[rb] = xp.any(Ub != 0, axis=1)
-            Ub = None
-    est.u_change_ = changes.norm()
-    est.lambda1_effective_ = lam1
-    est.n_batches_ += 1
-    est.n_docs_seen_ = st.n_docs
-    return np.asarray(be.to_host(W)).astype(np.float64) if want_w else None
-
-
 def _batches(be, X, spans_, term_rows=TERM_ROWS):
     """Device batches of the rows ``spans_`` (each a (a, b) run or an index array), the next one prepared in
     a background thread on a card while the current one is used."""
@@ -341,63 +247,172 @@ def _batches(be, X, spans_, term_rows=TERM_ROWS):
     return Prefetcher(be).items(make, len(spans_))
 
 
-def _state(est, be):
-    st = getattr(est, "_device_state", None)
-    same = st is not None and st.be.name == be.name and st.be.dtype == be.dtype
-    if same and HostStatistics.pending(est) is st:  # the stream's statistics are this state's, on the card
-        return st
-    stats = est.stats_
-    if not same or st.n_docs != stats.n_docs or st.n_terms != stats.n_terms:
-        # none yet, another device, or the host path went on since
-        st = DeviceOnline.from_estimator(be, est)
-        est._device_state = st
-    return st
+class DeviceStream:
+    """Online RLSI's stream on a device (a ``PlacedStream`` of :mod:`rlsi.models.placement`): the statistics and
+    topics of a :class:`DeviceOnline`, the mini-batches compacted and moved to the card ahead of use
+    (:func:`_batches`), each mini-batch's step a :class:`DeviceMiniBatch`. The statistics are copied to the host
+    (:meth:`statistics`) only when read, at most once per mini-batch."""
+
+    release_after_fit = False
+
+    def __init__(self, be, spec, st, stats_dtype):
+        self.be, self.spec, self.st = be, spec, st
+        self.stats_dtype = np.dtype(stats_dtype)
+        self.key = f"{be.name}:{be.dtype.name}"
+        self._host = None
+
+    @classmethod
+    def open(cls, be, spec, stats, topics=None, *, n_inner=1, first=None, term_rows=TERM_ROWS):
+        """The stream from its host state (``stats``: TopicStatistics, ``topics``: M x K or None); ``first``:
+        ``(n_terms, docs, nnz)`` of a new stream's mini-batches, checked against the card's memory first
+        (:func:`rlsi.gpu.memory.check_online`)."""
+        if first is not None:
+            check_online(be, first[0], spec.n_components, first[2], first[1], n_inner=n_inner)
+        st = DeviceOnline.from_state(be, spec.n_components, stats, topics, term_rows)
+        return cls(be, spec, st, stats.dtype)
+
+    # ------------------------------------------------------------------ state
+    @property
+    def n_docs(self):
+        return self.st.n_docs
+
+    @property
+    def weight(self):
+        return self.st.weight
+
+    @property
+    def has_topics(self):
+        return self.st.U is not None
+
+    def grow(self, M):
+        self.st.grow(M)
+
+    def set_topics(self, U0):
+        st = self.st
+        st.U = dense_topics(self.be, U0)
+        st.live = live_rows(self.be, st.U, st.term_rows)
+
+    def topics(self):
+        return self.st.topics_csr()
+
+    def reseed(self, U, topics):
+        """Continue with the topics U (host CSR), whose ``topics`` were re-seeded (their rows and columns of S and
+        columns of R forgotten on the card). Only a batch that re-seeds moves U back to the card."""
+        if not len(topics):
+            return
+        st, xp = self.st, self.be.xp
+        st.U = dense_topics(self.be, U)
+        st.live = live_rows(self.be, st.U, st.term_rows)
+        st.S[topics, :] = 0.0
+        st.S[:, topics] = 0.0
+        st.R[:, xp.asarray(topics)] = 0
+        st.rowmax = row_maxima(self.be, st.R, st.term_rows)
+        self._host = None
+
+    def statistics(self):
+        if self._host is None:
+            self._host = self.st.to_statistics(self.stats_dtype)
+        return self._host
+
+    def attributes(self):
+        return {}
+
+    def release(self):
+        """Nothing to release: the card's arrays go with the stream."""
+
+    # ------------------------------------------------------------------ mini-batches
+    def batches(self, X, spans):
+        return _batches(self.be, X, spans, self.st.term_rows)
+
+    def batch(self, X):
+        return Batch(self.be, batch_rows(sp.csr_matrix(X), 0, X.shape[0]), self.st.term_rows)
+
+    @staticmethod
+    def host(batch):
+        return batch.host
+
+    def begin(self, batch, decay, n_inner):
+        self._host = None
+        return DeviceMiniBatch(self, batch, decay, n_inner)
 
 
-def publish(est, st, dtype):
-    """The host attributes of the device state after a step: ``_U`` (CSR) and ``est._publish()``;
-    ``stats_`` is left on the card until it is read (:class:`HostStatistics`)."""
-    est._U = st.topics_csr()
-    est.__dict__["_stats_pending"] = (st, est._stats_dtype(dtype))
-    est._row_cache = None
-    est._publish()
+class DeviceMiniBatch:
+    """One mini-batch of Algorithm 4 on a :class:`DeviceStream` (the module docstring): ``project`` the V-step and
+    the batch's statistics, ``solve`` the U-step, ``close`` the change of U and the batch's vectors."""
+
+    def __init__(self, stream, batch, decay, n_inner):
+        self.stream, self.batch = stream, batch
+        st, spec = stream.st, stream.spec
+        n = batch.n
+        t0 = st.n_docs
+        st.rescale(decay)
+        self.lam1 = spec.effective_lambda1(st.weight + n)
+        self.S_base, self.weight_base, self.t0 = st.S.copy(), st.weight, t0
+        if st.U is None:  # nothing to learn from yet: only count the documents
+            st.weight, st.n_docs = self.weight_base + float(n), t0 + n
+            return
+        self.R_base = [st.R[cols] for cols, _, _ in batch.blocks] if n_inner > 1 else None  # gathers: copies
+        self.tpen = get_penalty(spec.topic_penalty, param="topic_penalty")
+        self.dpen = get_penalty(spec.doc_penalty, param="doc_penalty")
+        self.changes = _Changes(st)
+        self.inv = 1.0 / st.scale
+
+    @property
+    def has_topics(self):
+        return self.stream.st.U is not None
+
+    def project(self, W_prev):
+        """``Φ = X_c U[cols]``, ``W = Φ (UᵀU + λ₂I)⁻¹`` (warm-started from ``W_prev`` where the solver is
+        iterative), ``S = S_base + WᵀW`` and ``R_stored[cols] = R_base + X_cᵀW / scale``."""
+        stream = self.stream
+        st, be, spec, batch = stream.st, stream.be, stream.spec, self.batch
+        xp = be.xp
+        G = _gram_live(be, st)
+        Phi = _phi(be, st, batch)
+        W0 = W_prev if self.dpen.warm_start else None
+        W, _ = solve_penalty(be, self.dpen, self.dpen.prepare(G, spec.lambda2), Phi, W0, spec.lambda2,
+                             max_iter=spec.inner_max_iter, tol=spec.inner_tol)
+        Phi = None
+        W = xp.asarray(W, dtype=be.dtype)
+        W64 = W.astype(np.float64)
+        st.S = self.S_base + np.asarray(be.to_host(W64.T @ W64))
+        W64 = None
+        for i, (cols, _, XcT) in enumerate(batch.blocks):  # R_stored[cols] = R_base + X_cᵀW / scale
+            new = xp.asarray(XcT @ W).astype(np.float64)
+            new *= self.inv
+            new += st.R[cols] if self.R_base is None else self.R_base[i]
+            new = new.astype(st.R.dtype)
+            st.R[cols] = new
+            st.rowmax[cols] = xp.abs(new).max(axis=1).astype(np.float64)
+            new = None
+        st.weight, st.n_docs = self.weight_base + float(batch.n), self.t0 + batch.n
+        return W
+
+    def solve(self, max_iter):
+        """The U-step on the stored rows with ``(S/scale, λ/scale)`` (the same minimiser, :mod:`rlsi.models.stats`)
+        for the rows that can be non-zero, in blocks of ``term_rows``."""
+        st, be, spec = self.stream.st, self.stream.be, self.stream.spec
+        xp = be.xp
+        S_s, lam_s = (st.S, self.lam1) if st.scale == 1.0 else (st.S / st.scale, self.lam1 / st.scale)
+        half = lam_s / 2.0 if self.tpen.norm == "l1" else -1.0
+        rows = xp.flatnonzero(st.live | (st.rowmax > half))
+        prepared = self.tpen.prepare(S_s, lam_s)
+        for a, b in spans(int(rows.shape[0]), st.term_rows):
+            rb = rows[a:b]
+            self.changes.save(rb)
+            Ub, _ = solve_penalty(be, self.tpen, prepared, st.R[rb], rows_f(xp, st.U, rb), lam_s,
+                                  max_iter=max_iter, tol=spec.inner_tol, own_u0=True)
+            st.U[rb] = Ub
+            st.live[rb] = xp.any(Ub != 0, axis=1)
+            Ub = None
+
+    def close(self, W, want_w=True):
+        """``(W, ‖U_t − U_{t−1}‖_F)``: the batch's vectors on the host (float64; None without ``want_w``: ``fit``
+        copies nothing back per mini-batch)."""
+        if not self.has_topics:
+            return np.zeros((self.batch.n, self.stream.spec.n_components)), 0.0
+        W = np.asarray(self.stream.be.to_host(W)).astype(np.float64) if want_w else None
+        return W, self.changes.norm()
 
 
-def fit_online(est, X):
-    """``OnlineRLSI.fit(X)`` on ``est.device`` (the host path's passes, order and mini-batches)."""
-    est._validate_params()
-    be = resolve(est.device)
-    X = est._check_X(be.to_host(X) if be.holds(X) else X, reset=True)  # a stream on the card: its host copy
-    HostStatistics.forget(est)
-    est._reset(X.dtype)
-    N, M = X.shape
-    check_online(be, M, est.n_components, int(X.nnz * min(1.0, est.batch_size / max(N, 1))) + 1,
-                 min(est.batch_size, N), n_inner=est.n_inner)
-    est._device_state = st = DeviceOnline(be, est.n_components)
-    for _ in range(est.n_passes):
-        order = est._rng.permutation(N) if est.shuffle else None
-        spans_ = [(a, min(N, a + est.batch_size)) if order is None else np.sort(order[a:a + est.batch_size])
-                  for a in range(0, N, est.batch_size)]
-        for batch in _batches(be, X, spans_, st.term_rows):
-            step(est, st, batch, want_w=False)
-    publish(est, st, X.dtype)
-    return est
-
-
-def partial_fit_transform(est, X):
-    """``OnlineRLSI.partial_fit_transform(X)`` on ``est.device``."""
-    be = resolve(est.device)
-    X = be.to_host(X) if be.holds(X) else X
-
-    def new_stream(X):  # the memory plan's check before any state; no device state from an earlier stream
-        check_online(be, X.shape[1], est.n_components, X.nnz, X.shape[0], n_inner=est.n_inner)
-        est._device_state = None
-
-    X = est._check_partial_input(X, new_stream)
-    st = _state(est, be)
-    W = step(est, st, Batch(be, batch_rows(sp.csr_matrix(X), 0, X.shape[0]), st.term_rows))
-    publish(est, st, X.dtype)
-    return W.astype(X.dtype, copy=False)
-
-
-__all__ = ["DeviceOnline", "fit_online", "partial_fit_transform", "step", "ridge_inverse"]
+__all__ = ["Batch", "DeviceMiniBatch", "DeviceOnline", "DeviceStream", "ridge_inverse"]

@@ -247,7 +247,7 @@ class MatrixWriter:
                 raise ValueError("doc_lengths given for some blocks only")
             arrays["doc_lengths"] = _dense_entry(self.tmp, f"{COMPONENT}.doc_lengths", lengths)
         if self.doc_ids is not None:
-            from ..text.ids import check_ids
+            from .ids import check_ids
 
             ids = check_ids(self.doc_ids, f"document ids of {self.path}")
             if ids.shape != (self.n_rows,):
@@ -444,7 +444,7 @@ def save_matrix(path, X, *, vectorizer=None, doc_lengths=None, doc_ids=None, met
     ``counts``: the raw term counts X was weighted from (CSR, N x M), stored aligned with X."""
     X = sp.csr_matrix(X)
     if doc_ids is not None:
-        from ..text.ids import check_ids
+        from .ids import check_ids
 
         doc_ids = check_ids(doc_ids, f"document ids for {path}")
     with MatrixWriter(path, n_cols=X.shape[1], dtype=X.dtype, max_nnz=X.nnz, meta=meta) as w:

@@ -32,6 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import ModelFormatError, RLSIError
+from ..registry import PERSISTED, import_provider
 from .atomic import atomic_dir, check_output_dir, recover_dir, replace_dir  # noqa: F401 (replace_dir: API)
 from .checks import check_components_agree, check_loaded, check_role
 from .integrity import manifest_problem, record_digests, seal
@@ -175,10 +176,7 @@ def read_component(path, name, comp, *, mmap=False, verify="auto"):
     is a ModelFormatError naming the component."""
     path = Path(path)
     cls_name = comp["class"]
-    cls = _REGISTRY.get(cls_name)
-    if cls is None:
-        _import_known_classes()
-        cls = _REGISTRY.get(cls_name)
+    cls = _registered(cls_name)
     if cls is None:
         raise ModelFormatError(f"component {name!r} of {path} has unknown class {cls_name[:60]!r}")
     check_role(name, cls_name, f"component {name!r} of {path}")
@@ -264,12 +262,14 @@ def load(path, *, mmap=False, only=None, verify="auto"):
     return Bundle(items, path, manifest)
 
 
-def _import_known_classes():
-    """Import the modules that register persistable classes (so load works before any import)."""
-    import importlib
-
-    for mod in ("rlsi.models", "rlsi.text", "rlsi.retrieval"):
+def _registered(cls_name):
+    """The class registered as ``cls_name``, importing the module that registers it (named by
+    :data:`rlsi.registry.PERSISTED`) on first use; None for a name no module registers."""
+    cls = _REGISTRY.get(cls_name)
+    if cls is None and isinstance(cls_name, str):
         try:
-            importlib.import_module(mod)
-        except ImportError:  # pragma: no cover - optional parts
-            pass
+            import_provider(PERSISTED, cls_name)
+        except ImportError:  # an optional part (Dask) that is not installed: the class stays unknown
+            return None
+        cls = _REGISTRY.get(cls_name)
+    return cls

@@ -19,7 +19,8 @@ Learners: :class:`BatchRLSI`, :class:`OnlineRLSI`; baselines :class:`LSI`, :clas
 
 from .base import TopicModel  # noqa: F401
 from .baselines import BASELINES, LDA, LSI, NMF, PLSI  # noqa: F401
-from .batch import BatchRLSI, RLSIProblem  # noqa: F401
+from .batch import BatchRLSI, regularized_lsi  # noqa: F401
+from .local import RLSIProblem  # noqa: F401
 from .executor import EXECUTORS, SerialExecutor, ThreadExecutor  # noqa: F401
 from .group import CNMF, CRLSI, GroupNMF, GroupRLSI  # noqa: F401
 from .online import OnlineRLSI  # noqa: F401

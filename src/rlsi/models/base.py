@@ -171,7 +171,7 @@ class TopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
                             f"version {cls._state_version})")
         if not isinstance(meta.get("params"), dict) or not isinstance(meta.get("fitted"), dict):
             raise RLSIError(f"{cls.__name__} state has no parameter or fitted-value table")
-        est = cls(**meta["params"])
+        est = cls(**cls._params_from_state(meta["params"]))
         est._validate_params()
         for key, value in meta["fitted"].items():
             if key not in cls._state_scalars and key != "topic_groups_":
@@ -182,6 +182,12 @@ class TopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
                 setattr(est, key, arrays[key])
         est._after_load()
         return est
+
+    @classmethod
+    def _params_from_state(cls, params):
+        """The constructor's keywords from a saved model's JSON parameters (a class whose parameter is a value
+        saved as JSON makes it again here)."""
+        return params
 
     def _after_load(self):
         """Check the loaded state (shapes, dtypes, groups); subclasses extend it and rebuild caches."""
@@ -222,4 +228,6 @@ def json_value(name, value):
         return value
     if isinstance(value, (np.random.Generator, np.random.RandomState)):
         return None  # the state of a generator object is not reproducible from a file; documented
+    if callable(getattr(value, "__rlsi_json__", None)):  # a value that says how it is saved (a tuning, a placement)
+        return value.__rlsi_json__()
     raise RLSIError(f"parameter {name}={value!r} cannot be saved (not a JSON value)")

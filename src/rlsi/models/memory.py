@@ -259,7 +259,7 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
     from ..kernels.blas_rows import gram_rows_nbytes
     from ..kernels.convert import csr_nbytes, index_itemsize
     from ..kernels.products import max_heavy_rows, sparse_plan_nbytes
-    from .batch import RLSIProblem
+    from .local import RLSIProblem
     from .seeding import random_doc_vectors_nbytes
     from .steps import doc_vectors_nbytes, topics_nbytes, update_topics_nbytes
     from .tasks import doc_blocks_nbytes, topic_blocks_nbytes
@@ -318,7 +318,7 @@ def estimate_batch_fit(n_docs, n_terms, nnz, n_components, *, dtype=np.float64, 
                    "dense copy of U": v_copy, "plan of sparse U": plan, "document blocks": v_blocks, "Gram": gram},
     }
     if search:
-        # the fit's W₀ and a round's W (the bisection's R rows read W as it is: sparsity._rows_of_R)
+        # the fit's W₀ and a round's W (the bisection's R rows read W as it is: sparsity.rows_of_R)
         phases["λ1 search"] = {"X": X, "transposed copy": D, "W": 3 * W, "per-term arrays": 2 * per_term,
                                "U": U_step, "R blocks": r_blocks, "Gram": gram}
     if int(iterations) > 2:  # the pages an earlier iteration's W and blocks leave resident

@@ -168,8 +168,7 @@ def _topics_that_fit(model, X, limit, method, baseline):
     from sklearn.base import clone
 
     def peak(k):
-        m = clone(model).set_params(n_components=k)
-        m._tuning = model._tuning
+        m = clone(model).set_params(n_components=k)  # its tuning too (a parameter)
         if method == "floor":
             return floor_estimate(m, X, baseline).peak
         if method == "online":

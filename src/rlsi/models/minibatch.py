@@ -1,5 +1,5 @@
 """Mini-batches of a CSR corpus for :meth:`rlsi.models.OnlineRLSI.fit`: :func:`batch_rows`, and where a
-mini-batch is projected on the topics: :class:`LocalProjection`.
+mini-batch of a stream in this process is projected on the topics: :class:`LocalProjection`.
 
 A mini-batch is a CSR matrix (n x M, the documents as rows, all M terms of the corpus as columns) of some
 of the corpus's rows — a run of consecutive rows ``a..b`` or an ascending set of them — with float64 data
@@ -50,22 +50,22 @@ def batch_rows(X, a, b=None):
 
 
 class LocalProjection:
-    """Where OnlineRLSI projects a mini-batch: here. Each embedded iteration's V-step is
-    :func:`rlsi.models.steps.update_doc_vectors` on the batch (Φ = X U from the live rows as CSR where a dense
-    U would be read K-wide for every entry of X), its statistics :meth:`rlsi.models.stats.PendingBatch.assign`. The distributed
-    learner's projection (:class:`rlsi.distributed.online.DaskProjection`) is the only other one; the rest
-    of the mini-batch step is the same code."""
+    """Where a :class:`rlsi.models.host_stream.HostStream` projects a mini-batch: here. Each embedded iteration's
+    V-step is :func:`rlsi.models.steps.update_doc_vectors` on the batch (Φ = X U from the live rows as CSR where a
+    dense U would be read K-wide for every entry of X), its statistics
+    :meth:`rlsi.models.stats.PendingBatch.assign`. The Dask placement's projection
+    (:class:`rlsi.distributed.online.DaskProjection`) is the other one; the rest of the stream is the same code."""
 
-    def __init__(self, model, X):
-        self.model, self.X = model, X
+    def __init__(self, stream, X):
+        self.spec, self.X = stream.spec, X
 
     def __call__(self, U, rows, G, W_prev, pending):
         """W (n x K float64) of the batch on the topics U (``rows``: the ActiveRows of ℓ1 topics, or None;
         ``G = UᵀU``), warm-started from ``W_prev``; the batch's statistics are set from it."""
-        m = self.model
+        spec = self.spec
         U_proj = rows.projection_topics(U, self.X.nnz) if rows is not None else U
-        W, _ = steps.update_doc_vectors(self.X, U_proj, penalty=m.doc_penalty, lam=m.lambda2,
-                                        settings=m._inner_settings(), W_prev=W_prev, dtype=np.float64, G=G)
+        W, _ = steps.update_doc_vectors(self.X, U_proj, penalty=spec.doc_penalty, lam=spec.lambda2,
+                                        settings=spec.inner_settings(), W_prev=W_prev, dtype=np.float64, G=G)
         pending.assign(W)
         return W
 

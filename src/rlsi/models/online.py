@@ -15,28 +15,21 @@ lasso is the shared coordinate-descent row solver, warm-started from the previou
 (K x K), R (M x K dense, float32 for float32 input unless ``stats_dtype`` says otherwise) and one
 mini-batch — never the stream (:class:`rlsi.models.stats.TopicStatistics`).
 
-Cost of an embedded iteration. The projection (``Φ = X_t U``: from the live rows of U as CSR when the
-batch is large, :meth:`rlsi.models.active_rows.ActiveRows.projection_topics`), the batch's rows of R
-(one fused kernel per block of terms, :meth:`rlsi.models.stats.PendingBatch.assign`) and the U-step on the rows that can be
-non-zero (:class:`rlsi.models.active_rows.ActiveRows`: each row solved where it lies, ``UᵀU`` accumulated over the
-non-zero weights) are the three kernels; their bookkeeping — which rows are live, each row's
-``max_k |r_mk|``, ``UᵀU``, the topic change — is carried from one iteration and one mini-batch to the next
-instead of being recomputed from the M x K arrays. With ξ > 1 and dense topics the ξ iterations run on a
-compact copy of the rows they can touch (:class:`rlsi.models.active_rows.CompactBatch`: the batch's terms,
-the live rows and the rows with ``max|r| > λ₁/2``, known when the batch opens), gathered once and scattered
-back once — the same numbers as on the scattered rows of the M x K arrays, which a row (160 bytes at K = 20)
-fetched from a different place for every use made cost more than its arithmetic; the ridge V-step then
-runs on the block without the general V-step's per-block set-up. Nothing of a mini-batch costs M x K: the re-scaling is
-lazy (R is kept as ``scale · R_stored`` and the U-step solved on the stored rows with ``(S/scale,
-λ₁/scale)``, the same minimiser exactly; see :mod:`rlsi.models.stats`), and with ξ = 1 the batch's rows
-of R are added to in place (no copy of them). Topics are a dense M x K array when that fits
-(``RLSITuning.dense_max_bytes``), else CSR (7M terms x K = 500 would be 28 GB dense); both go through ActiveRows —
-with CSR topics the rows solved are the new topics, since every other row is zero and stays zero. A term
-absent from the mini-batch has no cheaper exact update: its row of R is only re-scaled, but S gains the
-batch's ``WᵀW`` and λ₁ follows the weight, so its solution changes; only zero rows with
-``max|r| <= λ₁/2`` are skipped (exactly optimal). Warm-started U-steps take at most ``topic_sweeps``
-coordinate-descent sweeps per row (BatchRLSI's inexact U-step, see :func:`rlsi.models.rlsi_policy.topic_max_iter`);
-``topic_sweeps=None`` solves each to ``inner_tol`` (the default caps them at 3, as BatchRLSI).
+Cost of an embedded iteration: see :mod:`rlsi.models.host_stream` (the stream in this process: the row
+state carried between mini-batches, the compact block of ξ > 1, the lazy re-scaling); topics are a dense M x K
+array when that fits (``RLSITuning.dense_max_bytes``), else CSR (7M terms x K = 500 would be 28 GB dense). A
+term absent from the mini-batch has no cheaper exact update: its row of R is only re-scaled, but S gains the
+batch's ``WᵀW`` and λ₁ follows the weight, so its solution changes; only zero rows with ``max|r| <= λ₁/2`` are
+skipped (exactly optimal). Warm-started U-steps take at most ``topic_sweeps`` coordinate-descent sweeps per row
+(BatchRLSI's inexact U-step, see :func:`rlsi.models.rlsi_policy.topic_max_iter`); ``topic_sweeps=None`` solves
+each to ``inner_tol`` (the default caps them at 3, as BatchRLSI).
+
+Where the stream lives is the model's placement (:mod:`rlsi.models.placement`): the statistics and topics in
+this process (:class:`rlsi.models.host_stream.HostStream`), the projections of each mini-batch on a Dask cluster
+(:class:`rlsi.distributed.DaskOnlineRLSI`) or everything on a card (``device="cuda"``,
+:class:`rlsi.gpu.online.DeviceStream`). The mini-batch step below (:meth:`OnlineRLSI._learn`) and its
+bookkeeping are the same on all of them; ``fit`` and ``partial_fit`` are the streaming skeleton's
+(:class:`rlsi.models.streaming.StreamingFit`).
 
 Time and re-scaling. The paper's t counts documents (η = 1). With mini-batches t still counts
 documents: a batch of n documents takes t from t₀ to t₁ = t₀ + n and the old statistics are multiplied
@@ -109,26 +102,19 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._params import BATCH_SIZE, N_INNER, PASSES, Anything, Boolean, Choice, Integer, Real
-from .._progress import progress_bar
 from .._validation import check_matrix, check_random_state
 from ..errors import RLSIError
-from ..gpu.backend import DEVICES, is_device
 from ..io import register
-from ..kernels.threads import compute_threads
-from ..kernels.convert import csr_rows_to_dense, dense_to_csr
 from ..kernels.products import csr_csr_dense
 from . import steps
-from .regularization import DEFAULT_LAMBDA1, DEFAULT_LAMBDA2, INITS, LAMBDA1_SCALES, effective_lambda1
 from .base import check_fitted
-from .host_statistics import HostStatistics
+from .regularization import DEFAULT_LAMBDA1, DEFAULT_LAMBDA2, INITS, LAMBDA1_SCALES, effective_lambda1
 from .rlsi_policy import TOPIC_SWEEPS, topic_max_iter
 from .seeding import given_topics, pick_seed_documents, unit_topics
-from .penalties import SolverSettings
-from .penalties import penalty as get_penalty
+from .spec import RLSISpec
 from .squared import SquaredLossModel
-from .active_rows import ActiveRows, CompactBatch
-from .minibatch import LocalProjection, batch_rows
 from .stats import TopicStatistics
+from .streaming import StreamingFit
 
 log = logging.getLogger(__name__)
 
@@ -137,8 +123,41 @@ _BIT_GENERATORS = {"PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64"}
 RESEED_MIN_UNEXPLAINED = 0.9
 
 
+class StreamStatistics:
+    """``OnlineRLSI.stats_``: the stream's TopicStatistics on the host — the placed stream's (a device stream copies
+    them from the card when read, at most once per mini-batch), or the model's own before a stream is open (a new
+    or a loaded model)."""
+
+    def __get__(self, est, owner=None):
+        if est is None:
+            return self
+        d = est.__dict__
+        stream = d.get("_stream")
+        if stream is not None:
+            return stream.statistics()
+        if "_stats_host" not in d:
+            raise AttributeError(f"{type(est).__name__!r} object has no attribute 'stats_'")
+        return d["_stats_host"]
+
+    def __set__(self, est, stats):
+        stream = est.__dict__.pop("_stream", None)
+        if stream is not None:
+            stream.release()
+        est.__dict__["_stats_host"] = stats
+
+    def __delete__(self, est):
+        had = [est.__dict__.pop(k, None) is not None for k in ("_stream", "_stats_host")]
+        if not any(had):
+            raise AttributeError("stats_")
+
+    @staticmethod
+    def present(est):
+        """Whether the estimator has statistics (a stream has begun), without copying them from a card."""
+        return "_stream" in est.__dict__ or "_stats_host" in est.__dict__
+
+
 @register("OnlineRLSI")
-class OnlineRLSI(SquaredLossModel):
+class OnlineRLSI(StreamingFit, SquaredLossModel):
     """Online Regularized Latent Semantic Indexing (TOIS Algorithm 4 with §5.4's improvements).
 
     See the module docstring for the algorithm, the λ₁ scale over time, the initialisation, the growing
@@ -180,12 +199,21 @@ class OnlineRLSI(SquaredLossModel):
     random_state : None, int or Generator.
     n_jobs : None or int — numba threads.
     verbose : int — 1 shows a progress bar in ``fit`` (documents per second).
-    device : {"cpu", "cuda", "cuda:float64", ...}, default "cpu" — where the steps run (:mod:`rlsi.gpu.online`).
+    placement : None, a name or a placement object — where the stream lives (:mod:`rlsi.models.placement`): None
+        or "local" this process; "cuda", "cuda:float64", "numpy" a device (:mod:`rlsi.gpu.online`); "dask" the
+        projections of each mini-batch on a LocalCluster (:class:`rlsi.distributed.DaskOnlineRLSI` for a given
+        cluster). A stream may change placement between two ``partial_fit`` calls: it goes on from its
+        statistics and topics.
+    device : {"cpu", "cuda", "cuda:float64", ...}, default "cpu" — the spelling of a device placement
+        (``device="cuda"`` is ``placement="cuda"``).
+    tuning : None, an :class:`rlsi.models.rlsi_policy.RLSITuning` or a dict of its fields — the numbers behind
+        the stream's decisions (dense or CSR topics, the compact block; :meth:`with_tuning`).
 
     Attributes
     ----------
     components_ : CSR (n_components, n_features) float64 — the current topics Uᵀ.
-    stats_ : TopicStatistics — S, R, documents seen and their total weight (on a device: copied when read).
+    stats_ : TopicStatistics — S, R, documents seen and their total weight (on a device: copied when read, at
+        most once per mini-batch).
     n_docs_seen_ : int — t, documents processed (repeats over passes count again).
     n_batches_ : int — mini-batch steps done (also ``n_iter_``).
     lambda1_effective_ : float — λ₁ of the last U-step.
@@ -208,21 +236,17 @@ class OnlineRLSI(SquaredLossModel):
         "topic_sweeps": Integer(low=1, none=True),
         "stats_dtype": Choice((None, "float64", "float32")),
         "random_state": Anything(),
-        "device": Choice(DEVICES),
     }
     _state_scalars = ("n_iter_", "n_features_in_", "lambda1_effective_", "n_batches_", "n_docs_seen_",
                       "u_change_", "topics_initialized_", "rng_state_", "n_reseeded_")
     _state_arrays = ("components_",)
-    stats_ = HostStatistics()  # after a device step: copied from the card when read
-    #: Whether :meth:`_projection` projects the batches in this process (a compact block of the rows a batch
-    #: touches, ξ > 1, projects it here too).
-    _projects_here = True
+    stats_ = StreamStatistics()  # the placed stream's statistics, as host TopicStatistics
 
     def __init__(self, n_components=20, *, lambda1=DEFAULT_LAMBDA1, lambda2=DEFAULT_LAMBDA2, topic_penalty="l1",
                  doc_penalty="l2", lambda1_scale="per_doc", rho=0.0, batch_size=256, n_inner=5,
                  n_passes=1, shuffle=False, init="docs", topic_init=None, reseed_dead=False,
                  inner_max_iter=100, inner_tol=1e-4, topic_sweeps=TOPIC_SWEEPS, stats_dtype=None,
-                 random_state=None, n_jobs=None, verbose=0, device="cpu"):
+                 random_state=None, n_jobs=None, verbose=0, placement=None, device="cpu", tuning=None):
         self.n_components = n_components
         self.lambda1 = lambda1
         self.lambda2 = lambda2
@@ -244,7 +268,9 @@ class OnlineRLSI(SquaredLossModel):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.placement = placement
         self.device = device
+        self.tuning = tuning
 
     # ------------------------------------------------------------------ parameters
     def lambda1_at(self, weight):
@@ -255,81 +281,138 @@ class OnlineRLSI(SquaredLossModel):
         """Re-scaling factor ``(t0 / (t0 + n))^ρ`` applied to the old statistics before a batch of n."""
         return 1.0 if self.rho == 0 or t0 == 0 else (t0 / (t0 + n)) ** float(self.rho)
 
-    # ------------------------------------------------------------------ fitting
-    def fit(self, X, y=None):
-        """Reset and learn from X (n_samples x n_features) in mini-batches of ``batch_size``, ``n_passes``
-        times (in X's order unless ``shuffle``). Returns self."""
-        if is_device(self.device):  # the same stream of mini-batches on the device
-            from ..gpu.online import fit_online
-            return fit_online(self, X)
-        self._validate_params()
-        X = self._check_X(X, reset=True)
-        self._reset(X.dtype)
-        N = X.shape[0]
-        bar = progress_bar(N * self.n_passes, "OnlineRLSI", verbose=self.verbose, unit="doc", unit_scale=True,
-                           smoothing=0.1)
-        try:
-            with compute_threads(self.n_jobs):
-                for _ in range(self.n_passes):
-                    order = self._rng.permutation(N) if self.shuffle else None
-                    for a in range(0, N, self.batch_size):
-                        b = min(N, a + self.batch_size)
-                        self._step(batch_rows(X, a, b) if order is None else batch_rows(X, np.sort(order[a:b])))
-                        if bar is not None:
-                            bar.update(b - a)
-        finally:
-            if bar is not None:
-                bar.close()
-        self._publish()
-        return self
-
-    def partial_fit(self, X, y=None):
-        """One online step (ξ embedded iterations) on the mini-batch X. Returns self."""
-        self.partial_fit_transform(X)
-        return self
-
     def partial_fit_transform(self, X, y=None):
         """Like :meth:`partial_fit`; returns the batch's document vectors W (n_samples x n_components)
         — the projections stored in the statistics, made with the topics before this step's last
         U-update (Algorithm 4's v_t)."""
-        if is_device(self.device):
-            from ..gpu.online import partial_fit_transform
-            return partial_fit_transform(self, X)
-        X = self._check_partial_input(X)
-        with compute_threads(self.n_jobs):
-            W = self._step(X)
-        self._publish()
+        W = self._partial(X, y, {})
         return W.astype(X.dtype, copy=False)
 
-    # ------------------------------------------------------------------ internals
-    def _check_partial_input(self, X, on_new_stream=lambda X: None):
-        """X of a ``partial_fit``; the first starts the stream (after ``on_new_stream(X)``, a placement's checks)."""
-        if not HostStatistics.present(self):  # (statistics on a card are not copied for this)
-            self._validate_params()
-            X = check_matrix(X)
-            on_new_stream(X)
-            self._reset(X.dtype)
-            self.n_features_in_ = X.shape[1]
-        else:
-            X = check_matrix(X)
-        if X.shape[1] < self.n_features_in_:
+    # ------------------------------------------------------------------ the streaming skeleton's hooks
+    def _stream_total(self, X):
+        return X.shape[0] * self.n_passes
+
+    def _stream_threads(self):
+        return self._placement().threads(self.n_jobs)
+
+    def _stream_started(self):
+        return StreamStatistics.present(self)
+
+    def _check_stream_input(self, X, y):
+        return self._placement().check_stream_input(X, lambda X_: self._check_X(X_, reset=True)), y
+
+    def _check_partial_input(self, X, y, new):
+        X = self._placement().check_stream_input(X, check_matrix)
+        if not new and X.shape[1] < self.n_features_in_:
             raise RLSIError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
                             f"{self.n_features_in_} features as input (new terms may be appended as new columns, "
                             "but columns are never removed)")
-        return X
+        return X, y
 
+    def _start_stream(self, X, y, partial=False):
+        """A new stream: the state reset, and the placement's stream opened (which checks, on a device, that the
+        statistics and a mini-batch of X fit: X whole for ``partial_fit``, a ``batch_size`` share of it for
+        ``fit``)."""
+        self._reset(X.dtype)
+        N = X.shape[0]
+        docs = N if partial else min(self.batch_size, N)
+        nnz = X.nnz if partial else int(X.nnz * min(1.0, self.batch_size / max(N, 1))) + 1
+        self._open_stream(first=(X.shape[1], docs, nnz))
+
+    def _mini_batches(self, X, y):
+        N = X.shape[0]
+        stream = self._stream
+        for _ in range(self.n_passes):
+            order = self._rng.permutation(N) if self.shuffle else None
+            spans = [(a, min(N, a + self.batch_size)) if order is None else
+                     np.sort(order[a:a + self.batch_size]) for a in range(0, N, self.batch_size)]
+            for s, batch in zip(spans, stream.batches(X, spans)):
+                yield batch, None, (s[1] - s[0]) if isinstance(s, tuple) else len(s)
+
+    def _partial_batch(self, X):
+        return self._the_stream().batch(X)
+
+    def _close_stream(self):
+        """After ``fit`` (also one that failed): what the placement started for the fit is released (a Dask
+        cluster), the stream's state kept on the host."""
+        stream = self.__dict__.get("_stream")
+        if stream is not None and stream.release_after_fit:
+            self._stats_host, self._topics_host = stream.statistics(), stream.topics()
+            stream.release()
+            del self._stream
+
+    # ------------------------------------------------------------------ the stream
+    def _open_stream(self, first=None):
+        """Open the placement's stream from the model's host state (new, loaded, or from another placement);
+        ``first``: ``(n_terms, docs, nnz)`` of a new stream's mini-batches, for the placement's checks."""
+        stats = self.__dict__.pop("_stats_host")
+        topics = self.__dict__.pop("_topics_host", None)
+        self._stream = self._placement().stream(RLSISpec.of(self), stats, topics, n_inner=self.n_inner, first=first)
+        return self._stream
+
+    def _the_stream(self):
+        """The stream on the model's placement: the one open, or one opened from the state it left (a loaded
+        model, or a stream that was on another placement)."""
+        stream = self.__dict__.get("_stream")
+        key = self._placement().stream_key
+        if stream is not None and stream.key == key:
+            return stream
+        if stream is not None:  # another placement: go on from its statistics and topics
+            self._stats_host, self._topics_host = stream.statistics(), stream.topics()
+            stream.release()
+            del self._stream
+        elif "_topics_host" not in self.__dict__:  # a loaded model: its topics are components_
+            self._topics_host = self.components_.T.tocsr() if self.topics_initialized_ else None
+        return self._open_stream()
+
+    def _learn(self, batch, y, fitting):
+        """One mini-batch of Algorithm 4 (the module docstring) on the placed stream; returns W (float64, n x K;
+        None in ``fit``, which does not return the vectors)."""
+        stream = self._the_stream()
+        warm = self.topics_initialized_  # U-steps done before: every U-step of this batch is warm-started
+        X = stream.host(batch)
+        n, M = X.shape
+        stream.grow(M)
+        self.n_features_in_ = max(self.n_features_in_, M)
+        t0 = stream.n_docs
+        if not stream.has_topics:
+            U0 = self._initial_topics(X)
+            if U0 is not None:
+                stream.set_topics(U0)
+                self.topics_initialized_ = True
+        elif self.reseed_dead:
+            U, topics = self._reseed(X, stream.topics())
+            stream.reseed(U, topics)
+        step = stream.begin(batch, self.decay_at(t0, n), self.n_inner)
+        W = None
+        if step.has_topics:
+            for it in range(self.n_inner):
+                W = step.project(W)
+                step.solve(self._topic_sweeps(warm or it > 0))
+        W, change = step.close(W, want_w=not fitting)
+        if step.has_topics:
+            self.u_change_ = change
+        self.lambda1_effective_ = step.lam1
+        self.n_batches_ += 1
+        self.n_docs_seen_ = stream.n_docs
+        return W
+
+    # ------------------------------------------------------------------ internals
     def _reset(self, dtype=np.float64):
         """Start a new stream; ``dtype``: that of its first X (the statistics' dtype when ``stats_dtype`` is
         None)."""
+        stream = self.__dict__.pop("_stream", None)
+        if stream is not None:
+            stream.release()
         for key in ("stats_", "components_", "n_iter_", "lambda1_effective_", "u_change_"):
             if hasattr(self, key):
                 delattr(self, key)
+        self.__dict__.pop("_topics_host", None)
         self._rng = check_random_state(self.random_state)
-        self._U = None
-        self._row_cache = None  # the RowCache of the last mini-batch (row maxima of R, live rows, G)
         self.n_features_in_ = 0
         K = self.n_components
         self.stats_ = TopicStatistics(K, 0, self._stats_dtype(dtype))
+        self._topics_host = None
         self.n_batches_ = 0
         self.n_docs_seen_ = 0
         self.topics_initialized_ = False
@@ -349,21 +432,6 @@ class OnlineRLSI(SquaredLossModel):
     def _topic_sweeps(self, warm):
         """``max_iter`` of a U-step: capped at ``topic_sweeps`` when warm-started (see the parameter)."""
         return topic_max_iter(self.inner_max_iter, self.topic_sweeps, warm=warm)
-
-    def _grow(self, M):
-        """Make U and R span M terms (new terms get zero rows)."""
-        old = self.stats_.n_terms
-        if M <= old:
-            return
-        self.stats_.grow(M - old)
-        self._row_cache = None
-        if isinstance(self._U, np.ndarray):
-            self._U = np.concatenate([self._U, np.zeros((M - old, self.n_components))])
-        elif self._U is not None:
-            U = self._U
-            indptr = np.concatenate([U.indptr, np.full(M - old, U.indptr[-1], dtype=U.indptr.dtype)])
-            self._U = sp.csr_matrix((U.data, U.indices, indptr), shape=(M, self.n_components))
-        self.n_features_in_ = M
 
     def _initial_topics(self, X):
         """U₀ (M x K CSR) for the first batch with a non-empty document, or None (see module docstring)."""
@@ -395,131 +463,18 @@ class OnlineRLSI(SquaredLossModel):
 
     @staticmethod
     def batch_nbytes(n_docs, nnz, itemsize, n_components):
-        """Bytes :meth:`_step` allocates for a mini-batch of ``n_docs`` documents besides its statistics: the
+        """Bytes a mini-batch step allocates for a mini-batch of ``n_docs`` documents besides its statistics: the
         float64 copy of X's values (none for float64 X: its rows are views) and W (float64)."""
         return (8 * int(nnz) if int(itemsize) != 8 else 0) + steps.doc_vectors_nbytes(n_docs, n_components, 8)
 
-    def _open_batch(self, X):
-        """What every mini-batch step does first: float64 X, vocabulary grown to X's width, topics
-        initialised from the first non-empty batch (or dead ones re-seeded). Returns (X, n, M, t0)."""
-        X = X.astype(np.float64, copy=False)
-        n, M = X.shape
-        self._grow(M)
-        t0 = self.stats_.n_docs
-        if self._U is None:
-            U0 = self._initial_topics(X)
-            if U0 is not None:
-                self._U = U0
-                self.topics_initialized_ = True
-        elif self.reseed_dead:
-            self._U = self._reseed(X, self._csr_topics())
-        return X, n, M, t0
-
-    def _projection(self, X):
-        """Where this mini-batch's documents are projected on the topics (:class:`LocalProjection`: here)."""
-        return LocalProjection(self, X)
-
-    def _step(self, X):
-        """One mini-batch of Algorithm 4; returns W (float64). X: CSR with >= n_features_in_ columns."""
-        warm = self.topics_initialized_  # U-steps done before: every U-step of this batch is warm-started
-        X, n, M, t0 = self._open_batch(X)
-        stats = self.stats_
-        # re-scales lazily (O(K²), not M x K); with ξ = 1 the batch's rows of R are added to in place
-        pending = stats.begin_batch(X, self.decay_at(t0, n), repeat=self.n_inner > 1 and self._U is not None)
-        lam1 = self.lambda1_at(stats.weight + n)
-        W = np.zeros((n, self.n_components))
-        if self._U is None:  # nothing to learn from yet: only count the documents
-            pending.assign(W)
-        else:
-            U = self._working_topics()
-            dense = isinstance(U, np.ndarray)
-            # ℓ1 topics (dense or CSR): only the rows that can be non-zero are solved (ActiveRows)
-            active = get_penalty(self.topic_penalty).norm == "l1"
-            rows = blk = None
-            if active:  # the row maxima and live rows of the previous mini-batch, when U is the same
-                cache = self._row_cache if self._row_cache is not None and self._row_cache.U is U else None
-                # ξ > 1 on dense topics: the iterations run on a contiguous copy of the rows they touch (which
-                # projects the batch here: only for a local projection)
-                compact = self._tuning.online_compact and dense and self.n_inner > 1 and self._projects_here
-                rows = ActiveRows(stats, U, lam1, cache=cache, track_change=dense and not compact,
-                                  single_solve=self.n_inner == 1)
-                if compact:
-                    blk = CompactBatch.open(rows, U, X, pending)
-                    if blk is None:  # too large a block: the scattered rows, whose change is tracked by rows
-                        rows.track_change(U)
-            self._row_cache = None
-            if blk is not None:  # U is updated in place
-                W = self._iterate_compact(blk, warm)
-            else:
-                W, U = self._iterate(X, U, pending, rows, lam1, warm)
-            self._U = U
-            if active:
-                self._row_cache = rows.cache_for(U)
-        self.lambda1_effective_ = lam1
-        self.n_batches_ += 1
-        self.n_docs_seen_ = stats.n_docs
-        return W
-
-    def _iterate_compact(self, blk, warm):
-        """The ξ embedded iterations on a :class:`rlsi.models.active_rows.CompactBatch` (U updated in place when
-        it closes); sets ``u_change_``, returns the last W."""
-        W = None
-        for it in range(self.n_inner):
-            W = blk.doc_vectors(self.doc_penalty, self.lambda2, W, max_iter=self.inner_max_iter, tol=self.inner_tol)
-            blk.assign(W)
-            blk.solve(self.topic_penalty, max_iter=self._topic_sweeps(warm or it > 0), tol=self.inner_tol)
-        self.u_change_ = blk.close()
-        return W
-
-    def _iterate(self, X, U, pending, rows, lam1, warm):
-        """The ξ embedded iterations on the M x K arrays (``rows``: the ActiveRows of ℓ1 topics, else None);
-        sets ``u_change_``, returns ``(W, U)``. The projection of the batch is :meth:`_projection`'s."""
-        stats, M = self.stats_, X.shape[1]
-        dense = isinstance(U, np.ndarray)
-        U_before = None if rows is not None and dense else U  # dense: the solved rows' old values are kept by rows
-        project = self._projection(X)
-        W = None
-        for it in range(self.n_inner):
-            # with tracked live rows, G = UᵀU needs no scan of the whole M x K array
-            G = rows.gram(U) if rows is not None else steps.topic_gram(U)
-            W = project(U, rows, G, W, pending)
-            sweeps_cap = self._topic_sweeps(warm or it > 0)
-            if rows is not None:
-                U = rows.solve(U, pending.cols, self.topic_penalty, max_iter=sweeps_cap, tol=self.inner_tol,
-                               col_max=pending.rowmax)
-            else:  # the stored rows of R with (S/scale, λ/scale): the same minimiser (stats.py)
-                S, lam = stats.scaled_problem(lam1)
-                U, _ = steps.update_topics(
-                    stats.stored_rows, get_penalty(self.topic_penalty).prepared(S, lam), U,
-                    SolverSettings(sweeps_cap, self.inner_tol), n_terms=M, dense=dense)
-        if rows is not None and dense:
-            self.u_change_ = rows.change(U)
-        else:
-            self.u_change_ = steps.topic_change(U, U_before)
-        return project.vectors(W), U
-
-    def _working_topics(self):
-        """U for the steps of a mini-batch: a dense M x K array when it fits (``tuning.dense_max_bytes``; the
-        statistics R are M x K already), so that the ξ embedded U-steps solve rows in place instead of
-        converting every block between CSR and dense; the same numbers either way."""
-        U = self._U
-        if sp.issparse(U) and U.shape[0] * U.shape[1] * 8 <= self._tuning.dense_max_bytes:
-            return csr_rows_to_dense(sp.csr_matrix(U), 0, U.shape[0], dtype=np.float64)
-        return U
-
-    def _csr_topics(self):
-        """The current topics U (M x K) as CSR."""
-        U = self._U
-        if isinstance(U, np.ndarray):
-            return dense_to_csr(U)
-        return U
-
     def _reseed(self, X, U):
-        """Re-seed dead topics with the batch's worst-explained documents (see ``reseed_dead``)."""
+        """Re-seed dead topics with the batch's worst-explained documents (see ``reseed_dead``): ``(U, topics)``,
+        the topics (M x K CSR) with the re-seeded ones replaced and the indices of those (empty: none)."""
         K = self.n_components
         dead = np.flatnonzero(np.bincount(U.indices, minlength=K) == 0)
+        none = np.zeros(0, dtype=np.int64)
         if len(dead) == 0 or X.nnz == 0:
-            return U
+            return U, none
         W, _ = steps.update_doc_vectors(X, U, penalty=self.doc_penalty, lam=self.lambda2,
                                          settings=self._inner_settings(), dtype=np.float64)
         Phi = csr_csr_dense(X, U, dtype=np.float64)
@@ -529,30 +484,41 @@ class OnlineRLSI(SquaredLossModel):
         rel = np.divide(resid, x2, out=np.zeros_like(resid), where=x2 > 0)
         cand = np.flatnonzero(rel >= RESEED_MIN_UNEXPLAINED)
         if len(cand) == 0:
-            return U
+            return U, none
         cand = cand[np.argsort(-resid[cand], kind="stable")][: len(dead)]
         ks = dead[: len(cand)]
         seeds = X[cand].multiply(1.0 / np.sqrt(x2[cand])[:, None]).tocsr()   # one unit-norm doc per topic
         place = sp.csr_matrix((np.ones(len(ks)), (ks, np.arange(len(ks)))), shape=(K, len(ks)))
         U = (U + (place @ seeds).T).tocsr()
         U.eliminate_zeros()
-        self.stats_.reset_topics(ks)
-        self._row_cache = None
         self.n_reseeded_ += len(ks)
         log.debug("re-seeded dead topics %s from documents %s of the batch", ks.tolist(), cand.tolist())
-        return U
+        return U, ks
 
     def _publish(self):
-        """Expose the current topics as ``components_`` (K x M)."""
+        """Expose the current topics as ``components_`` (K x M) and the placement's own attributes."""
         K, M = self.n_components, self.n_features_in_
-        if self._U is None:
+        stream = self.__dict__.get("_stream")
+        U = stream.topics() if stream is not None else self.__dict__.get("_topics_host")
+        if U is None:
             self._set_components(sp.csr_matrix((K, M), dtype=np.float64))
         else:
-            self._set_components(self._csr_topics().T.tocsr())
+            self._set_components(sp.csr_matrix(U).T.tocsr())
         self.n_iter_ = self.n_batches_
         self.rng_state_ = json.dumps(self._rng.bit_generator.state)
+        if stream is not None:
+            for name, value in stream.attributes().items():
+                setattr(self, name, value)
 
     # ------------------------------------------------------------------ persistence (rlsi.io)
+    def __getstate__(self):
+        """A pickled model keeps its stream's state on the host (a stream may hold a cluster or a card)."""
+        state = self.__dict__.copy()
+        stream = state.pop("_stream", None)
+        if stream is not None:
+            state["_stats_host"], state["_topics_host"] = stream.statistics(), stream.topics()
+        return state
+
     def _to_state(self):
         check_fitted(self)
         saved_init = self.topic_init
@@ -581,8 +547,7 @@ class OnlineRLSI(SquaredLossModel):
             raise RLSIError(f"statistics of {est.stats_.n_terms} terms x {est.stats_.n_components} topics do "
                              f"not match the model ({est.n_features_in_} x {est.n_components})")
         est._set_components(sp.csr_matrix(est.components_, dtype=np.float64, copy=True))
-        est._U = est.components_.T.tocsr() if est.topics_initialized_ else None
-        est._row_cache = None
+        est._topics_host = est.components_.T.tocsr() if est.topics_initialized_ else None
         try:
             state = json.loads(est.rng_state_)
             name = state["bit_generator"]

@@ -13,8 +13,9 @@ placements cannot drift apart:
   (:func:`topic_max_iter`, :func:`cold_work`) and Eq. (1) from the statistics (:meth:`RLSIPolicy.objective`);
 * :class:`ScreeningBounds` — the exact screening of term rows (which rows of R can be skipped, the bounds of
   the rows computed, their growth with the drift of W), with the rounding slack of the computed products;
-* :class:`RLSITuning` — the numbers behind those decisions, one value passed to the learner (tests choose
-  code paths with ``BatchRLSI(...).with_tuning(...)``, not by changing module constants).
+* :class:`RLSITuning` — the numbers behind those decisions, one value the learner takes as its ``tuning``
+  parameter (tests and studies choose code paths with ``BatchRLSI(tuning=...)`` or ``.with_tuning(...)``, not by
+  changing module constants); it survives ``clone`` and a save and load.
 
 The placement contract. A placement of batch RLSI provides, in a fixed order of its blocks:
 
@@ -35,12 +36,17 @@ cross and R (agreement to rounding, 1e-10 in the tests).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 
+from ..errors import RLSIError
 from .penalties import SolverSettings
-__all__ = ["RLSIPolicy", "RLSITuning", "ScreeningBounds", "TUNING", "cold_work", "topic_max_iter"]
+from .sparsity import MAX_ROUNDS, SETTLED
+
+__all__ = ["RLSIPolicy", "RLSITuning", "ScreeningBounds", "TUNING", "TuningValue", "cold_work", "resolve_tuning",
+           "topic_max_iter"]
+
 
 def rounding_factor(n_terms, dtype):
     """``γ_{n+2} = (n+2)u / (1 − (n+2)u)`` for each count n of ``n_terms`` (u: the unit roundoff of
@@ -86,6 +92,10 @@ class RLSITuning:
     online_compact : OnlineRLSI with ξ > 1 and dense topics runs a mini-batch's embedded iterations on a
         compact copy of the rows they touch (:class:`rlsi.models.active_rows.CompactBatch`; the same numbers
         as the scattered path).
+    search_rounds, search_settled : the λ₁ search for ``target_terms_per_topic`` bisects at most
+        ``search_rounds`` times and stops when λ₁ moved by less than the factor ``search_settled`` since the
+        previous round (:func:`rlsi.models.sparsity.lambda1_for_terms_per_topic`; ``MAX_ROUNDS`` and ``SETTLED``
+        there say why).
     block_entries : entries of the batch steps' dense row blocks (:func:`rlsi.models.tasks.block_rows`;
         None: ``tasks.BLOCK_ENTRIES``, about 4M). The blocks' scratch and the memory estimate follow it; the
         results only through the block order of the sums of S and ``tr(Uᵀ D Vᵀ)`` (rounding: 9e-16 apart
@@ -98,15 +108,50 @@ class RLSITuning:
     cold_dense_sweeps: float | None = 10
     screen: bool = True
     online_compact: bool = True
+    search_rounds: int = MAX_ROUNDS
+    search_settled: float = SETTLED
     block_entries: int | None = None
 
     def but(self, **changes):
-        """A copy with ``changes``."""
+        """A copy with ``changes`` (RLSIError naming a field that does not exist)."""
+        unknown = sorted(set(changes) - {f.name for f in fields(self)})
+        if unknown:
+            raise RLSIError(f"tuning has no field {', '.join(map(repr, unknown))}; its fields are "
+                            f"{', '.join(f.name for f in fields(self))}")
         return replace(self, **changes)
+
+    def as_dict(self):
+        """The fields as a JSON object (how a saved model keeps its tuning)."""
+        return asdict(self)
+
+    def __rlsi_json__(self):
+        return self.as_dict()
 
 
 #: The tuning of every learner that is given none.
 TUNING = RLSITuning()
+
+
+def resolve_tuning(value):
+    """The :class:`RLSITuning` of a ``tuning`` parameter: None (the defaults), a tuning, or a mapping of some of
+    its fields (a saved model's, or ``{"screen": False}``)."""
+    if value is None:
+        return TUNING
+    if isinstance(value, RLSITuning):
+        return value
+    if isinstance(value, dict):
+        return TUNING.but(**value)
+    raise RLSIError(f"tuning={value!r} is not a tuning; give None, an RLSITuning or a dict of its fields")
+
+
+class TuningValue:
+    """The parameter constraint of ``tuning`` (:func:`resolve_tuning` accepts it)."""
+
+    def check(self, name, value):
+        try:
+            resolve_tuning(value)
+        except TypeError as exc:  # a field given a value of no use (e.g. a list where a number goes)
+            raise RLSIError(f"{name}={value!r}: {exc}") from None
 
 
 def cold_work(n_components, topic_sweeps, warm, tuning=TUNING):

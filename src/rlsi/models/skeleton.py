@@ -21,7 +21,8 @@ hook                                    what it returns / does
 ``_open_executor(X)``                   the executor (default: ``get_executor(self.executor)``, closed
                                         after the fit unless the user gave it); ``_close_executor``
 ``_fit_threads()``                      the thread context (default: ``compute_threads(self.n_jobs)``)
-``_alternate_options(problem)``         extra keywords of ``alternate`` (a callback, a resumed history)
+``_alternate_options(problem)``         extra keywords of ``alternate`` (a callback, a resumed history;
+                                        default: the problem's ``alternate_options()``, if it has one)
 ======================================  ============================================================
 
 and the two parameters of the stop rule are ``max_iter`` and the attribute named by ``_tol_param``
@@ -91,7 +92,10 @@ class AlternatingFit:
         return compute_threads(getattr(self, "n_jobs", None))
 
     def _alternate_options(self, problem):
-        return {}
+        """Extra keywords of ``alternate``: the problem's own (``problem.alternate_options()``: a placement that
+        records each iteration or resumes a fit), else none."""
+        own = getattr(problem, "alternate_options", None)
+        return dict(own()) if callable(own) else {}
 
     # ------------------------------------------------------------------ hooks every learner writes
     def _start(self, X, y, executor, **fit_params):

@@ -44,7 +44,7 @@ MAX_ROUNDS = 12
 ITERS_PER_ROUND = 3
 
 
-def _rows_of_R(D, rows, W):
+def rows_of_R(D, rows, W):
     """Rows ``rows`` of ``R = D W`` in float64 (the bisection's lasso rows), reading a float32 W as it is."""
     Ds = D[rows]
     return csr_dense_rows_f64(Ds, 0, Ds.shape[0], W)
@@ -61,7 +61,7 @@ def bisect_lambda1(D, W, target, *, rng, positive=False, sample_rows=SAMPLE_ROWS
     """The λ₁ whose U-step (for fixed W) gives about ``target`` terms per topic (log-scale bisection)."""
     M, K = D.shape[0], W.shape[1]
     rows = sample_term_rows(M, rng, sample_rows)
-    return bisect_rows(_rows_of_R(D, rows, W), steps.gram(W), target, scale=M / len(rows) / K,
+    return bisect_rows(rows_of_R(D, rows, W), steps.gram(W), target, scale=M / len(rows) / K,
                        positive=positive, max_iter=max_iter, tol=tol)
 
 

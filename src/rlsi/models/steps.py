@@ -15,7 +15,7 @@ V-step (Algorithm 3, and its ℓ1 / non-negative variants)::
 
 with ``Φᵀ = X U`` (N x K) computed from sparse X and sparse (or dense) U, by blocks of documents. The same
 function is the folding-in of new documents and queries (§7), for every model of this family and for
-:class:`rlsi.retrieval.topic.RidgeFolding`.
+:class:`rlsi.retrieval.topic.RidgeFolding` (:func:`fold_in`).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from numba import njit, prange
 
 from ..kernels.convert import csr_nbytes
 from ..kernels.products import csr_gram, sparse_plan
+from ..kernels.threads import compute_threads
 from . import tasks
 from .executor import get_executor
 from .penalties import SolverSettings
@@ -173,6 +174,21 @@ def update_doc_vectors(X, U, *, penalty, lam, settings=SolverSettings(), W_prev=
         S = stats.S if stats.S is not None else np.zeros((K, K))
         return W, stats.cross, S
     return W, stats.cross
+
+
+def fold_in(X, topics, *, penalty="l2", lam=1.0, max_iter=100, tol=1e-4, dtype=None, n_jobs=None,
+            executor=None):
+    """Topic vectors of the rows of X with the topics frozen: ``w = argmin ‖x − U w‖² + λ Q(w)``.
+
+    X : CSR (n_samples x n_features); topics : U (n_features x n_components), CSR or dense;
+    penalty : Q, a name of :data:`rlsi.models.penalties.PENALTIES` ("l2": the ridge projection
+    ``(UᵀU + λI)⁻¹ Uᵀ x``; "l1": the lasso of footnote 8). Returns W (n_samples x n_components) of
+    ``dtype`` (X's by default). A row without any known term gives a zero vector.
+    """
+    with compute_threads(n_jobs):  # BLAS on one thread: see kernels.blas_rows
+        W, _ = update_doc_vectors(X, topics, penalty=penalty, lam=lam, settings=SolverSettings(max_iter, tol),
+                                  dtype=dtype or X.dtype, executor=executor)
+    return W
 
 
 #: Rows per chunk of :func:`topic_change` (a few MB at K = 500).
