@@ -82,7 +82,7 @@ from ...errors import RLSIError
 from ...io import register
 from ..base import check_fitted
 from .batch import SparseTopicalCoding
-from .core import with_threads
+from .core import check_training_counts
 from .online import OnlineSTC
 
 HINGES = ("exact", "linearized")
@@ -356,30 +356,28 @@ class OnlineMedSTC(_MaxMarginMixin, OnlineSTC):
         self.lda_passes = lda_passes
         self.svm_codes = svm_codes
 
-    @with_threads
-    def fit(self, X, y=None):
-        self._validate_params()
-        from .core import check_training_counts
+    # ------------------------------------------------------------------ the streaming skeleton's hooks
+    def _check_stream_input(self, X, y):
         X = check_training_counts(self._check_X(X, reset=True))
         self.classes_, codes = encode_labels(y, X.shape[0])
         self.coef_ = np.zeros((len(self.classes_), self.n_components))
         self.n_train_ = X.shape[0]
-        self._start(X.shape[1], X, self._init_labels(codes))
-        self._epochs(X, codes)
-        return self._refit(X, codes)
+        return X, codes
 
-    @with_threads
-    def partial_fit(self, X, y=None, classes=None):
-        first = getattr(self, "components_", None) is None
+    def _check_partial_input(self, X, y, new, classes=None):
+        """The labels first (``classes`` is required on the first call unless y holds them all), then X."""
         n = X.shape[0]
-        if first:
+        if new:
             self.classes_, codes = encode_labels(y, n, classes)
             self.coef_ = np.zeros((len(self.classes_), self.n_components))
             self.n_train_ = 0
         else:
             _, codes = encode_labels(y, n, self.classes_)
         self.n_train_ += n
-        return super().partial_fit(X, codes)
+        return super()._check_partial_input(X, codes, new)[0], codes
+
+    def _end_stream(self, X, y):
+        self._refit(X, y)
 
     def _init_labels(self, codes):
         return codes if self.dictionary_init == "class" else None

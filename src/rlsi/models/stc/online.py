@@ -25,12 +25,14 @@ import scipy.sparse as sp
 
 from ..._params import BATCH_SIZE, LDA_PASSES, PASSES, Choice, Real
 from ...io import register
+from ...kernels.threads import numba_threads
+from ..streaming import StreamingFit
 from . import dictionary, kernels
-from .core import STCBase, check_counts, check_training_counts, log, with_threads
+from .core import STCBase, check_counts, check_training_counts, log
 
 
 @register("OnlineSTC")
-class OnlineSTC(STCBase):
+class OnlineSTC(StreamingFit, STCBase):
     """Online STC (``collapsed=True``: online collapsed STC). Parameters of :class:`STCBase` plus
 
     The defaults are the ``table2`` preset's (:mod:`rlsi.models.stc.settings`): the online STC + SVM row of
@@ -46,7 +48,8 @@ class OnlineSTC(STCBase):
         mini-batch in ``partial_fit``.
     lda_passes : int, default 10 — batch passes of that LDA fit (as in :class:`SparseTopicalCoding`).
 
-    ``partial_fit(X)`` takes one mini-batch (all of X). Attributes: ``components_``; ``n_batches_`` (t);
+    ``partial_fit(X)`` takes one mini-batch (all of X). ``fit`` and ``partial_fit`` are the streaming skeleton's
+    (:class:`rlsi.models.streaming.StreamingFit`). Attributes: ``components_``; ``n_batches_`` (t);
     ``n_docs_seen_``; ``word_code_sparsity_`` of the last mini-batch; ``n_iter_`` (epochs).
     """
 
@@ -93,49 +96,58 @@ class OnlineSTC(STCBase):
         self.n_docs_seen_ = 0
         self.n_iter_ = 0
 
-    @with_threads
-    def fit(self, X, y=None):
-        self._validate_params()
-        X = check_training_counts(self._check_X(X, reset=True))
-        self._start(X.shape[1], X)
-        self._epochs(X, None)  # unsupervised: y is ignored (scikit-learn's convention)
-        return self
+    # ------------------------------------------------------------------ the streaming skeleton's hooks
+    def _stream_threads(self):
+        return numba_threads(self.n_jobs)
 
-    def _epochs(self, X, y):
+    def _stream_started(self):
+        return getattr(self, "components_", None) is not None
+
+    def _stream_total(self, X):
+        return X.shape[0] * self.n_epochs
+
+    def _check_stream_input(self, X, y):
+        return check_training_counts(self._check_X(X, reset=True)), None  # unsupervised: y is ignored
+
+    def _check_partial_input(self, X, y, new):
+        if new:
+            return check_training_counts(self._check_X(X, reset=True)), y
+        return check_counts(self._check_X(X, reset=False)), y
+
+    def _start_stream(self, X, y, partial=False):
+        self._start(X.shape[1], X, self._init_labels(y))
+
+    def _mini_batches(self, X, y):
+        """Every pass shuffles the documents (``random_state``); the ``"mm"`` and ``"lbfgs"`` steps of ``fit`` keep the
+        dictionary as βᵀ = U · diag(c) (:class:`_LazyDictionary`) so that a small mini-batch costs O(K · its
+        vocabulary), not O(K · M): the blend (1 − α) β + α β̂ only rescales c and adds β̂ on the batch's terms
+        ("mm"), or rewrites the batch's terms ("lbfgs"). The projected step needs whole rows (the projection), so
+        it keeps the dense path."""
         rng = np.random.default_rng(self.random_state)
         t0 = time.perf_counter()
-        # "mm" and "lbfgs" steps: the dictionary is kept as βᵀ = U · diag(c) (see _LazyDictionary) so that a
-        # small mini-batch costs O(K · its vocabulary), not O(K · M): the blend (1 − α) β + α β̂ only rescales
-        # c and adds β̂ on the batch's terms ("mm"), or rewrites the batch's terms ("lbfgs"). The projected
-        # step needs whole rows (the projection), so it keeps the dense path.
-        lazy = None if self.dictionary_step == "projected" else _LazyDictionary(self.components_)
-        for epoch in range(self.n_epochs):
-            order = rng.permutation(X.shape[0])
-            for a in range(0, len(order), self.batch_size):
-                rows = np.sort(order[a:a + self.batch_size])
-                yb = None if y is None else y[rows]
-                if lazy is None:
-                    self._update(X[rows], yb)
-                else:
-                    self._update_lazy(lazy, X[rows], yb)
-            if lazy is not None:
-                self._set_components(lazy.dense())
-            self.n_iter_ += 1
-            if self.verbose:
-                log.info("%s epoch %d: %d mini-batches, word-code sparsity %.3f, %.1fs", type(self).__name__,
-                         epoch + 1, self.n_batches_, self.word_code_sparsity_, time.perf_counter() - t0)
+        self._lazy = None if self.dictionary_step == "projected" else _LazyDictionary(self.components_)
+        try:
+            for epoch in range(self.n_epochs):
+                order = rng.permutation(X.shape[0])
+                for a in range(0, len(order), self.batch_size):
+                    rows = np.sort(order[a:a + self.batch_size])
+                    yield X[rows], None if y is None else y[rows], len(rows)
+                if self._lazy is not None:
+                    self._set_components(self._lazy.dense())
+                self.n_iter_ += 1
+                if self.verbose:
+                    log.info("%s epoch %d: %d mini-batches, word-code sparsity %.3f, %.1fs", type(self).__name__,
+                             epoch + 1, self.n_batches_, self.word_code_sparsity_, time.perf_counter() - t0)
+        finally:
+            self._lazy = None
 
-    @with_threads
-    def partial_fit(self, X, y=None):
-        """One mini-batch update with all rows of X (Algorithm 1, lines 3–6)."""
-        if getattr(self, "components_", None) is None:
-            self._validate_params()
-            X = check_training_counts(self._check_X(X, reset=True))
-            self._start(X.shape[1], X, self._init_labels(y))
+    def _learn(self, X, y, fitting):
+        """One mini-batch update (Algorithm 1, lines 3–6): on ``fit``'s factored dictionary, or on β."""
+        lazy = getattr(self, "_lazy", None) if fitting else None
+        if lazy is None:
+            self._update(X, y)
         else:
-            X = check_counts(self._check_X(X, reset=False))
-        self._update(X, y)
-        return self
+            self._update_lazy(lazy, X, y)
 
     def _update(self, X, y):
         if self.dictionary_step == "lbfgs":
