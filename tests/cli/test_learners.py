@@ -124,3 +124,72 @@ def test_fit_refuses_an_option_the_learner_would_ignore(tmp_path, capsys, argv, 
     err = capsys.readouterr().err
     assert status == 2 and words in err and "would be ignored" in err and err.count("\n") == 1, err
     assert not (tmp_path / "m").exists()
+
+
+# ------------------------------------------------------------------ the STC family under rlsi fit
+def _build(argv):
+    args = build_parser().parse_args(argv)
+    return get_learner(args.model, args.command).build(args)
+
+
+def test_rlsi_fit_builds_every_stc_learner_as_fit_stc_does():
+    """``rlsi fit --model NAME`` and ``rlsi fit-stc --model NAME`` build the same estimator; the options rlsi fit
+    shares with RLSI (-k, --rho, --max-iter, --batch-size, --seed) keep the STC defaults where not written and
+    count where written, even at the RLSI default (-k 20, --rho 0)."""
+    for name in ("stc", "cstc", "ostc", "medstc", "omedstc"):
+        via_fit = _build(["fit", "c.jsonl", "-o", "out", "--model", name])
+        via_alias = _build(["fit-stc", "c.jsonl", "-o", "out", "--model", name])
+        assert type(via_fit) is type(via_alias) and via_fit.get_params() == via_alias.get_params(), name
+    model = _build(["fit", "c.jsonl", "-o", "out", "--model", "stc"])
+    assert model.n_components == 60 and model.rho == 0.01 and model.max_iter == 4
+    model = _build(["fit", "c.jsonl", "-o", "out", "--model", "stc", "-k", "20", "--rho", "0", "--max-iter=100",
+                    "--gam", "0.3", "--seed", "4"])
+    assert (model.n_components, model.rho, model.max_iter, model.gamma, model.random_state) == (20, 0.0, 100, 0.3, 4)
+    online = _build(["fit", "c.jsonl", "-o", "out", "--model", "ostc", "-k5", "--batch-size", "256"])
+    assert (online.n_components, online.batch_size) == (5, 256)
+
+
+def test_the_written_options_are_told_from_the_defaults():
+    args = build_parser().parse_args(["fit", "c.jsonl", "-o", "out", "-k7", "--lambda1=0.1", "--max-it", "3",
+                                      "--lambda2", "0.5"])
+    assert args.given_options == {"topics", "lambda1", "max_iter", "lambda2", "output"}
+    assert args.max_iter == 3 and args.lambda2 == 0.5
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--model", "stc", "--lambda1", "0.1"], "--model stc does not take --lambda1"),
+    (["--model", "rlsi", "--gamma", "0.1"], "--model rlsi does not take --gamma"),
+    (["--model", "ostc", "--online"], "--model ostc does not fit with --online"),
+    (["--model", "ostc", "--max-iter", "3"], "--model ostc does not take --max-iter"),
+    (["--model", "stc", "--delta", "3"], "--model stc does not take --delta"),
+    (["--online", "--max-iter", "100"], "--model rlsi --online does not take --max-iter"),
+])
+def test_rlsi_fit_refuses_what_a_learner_would_ignore_in_one_line(tmp_path, capsys, argv, words):
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"text": "alpha beta"}\n')
+    assert main(["fit", str(corpus), "-o", str(tmp_path / "m"), *argv]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and words in err[0] and err[0].startswith("rlsi: error:")
+    assert not (tmp_path / "m").exists()
+
+
+def test_rlsi_fit_model_stc_is_the_fit_of_fit_stc(tmp_path):
+    import json
+
+    import numpy as np
+
+    import rlsi.io
+
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(16)]
+    with open(tmp_path / "c.jsonl", "w") as f:
+        for i in range(60):
+            text = " ".join(rng.choice(words[:8] if i % 2 else words[8:], 20))
+            f.write(json.dumps({"text": text, "label": str(i % 2), "split": "train" if i < 45 else "test"}) + "\n")
+    common = [str(tmp_path / "c.jsonl"), "-k", "3", "--max-iter", "2", "--dictionary-init", "documents",
+              "--split-field", "split", "-q"]
+    assert main(["fit", *common, "-o", str(tmp_path / "a"), "--model", "medstc"]) == 0
+    assert main(["fit-stc", *common, "-o", str(tmp_path / "b"), "--model", "medstc"]) == 0
+    a, b = rlsi.io.load(tmp_path / "a")["model"], rlsi.io.load(tmp_path / "b")["model"]
+    assert type(a).__name__ == "MedSTC" and a.n_components == 3
+    np.testing.assert_array_equal(a.components_, b.components_)

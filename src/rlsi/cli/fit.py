@@ -1,5 +1,9 @@
 """``rlsi fit CORPUS -o MODEL_DIR``: vectorize a corpus and fit a topic model, then save both.
 
+``--model`` chooses among the learners of :mod:`rlsi.cli.learners`: RLSI (batch, ``--online``, on a Dask cluster
+or a device), the group models, and the STC family (``stc``, ``cstc``, ``ostc``, ``medstc``, ``omedstc``: fitted
+on word counts, :mod:`rlsi.cli.stc_fit`; ``rlsi fit-stc`` is the same under its older name).
+
 ``rlsi fit MORE --resume MODEL_DIR [-o OUT]`` continues the online model of MODEL_DIR (written by
 ``rlsi fit --online``, or the ``model/`` of ``rlsi track``) on more documents: they are streamed once, in
 order, in mini-batches of the model's size, through the saved vectorizer (new terms become new columns)
@@ -18,6 +22,7 @@ from ._dask import add_dask_arguments, fit_dask, fit_dask_files
 from ._online import add_online_arguments, fit_online_from_args, load_resumable, resume_online
 from .learners import (check_modes, check_not_empty, check_options, fit_modes, get_learner, learners, model_help,
                        option_adders, option_defaults, report_fit)
+from .stc_fit import fit_counts
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +64,8 @@ def run(args):
         _output.replacing_notice(output, quiet=args.quiet)
     if not args.resume:  # a resume goes on with the saved settings (documented): its options are not checked
         check_options(get_learner(args.model), args, args.option_defaults)
+        if get_learner(args.model).counts:
+            return _fit_counts(args, output)
     if args.matrix or not args.corpus:
         return _scale.fit_matrix(args, output)
     fields = _common.text_fields(args)
@@ -86,6 +93,19 @@ def run(args):
         model = fit_online_from_args(args, X, model=model) if args.online else model.fit(X, y)
     return report_fit(learner, output, {"model": model, "vectorizer": vectorizer}, X.shape[0], X.shape[1], start,
                       quiet=args.quiet, X=X)
+
+
+def _fit_counts(args, output):
+    """``--model stc|cstc|ostc|medstc|omedstc``: the word counts of one corpus file (:mod:`rlsi.cli.stc_fit`)."""
+    learner = get_learner(args.model)
+    check_modes(learner, fit_modes(args))
+    if len(args.corpus) != 1:
+        raise RLSIError(f"--model {learner.name} fits one corpus file; give one (got {len(args.corpus)})")
+    model = learner.build(args)  # options are checked before the corpus is read
+    start = time.perf_counter()
+    model, vectorizer, (n_docs, n_terms) = fit_counts(args, learner, model, args.corpus[0])
+    return report_fit(learner, output, {"model": model, "vectorizer": vectorizer}, n_docs, n_terms, start,
+                      quiet=args.quiet)
 
 
 def _resume(args, output, fields):

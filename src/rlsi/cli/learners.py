@@ -21,6 +21,7 @@ from ..errors import RLSIError
 from . import _common
 from ._online import online_model_from_args
 from .group import add_group_arguments, group_labels_from_args, group_model_from_args
+from .stc_fit import add_stc_arguments
 
 __all__ = ["Learner", "LEARNERS", "MODES", "register", "learners", "get_learner", "option_adders", "model_help",
            "fit_modes", "check_modes", "check_not_empty", "check_options", "option_defaults", "report_fit",
@@ -72,6 +73,8 @@ class Learner:
     stc_kind : ``(online, max_margin)`` of an STC learner (which ``rlsi fit-stc`` options it takes).
     takes : ``args -> set`` of the ``rlsi fit`` options (their dests) the learner reads besides the shared ones
         (:func:`check_options` refuses the others); None: not checked.
+    counts : fitted on the corpus's word counts (the STC family: :func:`rlsi.cli.stc_fit.fit_counts`), not on
+        tf-idf.
     """
 
     command: str
@@ -85,6 +88,7 @@ class Learner:
     summary: Callable = topic_model_summary
     stc_kind: tuple = (False, False)
     takes: Callable | None = None
+    counts: bool = False
 
     def targets(self, args, corpus):
         """``y`` of ``fit(X, y)``: the corpus's classes for a learner with ``labels``, else None."""
@@ -178,8 +182,9 @@ def check_options(learner, args, defaults):
     if learner.takes is None:
         return
     takes = learner.takes(args) | _FIT_SHARED
+    written = getattr(args, "given_options", None)  # the options on the command line (rlsi.cli.main)
     for dest, (option, default) in defaults.items():
-        given = hasattr(args, dest) and getattr(args, dest) != default
+        given = dest in written if written is not None else hasattr(args, dest) and getattr(args, dest) != default
         if dest in takes or not given or dest in ("quiet", "sub_verbose", "verbose", "help"):
             continue
         online = getattr(args, "online", False)
@@ -286,7 +291,7 @@ STC_OPTIONS = {"--max-iter": ("max_iter", lambda online, mm: not online),
 def _check_stc_options(name, online, max_margin, args, dictionary_init):
     """RLSIError naming the first option given on the command line that ``--model name`` does not take."""
     for option, (attr, applies) in STC_OPTIONS.items():
-        if getattr(args, attr, None) is not None and not applies(online, max_margin):
+        if _given(args, attr) is not None and not applies(online, max_margin):
             able = [n for (cmd, n), lrn in LEARNERS.items() if cmd == "fit-stc" and applies(*lrn.stc_kind)]
             raise RLSIError(f"--model {name} does not take {option}: it applies to --model {' / '.join(able)}; "
                             f"drop it")
@@ -296,19 +301,36 @@ def _check_stc_options(name, online, max_margin, args, dictionary_init):
                         f"--dictionary-init lda")
 
 
+def _given(args, dest):
+    """The value of option ``dest`` when the command line gave it, else None. ``rlsi fit`` shares -k, --rho,
+    --max-iter, --batch-size and --seed with the RLSI learners, whose defaults are theirs, not STC's: an STC
+    learner reads those only where they are written (``given_options``: :mod:`rlsi.cli.main`); the options of
+    ``rlsi fit-stc`` all default to None."""
+    written = getattr(args, "given_options", None)
+    if getattr(args, "command", None) == "fit" and written is not None and dest not in written:
+        return None
+    return getattr(args, dest, None)
+
+
 def _stc_builder(name, class_name, extra, online, max_margin):
     """``build`` of an STC learner: the estimator ``class_name`` of :mod:`rlsi.models.stc` from the options (the
     ``--settings`` preset first, then every option given on the command line; the rest the class's defaults).
-    An option that does not apply to the learner is refused (:data:`STC_OPTIONS`)."""
+    An option that does not apply to the learner is refused (:data:`STC_OPTIONS`). The option -> parameter
+    map: -k (``rlsi fit-stc``: --n-components) -> n_components, --lam/--gamma/--rho/--eps -> lam/gamma/rho/eps,
+    --dictionary-step/--dictionary-init/--lda-passes -> the same names, --max-iter -> max_iter (batch),
+    --epochs/--batch-size/--tau0 -> n_epochs/batch_size/tau0 (online), --delta/--C/--hinge/--refit-C/--svm-codes
+    -> delta/C/hinge/refit_C/svm_codes (max-margin), --seed -> random_state, --jobs -> n_jobs."""
     def build(args):
         from ..models import stc
         from ..models.stc.settings import stc_params
 
         cls = getattr(stc, class_name)
-        given = dict(n_components=args.n_components, lam=args.lam, gamma=args.gamma, rho=args.rho, eps=args.eps,
-                     dictionary_step=args.dictionary_step, dictionary_init=args.dictionary_init)
+        k = _given(args, "n_components") if hasattr(args, "n_components") else _given(args, "topics")
+        given = dict(n_components=k, lam=args.lam, gamma=args.gamma, rho=_given(args, "rho"), eps=args.eps,
+                     dictionary_step=args.dictionary_step, dictionary_init=args.dictionary_init,
+                     random_state=_given(args, "seed"))
         if not online:
-            given["max_iter"] = args.max_iter
+            given["max_iter"] = _given(args, "max_iter")
         if max_margin:
             given.update(delta=args.delta, C=args.C, hinge=args.hinge)
         kw = stc_params(args.settings, cls) if args.settings else {}
@@ -322,7 +344,7 @@ def _stc_builder(name, class_name, extra, online, max_margin):
         kw.update(n_jobs=args.jobs, verbose=0 if args.quiet else 1, **extra)
         optional = {"lda_passes": args.lda_passes}
         if online:
-            optional.update(n_epochs=args.epochs, batch_size=args.batch_size, tau0=args.tau0)
+            optional.update(n_epochs=args.epochs, batch_size=_given(args, "batch_size"), tau0=args.tau0)
             if max_margin:
                 optional["svm_codes"] = args.svm_codes
         if max_margin:
@@ -338,8 +360,21 @@ _STC = (("stc", "SparseTopicalCoding", False, False, {}),
         ("ostc", "OnlineSTC", True, False, {}),
         ("medstc", "MedSTC", False, True, {}),
         ("omedstc", "OnlineMedSTC", True, True, {}))
-for _name, _cls, _online, _max_margin, _extra in _STC:
-    register(Learner("fit-stc", _name, _cls + (" (collapsed)" if _extra else ""),
-                     _stc_builder(_name, _cls, _extra, _online, _max_margin),
-                     labels=stc_labels if _max_margin else None, summary=coding_summary,
-                     stc_kind=(_online, _max_margin)))
+#: The ``rlsi fit`` options (dests) every STC learner reads, and those of some only (:data:`STC_OPTIONS`).
+_STC_TAKES = frozenset({"topics", "rho", "settings", "lam", "gamma", "eps", "dictionary_step", "dictionary_init",
+                        "lda_passes", "split_field", "train_split"})
+
+
+def _stc_takes(online, max_margin):
+    only = {attr for attr, applies in STC_OPTIONS.values() if applies(online, max_margin)}
+    return _STC_TAKES | only | ({"label_field"} if max_margin else set()) | ({"epochs"} if online else set())
+
+
+for _command in ("fit", "fit-stc"):  # rlsi fit-stc: the same learners under the older command
+    for _name, _cls, _online, _max_margin, _extra in _STC:
+        register(Learner(_command, _name, _cls + (" (collapsed)" if _extra else ""),
+                         _stc_builder(_name, _cls, _extra, _online, _max_margin),
+                         options=(add_stc_arguments,) if _command == "fit" else (),
+                         labels=stc_labels if _max_margin else None, summary=coding_summary,
+                         stc_kind=(_online, _max_margin), counts=True,
+                         takes=lambda args, _o=_online, _m=_max_margin: _stc_takes(_o, _m)))

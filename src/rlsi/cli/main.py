@@ -86,12 +86,34 @@ class Parser(argparse.ArgumentParser):
 
     def parse_known_args(self, args=None, namespace=None):
         namespace, extras = super().parse_known_args(args, namespace)
-        if extras and self.prog == "rlsi":  # the top parser: name the sub-command's parser and suggest
+        if self.prog == "rlsi":
             leaf = _leaf_parser(self, namespace)
-            hints = "".join(_did_you_mean(x.split("=", 1)[0], _option_strings(leaf))
-                            for x in extras if x.startswith("-"))
-            leaf.error(f"unrecognized arguments: {' '.join(extras)}{hints}")
+            if extras:  # the top parser: name the sub-command's parser and suggest
+                hints = "".join(_did_you_mean(x.split("=", 1)[0], _option_strings(leaf))
+                                for x in extras if x.startswith("-"))
+                leaf.error(f"unrecognized arguments: {' '.join(extras)}{hints}")
+            namespace.given_options = _written(leaf, sys.argv[1:] if args is None else list(args))
         return namespace, extras
+
+
+def _written(parser, tokens):
+    """The dests of ``parser``'s options written in ``tokens`` (``--opt v``, ``--opt=v``, ``-k5``, or a prefix of a
+    long option as argparse takes it): what a learner reading a shared option tells apart from its default."""
+    strings = parser._option_string_actions
+    written = set()
+    for token in tokens:
+        if token == "--":
+            break
+        if not token.startswith("-") or token == "-":
+            continue
+        name = token.split("=", 1)[0]
+        action = strings.get(name) or (strings.get(name[:2]) if not name.startswith("--") else None)
+        if action is None and name.startswith("--"):
+            close = [s for s in strings if s.startswith(name)]
+            action = strings[close[0]] if len(close) == 1 else None
+        if action is not None:
+            written.add(action.dest)
+    return frozenset(written)
 
 
 def _did_you_mean(word, candidates):
