@@ -98,15 +98,21 @@ def test_the_cli_modules_import_each_other_without_a_loop():
     assert "rlsi.cli.fit" not in graph["rlsi.cli.scale"]
 
 
-def test_the_dask_placement_keeps_the_local_parameters_and_refuses_what_it_cannot_run():
+def test_the_dask_placement_keeps_the_local_estimator_and_refuses_what_it_cannot_run():
+    pytest.importorskip("distributed")
     from rlsi.cli._dask import dask_placement
+    from rlsi.distributed.placement import DaskPlacement
     from rlsi.models import BatchRLSI, OnlineRLSI
 
+    args = argparse.Namespace(checkpoint_dir="ck", resume_checkpoint=True)
+    batch, unit = dask_placement(BatchRLSI(3, lambda1=0.2, random_state=1, n_jobs=2), None, args)
+    assert (type(batch).__name__, unit, batch.lambda1, batch.random_state) == ("BatchRLSI", "iteration", 0.2, 1)
+    assert isinstance(batch.placement, DaskPlacement) and batch.placement.task_threads == 2
+    assert (batch.placement.checkpoint_dir, batch.placement.resume) == ("ck", True)
     args = argparse.Namespace(checkpoint_dir=None, resume_checkpoint=False)
-    batch, unit = dask_placement(BatchRLSI(3, lambda1=0.2, random_state=1), None, args)
-    assert (type(batch).__name__, unit, batch.lambda1, batch.random_state) == ("DaskRLSI", "iteration", 0.2, 1)
     online, unit = dask_placement(OnlineRLSI(3, batch_size=7), None, args)
-    assert (type(online).__name__, unit, online.batch_size) == ("DaskOnlineRLSI", "mini-batch", 7)
+    assert (type(online).__name__, unit, online.batch_size) == ("OnlineRLSI", "mini-batch", 7)
+    assert isinstance(online.placement, DaskPlacement)
     with pytest.raises(RLSIError, match="does not take device"):
         dask_placement(BatchRLSI(3, device="cuda"), None, args)
     with pytest.raises(RLSIError, match="apply to the batch fit"):

@@ -3,10 +3,10 @@
 ``add_dask_arguments(parser)`` adds ``--backend {local,dask}``, ``--workers N`` (a loopback LocalCluster
 started for the fit, the default), ``--scheduler tcp://HOST:PORT`` (an existing cluster),
 ``--scheduler-timeout``, ``--checkpoint-dir`` and ``--resume-checkpoint``; ``fit_dask(args, X, model)``
-fits the local estimator's Dask placement (:class:`rlsi.distributed.DaskRLSI` for a BatchRLSI,
-:class:`~rlsi.distributed.DaskOnlineRLSI` for an OnlineRLSI) with the same parameters, prints the cluster
-(and its dashboard when it has one) and the bytes moved per iteration, and returns the equivalent local model — so the model directory is the one a local fit
-writes. ``fit_dask_files(args, paths, fields, model)`` is the batch fit of several corpus files, read and
+fits the local estimator (BatchRLSI or OnlineRLSI) on the cluster — its ``placement`` the library's Dask
+placement (``get_placement("dask", client=...)``), its parameters unchanged — prints the cluster (and its
+dashboard when it has one) and the bytes moved per iteration, and returns it with the local placement again,
+so the model directory is the one a local fit writes. ``fit_dask_files(args, paths, fields, model)`` is the batch fit of several corpus files, read and
 vectorized on the workers (:func:`rlsi.distributed.vectorize_files`): the client never holds the
 documents nor X.
 """
@@ -95,26 +95,22 @@ def check_scheduler(address):
 
 
 def dask_placement(model, client, args):
-    """The Dask placement of the local estimator ``model`` (BatchRLSI or OnlineRLSI): the same parameters;
-    a parameter the Dask learner does not have (``executor``, ``device``) must keep its local default."""
-    from ..distributed import DaskOnlineRLSI, DaskRLSI
+    """``model`` (a local BatchRLSI or OnlineRLSI, unfitted) placed on the cluster of ``client``: the library
+    turns ``--backend dask`` into its Dask placement (``rlsi.models.placement.get_placement("dask", ...)``:
+    :class:`rlsi.distributed.DaskPlacement`), the estimator and its parameters stay the same. Returns
+    ``(model, unit of the bytes-moved report)``; the options the Dask fit cannot run are refused first."""
     from ..models.online import OnlineRLSI
+    from ..models.placement import get_placement
 
     online = isinstance(model, OnlineRLSI)
     if online and (args.checkpoint_dir or args.resume_checkpoint):
         raise RLSIError("--checkpoint-dir and --resume-checkpoint apply to the batch fit; drop them or --online")
-    cls = DaskOnlineRLSI if online else DaskRLSI
-    accepted = set(cls._get_param_names())
-    local_defaults = type(model)().get_params(deep=False)
-    params = model.get_params(deep=False)
-    changed = sorted(k for k in set(params) - accepted if params[k] != local_defaults[k])
-    if changed:
-        raise RLSIError(f"--backend dask does not take {', '.join(changed)}: drop it or fit on this machine")
-    params = {k: v for k, v in params.items() if k in accepted}
-    if online:
-        return cls(**params, client=client), "mini-batch"
-    return cls(**params, client=client, checkpoint_dir=args.checkpoint_dir, resume=args.resume_checkpoint), \
-        "iteration"
+    if getattr(model, "device", "cpu") not in (None, "cpu"):
+        raise RLSIError(f"--backend dask does not take device={model.device!r}: the cluster's workers fit on their "
+                        f"hosts; drop --device or fit on this machine")
+    where = {} if online else dict(checkpoint_dir=args.checkpoint_dir, resume=bool(args.resume_checkpoint))
+    placement = get_placement("dask", client=client, task_threads=model.n_jobs, **where)
+    return model.set_params(placement=placement), "mini-batch" if online else "iteration"
 
 
 @contextlib.contextmanager
@@ -163,12 +159,13 @@ def fit_dask(args, X, model):
     with interruptible(), lost_cluster_errors():
         handle = _open(args)
         try:
-            dask_model, unit = dask_placement(model, handle.client, args)
-            dask_model.fit(X)
+            model, unit = dask_placement(model, handle.client, args)
+            model.fit(X)
         finally:
             handle.close()
-    _report(args, dask_model, unit)
-    return dask_model.to_local()
+            model.set_params(placement=None)  # saved and used afterwards in this process
+    _report(args, model, unit)
+    return model
 
 
 def fit_dask_files(args, paths, fields, model):
@@ -188,7 +185,7 @@ def fit_dask_files(args, paths, fields, model):
 
     check_distinct_files(paths)
     check_where(args)
-    dask_model, unit = dask_placement(model, None, args)  # options fail before the cluster starts
+    dask_placement(model, None, args)  # options fail before the cluster starts
     vectorizer = make_vectorizer(args)
     from ..distributed.cluster import lost_cluster_errors
 
@@ -199,9 +196,11 @@ def fit_dask_files(args, paths, fields, model):
             log.info("vectorized %d documents x %d terms (%d non-zeros) on the workers, %d file(s)",
                      *matrix.shape, matrix.nnz, len(paths))
             check_learnable(matrix, matrix.shape[0])
-            dask_model.set_params(client=handle.client).fit(matrix)
+            model, unit = dask_placement(model, handle.client, args)
+            model.fit(matrix)
             matrix.release()
         finally:
             handle.close()
-    _report(args, dask_model, unit)
-    return dask_model.to_local(), matrix.vectorizer, matrix.shape
+            model.set_params(placement=None)  # saved and used afterwards in this process
+    _report(args, model, unit)
+    return model, matrix.vectorizer, matrix.shape

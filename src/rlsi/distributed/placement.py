@@ -341,4 +341,4 @@ class DaskPlacement(Placement):
 
 
 register_placement("dask", lambda name, executor=None, **options: DaskPlacement(
-    executor=executor if isinstance(executor, DaskExecutor) else None))
+    executor=executor if isinstance(executor, DaskExecutor) else None, **options))
