@@ -16,7 +16,7 @@ from rlsi.errors import RLSIError
 from rlsi.models import placement as placement_mod
 from rlsi.models import steps
 from rlsi.models.host_stream import HostStream
-from rlsi.models.local import RLSIProblem
+from rlsi.models.local import LocalCorpus, RLSIProblem
 from rlsi.models.placement import Placement, PlacedCorpus, PlacedProblem, get_placement, register_placement
 from rlsi.models.seeding import seed_topics
 from rlsi.models.sparsity import rows_of_R
@@ -25,27 +25,15 @@ from rlsi.models.spec import RLSISpec
 from conftest import planted_corpus
 
 
-class ShardCorpus:
-    """The documents in row shards (a stand-in for documents held elsewhere); the start's primitives run shard
-    by shard, the problem on the whole (the local one)."""
+class ShardCorpus(LocalCorpus):
+    """The documents in row shards (a stand-in for documents held elsewhere): the start's primitives run shard
+    by shard where they can and are recorded; X's norm, D = Xᵀ and the problem are the local corpus's."""
 
     def __init__(self, X, n_shards, calls):
-        self.X = X
-        self.shape, self.dtype = X.shape, X.dtype
+        super().__init__(X)
         bounds = np.linspace(0, X.shape[0], n_shards + 1).astype(int)
         self.shards = [X[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
         self.calls = calls
-        self._D = None
-
-    @property
-    def D(self):
-        if self._D is None:
-            self._D = self.X.T.tocsr()
-        return self._D
-
-    def x_sqnorm(self):
-        self.calls.append("x_sqnorm")
-        return np.square(self.X.data, dtype=np.float64).sum()
 
     def seed_topics(self, k, rng):
         self.calls.append("seed_topics")
@@ -58,9 +46,6 @@ class ShardCorpus:
                                                    settings=spec.inner_settings(), dtype=S.dtype)[0]
                           for S in self.shards])
 
-    def place(self, W):
-        return W
-
     def search_rows(self, W, rows):
         self.calls.append("search_rows")
         return rows_of_R(self.D, rows, W), steps.gram(W)
@@ -68,9 +53,6 @@ class ShardCorpus:
     def problem(self, W, lam, spec):
         self.calls.append("problem")
         return RLSIProblem.of_spec(self.X, W, lam, spec, D=self.D)
-
-    def resume(self, spec):
-        return None
 
 
 class CountingStream(HostStream):

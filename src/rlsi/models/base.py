@@ -26,7 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
-from .._params import validate_parameters
+from .._params import parameter_constraints, validate_parameters
 from .._validation import check_matrix
 from ..errors import NotFittedError, RLSIError
 
@@ -185,8 +185,12 @@ class TopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
 
     @classmethod
     def _params_from_state(cls, params):
-        """The constructor's keywords from a saved model's JSON parameters (a class whose parameter is a value
-        saved as JSON makes it again here)."""
+        """The constructor's keywords from a saved model's JSON parameters: a parameter whose constraint has a
+        ``from_json`` (a value saved as JSON, such as a tuning) is made again by it."""
+        params = dict(params)
+        for name, constraint in parameter_constraints(cls).items():
+            if name in params and callable(getattr(constraint, "from_json", None)):
+                params[name] = constraint.from_json(params[name])
         return params
 
     def _after_load(self):

@@ -278,13 +278,6 @@ class GroupRLSI(GroupModel):
         self.verbose = verbose
         self.tuning = tuning
 
-    @classmethod
-    def _params_from_state(cls, params):
-        params = dict(params)
-        if isinstance(params.get("tuning"), dict):
-            params["tuning"] = resolve_tuning(params["tuning"])
-        return params
-
     @property
     def _fold_penalty(self):
         return self.doc_penalty

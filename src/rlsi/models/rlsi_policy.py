@@ -166,6 +166,11 @@ def resolve_tuning(value):
 class TuningValue:
     """The parameter constraint of ``tuning`` (:func:`resolve_tuning` accepts it)."""
 
+    @staticmethod
+    def from_json(value):
+        """A saved model's tuning (a dict of the fields it changed) made again."""
+        return resolve_tuning(value) if isinstance(value, dict) else value
+
     def check(self, name, value):
         try:
             resolve_tuning(value)

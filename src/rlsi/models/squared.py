@@ -67,13 +67,6 @@ class SquaredLossModel(TopicModel):
         return resolve_placement(getattr(self, "placement", None), getattr(self, "device", None),
                                  executor=getattr(self, "executor", None))
 
-    @classmethod
-    def _params_from_state(cls, params):
-        params = dict(params)
-        if isinstance(params.get("tuning"), dict):
-            params["tuning"] = resolve_tuning(params["tuning"])
-        return params
-
     def _fold_in(self, X):
         """``w = argmin ‖x − U w‖² + λ₂ Q(w)`` for each row of X (:func:`rlsi.models.steps.fold_in`, where the
         model's placement folds in): the ridge projection ``(UᵀU + λ₂I)⁻¹ Uᵀ x`` for ℓ2 documents, the lasso for
