@@ -373,9 +373,9 @@ class LiveIndex(IndexReader):
         self._swap(manifest, new_views, live["generation"] + 1)
 
     def _topic_dtype(self):
-        from ..searcher import _params_from_state
+        from ..searcher_state import params_from_state
 
-        return _params_from_state(self._manifest["live"]["params"])["dtype"]
+        return params_from_state(self._manifest["live"]["params"])["dtype"]
 
     # ------------------------------------------------------------------ model versions
     def update_model(self, model, vectorizer=None, *, background=False, refold=True, info=None):

@@ -68,9 +68,9 @@ class IndexReader:
         live = manifest["live"]
         vocab = Vocabulary.load(self.path, live["vocabulary"], f"{self.path}: vocabulary")
         params = live["params"]
-        from ..searcher import _params_from_state
+        from ..searcher_state import params_from_state
 
-        checked = _params_from_state(params)
+        checked = params_from_state(params)
         models = {}
         for key in ("model_version", "pending_version"):
             v = live[key]
@@ -168,9 +168,9 @@ class IndexReader:
     @property
     def fold_lambda2(self):
         """The folding-in of documents and queries (:class:`~rlsi.retrieval.Searcher`'s ``fold_lambda2``)."""
-        from ..searcher import _params_from_state
+        from ..searcher_state import params_from_state
 
-        return _params_from_state(self._manifest["live"]["params"])["fold_lambda2"]
+        return params_from_state(self._manifest["live"]["params"])["fold_lambda2"]
 
     @property
     def term_model(self):
