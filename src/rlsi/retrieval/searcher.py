@@ -235,7 +235,8 @@ class Searcher:
         from .build import DEFAULT_BLOCK_ROWS, index_matrix
 
         if not isinstance(matrix, CorpusMatrix):
-            matrix = load_matrix(matrix, vectorizer=vectorizer is None)
+            # every checksum, memory-mapped arrays included: the build reads every page anyway
+            matrix = load_matrix(matrix, vectorizer=vectorizer is None, verify=True)
         if vectorizer is None:
             vectorizer = matrix.vectorizer
         if vectorizer is not None:

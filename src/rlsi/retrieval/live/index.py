@@ -191,7 +191,7 @@ class LiveIndex(IndexReader):
         from ..build import _row_slice
 
         if not isinstance(matrix, CorpusMatrix):
-            matrix = load_matrix(matrix, vectorizer=False)
+            matrix = load_matrix(matrix, vectorizer=False, verify=True)  # every page is read anyway
         X, C = matrix.X, matrix.count_matrix()
         n = X.shape[0]
         start, stop = (0, n) if rows is None else (max(0, int(rows[0])), min(n, int(rows[1])))
