@@ -226,3 +226,17 @@ class IndexReader:
         s = self._snapshot
         return (f"{type(self).__name__}({str(self.path)!r}, generation={s.generation}, documents={s.n_docs}, "
                 f"segments={s.n_segments}, model_version={s.model_version})")
+
+
+def check_live_folder(path) -> str:
+    """Open the live index at ``path`` at its last committed generation, which verifies every segment file
+    against its checksum and checks it as untrusted input (ModelFormatError naming the file), and say in
+    a phrase what it holds (for ``rlsi check``)."""
+    with IndexReader.open(path) as reader:
+        stats = reader.stats()
+    segs = stats["segments"]
+    deleted = sum(s["deleted"] for s in segs)
+    plural = "s" if len(segs) != 1 else ""
+    return (f"generation {stats['generation']}: {len(segs)} segment{plural} of {stats['documents']} live documents "
+            f"({deleted} deleted) open and match their checksums")
+
