@@ -55,20 +55,20 @@ def split_terms(X, rng):
     return tuple(halves)
 
 
-def completion_score(model, X1, X2):
+def completion_score(model, X1, X2, chunk_entries=CHUNK_ENTRIES):
     """``(completion, standard error)`` of a fitted model on the halves X1 (shown) and X2 (scored): the
     pooled ratio of the module docstring."""
-    errors, norms = completion_errors(model, X1, X2)
+    errors, norms = completion_errors(model, X1, X2, chunk_entries)
     ratio = errors.sum() / norms.sum()
     n = errors.size
     se = np.sqrt(np.sum((errors - ratio * norms) ** 2) * n / (n - 1)) / norms.sum() if n > 1 else np.nan
     return float(1.0 - ratio), float(se)
 
 
-def completion_errors(model, X1, X2):
+def completion_errors(model, X1, X2, chunk_entries=CHUNK_ENTRIES):
     """``(errors, norms)`` per document whose halves X1 and X2 are both non-empty: the squared error of the
     prediction of x₂ on the terms outside x₁, and ``‖x₂‖²`` (module docstring). ``model``: fitted, with
-    ``transform`` and ``components_`` (K x M)."""
+    ``transform`` and ``components_`` (K x M); ``chunk_entries``: see :data:`CHUNK_ENTRIES`."""
     X1, X2 = sp.csr_matrix(X1, dtype=np.float64), sp.csr_matrix(X2, dtype=np.float64)
     if X1.shape != X2.shape:
         raise RLSIError(f"the two halves differ in shape: {X1.shape} and {X2.shape}")
@@ -82,17 +82,17 @@ def completion_errors(model, X1, X2):
     G = (C @ C.T).toarray()
     predicted_sq = np.einsum("dk,kl,dl->d", W, G, W)                     # ‖x̂‖² over the vocabulary
     cross = np.einsum("dk,dk->d", np.asarray((X2 @ C.T).todense()), W)   # x₂ · x̂ (x₂ lies outside x₁)
-    shown_sq = _shown_sq(W, C, X1)                                        # ‖x̂‖² on the terms of x₁
+    shown_sq = _shown_sq(W, C, X1, chunk_entries)                                        # ‖x̂‖² on the terms of x₁
     x2_sq = np.asarray(X2.multiply(X2).sum(axis=1)).ravel()
     return x2_sq - 2.0 * cross + (predicted_sq - shown_sq), x2_sq
 
 
-def _shown_sq(W, C, X1):
+def _shown_sq(W, C, X1, chunk_entries):
     """Σ over the terms j of each document's first half of ``x̂_j²``, ``x̂_j = w · U[:, j]``."""
     Ct = C.T.tocsr()  # terms x topics
     doc = np.repeat(np.arange(X1.shape[0]), np.diff(X1.indptr))
     out = np.zeros(X1.shape[0])
-    step = max(1, CHUNK_ENTRIES // max(W.shape[1], 1))
+    step = max(1, chunk_entries // max(W.shape[1], 1))
     for start in range(0, X1.nnz, step):
         terms = X1.indices[start:start + step]
         values = np.einsum("pk,pk->p", W[doc[start:start + step]], Ct[terms].toarray())
