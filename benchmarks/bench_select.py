@@ -55,7 +55,7 @@ def cost(X, topics, lambdas):
     result = rlsi.select(X, topics=topics, lambda1=lambdas, random_state=0)
     select_cpu = time.process_time() - cpu
     harness.log(f"select: {result.seconds:.1f} s ({select_cpu:.1f} s CPU), {result.seconds / cold:.2f} x the cold fit "
-                f"(load {harness.loadavg()})")
+                f"(load {harness.loadavg():.2f})")
     return (cold, cold_cpu), ref.n_iter_, (result, select_cpu)
 
 
@@ -88,7 +88,7 @@ def main(argv=None):
     harness.log(f"20 Newsgroups train, first {X.shape[0]}: {X.shape[0]} x {X.shape[1]}")
     rlsi.BatchRLSI(5, lambda1=0.1, lambda2=1.0, max_iter=2, random_state=0).fit(X[:200])  # compile the kernels
     (cold, cold_cpu), cold_iter, (result, select_cpu) = cost(X, topics, lambdas)
-    load_after = harness.loadavg()
+    load_after = f"{harness.loadavg():.2f}"
     checks = cross_check([int(v) for v in args.true_k.split(",")], lambdas)
     path_seconds = sum(r["seconds"] for r in result.rows)
     lines = ["# Choosing K and λ1: the cost of the path and the recommendation on known K", "",
