@@ -35,7 +35,8 @@ def register(sub):
                                    "acknowledged after their commit (durable). A model folder without documents "
                                    "becomes an empty live index that POST /documents fills. Without a folder: a "
                                    "demo of the MED abstracts shipped with rlsi. SIGTERM or Ctrl-C stops it "
-                                   "cleanly. Needs FastAPI and uvicorn: pip install \"rlsi[serve]\".")
+                                   "cleanly; -v logs every request. Needs FastAPI and uvicorn: pip install "
+                                   "\"rlsi[serve]\".")
     p.add_argument("index", nargs="?", metavar="INDEX_OR_MODEL",
                    help="live index or model folder (default: a demo of the MED abstracts, in a temporary folder)")
     p.add_argument("--host", default=SERVE_HOST,
@@ -49,16 +50,13 @@ def register(sub):
     p.add_argument("--corpus", metavar="FILE",
                    help="the documents' texts (JSON lines), for the titles and snippets of documents indexed "
                         "without the server (rlsi index --live --corpus); the topic explorer shows them too")
-    p.add_argument("--text-fields", default="title,text",
-                   help="comma-separated JSON fields joined as a document's text (default title,text)")
+    p.add_argument("--text-fields", default="title,text", help="JSON fields joined as a document's text (title,text)")
     g = p.add_argument_group("limits")
-    g.add_argument("--max-k", type=_count, default=max_k, help=f"results of one search (default {max_k})")
-    g.add_argument("--max-query", type=_count, default=max_query,
-                   help=f"characters of one query (default {max_query:,})")
-    g.add_argument("--max-batch", type=_count, default=max_batch,
-                   help=f"documents of one POST /documents (default {max_batch:,})")
-    g.add_argument("--max-body-mb", type=_count, default=max_body_mb,
-                   help=f"MiB of one request body (default {max_body_mb})")
+    for flag, default, what in (("--max-k", max_k, "results of one search"),
+                                ("--max-query", max_query, "characters of one query"),
+                                ("--max-batch", max_batch, "documents of one POST /documents"),
+                                ("--max-body-mb", max_body_mb, "MiB of one request body")):
+        g.add_argument(flag, type=_count, default=default, metavar="N", help=f"{what} (default {default:,})")
     p.set_defaults(func=run)
 
 

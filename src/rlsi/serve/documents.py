@@ -10,8 +10,7 @@ the document (``document 3``: the third of the list, or the third non-blank line
 
 from __future__ import annotations
 
-import json
-
+from ..io.safety import json_or_problem
 from ..text.corpus import record_text
 from ..text.ids import check_id
 from .errors import BadRequest
@@ -20,13 +19,10 @@ __all__ = ["parse_documents"]
 
 
 def _loads(text, where):
-    try:
-        return json.loads(text)
-    except RecursionError:
-        raise BadRequest(f"{where}: not valid JSON (nested too deeply)") from None
-    except ValueError as exc:  # JSONDecodeError, or an integer with too many digits
-        raise BadRequest(f"{where}: not valid JSON ({getattr(exc, 'msg', None) or ' '.join(str(exc).split())})"
-                         ) from None
+    obj, problem = json_or_problem(text)
+    if problem is not None:
+        raise BadRequest(f"{where}: {problem}")
+    return obj
 
 
 def _objects(text):

@@ -79,7 +79,8 @@ class SearchService:
         self.writer = self.store = self._refresher = None
         self._stop = threading.Event()
         self._closed = False
-        self._cache_lock = threading.Lock()
+        self._terms_lock = threading.Lock()  # held for a dict look-up: searches never wait on a build
+        self._explorer_lock = threading.Lock()  # held while the explorer page is built
         self._topic_terms = {}  # model version -> per topic [(term, weight)]
         self._explorer = {}  # model version -> HTML
         try:
@@ -126,7 +127,7 @@ class SearchService:
         mv = snap.model
         if mv is None:
             return []
-        with self._cache_lock:
+        with self._terms_lock:
             terms = self._topic_terms.get(mv.version)
         if terms is None:
             import numpy as np
@@ -137,7 +138,7 @@ class SearchService:
             names = (mv.vectorizer.get_feature_names_out() if mv.vectorizer is not None
                      else np.arange(comps.shape[1]).astype(str))
             terms = top_terms_with_weights(comps, names, n=MAX_TOPIC_TERMS)
-            with self._cache_lock:
+            with self._terms_lock:
                 self._topic_terms = {mv.version: terms}  # the versions served before are dropped
         return terms
 
@@ -221,7 +222,7 @@ class SearchService:
         mv = snap.model
         if mv is None:
             raise NotFound("the index has no topic model: there is no topic explorer")
-        with self._cache_lock:
+        with self._explorer_lock:
             page = self._explorer.get(mv.version)
             if page is None:  # built under the lock: one build per version, whoever asks first
                 from ..explorer import explore
