@@ -7,7 +7,8 @@ more after a clean SIGTERM stop and a second restart.
 Everything runs on 127.0.0.1. The index (not timed): a topic model (``BatchRLSI``, ``--k`` topics,
 ``--fit-iters`` iterations) fitted on every post, and a live index (``rlsi index --live``) of the posts
 less the ``--pool`` held out for the clients to add; the server reads the indexed posts' texts with
-``--corpus`` for titles and snippets. The server runs one BLAS thread (its thread pool runs the searches).
+``--corpus`` for titles and snippets. The server runs as ``rlsi serve`` sets it up (BLAS in one thread; its
+thread pool runs the searches).
 
 Clients: ``--clients`` asyncio tasks of one process (httpx, one connection each). Each loops: with
 probability ``--add-share`` it POSTs 1-4 posts of its own share of the pool (new ids), else it searches 2-4
@@ -106,7 +107,7 @@ class Server:
         self.port = 0
 
     def start(self):
-        env = harness.child_env(harness.thread_env(blas=1))
+        env = harness.child_env()
         log = open(self.log_path, "a")
         self.proc = subprocess.Popen([sys.executable, "-m", "rlsi", "serve", str(self.folder), "--corpus",
                                       str(self.corpus), "--port", str(self.port), "-q"], cwd=harness.ROOT, env=env,
@@ -231,9 +232,10 @@ async def _one_client(url, queries, seconds):
 
 def _in_process(folder, queries, n=500):
     """Per query seconds of the same searches in process (LiveIndex.search, one thread, no HTTP)."""
+    from rlsi.kernels.blas_rows import one_blas_thread
     from rlsi.retrieval.live import LiveIndex
 
-    with LiveIndex.open(folder) as index:
+    with LiveIndex.open(folder) as index, one_blas_thread():  # as the server runs
         for q in queries[:50]:
             index.search(q, 10)
         times = []
@@ -354,7 +356,7 @@ def report(a, facts, r):
         "",
         f"Index: 20 Newsgroups, {d['indexed']} posts indexed (`rlsi index --live`, {d['segments']} segment(s)), "
         f"{d['pool']} held out for the clients to add; BatchRLSI K = {d['k']}. Server: `rlsi serve INDEX --corpus "
-        f"FILE` on 127.0.0.1, one BLAS thread. Load: {r['clients']} clients for {r['seconds']} s, each request a "
+        f"FILE` on 127.0.0.1 (BLAS in one thread, as `rlsi serve` runs it). Load: {r['clients']} clients for {r['seconds']} s, each request a "
         f"search (2-4 words, top 10) or, with probability {r['add_share']}, a POST of 1-4 new posts; the server "
         f"killed with SIGKILL at {r['kill_at']} s and started again at once.",
         "",

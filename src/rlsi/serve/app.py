@@ -5,7 +5,10 @@ signatures; its interactive pages are left out (they load their scripts from a C
 request, checks the write permission and the caps (:mod:`rlsi.serve.http`), and hands the work to the
 service: searches and look-ups on the thread pool (``starlette.concurrency.run_in_threadpool``: the event
 loop never waits for an index), writes to the service's one writer thread, whose future the route awaits,
-so a ``POST /documents`` answers after the commit that makes its documents durable.
+so a ``POST /documents`` answers after the commit that makes its documents durable. Routes answer with a
+``JSONResponse`` of the service's dict (plain JSON types): FastAPI's ``jsonable_encoder`` walk over the
+~500 values of a 10-hit answer cost 0.4 ms of the event loop per search (2.9 ms a request against 2.5 ms,
+20 Newsgroups, K = 100, measured in process).
 
 No ``from __future__ import annotations`` here: FastAPI reads the routes' annotations (``Request``) at
 run time.
@@ -85,7 +88,7 @@ def create_app(service, *, token=None, hosts=LOOPBACK_HOSTS, close_service=True)
         vectors), ``title`` and ``snippet`` (when the server has the text), ``topics`` (the topics that
         matched: ``topic``, ``label``, signed ``weight``, top ``terms``). α is the weight of the topic score
         (default: the index's)."""
-        return await run_in_threadpool(service.search, q, k, alpha)
+        return JSONResponse(await run_in_threadpool(service.search, q, k, alpha))
 
     @app.post("/documents", summary="add or replace documents (answers after the commit)",
               openapi_extra={"requestBody": _DOCUMENTS_BODY})
@@ -100,7 +103,7 @@ def create_app(service, *, token=None, hosts=LOOPBACK_HOSTS, close_service=True)
         body = await read_body(request, service.limits.max_body_bytes)
         ids, texts = await run_in_threadpool(parse_documents, body, text_fields=service.text_fields,
                                              max_docs=service.limits.max_batch_docs)
-        return await asyncio.wrap_future(service.put(ids, texts))
+        return JSONResponse(await asyncio.wrap_future(service.put(ids, texts)))
 
     @app.delete("/documents/{doc_id:path}", summary="delete a document (answers after the commit)")
     async def delete_document(doc_id: str, request: Request):
@@ -108,15 +111,15 @@ def create_app(service, *, token=None, hosts=LOOPBACK_HOSTS, close_service=True)
         result = await asyncio.wrap_future(service.delete(doc_id))
         if not result["deleted"]:
             raise NotFound(f"no document {doc_id[:80]!r} in the index")
-        return {"deleted": doc_id, "generation": result["generation"]}
+        return JSONResponse({"deleted": doc_id, "generation": result["generation"]})
 
     @app.get("/documents/{doc_id:path}", summary="what the index holds about a document, and its text")
     async def get_document(doc_id: str):
-        return await run_in_threadpool(service.document, doc_id)
+        return JSONResponse(await run_in_threadpool(service.document, doc_id))
 
     @app.get("/topics", summary="the serving model's topics with their top terms")
     async def topics(n: int = 10):
-        return await run_in_threadpool(service.topics, n)
+        return JSONResponse(await run_in_threadpool(service.topics, n))
 
     @app.get("/health", summary="the index's generation, documents, segments and model version")
     async def health():

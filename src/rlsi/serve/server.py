@@ -6,6 +6,9 @@ Ctrl-C.
   ``--host`` names another address the server listens on 127.0.0.1 and answers only requests addressed
   to a loopback name (:class:`rlsi.serve.http.Guard`); another host is warned about.
 * **Ready.** The address is announced (``announce``) once uvicorn accepts connections.
+* **Threads.** Searches run on the thread pool, several at once; BLAS runs one thread in each (set for the
+  process from the main thread), so that concurrent searches do not start a BLAS team each on the same
+  cores.
 * **Stopping.** SIGTERM or Ctrl-C (uvicorn's handlers) stops taking connections, lets the requests in
   flight finish (up to :data:`~rlsi.serve.limits.SHUTDOWN_GRACE_SECONDS`), then the app's shutdown closes
   the service: queued writes are committed, the writer lock released. A second Ctrl-C stops at once; the
@@ -129,7 +132,10 @@ def serve(path, *, host=DEFAULT_HOST, port=DEFAULT_PORT, read_only=False, token=
         server = _server_class()(config)
         if announce is not None:
             server.announce = lambda: announce(service, url)
-        server.run(sockets=[sock])
+        from ..kernels.blas_rows import one_blas_thread
+
+        with one_blas_thread():  # the requests are the concurrency: a BLAS team per search would oversubscribe
+            server.run(sockets=[sock])
         if not server.started:
             raise RLSIError("the server did not start (see the messages above)")
         stopped = [signal.Signals(s).name for s in getattr(server, "_captured_signals", [])]
