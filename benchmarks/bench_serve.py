@@ -216,34 +216,31 @@ async def _load(server, url, pool, queries, a):
                    "server_cpu_s": server_cpu, "clients_cpu_s": cpu1.user + cpu1.system - cpu0.user - cpu0.system}
 
 
-async def _one_client(url, queries, seconds):
-    """Searches of one client, one at a time, for ``seconds``: the latency of a request with no other."""
+async def _one_client(url, folder, queries, seconds):
+    """One client alone, query by query in turn: the search in process (``LiveIndex.search`` on the same
+    folder, opened read-only here, one numba and one BLAS thread as the server runs it, no HTTP), then the same search over HTTP, for
+    ``seconds``; the two see the same moments of the machine's load. Returns their seconds."""
     import httpx
 
-    tally = Tally()
+    from rlsi.kernels.threads import compute_threads
+    from rlsi.retrieval.live.reader import IndexReader
+
+    local, tally = [], Tally()
     end = time.monotonic() + seconds
     rng = np.random.default_rng(7)
+    index = IndexReader.open(folder)
     async with httpx.AsyncClient(base_url=url, timeout=REQUEST_TIMEOUT) as http:
-        while time.monotonic() < end:
-            q = queries[int(rng.integers(len(queries)))]
-            await _request(http, tally, "search", "GET", "search", end, params={"q": q, "k": 10})
-    return tally
-
-
-def _in_process(folder, queries, n=500):
-    """Per query seconds of the same searches in process (LiveIndex.search, one thread, no HTTP)."""
-    from rlsi.kernels.blas_rows import one_blas_thread
-    from rlsi.retrieval.live import LiveIndex
-
-    with LiveIndex.open(folder) as index, one_blas_thread():  # as the server runs
-        for q in queries[:50]:
-            index.search(q, 10)
-        times = []
-        for q in queries[:n]:
-            t = time.perf_counter()
-            index.search(q, 10)
-            times.append(time.perf_counter() - t)
-    return times
+        with compute_threads(1):  # one numba and one BLAS thread, as the server runs a search
+            for q in queries[:20]:  # warm-up, both sides
+                index.search(q, 10)
+                await http.get("search", params={"q": q, "k": 10})
+            while time.monotonic() < end:
+                q = queries[int(rng.integers(len(queries)))]
+                t = time.perf_counter()
+                index.search(q, 10)
+                local.append(time.perf_counter() - t)
+                await _request(http, tally, "search", "GET", "search", end, params={"q": q, "k": 10})
+    return local, tally.latency["search"], tally.errors
 
 
 async def _verify(url, acked):
@@ -293,12 +290,11 @@ def run(a):
     work.mkdir(parents=True)
     facts = harness.machine_facts()
     folder, corpus, pool, queries, data = build(work, a)
-    in_process = _pcts(_in_process(folder, queries))
     server = Server(folder, corpus, work / "server.log")
     url = server.start()
-    one = asyncio.run(_one_client(url, queries, a.one_client_seconds))
-    harness.log(f"in process p50 {in_process['p50']:.2f} ms; one client over HTTP p50 "
-                f"{_pcts(one.latency['search'])['p50']:.2f} ms")
+    local, one, one_errors = asyncio.run(_one_client(url, folder, queries, a.one_client_seconds))
+    in_process, one = _pcts(local), _pcts(one)
+    harness.log(f"one client: in process p50 {in_process['p50']:.2f} ms, over HTTP p50 {one['p50']:.2f} ms")
     harness.log(f"serving at {url}; {a.clients} clients for {a.seconds} s")
     load_start = os.getloadavg()
     tally, run_facts = asyncio.run(_load(server, url, pool, queries, a))
@@ -320,8 +316,7 @@ def run(a):
         "documents_acknowledged": len(tally.acked),
         "requests_per_s": sum(len(v) for v in tally.latency.values()) / run_facts["elapsed_s"],
         "latency_ms": {op: _pcts(v) for op, v in tally.latency.items()},
-        "in_process_search_ms": in_process, "one_client_search_ms": _pcts(one.latency["search"]),
-        "one_client_errors": len(one.errors),
+        "in_process_search_ms": in_process, "one_client_search_ms": one, "one_client_errors": len(one_errors),
         "spanning_kill_ms": {op: _pcts(v) for op, v in tally.spanning.items()},
         "retries": tally.retries, "errors": len(tally.errors), "error_samples": tally.errors[:10],
         "missing_after_kill": len(missing), "wrong_text_after_kill": len(wrong),
@@ -339,8 +334,9 @@ def report(a, facts, r):
              harness.fmt(lat[op]["p99"], 1), harness.fmt(lat[op]["max"], 0), r["retries"][op],
              span[op]["n"], harness.fmt(span[op].get("max"), 0)] for op in ("search", "add")]
     d = r["data"]
-    alone = [["in process (`LiveIndex.search`, one thread, no HTTP)", r["in_process_search_ms"]],
-             ["one client over HTTP, nothing else running on the server", r["one_client_search_ms"]],
+    alone = [["in process (`LiveIndex.search`, one thread, no HTTP), in turn with the next row",
+              r["in_process_search_ms"]],
+             ["one client over HTTP, nothing else asking the server", r["one_client_search_ms"]],
              [f"{r['clients']} clients, adds and the kill included", lat["search"]]]
     alone = [[name, harness.fmt(x["p50"], 2), harness.fmt(x["p95"], 2), harness.fmt(x["p99"], 2)] for name, x in alone]
     text = [
