@@ -191,7 +191,7 @@ class LiveIndex(IndexReader):
         from ..build import _row_slice
 
         if not isinstance(matrix, CorpusMatrix):
-            matrix = load_matrix(matrix, vectorizer=False)
+            matrix = load_matrix(matrix, vectorizer=False, verify=True)  # every page is read anyway
         X, C = matrix.X, matrix.count_matrix()
         n = X.shape[0]
         start, stop = (0, n) if rows is None else (max(0, int(rows[0])), min(n, int(rows[1])))
@@ -381,9 +381,9 @@ class LiveIndex(IndexReader):
         self._swap(manifest, new_views, live["generation"] + 1)
 
     def _topic_dtype(self):
-        from ..searcher import _params_from_state
+        from ..searcher_state import params_from_state
 
-        return _params_from_state(self._manifest["live"]["params"])["dtype"]
+        return params_from_state(self._manifest["live"]["params"])["dtype"]
 
     # ------------------------------------------------------------------ model versions
     def update_model(self, model, vectorizer=None, *, background=False, refold=True, info=None):
