@@ -48,3 +48,8 @@ SELECT_TOPICS = (10, 20, 50, 100)
 SELECT_LAMBDA1 = (0.1, 0.05)
 SELECT_TEST_SIZE = 0.2
 SELECT_STABILITY = 0.8
+#: ``rlsi.serve.limits``: where ``rlsi serve`` listens, and its caps (k, query characters, documents per request,
+#: body MiB)
+SERVE_HOST = "127.0.0.1"
+SERVE_PORT = 8000
+SERVE_LIMITS = (100, 1_000, 1_000, 8)
