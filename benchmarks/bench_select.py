@@ -28,7 +28,6 @@ import harness  # noqa: E402
 
 harness.use_src()
 
-import numpy as np  # noqa: E402
 
 import rlsi  # noqa: E402
 from rlsi.datasets.synthetic import make_corpus  # noqa: E402

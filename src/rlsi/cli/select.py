@@ -12,7 +12,7 @@ import argparse
 import time
 
 from ..errors import RLSIError
-from . import _bounds, _common
+from . import _bounds, _common, _output
 from ._choices import READING, SELECT_LAMBDA1, SELECT_STABILITY, SELECT_TEST_SIZE, SELECT_TOPICS
 
 #: The file whose presence marks a folder as a report of this command (it may be replaced).
@@ -83,7 +83,7 @@ def run(args):
     from ..text import read_corpus
 
     if args.output:
-        _check_output(args.output, reads=[args.corpus])
+        _output.report_destination(args.output, marker=MARKER, kind="an rlsi select report", reads=[args.corpus])
     start = time.perf_counter()
     corpus = read_corpus(args.corpus, text_fields=_common.text_fields(args))
     if len(corpus) == 0:
@@ -102,16 +102,3 @@ def run(args):
         print(f"{2 * len(result.rows)} fits on {X.shape[0]} documents x {X.shape[1]} terms in "
               f"{time.perf_counter() - start:.1f}s")
     return 0
-
-
-def _check_output(path, reads=()):
-    from .. import io
-    from ..io import kinds
-
-    kinds.check_reads_apart(path, reads)
-    outer = kinds.enclosing_folder(path)
-    if outer is not None:
-        raise RLSIError(f"output {path} is inside {outer}, {kinds.describe_kind(kinds.folder_kind(outer))}: "
-                        f"writing there would damage it; choose another -o")
-    io.check_output_dir(path, what="output", is_ours=lambda p: (p / MARKER).is_file(),
-                        kind="an rlsi select report", remedy="choose another -o")
