@@ -26,8 +26,8 @@ from ..errors import RLSIError
 __all__ = ["DEFAULT_STABILITY_THRESHOLD", "recommend"]
 
 #: The least mean matched similarity (absolute cosine) of two seeds' topics for a recommended point: on the
-#: synthetic corpora of benchmarks/bench_select.py the planted K scores 0.85–0.95 and twice the planted K
-#: 0.65–0.75.
+#: synthetic corpora of benchmarks/bench_select.py the planted K scores 0.86–0.98 and twice the planted K
+#: 0.66–0.76.
 DEFAULT_STABILITY_THRESHOLD = 0.8
 
 

@@ -41,7 +41,8 @@ log = logging.getLogger(__name__)
 #: The K of the grid unless given: the sizes users try first, a factor of 2–2.5 apart.
 DEFAULT_TOPICS = (10, 20, 50, 100)
 #: The λ₁ path unless given (per 1000 documents, largest first): READING's λ₁ (0.05, the command line's default)
-#: and twice it, about 1.5–2× fewer terms per topic (20 Newsgroups, benchmarks/results/select.md).
+#: and twice it, about half as many terms per topic (2.1–2.2× fewer on 20 Newsgroups at every K of the default grid,
+#: benchmarks/results/select.md).
 DEFAULT_LAMBDA1_PATH = (2 * READING["lambda1"], READING["lambda1"])
 #: Share of the documents held out for the scores.
 DEFAULT_TEST_SIZE = 0.2
