@@ -2,7 +2,7 @@
 against one cold ``BatchRLSI`` fit at the largest K on the same documents, and the recommended K on synthetic
 corpora with a known number of topics.
 
-    PYTHONPATH=src python benchmarks/bench_select.py --docs 4000 --out benchmarks/results/select.md
+    PYTHONPATH=src python benchmarks/bench_select.py --docs 11314 --out benchmarks/results/select.md
 
 Cost corpus: the first ``--docs`` documents of the 20 Newsgroups training split (``../shared/data``) through
 ``rlsi.text.TfidfVectorizer`` (English stop words, unit rows, ``min_df=2``); the grid ``--topics`` x
@@ -74,7 +74,7 @@ def cross_check(true_ks, lambdas):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--docs", type=int, default=4000, help="documents of the 20 Newsgroups training split")
+    ap.add_argument("--docs", type=int, default=11314, help="first documents of the 20 Newsgroups training split (all: 11314)")
     ap.add_argument("--topics", default="10,20,50,100")
     ap.add_argument("--lambda1", default="0.1,0.05")
     ap.add_argument("--true-k", default="10,20,40")
