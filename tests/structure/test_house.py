@@ -20,10 +20,11 @@ LAYERS = {
     "io": 4,
     "text": 5,
     "models": 6, "evaluation": 6,
-    "gpu": 7, "distributed": 7, "retrieval": 7, "datasets": 7,
+    "gpu": 7, "distributed": 7, "retrieval": 7, "datasets": 7, "selection": 7,
     "experiments": 8, "explorer": 8,
-    "cli": 9,
-    "__main__": 10,
+    "serve": 9,
+    "cli": 10,
+    "__main__": 11,
 }
 
 
