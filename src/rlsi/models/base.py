@@ -232,6 +232,6 @@ def json_value(name, value):
         return value.__rlsi_json__()
     if isinstance(value, (list, tuple)):  # seed words, topic labels
         return [json_value(name, v) for v in value]
-    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
-        return {k: json_value(name, v) for k, v in value.items()}
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):  # e.g. tuning={"screen": False}
+        return {k: json_value(f"{name}[{k!r}]", v) for k, v in value.items()}
     raise RLSIError(f"parameter {name}={value!r} cannot be saved (not a JSON value)")

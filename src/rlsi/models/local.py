@@ -64,7 +64,7 @@ class RLSIProblem:
         self.scratch = BlockScratch()
         self.r_rows = (ScreenedBatchR(self.D, lambda1 / 2.0, scratch=self.scratch)
                        if self.screens(topic_norm, tuning) else self._plain_r_rows)
-        self.block_entries = tuning.block_entries
+        self.block_entries, self.min_block_rows = tuning.block_entries, tuning.min_block_rows
         self.cross = 0.0
         self.seeds = seeds  # seed words (rlsi.models.seeds): their rows solved with their weights after each U-step
 
@@ -117,7 +117,8 @@ class RLSIProblem:
         step = get_penalty(self.topic_penalty, param="topic_penalty").prepared(self.S, self.lambda1)
         U_prev, settings = self.U, self.policy.topic_settings(warm=self.U is not None)
         self.U, sweeps = steps.update_topics(r_rows, step, U_prev, settings, n_terms=self.D.shape[0],
-                                             executor=executor, dense=dense, block_entries=self.block_entries)
+                                             executor=executor, dense=dense, block_entries=self.block_entries,
+                                             min_block_rows=self.min_block_rows)
         if self.seeds is not None:
             self.U = self.seeds.step(self.U, rows_of_R(self.D, self.seeds.rows, self.W), self.S, self.lambda1,
                                      settings, U_prev, positive=step.penalty.nonneg)
@@ -142,7 +143,7 @@ class RLSIProblem:
         self.W, self.cross, self.S = steps.update_doc_vectors(
             self.X, U, penalty=self.doc_penalty, lam=self.lambda2, settings=self.policy.doc_settings(), W_prev=W_old,
             dtype=self.X.dtype, return_gram=True, executor=executor, G=self.G, scratch=self.scratch,
-            block_entries=self.block_entries)
+            block_entries=self.block_entries, min_block_rows=self.min_block_rows)
         if isinstance(self.r_rows, ScreenedBatchR):  # the drift of W for its bounds, while both W exist
             self.r_rows.advance(W_old, self.W)
         return {}
@@ -226,7 +227,8 @@ class LocalCorpus:
         # U₀ only seeds V₀; it is not a warm start for the lasso (a different problem): that starts at zero
         W, _ = steps.update_doc_vectors(self.X, U, penalty=spec.doc_penalty, lam=spec.lambda2,
                                         settings=spec.inner_settings(), dtype=self.X.dtype,
-                                        block_entries=spec.tuning.block_entries)
+                                        block_entries=spec.tuning.block_entries,
+                                        min_block_rows=spec.tuning.min_block_rows)
         return W
 
     def place(self, W):
