@@ -397,7 +397,7 @@ class OnlineRLSI(StreamingFit, SquaredLossModel):
             U0 = self._initial_topics(X)
             seeds = saved_seeds(self)
             if U0 is not None and seeds is not None and self._init_comp is None:
-                U0 = seeds.first_topics(U0, X)  # the seeded topics start on their words' documents
+                U0 = seeds.first_topics(U0)  # the seeded topics start on their words
             if U0 is not None:
                 stream.set_topics(U0)
                 self.topics_initialized_ = True
