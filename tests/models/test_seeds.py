@@ -92,7 +92,7 @@ def test_seeded_topics_take_their_words_and_theme():
     model = BatchRLSI(4, lambda1=0.05, random_state=0, seed_terms=SEEDS).fit(X, feature_names=NAMES)
     C = model.components_.toarray()
     assert set(np.argsort(-np.abs(C[1]))[:6]) <= set(range(24, 36))
-    # the seed words hold weight in their topics (their penalty is a tenth of the others')
+    # the seed words hold weight in their topics (their penalty is lighter)
     assert np.all(C[0, [0, 1]] != 0) and np.all(C[1, [30, 31, 32]] != 0)
     assert model.topic_names_ == ["first", "third", None, None]
     assert model.seed_terms_ == [[0, 1], [30, 31, 32]]

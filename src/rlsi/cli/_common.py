@@ -105,7 +105,7 @@ def add_model_arguments(parser):
                         "is lighter (docs/learners.md)")
     g.add_argument("--seed-strength", type=float, default=None, metavar="S",
                    help="with --seed-terms: the seed pairs' lambda1 is multiplied by 1 - S, S in [0, 1) "
-                        "(default: 0.9)")
+                        "(default: 0.5)")
 
 
 def seed_terms_file(path):

@@ -96,7 +96,7 @@ class BatchRLSI(AlternatingFit, SquaredLossModel):
         is lighter); a mapping's names label the topics (``topic_names_``). Terms are strings, looked up in
         ``fit(X, feature_names=...)`` (the vectorizer's ``get_feature_names_out()``), or column ids. ℓ1 topics only;
         the local and device placements.
-    seed_strength : float in [0, 1), default 0.9 — the seeded pairs' λ₁ is multiplied by ``1 − seed_strength``.
+    seed_strength : float in [0, 1), default 0.5 — the seeded pairs' λ₁ is multiplied by ``1 − seed_strength``.
 
     Attributes
     ----------
