@@ -25,11 +25,12 @@ _EXPORTS = {
     "Searcher": "rlsi.retrieval",
     "StreamingTfidf": "rlsi.text", "TfidfVectorizer": "rlsi.text",
     "explore": "rlsi.explorer",
+    "select": "rlsi.selection", "SelectionResult": "rlsi.selection",
 }
 
 __all__ = ["BatchRLSI", "OnlineRLSI", "regularized_lsi", "LSI", "PLSI", "LDA", "NMF", "TopicStatistics", "TfidfVectorizer",
            "StreamingTfidf", "Searcher", "load", "save", "io", "ModelFormatError", "NotFittedError",
-           "RLSIError", "explore", "__version__"]
+           "RLSIError", "explore", "select", "SelectionResult", "__version__"]
 
 
 def __getattr__(name):

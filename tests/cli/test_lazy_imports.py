@@ -99,6 +99,12 @@ def test_the_defaults_shown_are_the_library_s():
         assert (cls().lambda1, cls().lambda2) == _choices.FEATURES
     assert (GroupRLSI().lambda1, GroupRLSI().lambda2) == _choices.READING
     assert set(_choices.DEVICE_ALIASES.values()) <= set(_choices.DEVICES)
+    from rlsi import selection
+
+    assert _choices.SELECT_TOPICS == selection.DEFAULT_TOPICS
+    assert _choices.SELECT_LAMBDA1 == selection.DEFAULT_LAMBDA1_PATH
+    assert _choices.SELECT_TEST_SIZE == selection.DEFAULT_TEST_SIZE
+    assert _choices.SELECT_STABILITY == selection.DEFAULT_STABILITY_THRESHOLD
     from rlsi.serve import limits
 
     assert (_choices.SERVE_HOST, _choices.SERVE_PORT) == (limits.DEFAULT_HOST, limits.DEFAULT_PORT)

@@ -42,6 +42,12 @@ DEFAULT_FOLDING = "model"
 STC_PRESETS = ("printed", "released", "table2")
 #: ``rlsi.experiments.defaults.GRID_PRESETS`` (names) and the default grid, as ``rlsi evaluate --help`` shows it
 GRID_NAMES = ("default", "paper", "extended")
+#: ``rlsi.selection.DEFAULT_TOPICS``, ``DEFAULT_LAMBDA1_PATH``, ``DEFAULT_TEST_SIZE`` and
+#: ``DEFAULT_STABILITY_THRESHOLD``: the grid and settings of ``rlsi select``
+SELECT_TOPICS = (10, 20, 50, 100)
+SELECT_LAMBDA1 = (0.1, 0.05)
+SELECT_TEST_SIZE = 0.2
+SELECT_STABILITY = 0.8
 #: ``rlsi.serve.limits``: where ``rlsi serve`` listens, and its caps (k, query characters, documents per request,
 #: body MiB)
 SERVE_HOST = "127.0.0.1"

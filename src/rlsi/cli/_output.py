@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["model_destination", "replacing_notice", "matrix_destination", "index_destination", "file_destination", "fit_inputs",
+__all__ = ["model_destination", "replacing_notice", "matrix_destination", "index_destination", "report_destination",
+           "file_destination", "fit_inputs",
            "resume_fingerprint", "require_model_folder", "printable", "printable_all"]
 
 
@@ -59,6 +60,22 @@ def index_destination(model_dir, reads=()):
     kinds.require_model_folder(model_dir)
     return kinds.check_destination(model_dir, kind="index", reads=reads, what="MODEL_DIR",
                                    remedy="give the model folder written by 'rlsi fit'")
+
+
+def report_destination(path, *, marker, kind, reads=()):
+    """A report folder to write (``rlsi track``, ``rlsi select``): not inside an rlsi folder, apart from the
+    inputs, and either new, empty or a report of its own kind (holding ``marker``), which it replaces."""
+    from .. import io
+    from ..errors import RLSIError
+    from ..io import kinds
+
+    kinds.check_reads_apart(path, reads)
+    outer = kinds.enclosing_folder(path)
+    if outer is not None:
+        raise RLSIError(f"output {path} is inside {outer}, {kinds.describe_kind(kinds.folder_kind(outer))}: "
+                        f"writing there would damage it; choose another -o")
+    io.check_output_dir(path, what="output", is_ours=lambda p: (Path(p) / marker).is_file(), kind=kind,
+                        remedy="choose another -o")
 
 
 def file_destination(path, reads=(), what="output"):

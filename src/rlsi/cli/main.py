@@ -47,6 +47,7 @@ COMMAND_MODULES = [
     "rlsi.cli.demo",
     "rlsi.cli.fit",
     "rlsi.cli.topics",
+    "rlsi.cli.select",
     "rlsi.cli.explore",
     "rlsi.cli.transform",
     "rlsi.cli.search",

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from ..errors import RLSIError
-from . import _common
+from . import _common, _output
 from ._choices import IDF_MODES, PERIODS
 from ._online import add_online_arguments, online_model_from_args
 
@@ -86,16 +86,9 @@ def _stop_words(args):
 
 
 def _check_output(path, reads=()):
-    from .. import io
     from ..io import kinds
 
-    kinds.check_reads_apart(path, reads)
-    outer = kinds.enclosing_folder(path)
-    if outer is not None:
-        raise RLSIError(f"output {path} is inside {outer}, {kinds.describe_kind(kinds.folder_kind(outer))}: "
-                        f"writing there would damage it; choose another -o")
-    io.check_output_dir(path, what="output", is_ours=lambda p: (p / MARKER).is_file(),
-                        kind="an rlsi track report", remedy="choose another -o")
+    _output.report_destination(path, marker=MARKER, kind="an rlsi track report", reads=reads)
     kinds.check_nothing_nested(path, own=("model",))  # the report's own model/ is rewritten with it
 
 
