@@ -99,6 +99,44 @@ def add_model_arguments(parser):
     g.add_argument("--doc-penalty", choices=PENALTIES, default="l2", help="penalty on documents V")
     g.add_argument("--seed", type=_bounds.seed, default=0, help="random seed in [0, 2^32 - 1] (default: 0)")
     g.add_argument("--jobs", type=jobs_count, default=None, help="threads (default: all cores)")
+    g.add_argument("--seed-terms", type=seed_terms_file, default=None, metavar="FILE.json",
+                   help="seed words (guided topics): a JSON list of term lists, or an object name -> term list "
+                        "(the names label the topics); topic i starts on group i's words, whose l1 penalty in it "
+                        "is lighter (docs/learners.md)")
+    g.add_argument("--seed-strength", type=float, default=None, metavar="S",
+                   help="with --seed-terms: the seed pairs' lambda1 is multiplied by 1 - S, S in [0, 1) "
+                        "(default: 0.5)")
+
+
+def seed_terms_file(path):
+    """``--seed-terms FILE.json``: the JSON value of the file (a list of term lists or an object name -> terms;
+    the learner checks and maps it: :mod:`rlsi.models.seeds`)."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise argparse.ArgumentTypeError(f"{path} is not JSON ({exc})") from None
+
+
+def seed_params(args):
+    """``seed_terms`` and ``seed_strength`` of the command line (only those given)."""
+    params = {}
+    if getattr(args, "seed_terms", None) is not None:
+        params["seed_terms"] = args.seed_terms
+    if getattr(args, "seed_strength", None) is not None:
+        params["seed_strength"] = args.seed_strength
+    return params
+
+
+def fit_vocabulary(model, vectorizer):
+    """The keywords of ``model.fit`` that name X's columns (``feature_names``), for a model with seed words."""
+    if getattr(model, "seed_terms", None) is None or vectorizer is None:
+        return {}
+    return {"feature_names": vectorizer.get_feature_names_out()}
 
 
 def add_batch_arguments(parser):
@@ -154,7 +192,7 @@ def batch_model_from_args(args, quiet):
                   target_terms_per_topic=getattr(args, "terms_per_topic", None),
                   topic_representation=getattr(args, "topic_representation", "auto"),
                   topic_sweeps=getattr(args, "topic_sweeps", TOPIC_SWEEPS), device=device_from_args(args),
-                  verbose=0 if quiet else 1, **regularization_from_args(args))
+                  verbose=0 if quiet else 1, **regularization_from_args(args), **seed_params(args))
     return checked(BatchRLSI(**params))
 
 

@@ -63,20 +63,20 @@ def online_model_from_args(args, *, quiet=None, topic_init=None):
                   verbose=0 if quiet else 1)
     if hasattr(args, "topic_sweeps"):  # given on the command line (``rlsi fit --online --topic-sweeps 3``)
         params["topic_sweeps"] = args.topic_sweeps
-    from ._common import checked, regularization_from_args
+    from ._common import checked, regularization_from_args, seed_params
 
-    params.update(regularization_from_args(args))
+    params.update(regularization_from_args(args), **seed_params(args))
     return checked(OnlineRLSI(**params))
 
 
-def fit_online_from_args(args, X, *, model=None):
+def fit_online_from_args(args, X, *, model=None, **fit_params):
     """Fit :class:`OnlineRLSI` (``model``, or one from the options) on the documents x terms matrix X, in
     memory or memory-mapped (mini-batches are sliced from it one at a time); progress bar in docs/s unless
     quiet."""
     if X.shape[0] == 0:
         raise RLSIError("no document to learn from")
     model = online_model_from_args(args) if model is None else model
-    model.fit(X)
+    model.fit(X, **fit_params)
     log.info("online fit: %d documents seen in %d mini-batches, λ1 at the end %.4g",
              model.n_docs_seen_, model.n_batches_, model.lambda1_effective_)
     return model

@@ -90,7 +90,8 @@ def run(args):
     else:
         if learner.preflight:  # the peak memory of the fit, checked before it starts
             _scale.preflight(args, model, X)
-        model = fit_online_from_args(args, X, model=model) if args.online else model.fit(X, y)
+        vocab = _common.fit_vocabulary(model, vectorizer)  # seed words are looked up in it
+        model = fit_online_from_args(args, X, model=model, **vocab) if args.online else model.fit(X, y, **vocab)
     return report_fit(learner, output, {"model": model, "vectorizer": vectorizer}, X.shape[0], X.shape[1], start,
                       quiet=args.quiet, X=X)
 

@@ -158,10 +158,11 @@ _FIT_SHARED = frozenset({"corpus", "output", "model", "online", "resume", "devic
                          "no_memory_check", "text_fields", "stem", "min_df", "no_stop_words", "no_norm", "dtype",
                          "backend", "workers", "scheduler", "scheduler_timeout", "checkpoint_dir", "resume_checkpoint", "seed", "jobs"})
 _OBJECTIVE = frozenset({"lambda1", "lambda2", "lambda1_scale", "topic_penalty", "doc_penalty"})
-_RLSI_BATCH = _OBJECTIVE | {"topics", "max_iter", "tol", "init", "terms_per_topic", "topic_representation",
-                            "topic_sweeps"}
-_RLSI_ONLINE = _OBJECTIVE | {"topics", "topic_sweeps", "batch_size", "rho", "n_inner", "n_passes", "shuffle",
-                             "reseed_dead"}
+_SEEDS = frozenset({"seed_terms", "seed_strength"})  # seed words (rlsi.models.seeds)
+_RLSI_BATCH = _OBJECTIVE | _SEEDS | {"topics", "max_iter", "tol", "init", "terms_per_topic", "topic_representation",
+                                     "topic_sweeps"}
+_RLSI_ONLINE = _OBJECTIVE | _SEEDS | {"topics", "topic_sweeps", "batch_size", "rho", "n_inner", "n_passes", "shuffle",
+                                      "reseed_dead"}
 _GROUP = frozenset({"label_field", "classes", "shared_topics", "class_topics", "unlabeled", "max_iter", "tol"})
 
 

@@ -46,11 +46,14 @@ def run(args):
 
         return print_group_topics(model, names, args)
     report = quality_report(model.components_, n_top=args.terms)
+    labels = getattr(model, "topic_names_", None)  # seed words' names (rlsi.models.seeds)
     if args.json:
-        topics = topic_summary(model.components_, names, n_terms=args.terms, by=args.by)
+        topics = topic_summary(model.components_, names, n_terms=args.terms, by=args.by, labels=labels)
         print(json.dumps({"topics": topics, "quality": report}, default=float, indent=1))
         return 0
-    print(format_topics(model.components_, names, n_terms=args.terms, by=args.by))
+    if labels is not None:  # read from the model file: shown escaped
+        labels = [None if n is None else str(printable_all([n])[0]) for n in labels]
+    print(format_topics(model.components_, names, n_terms=args.terms, by=args.by, labels=labels))
     print()
     print("  ".join(f"{k}={v:.4g}" for k, v in report.items()))
     return 0

@@ -152,7 +152,7 @@ class DeviceRLSIProblem:
     def __init__(self, be, X, W, *, topic_penalty="l1", doc_penalty="l2", lambda1, lambda2, inner_max_iter=100,
                  inner_tol=1e-4, topic_sweeps=None, screen=None, topics="auto", phi="auto", phi_cols=None,
                  budget=None, max_topic_nnz=None, stream=None, term_rows=TERM_ROWS, doc_rows=DOC_ROWS, block=BLOCK,
-                 kernel=None, tuning=TUNING):
+                 kernel=None, tuning=TUNING, seeds=None):
         if topics not in TOPICS or phi not in PHI:
             raise RLSIError(f"topics={topics!r} / phi={phi!r}: choose topics from {sorted(TOPICS)} and phi from "
                             f"{sorted(PHI)}")
@@ -198,6 +198,9 @@ class DeviceRLSIProblem:
         self.live = None
         screen = tuning.screen if screen is None else screen
         self.screen = Screen(be, D, self.lambda1 / 2.0) if screen and self.topic_pen.norm == "l1" else None
+        # seed words (rlsi.models.seeds): their rows of D, whose rows of R are solved on the host after each U-step
+        self.seeds = seeds
+        self._seed_D = None if seeds is None else D[be.xp.asarray(seeds.rows)]
 
     def plan_at(self, topic_density):
         """This fit's memory plan (placement and blocks as chosen) for topics of ``topic_density``: what the
@@ -251,6 +254,7 @@ class DeviceRLSIProblem:
             out = CSRBuilder(be, (M, K), max_nnz=self.max_topic_nnz)
         live_new = xp.zeros(M, dtype=bool)
         sweeps = 0
+        seeds_prev = None if self.seeds is None or self.U is None else self._seed_rows()
         pending, n_pending = [], 0  # rows of R formed over term blocks: one solve per ``term_rows`` rows
 
         def solve():
@@ -287,11 +291,12 @@ class DeviceRLSIProblem:
             solve()
         if dense:
             self.U = out
-            nnz = int(xp.count_nonzero(out))
         else:
             self.U = None  # the old topics' memory first: the new ones are assembled from their parts
             self.U = out.finish()
-            nnz = int(self.U.nnz)
+        if self.seeds is not None:
+            self._solve_seeds(seeds_prev, caps, live_new)
+        nnz = int(xp.count_nonzero(self.U)) if dense else int(self.U.nnz)
         self.live = live_new
         diag = {"nnz": nnz, "sweeps": sweeps, "dense": dense,
                 "screened": self.screen.rows_skipped if self.screen is not None else 0}
@@ -303,6 +308,27 @@ class DeviceRLSIProblem:
                 builder.add(xp.arange(M), self.U)
                 self.U = builder.finish()
         return diag
+
+    def _seed_rows(self):
+        """The seeded rows of U (host, float64)."""
+        rows = self.be.xp.asarray(self.seeds.rows)
+        part = self.U[rows]
+        part = part.toarray() if self.be.sparse.issparse(part) else part
+        return np.asarray(self.be.to_host(part), dtype=np.float64)
+
+    def _solve_seeds(self, prev, caps, live):
+        """The seeded rows solved with their weights on the host (:meth:`rlsi.models.seeds.SeedTerms.solve`) and
+        put back into U."""
+        be = self.be
+        R = np.asarray(be.to_host(self._seed_D @ self.Wd), dtype=np.float64)
+        S = np.asarray(be.to_host(self.S), dtype=np.float64)
+        values = self.seeds.solve(R, S, self.lambda1, prev, caps, positive=self.topic_pen.nonneg)
+        rows = be.xp.asarray(self.seeds.rows)
+        live[rows] = be.xp.asarray(np.any(values != 0, axis=1))
+        if not be.sparse.issparse(self.U):
+            self.U[rows] = be.xp.asarray(values, dtype=be.dtype)
+            return
+        self.U = be.csr(self.seeds.put_rows(sp.csr_matrix(be.to_host(self.U)), values))
 
     # ------------------------------------------------------------------ V-step
     def v_step(self, executor=None):
@@ -319,8 +345,10 @@ class DeviceRLSIProblem:
     # ------------------------------------------------------------------ objective, results
     def objective(self):
         """Eq. (1) of the current U and W from the statistics (the policy's formula)."""
-        return RLSIPolicy.objective(self.x_sqnorm, self.cross, self.G, self.S, self.lambda1,
-                                    penalty_sum(self.be, self.topic_pen.norm, self.U, self.plan.term_rows),
+        topic_value = penalty_sum(self.be, self.topic_pen.norm, self.U, self.plan.term_rows)
+        if self.seeds is not None:  # the weighted ℓ1 norm: lighter on the seeded pairs
+            topic_value -= self.seeds.discount(self._seed_rows())
+        return RLSIPolicy.objective(self.x_sqnorm, self.cross, self.G, self.S, self.lambda1, topic_value,
                                     self.lambda2, self.q_w)
 
     def components(self, dtype):
@@ -366,7 +394,8 @@ class DeviceRLSIProblem:
         the work at their defaults."""
         return cls(be, X, W, topic_penalty=spec.topic_penalty, doc_penalty=spec.doc_penalty, lambda1=lam,
                    lambda2=spec.lambda2, inner_max_iter=spec.inner_max_iter, inner_tol=spec.inner_tol,
-                   topic_sweeps=spec.topic_sweeps, topics=spec.topic_representation, tuning=spec.tuning)
+                   topic_sweeps=spec.topic_sweeps, topics=spec.topic_representation, tuning=spec.tuning,
+                   seeds=spec.seeds)
 
 
 def fold_in(be, X, components=None, *, topics=None, penalty="l2", lam=1.0, max_iter=100, tol=1e-4, doc_rows=DOC_ROWS):

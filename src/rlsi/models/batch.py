@@ -27,6 +27,7 @@ from .penalties import penalty as get_penalty
 from .regularization import (DEFAULT_LAMBDA1, DEFAULT_LAMBDA2, DOCS_PER_UNIT, INITS, LAMBDA1_SCALES, DeadTopicsWarning,
                              effective_lambda1, warn_dead_topics)
 from .rlsi_policy import REPRESENTATIONS, TOPIC_SWEEPS
+from .seeds import DEFAULT_SEED_STRENGTH, SeedStrength, SeedTermsValue, seeds_of
 from .skeleton import AlternatingFit
 from .spec import RLSISpec
 from .squared import SquaredLossModel
@@ -90,6 +91,12 @@ class BatchRLSI(AlternatingFit, SquaredLossModel):
         (``device="cuda"`` is ``placement="cuda"``); "cpu" leaves ``placement`` to say where.
     tuning : None, an :class:`rlsi.models.rlsi_policy.RLSITuning` or a dict of its fields — the numbers behind
         the fit's decisions (None: the measured defaults); for tests and studies (:meth:`with_tuning`).
+    seed_terms : None, a list of term lists or a mapping name → terms — seed words (guided topics,
+        :mod:`rlsi.models.seeds`): topic i is seeded by group i (it starts on its words, and their ℓ1 penalty in it
+        is lighter); a mapping's names label the topics (``topic_names_``). Terms are strings, looked up in
+        ``fit(X, feature_names=...)`` (the vectorizer's ``get_feature_names_out()``), or column ids. ℓ1 topics only;
+        the local and device placements.
+    seed_strength : float in [0, 1), default 0.5 — the seeded pairs' λ₁ is multiplied by ``1 − seed_strength``.
 
     Attributes
     ----------
@@ -103,6 +110,8 @@ class BatchRLSI(AlternatingFit, SquaredLossModel):
     :class:`rlsi.distributed.DaskRLSI`).
     topic_representation_ : {"sparse", "dense"} — the representation of the last U-step.
     n_iter_ : int; n_features_in_ : int.
+    seed_terms_ : list of lists of int — the seed groups' column ids (with ``seed_terms``).
+    topic_names_ : list of str or None, or None — the topics' labels (a mapping ``seed_terms``'s names).
 
     Examples
     --------
@@ -121,15 +130,18 @@ class BatchRLSI(AlternatingFit, SquaredLossModel):
         "topic_sweeps": Integer(low=1, none=True),
         "random_state": Anything(),  # checked by check_random_state where it is used
         "executor": Anything(),  # checked by get_executor
+        "seed_terms": SeedTermsValue(),
+        "seed_strength": SeedStrength(),
     }
-    _state_scalars = SquaredLossModel._state_scalars + ("lambda1_", "topic_representation_")
+    _state_scalars = SquaredLossModel._state_scalars + ("lambda1_", "topic_representation_", "seed_terms_",
+                                                        "topic_names_")
 
     def __init__(self, n_components=20, *, lambda1=DEFAULT_LAMBDA1, lambda2=DEFAULT_LAMBDA2, topic_penalty="l1",
                  doc_penalty="l2", lambda1_scale="per_doc", target_terms_per_topic=None,
                  topic_representation="auto", init="docs",
                  max_iter=100, tol=1e-4, inner_max_iter=100, inner_tol=1e-4, topic_sweeps=TOPIC_SWEEPS,
                  random_state=None, n_jobs=None, executor=None, verbose=0, placement=None, device="cpu",
-                 tuning=None):
+                 tuning=None, seed_terms=None, seed_strength=DEFAULT_SEED_STRENGTH):
         self.n_components = n_components
         self.lambda1 = lambda1
         self.lambda2 = lambda2
@@ -151,15 +163,17 @@ class BatchRLSI(AlternatingFit, SquaredLossModel):
         self.placement = placement
         self.device = device
         self.tuning = tuning
+        self.seed_terms = seed_terms
+        self.seed_strength = seed_strength
 
     def effective_lambda1(self, n_docs):
         """The λ₁ of Eq. (1) used for a corpus of ``n_docs`` documents."""
         return effective_lambda1(self.lambda1, self.lambda1_scale, n_docs)
 
     # ------------------------------------------------------------------ the skeleton's hooks (AlternatingFit)
-    def _check_fit_input(self, X, y, V_init=None):
+    def _check_fit_input(self, X, y, V_init=None, feature_names=None):
         """X as the placement takes it (a matrix it holds already, or checked as every model's X), and the
-        sizes."""
+        sizes; ``feature_names``: the terms of X's columns, for term strings in ``seed_terms``."""
         X = self._placement().check_input(X, lambda X_: self._check_X(X_, reset=True))
         self._check_sizes(X.shape, V_init)
         return X, y
@@ -173,11 +187,11 @@ class BatchRLSI(AlternatingFit, SquaredLossModel):
     def _fit_threads(self):
         return self._placement().threads(self.n_jobs)
 
-    def _start(self, X, y, executor, V_init=None):
+    def _start(self, X, y, executor, V_init=None, feature_names=None):
         """The documents placed, then the one start (:func:`rlsi.models.start.start`: W₀, λ₁ searched for
         ``target_terms_per_topic``, the problem); ``V_init`` (n_samples x n_components) overrides ``init`` with
-        a given V₀ᵀ."""
-        spec = RLSISpec.of(self)
+        a given V₀ᵀ; ``feature_names``: see :meth:`_check_fit_input`."""
+        spec = RLSISpec.of(self, seeds=seeds_of(self, X.shape[1], feature_names, self._placement()))
         self.n_features_in_ = X.shape[1]
         lam1, problem = start(spec, self._placement().corpus(X, spec, executor), V_init)
         self.lambda1_effective_ = lam1
@@ -231,14 +245,15 @@ class BatchRLSI(AlternatingFit, SquaredLossModel):
         return ceiling if self.lambda1_scale == "paper" else ceiling * DOCS_PER_UNIT / max(X.shape[0], 1)
 
 
-def regularized_lsi(X, n_components=20, *, V_init=None, **params):
+def regularized_lsi(X, n_components=20, *, V_init=None, feature_names=None, **params):
     """Minimise ``‖D − U V‖²_F + λ₁ P(U) + λ₂ Q(V)`` (TOIS Eq. 1; D = Xᵀ) by alternating minimisation.
 
     X : (n_samples x n_features) sparse or dense; n_components : K; V_init : a given V₀ᵀ (n_samples x K);
     params : those of :class:`rlsi.models.BatchRLSI` (``lambda1``, ``lambda2``, ``topic_penalty``,
     ``doc_penalty``, ``lambda1_scale``, ``target_terms_per_topic``, ``topic_representation``, ``init``,
     ``max_iter``, ``tol``, ``inner_max_iter``, ``inner_tol``, ``topic_sweeps``, ``random_state``, ``n_jobs``,
-    ``executor``, ``placement``, ``device``, ``tuning``, ``verbose``), with the same defaults and checks.
+    ``executor``, ``placement``, ``device``, ``tuning``, ``verbose``, ``seed_terms``, ``seed_strength``), with the
+    same defaults and checks; feature_names : the terms of X's columns (for term strings in ``seed_terms``).
 
     Returns ``(U, V, info)``: U (n_features x n_components, CSR) the topics, V (n_components x n_samples) the
     document vectors, so that ``Xᵀ ≈ U V`` as in the paper (V is ``W.T`` of the (n_samples x K) vectors the
@@ -255,7 +270,7 @@ def regularized_lsi(X, n_components=20, *, V_init=None, **params):
     placement = est._placement()
     X = placement.check_input(X, lambda X_: est._check_X(X_, reset=True))
     est._check_sizes(X.shape, V_init)
-    spec = RLSISpec.of(est)
+    spec = RLSISpec.of(est, seeds=seeds_of(est, X.shape[1], feature_names, placement))
     executor = placement.open(X)
     try:
         with placement.threads(est.n_jobs):

@@ -52,6 +52,8 @@ class HostStream:
     key = "local"
     #: Whether ``fit`` releases the stream at its end (a stream holding a cluster started for the fit).
     release_after_fit = False
+    #: Whether the stream solves seed words' rows with their weights (``spec.seeds``; rlsi.models.seeds).
+    takes_seeds = True
 
     def __init__(self, spec, stats, topics=None, *, projection=LocalProjection, projects_here=True):
         self.spec = spec
@@ -169,7 +171,8 @@ class HostMiniBatch:
         U = stream.working_topics()
         dense = isinstance(U, np.ndarray)
         # ℓ1 topics (dense or CSR): only the rows that can be non-zero are solved (ActiveRows)
-        self.active = get_penalty(spec.topic_penalty).norm == "l1"
+        # (with seed words the seeded rows are solved after the others, on the stored rows of R: not with them)
+        self.active = get_penalty(spec.topic_penalty).norm == "l1" and spec.seeds is None
         if self.active:  # the row maxima and live rows of the previous mini-batch, when U is the same
             cache = stream.row_cache if stream.row_cache is not None and stream.row_cache.U is U else None
             # ξ > 1 on dense topics: the iterations run on a contiguous copy of the rows they touch (which
@@ -214,11 +217,14 @@ class HostMiniBatch:
             self.U = self.rows.solve(self.U, self.pending.cols, self.topic_penalty, max_iter=max_iter, tol=self.tol,
                                      col_max=self.pending.rowmax)
         else:  # the stored rows of R with (S/scale, λ/scale): the same minimiser (stats.py)
-            stats = self.stream.stats
+            stats, seeds = self.stream.stats, self.stream.spec.seeds
             S, lam = stats.scaled_problem(self.lam1)
-            self.U, _ = steps.update_topics(
-                stats.stored_rows, get_penalty(self.topic_penalty).prepared(S, lam), self.U,
-                SolverSettings(max_iter, self.tol), n_terms=self.X.shape[1], dense=self.dense)
+            U_prev, settings, pen = self.U, SolverSettings(max_iter, self.tol), get_penalty(self.topic_penalty)
+            self.U, _ = steps.update_topics(stats.stored_rows, pen.prepared(S, lam), U_prev, settings,
+                                            n_terms=self.X.shape[1], dense=self.dense)
+            if seeds is not None:  # the seeded rows with their weights, on the same (S/scale, λ/scale)
+                R = np.vstack([stats.stored_rows(m, m + 1) for m in seeds.rows])
+                self.U = seeds.step(self.U, R, S, lam, settings, U_prev, positive=pen.nonneg)
 
     def close(self, W, want_w=True):
         """End the mini-batch: the stream takes the new topics (and the row state for the next batch). Returns

@@ -42,7 +42,7 @@ class RLSIProblem:
     """
 
     def __init__(self, X, W, U, *, topic_penalty, doc_penalty, lambda1, lambda2, inner_max_iter, inner_tol,
-                 representation="auto", topic_sweeps=None, D=None, tuning=TUNING):
+                 representation="auto", topic_sweeps=None, D=None, tuning=TUNING, seeds=None):
         self.X = X
         # terms x documents: rows of R = D W are independent lasso problems. ``D``: Xᵀ as CSR when the caller
         # has it already (the λ₁ search's problems and the fit share one copy: GBs at web scale)
@@ -66,6 +66,7 @@ class RLSIProblem:
                        if self.screens(topic_norm, tuning) else self._plain_r_rows)
         self.block_entries, self.min_block_rows = tuning.block_entries, tuning.min_block_rows
         self.cross = 0.0
+        self.seeds = seeds  # seed words (rlsi.models.seeds): their rows solved with their weights after each U-step
 
     # What the problem allocates, as functions of the sizes (the memory estimate sums these;
     # rlsi.models.memory): each sits next to the allocation it counts.
@@ -114,9 +115,13 @@ class RLSIProblem:
             r_rows = self._plain_r_rows
         r_rows.set_state(self.W, self.U)
         step = get_penalty(self.topic_penalty, param="topic_penalty").prepared(self.S, self.lambda1)
-        self.U, sweeps = steps.update_topics(r_rows, step, self.U, self.policy.topic_settings(warm=self.U is not None),
-                                             n_terms=self.D.shape[0], executor=executor, dense=dense,
-                                             block_entries=self.block_entries, min_block_rows=self.min_block_rows)
+        U_prev, settings = self.U, self.policy.topic_settings(warm=self.U is not None)
+        self.U, sweeps = steps.update_topics(r_rows, step, U_prev, settings, n_terms=self.D.shape[0],
+                                             executor=executor, dense=dense, block_entries=self.block_entries,
+                                             min_block_rows=self.min_block_rows)
+        if self.seeds is not None:
+            self.U = self.seeds.step(self.U, rows_of_R(self.D, self.seeds.rows, self.W), self.S, self.lambda1,
+                                     settings, U_prev, positive=step.penalty.nonneg)
         nnz = int(np.count_nonzero(self.U)) if dense else self.U.nnz
         diag = {"nnz": nnz, "sweeps": sweeps, "screened": r_rows.rows_skipped, "dense": dense}
         if self.policy.after_u_step(nnz):  # converted at once: the V-step runs on the new representation
@@ -145,9 +150,11 @@ class RLSIProblem:
 
     def objective(self):
         """Eq. (1) of the current U and W (from the statistics of the V-step)."""
-        return RLSIPolicy.objective(self.x_sqnorm, self.cross, self.G, self.S, self.lambda1,
-                                    get_penalty(self.topic_penalty).value(self.U), self.lambda2,
-                                    get_penalty(self.doc_penalty).value(self.W))
+        topic_value = get_penalty(self.topic_penalty).value(self.U)
+        if self.seeds is not None:  # the weighted ℓ1 norm: lighter on the seeded pairs
+            topic_value -= self.seeds.discount(self.seeds.rows_of(self.U))
+        return RLSIPolicy.objective(self.x_sqnorm, self.cross, self.G, self.S, self.lambda1, topic_value,
+                                    self.lambda2, get_penalty(self.doc_penalty).value(self.W))
 
     def components(self, dtype):
         """The topics as ``components_`` (K x M CSR of ``dtype``), whatever the representation."""
@@ -160,7 +167,7 @@ class RLSIProblem:
         return cls(X, W, None, topic_penalty=spec.topic_penalty, doc_penalty=spec.doc_penalty, lambda1=lam,
                    lambda2=spec.lambda2, inner_max_iter=spec.inner_max_iter, inner_tol=spec.inner_tol,
                    representation=spec.topic_representation, topic_sweeps=spec.topic_sweeps, D=D,
-                   tuning=spec.tuning)
+                   tuning=spec.tuning, seeds=spec.seeds)
 
     def set_lambda1(self, lam1):
         """Continue with λ₁ = ``lam1`` (the λ₁ search's last problem). The state stays valid: U and W are any

@@ -111,6 +111,7 @@ from .base import check_fitted
 from .regularization import DEFAULT_LAMBDA1, DEFAULT_LAMBDA2, INITS, LAMBDA1_SCALES, effective_lambda1
 from .rlsi_policy import TOPIC_SWEEPS, topic_max_iter
 from .seeding import given_topics, pick_seed_documents, unit_topics
+from .seeds import DEFAULT_SEED_STRENGTH, SeedStrength, SeedTermsValue, saved_seeds, seeds_of
 from .spec import RLSISpec
 from .squared import SquaredLossModel
 from .stats import TopicStatistics
@@ -208,6 +209,9 @@ class OnlineRLSI(StreamingFit, SquaredLossModel):
         (``device="cuda"`` is ``placement="cuda"``).
     tuning : None, an :class:`rlsi.models.rlsi_policy.RLSITuning` or a dict of its fields — the numbers behind
         the stream's decisions (dense or CSR topics, the compact block; :meth:`with_tuning`).
+    seed_terms, seed_strength : seed words, as :class:`rlsi.models.BatchRLSI` (:mod:`rlsi.models.seeds`); term
+        strings are looked up in the ``feature_names`` of the ``fit`` or first ``partial_fit``; streams in this
+        process or with projections on a Dask cluster (not on a device).
 
     Attributes
     ----------
@@ -221,6 +225,7 @@ class OnlineRLSI(StreamingFit, SquaredLossModel):
     topics_initialized_ : bool — False until a batch with a non-empty document has been seen.
     n_reseeded_ : int — dead topics re-seeded so far (``reseed_dead``).
     n_features_in_ : int — current vocabulary size.
+    seed_terms_, topic_names_ : the seed groups' column ids and the topics' labels (with ``seed_terms``).
     """
 
     _parameter_constraints = {
@@ -236,9 +241,11 @@ class OnlineRLSI(StreamingFit, SquaredLossModel):
         "topic_sweeps": Integer(low=1, none=True),
         "stats_dtype": Choice((None, "float64", "float32")),
         "random_state": Anything(),
+        "seed_terms": SeedTermsValue(),
+        "seed_strength": SeedStrength(),
     }
     _state_scalars = ("n_iter_", "n_features_in_", "lambda1_effective_", "n_batches_", "n_docs_seen_",
-                      "u_change_", "topics_initialized_", "rng_state_", "n_reseeded_")
+                      "u_change_", "topics_initialized_", "rng_state_", "n_reseeded_", "seed_terms_", "topic_names_")
     _state_arrays = ("components_",)
     stats_ = StreamStatistics()  # the placed stream's statistics, as host TopicStatistics
 
@@ -246,7 +253,8 @@ class OnlineRLSI(StreamingFit, SquaredLossModel):
                  doc_penalty="l2", lambda1_scale="per_doc", rho=0.0, batch_size=256, n_inner=5,
                  n_passes=1, shuffle=False, init="docs", topic_init=None, reseed_dead=False,
                  inner_max_iter=100, inner_tol=1e-4, topic_sweeps=TOPIC_SWEEPS, stats_dtype=None,
-                 random_state=None, n_jobs=None, verbose=0, placement=None, device="cpu", tuning=None):
+                 random_state=None, n_jobs=None, verbose=0, placement=None, device="cpu", tuning=None,
+                 seed_terms=None, seed_strength=DEFAULT_SEED_STRENGTH):
         self.n_components = n_components
         self.lambda1 = lambda1
         self.lambda2 = lambda2
@@ -271,6 +279,8 @@ class OnlineRLSI(StreamingFit, SquaredLossModel):
         self.placement = placement
         self.device = device
         self.tuning = tuning
+        self.seed_terms = seed_terms
+        self.seed_strength = seed_strength
 
     # ------------------------------------------------------------------ parameters
     def lambda1_at(self, weight):
@@ -298,10 +308,12 @@ class OnlineRLSI(StreamingFit, SquaredLossModel):
     def _stream_started(self):
         return StreamStatistics.present(self)
 
-    def _check_stream_input(self, X, y):
+    def _check_stream_input(self, X, y, feature_names=None):
+        self._feature_names = feature_names  # the seed words' vocabulary, read when the stream starts
         return self._placement().check_stream_input(X, lambda X_: self._check_X(X_, reset=True)), y
 
-    def _check_partial_input(self, X, y, new):
+    def _check_partial_input(self, X, y, new, feature_names=None):
+        self._feature_names = feature_names
         X = self._placement().check_stream_input(X, check_matrix)
         if not new and X.shape[1] < self.n_features_in_:
             raise RLSIError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
@@ -314,6 +326,7 @@ class OnlineRLSI(StreamingFit, SquaredLossModel):
         statistics and a mini-batch of X fit: X whole for ``partial_fit``, a ``batch_size`` share of it for
         ``fit``)."""
         self._reset(X.dtype)
+        seeds_of(self, X.shape[1], self.__dict__.pop("_feature_names", None))
         N = X.shape[0]
         docs = N if partial else min(self.batch_size, N)
         nnz = X.nnz if partial else int(X.nnz * min(1.0, self.batch_size / max(N, 1))) + 1
@@ -347,7 +360,12 @@ class OnlineRLSI(StreamingFit, SquaredLossModel):
         ``first``: ``(n_terms, docs, nnz)`` of a new stream's mini-batches, for the placement's checks."""
         stats = self.__dict__.pop("_stats_host")
         topics = self.__dict__.pop("_topics_host", None)
-        self._stream = self._placement().stream(RLSISpec.of(self), stats, topics, n_inner=self.n_inner, first=first)
+        spec = RLSISpec.of(self, seeds=saved_seeds(self))
+        self._stream = self._placement().stream(spec, stats, topics, n_inner=self.n_inner, first=first)
+        if spec.seeds is not None and not getattr(self._stream, "takes_seeds", False):
+            self._stream.release()
+            del self._stream
+            raise RLSIError(f"seed_terms is not available on the {self._placement().name} placement's streams")
         return self._stream
 
     def _the_stream(self):
@@ -377,6 +395,9 @@ class OnlineRLSI(StreamingFit, SquaredLossModel):
         t0 = stream.n_docs
         if not stream.has_topics:
             U0 = self._initial_topics(X)
+            seeds = saved_seeds(self)
+            if U0 is not None and seeds is not None and self._init_comp is None:
+                U0 = seeds.first_topics(U0)  # the seeded topics start on their words
             if U0 is not None:
                 stream.set_topics(U0)
                 self.topics_initialized_ = True

@@ -28,7 +28,8 @@ __all__ = ["RLSISpec"]
 @dataclass(frozen=True, eq=False)
 class RLSISpec:
     """The parameters of one RLSI fit (see the module docstring; the fields are the estimators' parameters of
-    the same names, ``tuning`` resolved to an :class:`rlsi.models.rlsi_policy.RLSITuning`)."""
+    the same names, ``tuning`` resolved to an :class:`rlsi.models.rlsi_policy.RLSITuning`; ``seeds`` the seed words
+    resolved against the fit's vocabulary)."""
 
     n_components: int
     lambda1: float = DEFAULT_LAMBDA1
@@ -45,6 +46,8 @@ class RLSISpec:
     random_state: object = None
     n_jobs: int | None = None
     tuning: RLSITuning = field(default=TUNING)
+    #: the resolved seed words (:class:`rlsi.models.seeds.SeedTerms`) or None: given by the learner at fit time
+    seeds: object = None
 
     @classmethod
     def of(cls, estimator, **changes):

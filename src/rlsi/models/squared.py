@@ -17,6 +17,7 @@ from .base import TopicModel, check_fitted
 from .penalties import PENALTIES, SolverSettings
 from .placement import DEVICES, PlacementValue, resolve_placement
 from .rlsi_policy import TuningValue, resolve_tuning
+from .seeds import check_saved as check_saved_seeds
 from .steps import fold_in  # noqa: F401  (the one folding-in of the family; rlsi.retrieval imports it from here)
 
 
@@ -66,6 +67,10 @@ class SquaredLossModel(TopicModel):
         ``device``; the local placement uses its ``executor``)."""
         return resolve_placement(getattr(self, "placement", None), getattr(self, "device", None),
                                  executor=getattr(self, "executor", None))
+
+    def _after_load(self):
+        super()._after_load()
+        check_saved_seeds(self)
 
     def _fold_in(self, X):
         """``w = argmin ‖x − U w‖² + λ₂ Q(w)`` for each row of X (:func:`rlsi.models.steps.fold_in`, where the

@@ -40,7 +40,10 @@ def initial_doc_vectors(spec, corpus, V_init=None):
     rng = spec.rng()
     if spec.init == "random":
         return corpus.place(random_doc_vectors(rng, N, K, corpus.x_sqnorm(), corpus.dtype))
-    return corpus.project(corpus.seed_topics(K, rng), spec)  # M x K seed topics, then V₀ their projection
+    U0 = corpus.seed_topics(K, rng)  # M x K seed topics, then V₀ their projection
+    if spec.seeds is not None:  # the seeded topics start on their seed words (rlsi.models.seeds)
+        U0 = spec.seeds.first_topics(U0)
+    return corpus.project(U0, spec)
 
 
 def search_lambda1(spec, corpus, W0):

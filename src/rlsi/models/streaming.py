@@ -13,7 +13,7 @@ A learner writes only what is its own, as hooks:
 =========================================  ============================================================
 hook                                       what it returns / does
 =========================================  ============================================================
-``_check_stream_input(X, y)``              ``(X, y)`` of ``fit`` checked (default: ``_check_X(X, reset=True)``)
+``_check_stream_input(X, y, **params)``    ``(X, y)`` of ``fit`` checked (default: ``_check_X(X, reset=True)``)
 ``_check_partial_input(X, y, new, **kw)``  ``(X, y)`` of a ``partial_fit`` (``new``: the first of a stream)
 ``_start_stream(X, y, partial=False)``     reset the state and start a stream (the first topics may wait for
                                            the first mini-batch; ``partial``: X is a ``partial_fit``'s)
@@ -48,11 +48,11 @@ class StreamingFit:
     """Mixin that owns ``fit`` / ``partial_fit`` of a streaming learner (see the module docstring). It goes before
     the estimator base in the bases (``class OnlineRLSI(StreamingFit, SquaredLossModel)``)."""
 
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, **fit_params):
         """Reset and learn from X (n_samples x n_features) in mini-batches (and, for supervised learners, the
-        labels y). Returns self."""
+        labels y; ``fit_params``: the learner's, e.g. OnlineRLSI's ``feature_names``). Returns self."""
         self._validate_params()
-        X, y = self._check_stream_input(X, y)
+        X, y = self._check_stream_input(X, y, **fit_params)
         with self._stream_threads():
             try:
                 self._start_stream(X, y)

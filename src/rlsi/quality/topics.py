@@ -223,10 +223,11 @@ def avg_majority_ratio(components):
 
 
 # ------------------------------------------------------------------------------------------- reports
-def topic_summary(components, feature_names, n_terms=10, by="dominant", start=0):
+def topic_summary(components, feature_names, n_terms=10, by="dominant", start=0, labels=None):
     """One dict per topic: ``index`` (0-based row, plus ``start`` when ``components`` are the rows from
     ``start`` on of a larger model: a topic group), ``sign``, ``terms``, ``weights``, ``compactness``,
-    ``pos_contri``, ``neg_contri``, ``majority_ratio``."""
+    ``pos_contri``, ``neg_contri``, ``majority_ratio``, and ``label`` with ``labels`` (one per topic, a string or
+    None: a model's ``topic_names_``)."""
     X = check_components(components)
     names = _check_names(feature_names, X.shape[1])
     tops = _top(X, n_terms, by)
@@ -234,6 +235,7 @@ def topic_summary(components, feature_names, n_terms=10, by="dominant", start=0)
     contri = contributions(X)
     signs = dominant_sign(X)
     return [{
+        **({} if labels is None else {"label": labels[k]}),
         "index": int(start) + k,
         "sign": int(signs[k]),
         "terms": [str(names[j]) for j in idx],
@@ -245,7 +247,7 @@ def topic_summary(components, feature_names, n_terms=10, by="dominant", start=0)
     } for k, (idx, vals) in enumerate(tops)]
 
 
-def format_topics(components, feature_names, n_terms=10, by="dominant", start=0):
+def format_topics(components, feature_names, n_terms=10, by="dominant", start=0, labels=None):
     """Plain-text table, one line per topic, as printed by ``rlsi topics``::
 
         T4   comp=0.8%  MR=0.97  cancer tumor cell ...
@@ -255,19 +257,23 @@ def format_topics(components, feature_names, n_terms=10, by="dominant", start=0)
     ones) starts with ``(-)`` and a last line explains the mark; when there is one, the other lines are
     indented by as much, and the ``comp`` field is padded, so that columns stay aligned. A dead topic shows
     ``MR=n/a`` and ``(empty topic)``. ``start``: the row of the first topic in its model (a topic group of
-    a group model is numbered as its rows, so that numbers run on across the groups).
+    a group model is numbered as its rows, so that numbers run on across the groups). ``labels``: the topics'
+    names (a string or None each; a model's ``topic_names_``), shown after the number in brackets.
     """
-    summary = topic_summary(components, feature_names, n_terms, by, start=start)
+    summary = topic_summary(components, feature_names, n_terms, by, start=start, labels=labels)
+    names = [f"[{t['label']}]" if t.get("label") else "" for t in summary]
+    name_width = max((len(n) for n in names), default=0)
     width = len(f"T{int(start) + len(summary)}")
     any_negative = any(t["sign"] < 0 for t in summary)
     comps = [f"{100 * t['compactness']:.1f}%" for t in summary]
     comp_width = max(len(c) for c in comps)
     lines = []
-    for t, comp in zip(summary, comps):
+    for t, comp, name in zip(summary, comps, names):
         mark = ("(-) " if t["sign"] < 0 else "    ") if any_negative else ""
         mr = "n/a " if math.isnan(t["majority_ratio"]) else f"{t['majority_ratio']:.2f}"
         terms = " ".join(t["terms"]) if t["terms"] else "(empty topic)"
-        lines.append(f"{mark}{'T' + str(t['index'] + 1):<{width}}  comp={comp:<{comp_width}}  MR={mr}  {terms}")
+        label = f"  {name:<{name_width}}" if name_width else ""
+        lines.append(f"{mark}{'T' + str(t['index'] + 1):<{width}}{label}  comp={comp:<{comp_width}}  MR={mr}  {terms}")
     if any_negative:
         lines.append("(-) the topic's weight is mostly negative; its terms are listed by their negative weights")
     return "\n".join(lines)
