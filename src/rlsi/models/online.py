@@ -588,7 +588,8 @@ class OnlineRLSI(StreamingFit, SquaredLossModel):
     @classmethod
     def _params_from_state(cls, params):
         params = super()._params_from_state(params)
-        params["birth"] = resolve_birth(params.get("birth"))
+        if isinstance(params.get("birth"), dict):
+            params["birth"] = resolve_birth(params["birth"])
         return params
 
 
