@@ -12,7 +12,7 @@ from sklearn.exceptions import NotFittedError as SkNotFittedError
 import rlsi
 from rlsi.errors import NotFittedError, RLSIError
 from rlsi.kernels.lasso import lasso_rows
-from rlsi.models import LDA, LSI, NMF, PLSI, BatchRLSI, OnlineRLSI, tasks
+from rlsi.models import LDA, LSI, NMF, PLSI, BatchRLSI, OnlineRLSI
 from rlsi.models.driver import alternate
 from rlsi.models.executor import SerialExecutor, ThreadExecutor, get_executor
 from rlsi.models.penalties import PENALTIES, SolverSettings, penalty
@@ -102,9 +102,8 @@ def test_nonnegative_rlsi_gives_nonnegative_factors_and_decreasing_objective(pla
 # ------------------------------------------------------------------------------------------ executors
 @pytest.mark.parametrize("executor", ["threads", ThreadExecutor(3)])
 def test_thread_executor_gives_the_serial_result_to_the_bit(planted, executor, monkeypatch):
-    monkeypatch.setattr(tasks, "MIN_BLOCK_ROWS", 16)
-    monkeypatch.setattr(tasks, "BLOCK_ENTRIES", 16 * 4)  # 16-row blocks: 8 term blocks, 13 document blocks
-    kw = dict(lambda1=1.0, random_state=3, max_iter=15, tol=0, topic_representation="sparse")
+    small = dict(min_block_rows=16, block_entries=16 * 4)  # 16-row blocks: 8 term blocks, 13 document blocks
+    kw = dict(lambda1=1.0, random_state=3, max_iter=15, tol=0, topic_representation="sparse", tuning=small)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         serial = BatchRLSI(4, **kw).fit(planted)
@@ -130,14 +129,12 @@ def test_get_executor():
 def test_paper_oracle_with_many_term_blocks_and_lasso_chunks(monkeypatch, topic_penalty, doc_penalty, lam1, lam2):
     # 300 terms in 24-row blocks (13 term blocks) and 150 documents in 7 document blocks: the block loops
     # and the CSR assembly of U are exercised (the lasso's 64-row chunks: test_lasso_rows_chunks_...).
-    monkeypatch.setattr(tasks, "MIN_BLOCK_ROWS", 24)
-    monkeypatch.setattr(tasks, "BLOCK_ENTRIES", 24 * 4)
     rng = np.random.default_rng(5)
     X = sp.random(150, 300, density=0.05, random_state=5, format="csr")
     V0 = rng.standard_normal((150, 4)) * 0.3
     model = BatchRLSI(4, lambda1=lam1, lambda2=lam2, topic_penalty=topic_penalty, doc_penalty=doc_penalty,
                       lambda1_scale="paper", max_iter=4, tol=0, inner_max_iter=5000, inner_tol=1e-12,
-                      topic_sweeps=None)  # exact U-steps: the paper's iterates
+                      topic_sweeps=None, tuning=dict(min_block_rows=24, block_entries=24 * 4))  # exact U-steps
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         W = model.fit_transform(X, V_init=V0)

@@ -263,13 +263,11 @@ def test_cli_evaluate_compares_group_models_on_derived_classes(tmp_path, tiny, c
 
 def test_class_topic_step_on_the_class_terms_equals_the_full_step(monkeypatch):
     """Rows outside a class's documents and U0's support are skipped in the Up-step: same fit as solving all."""
-    import rlsi.models.group as group
-
     X, y = class_corpus(n_per_class=30, n_classes=3, seed=7)
     fits = []
     for share in (0.0, 1.0):  # 0: every class solves all M rows; 1: only its terms ∪ U0's support
-        monkeypatch.setattr(group, "_FULL_ROWS", share)
-        m = GroupRLSI(2, 2, lambda1=0.01, max_iter=4, tol=0, random_state=0).fit(X, y)
+        m = GroupRLSI(2, 2, lambda1=0.01, max_iter=4, tol=0, random_state=0,
+                      tuning={"class_rows_full": share}).fit(X, y)
         fits.append(m)
     np.testing.assert_allclose(fits[0].objective_, fits[1].objective_, rtol=1e-12)
     np.testing.assert_allclose(fits[0].components_.toarray(), fits[1].components_.toarray(), atol=1e-12)

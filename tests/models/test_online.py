@@ -329,14 +329,11 @@ def test_lazy_rescaling_and_live_rows_equal_the_eager_oracle(monkeypatch, dense_
     over several mini-batches with ρ = 1 and ξ = 3, to rounding and solver tolerance. ``small_blocks`` also
     takes the V-step's projection from the live rows as CSR (the path of large batches) and, for dense topics,
     the scattered rows instead of the compact block (:class:`rlsi.models.active_rows.CompactBatch`)."""
-    import rlsi.models.active_rows as active_mod
     from rlsi.oracle import online_rlsi
 
     tuning = {} if dense_topics else dict(dense_max_bytes=0)  # CSR topics: dense ones would not fit
-    if small_blocks:
-        monkeypatch.setattr(active_mod, "SOLVE_ENTRIES", 4 * 7)  # 7 rows per block
-        monkeypatch.setattr(active_mod, "CSR_PROJECTION_FACTOR", 0)
-        tuning["online_compact"] = False  # the scattered path (else the compact one)
+    if small_blocks:  # 7 rows per block of the U-step, the projection from the live rows as CSR, the scattered path
+        tuning.update(online_solve_entries=4 * 7, online_csr_projection=0, online_compact=False)
     X = planted_corpus(n_docs=240, seed=31)
     docs = X[[0, 60, 120, 180]].toarray()
     U0 = (docs / np.linalg.norm(docs, axis=1, keepdims=True)).T  # M x K: four documents as U₀
@@ -387,17 +384,16 @@ def test_compact_block_equals_the_scattered_rows(monkeypatch):
     opened = []
     real_open = active_mod.CompactBatch.open.__func__
 
-    def counting_open(cls, *args):
-        blk = real_open(cls, *args)
+    def counting_open(cls, *args, **kwargs):
+        blk = real_open(cls, *args, **kwargs)
         opened.append(blk is not None)
         return blk
 
     monkeypatch.setattr(active_mod.CompactBatch, "open", classmethod(counting_open))
 
     def stream(compact, limit=active_mod.COMPACT_MAX_ENTRIES, doc_penalty="l2"):
-        monkeypatch.setattr(active_mod, "COMPACT_MAX_ENTRIES", limit)
         model = OnlineRLSI(4, lambda1=1.0, rho=1.0, n_inner=3, doc_penalty=doc_penalty, random_state=0)
-        model.with_tuning(online_compact=compact)
+        model.with_tuning(online_compact=compact, online_compact_entries=limit)
         changes = []
         for a in range(0, 400, 50):  # the first batches see fewer terms: the vocabulary grows
             model.partial_fit(X[a:a + 50, : 120 if a < 150 else 160])
@@ -426,18 +422,15 @@ def test_compact_block_equals_the_scattered_rows(monkeypatch):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_term_blocks_and_shared_indices_leave_the_fit_bit_identical(monkeypatch, n_inner, dense_topics, dtype):
     """``fit``'s mini-batches share X's indices (float64 data only) and their rows of R are formed in blocks
-    of terms (``stats.TRANSPOSE_ENTRIES``); a block of 5 entries (many blocks per mini-batch, the common terms
-    each above it) gives the same topics and statistics bit for bit as one block per mini-batch, over ρ = 1,
-    ξ = 1 and ξ = 3 (the compact block), dense and CSR topics, float32 and float64 X."""
-    import rlsi.models.stats as stats_mod
-
+    of terms (the tuning's ``transpose_entries``); a block of 5 entries (many blocks per mini-batch, the common
+    terms each above it) gives the same topics and statistics bit for bit as one block per mini-batch, over ρ =
+    1, ξ = 1 and ξ = 3 (the compact block), dense and CSR topics, float32 and float64 X."""
     tuning = {} if dense_topics else dict(dense_max_bytes=0)  # CSR topics: dense ones would not fit
     X = planted_corpus(n_docs=300, seed=44).astype(dtype)
 
     def run(block):
-        monkeypatch.setattr(stats_mod, "TRANSPOSE_ENTRIES", block)
         return OnlineRLSI(4, lambda1=1.0, rho=1.0, n_inner=n_inner, batch_size=70, topic_sweeps=3,
-                          random_state=0).with_tuning(**tuning).fit(X)
+                          random_state=0).with_tuning(transpose_entries=block, **tuning).fit(X)
 
     ref, got = run(1 << 30), run(5)
     assert got.components_.nnz > 0

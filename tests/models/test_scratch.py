@@ -12,7 +12,6 @@ from sklearn.exceptions import ConvergenceWarning
 from rlsi import BatchRLSI
 from rlsi.kernels.convert import csr_take_dense
 from rlsi.kernels.products import csr_csr_dense, csr_dense_rows, csr_dense_take
-from rlsi.models import tasks
 from rlsi.models.tasks import BlockScratch
 
 from conftest import planted_corpus
@@ -72,8 +71,9 @@ def test_products_write_into_the_given_block_and_check_it():
 def _fit(X, executor):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
+        # blocks of 16 rows: 10 term blocks, 19 document blocks
         model = BatchRLSI(6, lambda1=0.3, random_state=0, max_iter=6, tol=0, topic_representation="sparse",
-                          executor=executor)
+                          executor=executor, tuning=dict(min_block_rows=16, block_entries=16 * 6))
         return model.fit(X), model.transform(X)
 
 
@@ -81,8 +81,6 @@ def _fit(X, executor):
 @pytest.mark.parametrize("executor", [None, "threads"])
 def test_a_fit_reusing_blocks_equals_one_allocating_them(monkeypatch, dtype, executor):
     X = planted_corpus(n_docs=300, n_terms=150, seed=5, dtype=dtype)
-    monkeypatch.setattr(tasks, "MIN_BLOCK_ROWS", 16)
-    monkeypatch.setattr(tasks, "BLOCK_ENTRIES", 16 * 6)  # blocks of 16 rows: 10 term blocks, 19 document blocks
     reused, W_reused = _fit(X, executor)
     calls = []
 

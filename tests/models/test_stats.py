@@ -233,19 +233,16 @@ def _whole_batch_assign(st, X, W, repeat):
 @pytest.mark.parametrize("repeat", [False, True])
 @pytest.mark.parametrize("block", [1, 7, 100, 1 << 24])
 def test_term_blocks_write_the_rows_of_the_whole_transposed_batch(monkeypatch, dtype, repeat, block):
-    """The batch's rows of R formed in blocks of terms (``TRANSPOSE_ENTRIES``, here down to one entry: every
+    """The batch's rows of R formed in blocks of terms (``transpose_entries``, here down to one entry: every
     term a block of its own, common terms larger than a block) are bit-identical to those of the whole
     transposed batch, with a lazy scale and float32 or float64 statistics."""
-    import rlsi.models.stats as stats_mod
-
     X, W = _data(n_docs=90, seed=5)
     X = X.astype(np.float64)
     prior_X, prior_W = _data(n_docs=40, seed=6)
-    monkeypatch.setattr(stats_mod, "TRANSPOSE_ENTRIES", block)
-    ref = TopicStatistics(4, X.shape[1], dtype).update(prior_X, prior_W).rescale(0.3)
+    ref = TopicStatistics(4, X.shape[1], dtype).update(prior_X, prior_W, transpose_entries=block).rescale(0.3)
     got = ref.copy()
     ref_max = _whole_batch_assign(ref, X, W, repeat)
-    pending = got.begin_batch(X, repeat=repeat)
+    pending = got.begin_batch(X, repeat=repeat, transpose_entries=block)
     if block == 7:
         assert len(pending._blocks) > 3
     pending.assign(W)

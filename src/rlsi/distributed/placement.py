@@ -80,7 +80,7 @@ class DaskCorpus:
         self.shape = N, M = X.shape
         self.dtype = np.dtype(X.dtype)
         K = spec.n_components
-        step = block_rows(K)
+        step = block_rows(K, spec.tuning.block_entries, spec.tuning.min_block_rows)  # the local learner's blocks
         self.term_blocks = blocks(M, step)
         sent0 = ex.transfer_bytes()
         bounds, self.live, self.parts, self.part_workers, sent_client = self._place(ex, X, step)

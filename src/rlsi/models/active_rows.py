@@ -92,13 +92,18 @@ class ActiveRows:
             return M * K * 8 + nnz * (8 + 4) + 8 * M + 9 * M
         return 3 * csr_nbytes(M, nnz, s) + min(M * K, SOLVE_ENTRIES) * s + 9 * M
 
-    def __init__(self, stats, U, lam, *, cache=None, track_change=False, single_solve=False):
+    def __init__(self, stats, U, lam, *, cache=None, track_change=False, single_solve=False,
+                 solve_entries=None, csr_projection_factor=None):
         """``U``: dense (M x K, solved in place) or CSR (each :meth:`solve` returns a new CSR); ``cache``: the
         :class:`RowCache` of the previous mini-batch when U has not changed since (saves two passes over M x K
         per mini-batch, and G a pass over the live rows);
         ``track_change``: keep the live rows' values of before the batch, as CSR, for :meth:`change` (dense U; instead of a copy of U), or, with
-        ``single_solve`` (one :meth:`solve` only: ξ = 1), sum the rows' squared changes as they are solved."""
+        ``single_solve`` (one :meth:`solve` only: ξ = 1), sum the rows' squared changes as they are solved;
+        ``solve_entries``, ``csr_projection_factor``: :data:`SOLVE_ENTRIES` and :data:`CSR_PROJECTION_FACTOR` when
+        None (``RLSITuning.online_solve_entries`` and ``online_csr_projection``)."""
         self.stats, self.lam = stats, lam
+        self.solve_entries = SOLVE_ENTRIES if solve_entries is None else int(solve_entries)
+        self.csr_projection_factor = CSR_PROJECTION_FACTOR if csr_projection_factor is None else csr_projection_factor
         self.sparse = sp.issparse(U)
         if cache is None or cache.n_folds != stats.n_folds:
             self.rowmax = row_absmax(stats.stored_R)
@@ -151,7 +156,7 @@ class ActiveRows:
             return U
         n_live = int(np.count_nonzero(self.live))
         K = U.shape[1]
-        if nnz_X * K <= CSR_PROJECTION_FACTOR * (2 * n_live * K + 8 * U.shape[0]):  # K = 20, 256 docs: dense
+        if nnz_X * K <= self.csr_projection_factor * (2 * n_live * K + 8 * U.shape[0]):  # K = 20, 256 docs: dense
             return U
         return csr_of_dense_rows(U, np.flatnonzero(self.live))
 
@@ -193,7 +198,7 @@ class ActiveRows:
                 self._touched[rows] = True
             return U
         # CSR topics: the solved rows, block by block, are the new topics (the other rows are zero)
-        step = max(1, SOLVE_ENTRIES // K)
+        step = max(1, self.solve_entries // K)
         G = np.zeros((K, K))
         pieces = []
         for a in range(0, len(rows), step):
@@ -426,16 +431,17 @@ class CompactBatch:
     """
 
     @classmethod
-    def open(cls, rows, U, X, pending):
-        """The block of this mini-batch, or None when it has more than ``COMPACT_MAX_ENTRIES`` entries (the
-        scattered path of :class:`ActiveRows` then). ``rows``: the :class:`ActiveRows` of this mini-batch (its
+    def open(cls, rows, U, X, pending, max_entries=None):
+        """The block of this mini-batch, or None when it has more than ``max_entries`` entries (None:
+        :data:`COMPACT_MAX_ENTRIES`, ``RLSITuning.online_compact_entries``; the scattered path of :class:`ActiveRows`
+        then). ``rows``: the :class:`ActiveRows` of this mini-batch (its
         row maxima, live rows, G and λ are read here and brought up to date by :meth:`close`); ``U``: the dense
         topics (M x K); ``X``: the batch (CSR n x M); ``pending``: its :class:`rlsi.models.stats.PendingBatch`."""
         _, lam = rows.stats.scaled_problem(rows.lam)  # λ and the scale are fixed for the batch
         keep = rows.live | (rows.rowmax > 0.5 * lam)
         keep[pending.cols] = True
         C = np.flatnonzero(keep)
-        if len(C) * U.shape[1] > COMPACT_MAX_ENTRIES:
+        if len(C) * U.shape[1] > (COMPACT_MAX_ENTRIES if max_entries is None else max_entries):
             return None
         return cls(rows, U, X, pending, C)
 

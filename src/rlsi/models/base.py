@@ -230,4 +230,6 @@ def json_value(name, value):
         return None  # the state of a generator object is not reproducible from a file; documented
     if callable(getattr(value, "__rlsi_json__", None)):  # a value that says how it is saved (a tuning, a placement)
         return value.__rlsi_json__()
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):  # e.g. tuning={"screen": False}
+        return {k: json_value(f"{name}[{k!r}]", v) for k, v in value.items()}
     raise RLSIError(f"parameter {name}={value!r} cannot be saved (not a JSON value)")

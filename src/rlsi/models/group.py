@@ -48,13 +48,12 @@ from .group_nmf import CNMF, GroupNMF  # noqa: F401  (one import place for the g
 from .penalties import PENALTIES, SolverSettings
 from .penalties import penalty as get_penalty
 from .regularization import INITS, LAMBDA1_SCALES, effective_lambda1
+from .rlsi_policy import TUNING, TuningValue, resolve_tuning
 from .seeding import check_doc_vectors, random_doc_vectors, seed_topics
 
 __all__ = ["GroupRLSI", "CRLSI", "GroupNMF", "CNMF", "GroupRLSIProblem"]
 
 _SERIAL = SerialExecutor()
-#: Above this share of the M terms a class's Up-step solves every row (a row subset costs copies).
-_FULL_ROWS = 0.8
 
 
 def _scatter_rows(U, rows, n_rows):
@@ -73,7 +72,7 @@ class GroupRLSIProblem:
     """
 
     def __init__(self, Xs, Ws, n_shared, *, lambda1_shared, lambda1_class, lambda2, topic_penalty, doc_penalty,
-                 inner_max_iter, inner_tol):
+                 inner_max_iter, inner_tol, full_rows=TUNING.class_rows_full):
         self.Xs, self.Ws, self.Ks = Xs, Ws, int(n_shared)
         self.M = Xs[0].shape[1]
         self.Kc = [W.shape[1] - self.Ks for W in Ws]
@@ -90,6 +89,8 @@ class GroupRLSIProblem:
         self.dtype = Xs[0].dtype
         self.topic_grams = [None] * len(Xs)  # ŨpᵀŨp of the last V-step, reused by the objective
         self.class_terms = [np.flatnonzero(np.diff(D.indptr)) for D in self.Ds]  # terms in class p's documents
+        # above this share of the M terms a class's Up-step solves every row (a row subset costs copies)
+        self.full_rows = float(full_rows)
 
     def _empty(self, k):
         return sp.csr_matrix((self.M, k), dtype=self.dtype)
@@ -115,7 +116,7 @@ class GroupRLSIProblem:
             # a term outside class p's documents and outside U0's support has Rp row 0, so its Up row is 0
             # (the minimiser of u Sp uᵀ + λ‖u‖ is 0): only the other rows are solved (P·M rows in all otherwise)
             rows = self.class_terms[p] if shared_rows is None else np.union1d(self.class_terms[p], shared_rows)
-            if len(rows) > _FULL_ROWS * self.M:
+            if len(rows) > self.full_rows * self.M:
                 r_rows = ResidualR(self.Ds[p], W[:, Ks:], self.U0, G[:Ks, Ks:])
                 return steps.update_topics(r_rows, self._topic_pen.prepared(G[Ks:, Ks:], float(self.lambda1_class[p])),
                                            self.Us[p], self.inner, n_terms=self.M, executor=_SERIAL)
@@ -218,8 +219,9 @@ class GroupRLSI(GroupModel):
     lambda1_scale : {"per_doc", "paper"}; init : {"docs", "random"} — as in BatchRLSI, per class (shared
         seed documents are drawn from all documents, class seeds from the class).
     classes : None or "kmeans:P" — None: labels come from ``fit``'s y; "kmeans:P" derives P classes.
-    max_iter, tol, inner_max_iter, inner_tol, random_state, n_jobs, executor, verbose : as in BatchRLSI;
-        the executor maps the per-class tasks (and the U0 step's term blocks).
+    max_iter, tol, inner_max_iter, inner_tol, random_state, n_jobs, executor, verbose, tuning : as in BatchRLSI;
+        the executor maps the per-class tasks (and the U0 step's term blocks); the tuning's ``class_rows_full``
+        is the share of the vocabulary above which a class's U-step solves every term row.
 
     Attributes
     ----------
@@ -247,6 +249,7 @@ class GroupRLSI(GroupModel):
         "random_state": Anything(),
         "n_jobs": Integer(none=True, not_zero=True),
         "executor": Anything(),
+        "tuning": TuningValue(),
     }
     _state_scalars = GroupModel._state_scalars + ("lambda1_shared_effective_",)
     _state_arrays = GroupModel._state_arrays + ("lambda1_class_effective_",)
@@ -254,7 +257,7 @@ class GroupRLSI(GroupModel):
     def __init__(self, n_shared_topics=10, n_class_topics=5, *, lambda1=0.05, lambda1_class=None, lambda2=1.0,
                  topic_penalty="l1", doc_penalty="l2", lambda1_scale="per_doc", init="docs", classes=None,
                  max_iter=100, tol=1e-4, inner_max_iter=100, inner_tol=1e-4, random_state=None, n_jobs=None,
-                 executor=None, verbose=0):
+                 executor=None, verbose=0, tuning=None):
         self.n_shared_topics = n_shared_topics
         self.n_class_topics = n_class_topics
         self.lambda1 = lambda1
@@ -273,6 +276,14 @@ class GroupRLSI(GroupModel):
         self.n_jobs = n_jobs
         self.executor = executor
         self.verbose = verbose
+        self.tuning = tuning
+
+    @classmethod
+    def _params_from_state(cls, params):
+        params = dict(params)
+        if isinstance(params.get("tuning"), dict):
+            params["tuning"] = resolve_tuning(params["tuning"])
+        return params
 
     @property
     def _fold_penalty(self):
@@ -297,7 +308,7 @@ class GroupRLSI(GroupModel):
         problem = GroupRLSIProblem(split.Xs, Ws, split.layout.n_shared, lambda1_shared=lam_s, lambda1_class=lam_c,
                                    lambda2=self.lambda2, topic_penalty=self.topic_penalty,
                                    doc_penalty=self.doc_penalty, inner_max_iter=self.inner_max_iter,
-                                   inner_tol=self.inner_tol)
+                                   inner_tol=self.inner_tol, full_rows=resolve_tuning(self.tuning).class_rows_full)
         problem.split = split
         return problem
 
@@ -335,12 +346,12 @@ class CRLSI(GroupRLSI):
     def __init__(self, n_shared_topics=0, n_class_topics=5, *, lambda1=0.05, lambda1_class=None, lambda2=1.0,
                  topic_penalty="l1", doc_penalty="l2", lambda1_scale="per_doc", init="docs", classes=None,
                  max_iter=100, tol=1e-4, inner_max_iter=100, inner_tol=1e-4, random_state=None, n_jobs=None,
-                 executor=None, verbose=0):
+                 executor=None, verbose=0, tuning=None):
         super().__init__(n_shared_topics, n_class_topics, lambda1=lambda1, lambda1_class=lambda1_class,
                          lambda2=lambda2, topic_penalty=topic_penalty, doc_penalty=doc_penalty,
                          lambda1_scale=lambda1_scale, init=init, classes=classes, max_iter=max_iter, tol=tol,
                          inner_max_iter=inner_max_iter, inner_tol=inner_tol, random_state=random_state,
-                         n_jobs=n_jobs, executor=executor, verbose=verbose)
+                         n_jobs=n_jobs, executor=executor, verbose=verbose, tuning=tuning)
 
     def _validate_params(self):
         super()._validate_params()

@@ -145,7 +145,8 @@ class HostStream:
         """Open the mini-batch X (float64 CSR, as wide as the statistics): the old statistics re-scaled by
         ``decay`` (lazily: O(K²)), λ₁ for their weight with the batch's. Returns a :class:`HostMiniBatch`."""
         # with ξ = 1 the batch's rows of R are added to in place (no copy of them)
-        pending = self.stats.begin_batch(X, decay, repeat=n_inner > 1 and self.U is not None)
+        pending = self.stats.begin_batch(X, decay, repeat=n_inner > 1 and self.U is not None,
+                                         transpose_entries=self.spec.tuning.transpose_entries)
         lam1 = self.spec.effective_lambda1(self.stats.weight + X.shape[0])
         return HostMiniBatch(self, X, pending, lam1, n_inner)
 
@@ -181,11 +182,13 @@ class HostMiniBatch:
             cache = stream.row_cache if stream.row_cache is not None and stream.row_cache.U is U else None
             # ξ > 1 on dense topics: the iterations run on a contiguous copy of the rows they touch (which
             # projects the batch here: only for a projection in this process)
-            compact = spec.tuning.online_compact and dense and n_inner > 1 and stream.projects_here
+            tuning = spec.tuning
+            compact = tuning.online_compact and dense and n_inner > 1 and stream.projects_here
             self.rows = ActiveRows(stream.stats, U, lam1, cache=cache, track_change=dense and not compact,
-                                   single_solve=n_inner == 1)
+                                   single_solve=n_inner == 1, solve_entries=tuning.online_solve_entries,
+                                   csr_projection_factor=tuning.online_csr_projection)
             if compact:
-                self.blk = CompactBatch.open(self.rows, U, X, pending)
+                self.blk = CompactBatch.open(self.rows, U, X, pending, max_entries=tuning.online_compact_entries)
                 if self.blk is None:  # too large a block: the scattered rows, whose change is tracked by rows
                     self.rows.track_change(U)
         stream.row_cache = None

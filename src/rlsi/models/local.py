@@ -64,7 +64,7 @@ class RLSIProblem:
         self.scratch = BlockScratch()
         self.r_rows = (ScreenedBatchR(self.D, lambda1 / 2.0, scratch=self.scratch)
                        if self.screens(topic_norm, tuning) else self._plain_r_rows)
-        self.block_entries = tuning.block_entries
+        self.block_entries, self.min_block_rows = tuning.block_entries, tuning.min_block_rows
         self.cross = 0.0
 
     # What the problem allocates, as functions of the sizes (the memory estimate sums these;
@@ -116,7 +116,7 @@ class RLSIProblem:
         step = get_penalty(self.topic_penalty, param="topic_penalty").prepared(self.S, self.lambda1)
         self.U, sweeps = steps.update_topics(r_rows, step, self.U, self.policy.topic_settings(warm=self.U is not None),
                                              n_terms=self.D.shape[0], executor=executor, dense=dense,
-                                             block_entries=self.block_entries)
+                                             block_entries=self.block_entries, min_block_rows=self.min_block_rows)
         nnz = int(np.count_nonzero(self.U)) if dense else self.U.nnz
         diag = {"nnz": nnz, "sweeps": sweeps, "screened": r_rows.rows_skipped, "dense": dense}
         if self.policy.after_u_step(nnz):  # converted at once: the V-step runs on the new representation
@@ -138,7 +138,7 @@ class RLSIProblem:
         self.W, self.cross, self.S = steps.update_doc_vectors(
             self.X, U, penalty=self.doc_penalty, lam=self.lambda2, settings=self.policy.doc_settings(), W_prev=W_old,
             dtype=self.X.dtype, return_gram=True, executor=executor, G=self.G, scratch=self.scratch,
-            block_entries=self.block_entries)
+            block_entries=self.block_entries, min_block_rows=self.min_block_rows)
         if isinstance(self.r_rows, ScreenedBatchR):  # the drift of W for its bounds, while both W exist
             self.r_rows.advance(W_old, self.W)
         return {}
@@ -220,7 +220,8 @@ class LocalCorpus:
         # U₀ only seeds V₀; it is not a warm start for the lasso (a different problem): that starts at zero
         W, _ = steps.update_doc_vectors(self.X, U, penalty=spec.doc_penalty, lam=spec.lambda2,
                                         settings=spec.inner_settings(), dtype=self.X.dtype,
-                                        block_entries=spec.tuning.block_entries)
+                                        block_entries=spec.tuning.block_entries,
+                                        min_block_rows=spec.tuning.min_block_rows)
         return W
 
     def place(self, W):

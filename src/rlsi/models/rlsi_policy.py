@@ -41,8 +41,11 @@ from dataclasses import asdict, dataclass, fields, replace
 import numpy as np
 
 from ..errors import RLSIError
+from .active_rows import COMPACT_MAX_ENTRIES, CSR_PROJECTION_FACTOR, SOLVE_ENTRIES
 from .penalties import SolverSettings
 from .sparsity import MAX_ROUNDS, SETTLED
+from .stats import TRANSPOSE_ENTRIES
+from .tasks import MIN_BLOCK_ROWS
 
 __all__ = ["RLSIPolicy", "RLSITuning", "ScreeningBounds", "TUNING", "TuningValue", "cold_work", "resolve_tuning",
            "topic_max_iter"]
@@ -92,6 +95,16 @@ class RLSITuning:
     online_compact : OnlineRLSI with ξ > 1 and dense topics runs a mini-batch's embedded iterations on a
         compact copy of the rows they touch (:class:`rlsi.models.active_rows.CompactBatch`; the same numbers
         as the scattered path).
+    min_block_rows : the fewest rows of those blocks (:data:`rlsi.models.tasks.MIN_BLOCK_ROWS`; lower it with
+        ``block_entries`` to get many small blocks on a small corpus).
+    transpose_entries : entries of the mini-batch's transposed X formed at once by an online step
+        (:data:`rlsi.models.stats.TRANSPOSE_ENTRIES`; the numbers do not depend on it).
+    online_solve_entries, online_csr_projection, online_compact_entries : the online U-step's block of CSR
+        topics, the projection's switch to the live rows as CSR and the largest compact block
+        (:data:`rlsi.models.active_rows.SOLVE_ENTRIES`, ``CSR_PROJECTION_FACTOR``, ``COMPACT_MAX_ENTRIES``; none
+        changes the numbers).
+    class_rows_full : GroupRLSI's class U-step solves every term row above this share of the vocabulary, the
+        class's terms and the shared topics' rows only below it (the same solution; :mod:`rlsi.models.group`).
     search_rounds, search_settled : the λ₁ search for ``target_terms_per_topic`` bisects at most
         ``search_rounds`` times and stops when λ₁ moved by less than the factor ``search_settled`` since the
         previous round (:func:`rlsi.models.sparsity.lambda1_for_terms_per_topic`; ``MAX_ROUNDS`` and ``SETTLED``
@@ -111,6 +124,12 @@ class RLSITuning:
     search_rounds: int = MAX_ROUNDS
     search_settled: float = SETTLED
     block_entries: int | None = None
+    min_block_rows: int = MIN_BLOCK_ROWS
+    transpose_entries: int = TRANSPOSE_ENTRIES
+    online_solve_entries: int = SOLVE_ENTRIES
+    online_csr_projection: float = CSR_PROJECTION_FACTOR
+    online_compact_entries: int = COMPACT_MAX_ENTRIES
+    class_rows_full: float = 0.8
 
     def but(self, **changes):
         """A copy with ``changes`` (RLSIError naming a field that does not exist)."""

@@ -246,7 +246,7 @@ class TopicStatistics:
                 raise RLSIError(f"W_batch has shape {W.shape}, expected {(X.shape[0], self.n_components)}")
         return X, W
 
-    def begin_batch(self, X_batch, decay=1.0, *, repeat=True):
+    def begin_batch(self, X_batch, decay=1.0, *, repeat=True, transpose_entries=None):
         """Re-scale by ``decay`` and open a mini-batch whose contribution :meth:`PendingBatch.assign` sets;
         ``repeat=False``: ``assign`` will be called once (ξ = 1), so the batch's rows of R before it need no
         copy (|terms of the batch| x K of R's dtype: 0.6 GB for 300k terms at K = 500 in float32) and are added
@@ -254,9 +254,9 @@ class TopicStatistics:
         X, _ = self._check_batch(X_batch, None)
         self.rescale(decay)
         self._writable()
-        return PendingBatch(self, X, repeat=repeat)
+        return PendingBatch(self, X, repeat=repeat, transpose_entries=transpose_entries)
 
-    def update(self, X_batch, W_batch, decay=1.0):
+    def update(self, X_batch, W_batch, decay=1.0, *, transpose_entries=None):
         """``S ← decay·S + WᵀW``, ``R ← decay·R + XᵀW``, ``weight ← decay·weight + n``. Returns self.
 
         X_batch : (n, n_terms' <= n_terms) documents x terms; W_batch : (n, K) their topic vectors.
@@ -264,7 +264,7 @@ class TopicStatistics:
         X, W = self._check_batch(X_batch, W_batch)
         self.rescale(decay)
         self._writable()
-        PendingBatch(self, X, repeat=False).assign(W)
+        PendingBatch(self, X, repeat=False, transpose_entries=transpose_entries).assign(W)
         return self
 
     def merge(self, other):
@@ -343,7 +343,7 @@ class PendingBatch:
         return (8 * int(n_terms) + 24 * c + (c * int(n_components) * int(r_itemsize) if repeat else 0)
                 + min(int(batch_nnz), TRANSPOSE_ENTRIES) * (8 + int(index_bytes)))
 
-    def __init__(self, stats, X, *, repeat=True):
+    def __init__(self, stats, X, *, repeat=True, transpose_entries=None):
         self.stats = stats
         self.n = X.shape[0]
         self.X = X
@@ -353,7 +353,9 @@ class PendingBatch:
         cols, t_indptr = _batch_terms(X.indices, X.shape[1])
         self.cols = cols
         self._t_indptr = t_indptr
-        self._blocks = _term_blocks(t_indptr, TRANSPOSE_ENTRIES)
+        # X_bᵀ formed in blocks of at most ``transpose_entries`` entries (None: TRANSPOSE_ENTRIES; the numbers do
+        # not depend on it)
+        self._blocks = _term_blocks(t_indptr, TRANSPOSE_ENTRIES if transpose_entries is None else transpose_entries)
         self._cached = None  # the transposed block when there is one only (built once for the ξ assigns)
         # the base rows, in R's dtype (exact in float64: the kernel reads them as float64); a single assign
         # reads them from R itself (the same numbers: the kernel reads each entry before writing it)

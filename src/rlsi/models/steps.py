@@ -87,7 +87,7 @@ def update_topics_nbytes(n_terms, n_components, itemsize, nnz=None):
 
 
 def update_topics(r_rows, step, U_prev, settings=SolverSettings(), *, n_terms, executor=None, block_entries=None,
-                  dense=False):
+                  dense=False, min_block_rows=None):
     """U-step. Returns ``(U, sweeps)``: U (M x K) of the dtype of the R blocks, as CSR, or as a C-ordered
     ndarray with ``dense=True`` (cheaper when most weights are non-zero; same numbers either way).
 
@@ -101,6 +101,7 @@ def update_topics(r_rows, step, U_prev, settings=SolverSettings(), *, n_terms, e
         same as from Algorithm 2's zero start (strictly convex problem), only reached in fewer sweeps.
     settings : :class:`rlsi.models.penalties.SolverSettings` (sweeps, tolerance, each row's work budget).
     sweeps : total number of coordinate-descent sweeps (0 for the ℓ2 closed form), for diagnostics.
+    block_entries, min_block_rows : the blocks (:func:`rlsi.models.tasks.block_rows`; the tuning's).
     """
     K = step.n_components
     U_out = None
@@ -120,7 +121,7 @@ def update_topics(r_rows, step, U_prev, settings=SolverSettings(), *, n_terms, e
         rows, Rc = r_rows.compact(*ab)
         return tasks.topic_block_rows(Rc, rows, step, U_prev, ab, settings, scratch=getattr(r_rows, "scratch", None))
 
-    spans = blocks(n_terms, block_rows(K, block_entries))
+    spans = blocks(n_terms, block_rows(K, block_entries, min_block_rows))
     executor = get_executor(executor)
     if dense and spans:  # the first block allocates U_out before the others run concurrently
         results = [task(spans[0])] + executor.map(task, spans[1:])
@@ -138,7 +139,8 @@ def doc_vectors_nbytes(n_docs, n_components, itemsize):
 
 
 def update_doc_vectors(X, U, *, penalty, lam, settings=SolverSettings(), W_prev=None, dtype=None,
-                       return_gram=False, executor=None, block_entries=None, G=None, scratch=None, plan=None):
+                       return_gram=False, executor=None, block_entries=None, G=None, scratch=None, plan=None,
+                       min_block_rows=None):
     """V-step / folding-in. Returns ``(W, cross)`` with W (N x K) = Vᵀ and cross = Σ Φ∘V, and with
     ``return_gram=True`` also ``S = WᵀW`` (K x K, float64), accumulated block by block while each block
     is in cache (the next U-step and the objective both need it; a separate pass over W costs more).
@@ -168,7 +170,7 @@ def update_doc_vectors(X, U, *, penalty, lam, settings=SolverSettings(), W_prev=
                                    out=W[ab[0]:ab[1]], plan=plan, scratch=scratch)
         return stats  # the rows go straight into W (disjoint slices): no second N x K copy
 
-    results = get_executor(executor).map(task, blocks(N, block_rows(K, block_entries)))
+    results = get_executor(executor).map(task, blocks(N, block_rows(K, block_entries, min_block_rows)))
     stats = reduce(DocStats.merge, results, DocStats())
     if return_gram:
         S = stats.S if stats.S is not None else np.zeros((K, K))

@@ -31,13 +31,15 @@ from ..kernels.rows import cast_into, dot_sum, store_rounded
 # Aim for dense blocks of about this many entries (x 8 bytes): big enough to keep every thread busy,
 # small enough that R and Φ never need M x K or N x K extra memory at once.
 BLOCK_ENTRIES = 1 << 22
-#: Fewest rows of a block (below this the per-block overhead dominates); tests lower it to get many blocks.
+#: Fewest rows of a block (below this the per-block overhead dominates); a tuning lowers it to get many blocks.
 MIN_BLOCK_ROWS = 256
 
 
-def block_rows(n_cols, block_entries=None):
-    """Rows per block for dense blocks of width ``n_cols``."""
-    return max(MIN_BLOCK_ROWS, (block_entries or BLOCK_ENTRIES) // max(1, n_cols))
+def block_rows(n_cols, block_entries=None, min_rows=None):
+    """Rows per block for dense blocks of width ``n_cols``: ``block_entries`` (None: :data:`BLOCK_ENTRIES`) worth,
+    at least ``min_rows`` (None: :data:`MIN_BLOCK_ROWS`; ``RLSITuning.min_block_rows``)."""
+    low = MIN_BLOCK_ROWS if min_rows is None else max(1, int(min_rows))
+    return max(low, (block_entries or BLOCK_ENTRIES) // max(1, n_cols))
 
 
 def blocks_in_flight(n_rows, rows, workers=1):
