@@ -19,7 +19,8 @@ from rlsi.cli.main import COMMAND_MODULES
 #: Modules a parser may not import (prefixes): the heavy libraries and the library's own packages.
 HEAVY = ("numpy", "scipy", "numba", "sklearn", "tqdm", "matplotlib", "dask", "distributed", "rlsi.models",
          "rlsi.text", "rlsi.io", "rlsi.retrieval", "rlsi.quality", "rlsi.tracking", "rlsi.gpu",
-         "rlsi.distributed", "rlsi.evaluation", "rlsi.experiments", "rlsi.datasets", "rlsi.kernels")
+         "rlsi.distributed", "rlsi.evaluation", "rlsi.experiments", "rlsi.datasets", "rlsi.kernels", "rlsi.serve",
+         "fastapi", "starlette", "uvicorn", "pydantic")
 
 _PROBE = """
 import contextlib, io, json, sys
@@ -98,3 +99,8 @@ def test_the_defaults_shown_are_the_library_s():
         assert (cls().lambda1, cls().lambda2) == _choices.FEATURES
     assert (GroupRLSI().lambda1, GroupRLSI().lambda2) == _choices.READING
     assert set(_choices.DEVICE_ALIASES.values()) <= set(_choices.DEVICES)
+    from rlsi.serve import limits
+
+    assert (_choices.SERVE_HOST, _choices.SERVE_PORT) == (limits.DEFAULT_HOST, limits.DEFAULT_PORT)
+    assert _choices.SERVE_LIMITS == (limits.MAX_K, limits.MAX_QUERY_CHARS, limits.MAX_BATCH_DOCS,
+                                     limits.MAX_BODY_BYTES // 2**20)

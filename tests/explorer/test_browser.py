@@ -7,66 +7,28 @@ gets ``explorer_phone.png``); ``RLSI_TEST_ARTIFACTS=docs/images`` refreshes the 
 tests skip, saying why, where Chromium, chromedriver or selenium is missing.
 """
 
-import json
-import os
-import shutil
-import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
-
-CHROMIUM = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars")
-
-
-def _executable(env, names, fallback):
-    found = os.environ.get(env) or next((shutil.which(n) for n in names if shutil.which(n)), None)
-    return found or (fallback if Path(fallback).exists() else None)
+from browser import artifacts_dir, chromium, problems
 
 
 @pytest.fixture(scope="module")
 def browser():
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install '.[test]')")
-    from selenium.webdriver.chrome.service import Service
-
-    binary = _executable("RLSI_CHROMIUM", CHROMIUM, "/usr/bin/chromium")
-    driver_path = _executable("RLSI_CHROMEDRIVER", ("chromedriver",), "/usr/bin/chromedriver")
-    if binary is None or driver_path is None:
-        pytest.skip("no Chromium or chromedriver found (Debian: apt-get install chromium chromium-driver; or set "
-                    "RLSI_CHROMIUM and RLSI_CHROMEDRIVER)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = binary
-    for flag in FLAGS:
-        options.add_argument(flag)
-    profile = tempfile.mkdtemp(prefix="rlsi-chromium-")
-    options.add_argument(f"--user-data-dir={profile}")
-    options.add_argument("--window-size=1280,800")
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    driver = webdriver.Chrome(service=Service(driver_path), options=options)
-    try:
-        driver.set_network_conditions(offline=True, latency=0, download_throughput=0, upload_throughput=0)
+    with chromium(offline=True) as driver:
         yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
 def artifacts(tmp_path_factory):
-    path = Path(os.environ.get("RLSI_TEST_ARTIFACTS") or tmp_path_factory.getbasetemp() / "artifacts")
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return artifacts_dir(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
 def scratch_artifacts(tmp_path_factory):
-    path = tmp_path_factory.getbasetemp() / "artifacts"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return artifacts_dir(tmp_path_factory, scratch=True)
 
 
 @pytest.fixture(scope="module")
@@ -148,15 +110,7 @@ def _open(driver, path):
 
 def _problems(driver):
     """Console errors and network requests (other than the file itself) since the last call."""
-    errors = [e["message"] for e in driver.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
-    requests = []
-    for entry in driver.get_log("performance"):
-        message = json.loads(entry["message"])["message"]
-        if message["method"] == "Network.requestWillBeSent":
-            url = message["params"]["request"]["url"]
-            if not url.startswith(("file://", "data:")):
-                requests.append(url)
-    return errors, requests
+    return problems(driver)
 
 
 def _bar_terms(driver, side="pos"):

@@ -42,3 +42,8 @@ DEFAULT_FOLDING = "model"
 STC_PRESETS = ("printed", "released", "table2")
 #: ``rlsi.experiments.defaults.GRID_PRESETS`` (names) and the default grid, as ``rlsi evaluate --help`` shows it
 GRID_NAMES = ("default", "paper", "extended")
+#: ``rlsi.serve.limits``: where ``rlsi serve`` listens, and its caps (k, query characters, documents per request,
+#: body MiB)
+SERVE_HOST = "127.0.0.1"
+SERVE_PORT = 8000
+SERVE_LIMITS = (100, 1_000, 1_000, 8)

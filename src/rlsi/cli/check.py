@@ -3,7 +3,8 @@ makes — and say what it is.
 
 A load verifies the checksums of what it reads into memory and of small memory-mapped files; this command
 verifies every file, the large memory-mapped arrays of a matrix directory or a search index included
-(:mod:`rlsi.io.verify`; a checkpoint directory: :func:`rlsi.distributed.checkpoint.verify_directory`). A
+(:mod:`rlsi.io.verify`; a checkpoint directory: :func:`rlsi.distributed.checkpoint.verify_directory`; a live
+search index: its model, vectorizer and then every segment file, :func:`rlsi.retrieval.live.check_live_folder`). A
 damaged folder ends in one line naming the file (status 2); a folder written without checksums is checked
 for everything else, and the line says so.
 
@@ -47,10 +48,15 @@ def run(args):
     finally:
         if bar is not None:
             bar.close()
+    line = report.describe()
+    if not checkpoint and folder_kind(path) == "live":
+        from ..retrieval.live import check_live_folder
+
+        line += "; " + check_live_folder(path)
     if not args.quiet:
         from ._output import printable
 
-        print(printable(report.describe()))
+        print(printable(line))
     return 0
 
 

@@ -50,6 +50,7 @@ COMMAND_MODULES = [
     "rlsi.cli.explore",
     "rlsi.cli.transform",
     "rlsi.cli.search",
+    "rlsi.cli.serve",
     "rlsi.cli.evaluate",
     "rlsi.cli.track",
     "rlsi.cli.stc",

@@ -41,7 +41,7 @@ from .checksums import bytes_digest, file_digest
 from .integrity import DIGEST, check_digest_field, mismatch, must_verify
 
 __all__ = ["MAX_MAGNITUDE", "open_member", "read_member_text", "check_manifest", "read_array",
-           "check_csr", "check_float_values", "check_text_values"]
+           "check_csr", "check_float_values", "check_text_values", "json_or_problem"]
 
 #: Largest absolute value accepted in a float array of a model, by item size. A value v enters Gram
 #: matrices as v² summed over up to ~10⁸ terms: 1e100² · 1e8 ≪ 1.8e308 (float64), 1e15² · 1e8 ≪ 3.4e38
@@ -118,14 +118,23 @@ def read_member_text(directory, name, limit=MANIFEST_LIMIT) -> str:
         raise ModelFormatError(f"{fpath} is damaged: not UTF-8 text (byte {exc.start})") from None
 
 
+def json_or_problem(text):
+    """``(json.loads(text), None)``, or ``(None, problem)`` naming the failure in a phrase (syntax, nesting
+    depth, giant integers)."""
+    try:
+        return json.loads(text), None
+    except RecursionError:
+        return None, "JSON nested too deeply"
+    except ValueError as exc:  # JSONDecodeError, or an integer with too many digits
+        return None, f"not valid JSON ({_one_line(exc)})"
+
+
 def parse_json(text, fpath):
     """``json.loads`` with every failure (syntax, nesting depth, giant integers) as ModelFormatError."""
-    try:
-        return json.loads(text)
-    except RecursionError:
-        raise ModelFormatError(f"{fpath} is damaged: JSON nested too deeply") from None
-    except ValueError as exc:  # JSONDecodeError, or an integer with too many digits
-        raise ModelFormatError(f"{fpath} is damaged: not valid JSON ({_one_line(exc)})") from None
+    obj, problem = json_or_problem(text)
+    if problem is not None:
+        raise ModelFormatError(f"{fpath} is damaged: {problem}")
+    return obj
 
 
 # ---------------------------------------------------------------------------------------- manifest

@@ -54,16 +54,13 @@ from .postings import top_n
 from .combine import DEFAULT_TERM_NORM, DEFAULT_TOPIC_NORM, NORMALIZERS, interpolate
 from .term import BM25, VSM
 from .group_topic import ClassTopicMatcher, topic_matcher
-from .topic import RidgeFolding, TopicMatcher
+from .topic import RidgeFolding
+from .searcher_state import TERM_MODELS, searcher_from_state, searcher_state
 
 __all__ = ["Searcher", "Hit", "TERM_MODELS"]
 
 log = logging.getLogger(__name__)
 
-_STATE_VERSION = 1
-
-#: Term-matching models a searcher can use.
-TERM_MODELS = {"bm25": "Okapi BM25 on raw counts (k1, b)", "vsm": "cosine of tf-idf vectors"}
 
 
 class Hit(NamedTuple):
@@ -238,7 +235,8 @@ class Searcher:
         from .build import DEFAULT_BLOCK_ROWS, index_matrix
 
         if not isinstance(matrix, CorpusMatrix):
-            matrix = load_matrix(matrix, vectorizer=vectorizer is None)
+            # every checksum, memory-mapped arrays included: the build reads every page anyway
+            matrix = load_matrix(matrix, vectorizer=vectorizer is None, verify=True)
         if vectorizer is None:
             vectorizer = matrix.vectorizer
         if vectorizer is not None:
@@ -447,65 +445,12 @@ class Searcher:
 
     def _to_state(self):
         """The index only (doc ids, term index, topic vectors); model and vectorizer are saved alongside."""
-        if getattr(self, "doc_ids_", None) is None:
-            raise RLSIError("the searcher has no index to save: call index(documents) first")
-        t_meta, t_arrays = self.term_index_._to_state()
-        arrays = {"doc_ids": self.doc_ids_}
-        arrays.update({f"term_{k}": v for k, v in t_arrays.items()})
-        meta = {"version": _STATE_VERSION, "params": self.get_params(), "term": t_meta,
-                "n_docs": int(len(self.doc_ids_)), "topic": None}
-        if self.topic_index_ is not None:
-            p_meta, p_arrays = self.topic_index_._to_state()
-            meta["topic"] = p_meta
-            arrays.update({f"topic_{k}": v for k, v in p_arrays.items()})
-            meta["model_class"] = type(self.model).__name__ if self.model is not None else None
-        return meta, arrays
+        return searcher_state(self)
 
     @classmethod
     def _from_state(cls, meta, arrays):
         """Rebuild an index from :meth:`_to_state` output, checking it as untrusted input."""
-        if not isinstance(meta, dict) or meta.get("version") != _STATE_VERSION:
-            version = meta.get("version") if isinstance(meta, dict) else None
-            raise ModelFormatError(f"Searcher state version {version!r} is not supported "
-                                   f"(expected {_STATE_VERSION})")
-        try:
-            params = _params_from_state(meta.get("params"))
-        except (RLSIError, TypeError) as exc:
-            raise ModelFormatError(f"damaged Searcher state: {' '.join(str(exc).split())}") from None
-        s = cls(None, None, **params)
-        term_meta = meta.get("term")
-        term_cls = {"BM25": BM25, "VSM": VSM}.get(term_meta.get("class") if isinstance(term_meta, dict) else None)
-        if term_cls is None or term_cls is not {"bm25": BM25, "vsm": VSM}[s.term_model]:
-            raise ModelFormatError(f"the index's term model {str(term_meta)[:40]!r} does not match "
-                                   f"term_model={s.term_model!r}")
-        s.term_index_ = term_cls._from_state(
-            term_meta, {k[len("term_"):]: v for k, v in arrays.items() if k.startswith("term_")})
-        ids = arrays.get("doc_ids")
-        if not isinstance(ids, np.ndarray) or ids.ndim != 1 or ids.dtype.kind != "U":
-            raise ModelFormatError("damaged Searcher state: doc_ids is not a 1-D array of text")
-        s.doc_ids_ = ids.astype(str)
-        n = meta.get("n_docs")
-        if isinstance(n, bool) or not isinstance(n, int) or len(s.doc_ids_) != n or s.term_index_.n_docs_ != n:
-            raise ModelFormatError(f"index sizes disagree: {len(s.doc_ids_)} ids, {s.term_index_.n_docs_} "
-                                   f"term rows, {str(n)[:20]} documents expected")
-        if len(set(s.doc_ids_.tolist())) != n:
-            raise ModelFormatError("damaged Searcher state: duplicate document ids")
-        s.topic_index_ = None
-        topic_meta = meta.get("topic")
-        if topic_meta is not None:
-            V = arrays.get("topic_doc_vectors")
-            matcher = {"TopicMatcher": TopicMatcher, "ClassTopicMatcher": ClassTopicMatcher}.get(
-                topic_meta.get("class") if isinstance(topic_meta, dict) else None)
-            if (matcher is None or topic_meta.get("dtype") not in ("float64", "float32")
-                    or not isinstance(V, np.ndarray) or V.ndim != 2 or V.dtype.kind != "f" or V.shape[0] != n):
-                raise ModelFormatError(f"damaged Searcher state: the topic index is not a float array of "
-                                       f"{n} document vectors")
-            s.topic_index_ = matcher._from_state(
-                topic_meta, {k[len("topic_"):]: v for k, v in arrays.items() if k.startswith("topic_")})
-            if s.topic_index_.n_docs_ != n:
-                raise ModelFormatError(f"index has {s.topic_index_.n_docs_} topic vectors for {n} documents")
-        s._doc_order_ = None
-        return s
+        return searcher_from_state(cls, meta, arrays)
 
     def save(self, path):
         """Write ``model``, ``vectorizer`` and ``index`` into the model directory ``path`` (atomic)."""
@@ -572,29 +517,3 @@ class Searcher:
         return (f"Searcher(model={type(self.model).__name__ if self.model is not None else None}, "
                 f"alpha={self.alpha}, term_model={self.term_model!r}, fold_lambda2={self.fold_lambda2}, "
                 f"documents={n})")
-
-
-_PARAM_NAMES = ("alpha", "term_model", "k1", "b", "topic_norm", "term_norm", "fold_lambda2", "dtype")
-
-
-def _params_from_state(params):
-    """Constructor parameters of a saved searcher, each checked (RLSIError on a bad one)."""
-    if not isinstance(params, dict) or set(params) != set(_PARAM_NAMES):
-        raise RLSIError(f"parameters {sorted(params) if isinstance(params, dict) else params!r} are not "
-                        f"{list(_PARAM_NAMES)}")
-    params = dict(params)
-    check_number("alpha", params["alpha"], low=0.0, high=1.0)
-    check_choice("term_model", params["term_model"], TERM_MODELS)
-    check_number("k1", params["k1"], low=0.0)
-    check_number("b", params["b"], low=0.0, high=1.0)
-    check_choice("topic_norm", params["topic_norm"], NORMALIZERS)
-    check_choice("term_norm", params["term_norm"], NORMALIZERS)
-    fold = params["fold_lambda2"]
-    if fold == "inf":
-        params["fold_lambda2"] = math.inf
-    elif fold is not None:
-        check_number("fold_lambda2", fold, low=0.0)
-    if params["dtype"] not in ("float64", "float32"):
-        raise RLSIError(f"dtype={str(params['dtype'])[:20]!r} must be 'float64' or 'float32'")
-    params["dtype"] = np.dtype(params["dtype"]).type
-    return params

@@ -31,7 +31,7 @@ from ..errors import CorpusError
 from ..io.jsonl import iter_json_lines
 from .ids import check_id, check_ids
 
-__all__ = ["Corpus", "read_jsonl", "read_text_folder", "read_corpus"]
+__all__ = ["Corpus", "read_jsonl", "read_text_folder", "read_corpus", "record_text"]
 
 
 @dataclass
@@ -140,20 +140,25 @@ def _record_id(value, lineno, path) -> str:
 
 
 def _record_text(obj, text_fields, lineno, path) -> str:
+    return record_text(obj, text_fields, f"{path}, line {lineno}")
+
+
+def record_text(obj, text_fields, where) -> str:
+    """The text of a JSON object: its ``text_fields`` joined (see the module docstring); CorpusError
+    ``where: ...`` when a field is not a string or none is there."""
     parts, found = [], False
     for name in text_fields:
         value = obj.get(name)
         if value is None:
             continue
         if not isinstance(value, str):
-            raise CorpusError(f"{path}, line {lineno}: field {name!r} must be a string, got "
-                              f"{type(value).__name__}")
+            raise CorpusError(f"{where}: field {name!r} must be a string, got {type(value).__name__}")
         found = True
         if value.strip():
             parts.append(value)
     if not found:
         names = ", ".join(repr(n) for n in text_fields)
-        raise CorpusError(f"{path}, line {lineno}: object has none of the text fields {names}")
+        raise CorpusError(f"{where}: object has none of the text fields {names}")
     return "\n".join(parts)
 
 

@@ -88,6 +88,19 @@ def test_update_replaces_a_document_in_one_commit(index, fitted):
         assert_same_scores(index.search(q, k=None), static_hits(docs, model, vec, q))
 
 
+def test_rollback_drops_the_uncommitted_changes_only(index, fitted):
+    vec, model, _ = fitted
+    gen = index.generation
+    index.add(["jet jet wing zqnew"], ["r1"])
+    index.delete(["a1", "h1"])
+    assert index.rollback() == 3
+    assert index.commit() == gen and "r1" not in index and "a1" in index
+    index.add(["books catalog"], ["r2"])  # the writer goes on from the last commit
+    index.commit()
+    for q in QUERIES:
+        assert_same_scores(index.search(q, k=None), static_hits(dict(TEXTS, r2="books catalog"), model, vec, q))
+
+
 def test_a_document_deleted_before_its_commit_never_appears(index):
     index.add(["books"], ["tmp"])
     assert index.delete(["tmp"]) == 1

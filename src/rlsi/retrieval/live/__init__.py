@@ -21,8 +21,9 @@ See ``docs/live_index.md``.
 """
 
 from .index import LiveIndex
+from .reader import check_live_folder
 from .lock import IndexLockedError
 from .policy import TieredMergePolicy
 from .snapshot import LiveHit, Snapshot
 
-__all__ = ["LiveIndex", "LiveHit", "Snapshot", "TieredMergePolicy", "IndexLockedError"]
+__all__ = ["LiveIndex", "check_live_folder", "LiveHit", "Snapshot", "TieredMergePolicy", "IndexLockedError"]

@@ -13,9 +13,9 @@
 **Threads.** Searches run on a :class:`~rlsi.retrieval.live.snapshot.Snapshot`, the immutable view of the
 last commit; ``index.search`` takes the current one, ``index.snapshot()`` hands it out for several queries
 that must agree. Any number of threads search while one thread writes: writer methods (``add``,
-``delete``, ``update``, ``commit``, ``merge``, ``update_model``, ``refold``) are serialised by a lock and
-publish a new snapshot only when a commit has reached the disk. Added documents are invisible to searches
-until the commit.
+``delete``, ``update``, ``commit``, ``rollback``, ``merge``, ``update_model``, ``refold``) are serialised by a
+lock and publish a new snapshot only when a commit has reached the disk. Added documents are invisible to
+searches until the commit.
 
 **Processes.** The first writer call takes the folder's writer lock (:mod:`rlsi.retrieval.live.lock`):
 a second writer, in any process, gets :class:`~rlsi.retrieval.live.lock.IndexLockedError` (one line) and
@@ -191,7 +191,7 @@ class LiveIndex(IndexReader):
         from ..build import _row_slice
 
         if not isinstance(matrix, CorpusMatrix):
-            matrix = load_matrix(matrix, vectorizer=False)
+            matrix = load_matrix(matrix, vectorizer=False, verify=True)  # every page is read anyway
         X, C = matrix.X, matrix.count_matrix()
         n = X.shape[0]
         start, stop = (0, n) if rows is None else (max(0, int(rows[0])), min(n, int(rows[1])))
@@ -263,6 +263,14 @@ class LiveIndex(IndexReader):
             if self._commit_buffer():
                 self._auto_merge()
             return self.generation
+
+    def rollback(self):
+        """Drop the adds and deletes made since the last commit (that generation stays as it is); returns how
+        many there were. A server drops a group of requests this way when their commit failed."""
+        with self._lock:
+            self._check_open()
+            n, self._buffer = self._buffer.size, Buffer()
+            return n
 
     def _commit_buffer(self, extra=None):
         """Flush the buffer and deletes into a new generation (``extra(manifest)`` edits it further)."""
@@ -373,9 +381,9 @@ class LiveIndex(IndexReader):
         self._swap(manifest, new_views, live["generation"] + 1)
 
     def _topic_dtype(self):
-        from ..searcher import _params_from_state
+        from ..searcher_state import params_from_state
 
-        return _params_from_state(self._manifest["live"]["params"])["dtype"]
+        return params_from_state(self._manifest["live"]["params"])["dtype"]
 
     # ------------------------------------------------------------------ model versions
     def update_model(self, model, vectorizer=None, *, background=False, refold=True, info=None):

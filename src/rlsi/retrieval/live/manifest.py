@@ -35,7 +35,7 @@ from ...errors import ModelFormatError, RLSIError
 from ...io.atomic import atomic_file, recover_dir
 from ...io.integrity import manifest_problem, seal
 from ...io.safety import check_array_entry, parse_json, read_member_text
-from ..searcher import _params_from_state
+from ..searcher_state import params_from_state
 from .segment import ARRAYS
 from .vocabulary import VOCABULARY_FILE, Vocabulary
 
@@ -133,7 +133,7 @@ def check_live(manifest, where):
         raise ModelFormatError(f"{where} holds a live index of a newer layout ({live['format']}): upgrade rlsi")
     _int(live.get("generation"), f"{where}: live.generation")
     try:
-        _params_from_state(live.get("params"))
+        params_from_state(live.get("params"))
     except (RLSIError, TypeError) as exc:
         raise ModelFormatError(f"{where}: live.params: {' '.join(str(exc).split())[:120]}") from None
     if live["params"]["term_model"] != "bm25":

@@ -68,9 +68,9 @@ class IndexReader:
         live = manifest["live"]
         vocab = Vocabulary.load(self.path, live["vocabulary"], f"{self.path}: vocabulary")
         params = live["params"]
-        from ..searcher import _params_from_state
+        from ..searcher_state import params_from_state
 
-        checked = _params_from_state(params)
+        checked = params_from_state(params)
         models = {}
         for key in ("model_version", "pending_version"):
             v = live[key]
@@ -168,9 +168,9 @@ class IndexReader:
     @property
     def fold_lambda2(self):
         """The folding-in of documents and queries (:class:`~rlsi.retrieval.Searcher`'s ``fold_lambda2``)."""
-        from ..searcher import _params_from_state
+        from ..searcher_state import params_from_state
 
-        return _params_from_state(self._manifest["live"]["params"])["fold_lambda2"]
+        return params_from_state(self._manifest["live"]["params"])["fold_lambda2"]
 
     @property
     def term_model(self):
@@ -226,3 +226,17 @@ class IndexReader:
         s = self._snapshot
         return (f"{type(self).__name__}({str(self.path)!r}, generation={s.generation}, documents={s.n_docs}, "
                 f"segments={s.n_segments}, model_version={s.model_version})")
+
+
+def check_live_folder(path) -> str:
+    """Open the live index at ``path`` at its last committed generation, which verifies every segment file
+    against its checksum and checks it as untrusted input (ModelFormatError naming the file), and say in
+    a phrase what it holds (for ``rlsi check``)."""
+    with IndexReader.open(path) as reader:
+        stats = reader.stats()
+    segs = stats["segments"]
+    deleted = sum(s["deleted"] for s in segs)
+    plural = "s" if len(segs) != 1 else ""
+    return (f"generation {stats['generation']}: {len(segs)} segment{plural} of {stats['documents']} live documents "
+            f"({deleted} deleted) open and match their checksums")
+

@@ -133,9 +133,9 @@ def register_version(index, model, vectorizer, info=None):
     version = max([int(v) for v in live["models"]] + [0]) + 1
     entry = write_version(index.path, version, model, vectorizer, info=_info(model, info))
     params = index._manifest["live"]["params"]
-    from ..searcher import _params_from_state
+    from ..searcher_state import params_from_state
 
-    checked = _params_from_state(params)
+    checked = params_from_state(params)
     index._models[version] = ModelVersion(version, model, vectorizer, fold_lambda2=checked["fold_lambda2"],
                                           dtype=checked["dtype"], weigh=index.weigh, info=entry["info"])
     if vectorizer is not None:
