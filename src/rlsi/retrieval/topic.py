@@ -239,12 +239,9 @@ class RidgeFolding:
 
     @classmethod
     def _from_state(cls, meta, arrays):
-        from ..io.store import _REGISTRY, _import_known_classes
+        from ..io.store import _registered
 
-        inner_cls = _REGISTRY.get(meta["inner_class"])
-        if inner_cls is None:
-            _import_known_classes()
-            inner_cls = _REGISTRY.get(meta["inner_class"])
+        inner_cls = _registered(meta["inner_class"])
         if inner_cls is None:
             raise ModelFormatError(f"unknown wrapped model class {meta['inner_class']!r}")
         inner = inner_cls._from_state(meta["inner_meta"],
