@@ -28,13 +28,12 @@ def test_prefetch_row_changes_nothing_and_never_faults(dtype, K):
     assert _hint_every_row(B[:0], 5) == 0  # an empty array
 
 
-def test_light_rows_with_empty_rows_between_them_are_the_ordered_product(monkeypatch):
+def test_light_rows_with_empty_rows_between_them_are_the_ordered_product():
     """Rows with 0-3 entries (the look-ahead of the prefetch runs through empty rows and into the next rows
     of a tile), tiles of 8 rows, chunks of a few rows of B (every row light)."""
-    from rlsi.kernels import products
+    from rlsi.kernels.products import ProductBlocks
 
-    monkeypatch.setattr(products, "CHUNK_BYTES", 64)
-    monkeypatch.setattr(products, "TILE_BYTES", 64)
+    small = ProductBlocks(chunk_bytes=64, tile_bytes=64)
     rng = np.random.default_rng(5)
     n, m, K = 50, 400, 4
     lengths = rng.integers(0, 4, n)
@@ -47,7 +46,7 @@ def test_light_rows_with_empty_rows_between_them_are_the_ordered_product(monkeyp
     A.sort_indices()
     B = rng.standard_normal((m, K))
     take = np.array([49, 0, 3, 7, 8, 9, 10, 2, 2, 30, 48, 1], dtype=np.int64)
-    got, rowmax = csr_dense_take(A, take, B)
+    got, rowmax = csr_dense_take(A, take, B, blocks=small)
     want = np.zeros((len(take), K))
     for o, i in enumerate(take):
         for p in range(A.indptr[i], A.indptr[i + 1]):

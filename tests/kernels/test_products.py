@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from rlsi.kernels import products
 from rlsi.kernels.convert import csr_rows_to_dense, csr_take_dense, dense_rows_to_csr, dense_to_csr
 from rlsi.kernels.products import (csr_csr_dense, csr_dense, csr_dense_rows, csr_dense_rows_f64, csr_dense_rows_max,
                                    csr_dense_take, csr_gram)
@@ -173,7 +174,7 @@ def test_csr_dense_rows_mask_leaves_unmasked_rows_zero(dtype):
 
 
 @pytest.mark.parametrize("n_b", [20, 300_000])  # 300k x 4 float32 rows of B: several cache chunks
-def test_csr_dense_rows_f64_equals_the_float64_copy_bit_for_bit(n_b, monkeypatch):
+def test_csr_dense_rows_f64_equals_the_float64_copy_bit_for_bit(n_b):
     """The λ₁ search's rows of R read a float32 W as it is: the same bits as converting W to float64 first
     (each product is taken in float64), in the chunked path too (chunks differ with B's itemsize)."""
     rng = np.random.default_rng(31)
@@ -360,36 +361,30 @@ def ordered_product(A, B, rows=None):
     return out
 
 
-@pytest.fixture
-def small_blocks(monkeypatch):
-    """Chunks of a few rows of B and tiles of 8 rows: many chunks and tiles on a small problem."""
-    from rlsi.kernels import products
-
-    monkeypatch.setattr(products, "CHUNK_BYTES", 64)
-    monkeypatch.setattr(products, "TILE_BYTES", 64)
-    return products
+#: Chunks of a few rows of B and tiles of 8 rows: many chunks and tiles on a small problem.
+SMALL = products.ProductBlocks(chunk_bytes=64, tile_bytes=64)
 
 
 @pytest.mark.parametrize("dtype, index_dtype", DTYPE_INDEX)
-def test_blocked_dense_products_sum_in_storage_order(small_blocks, dtype, index_dtype):
+def test_blocked_dense_products_sum_in_storage_order(dtype, index_dtype):
     A = random_csr(90, 70, density=0.2, dtype=dtype, seed=41, index_dtype=index_dtype)
     B = np.random.default_rng(42).standard_normal((70, 5)).astype(dtype)
-    assert small_blocks._chunk_rows(B, True) < 10  # many chunks
-    np.testing.assert_array_equal(csr_dense(A, B), ordered_product(A, B))
+    assert products._chunk_rows(B, True, SMALL.chunk_bytes) < 10  # many chunks
+    np.testing.assert_array_equal(csr_dense(A, B, blocks=SMALL), ordered_product(A, B))
     rows = np.array([3, 1, 50, 89, 7, 7, 60], dtype=np.int64)  # any order, repeats
-    got, rowmax = csr_dense_take(A, rows, B)
+    got, rowmax = csr_dense_take(A, rows, B, blocks=SMALL)
     np.testing.assert_array_equal(got, ordered_product(A, B, rows))
     np.testing.assert_array_equal(rowmax, np.abs(got).max(axis=1))
     mask = np.random.default_rng(43).random(60) < 0.5
-    got = csr_dense_rows(A, 20, 80, B, mask=mask)
+    got = csr_dense_rows(A, 20, 80, B, mask=mask, blocks=SMALL)
     np.testing.assert_array_equal(got[mask], ordered_product(A, B, np.flatnonzero(mask) + 20))
     assert not got[~mask].any()
-    got, rowmax = csr_dense_rows_max(A, 20, 80, B, mask)
+    got, rowmax = csr_dense_rows_max(A, 20, 80, B, mask, blocks=SMALL)
     np.testing.assert_array_equal(rowmax[mask], np.abs(got[mask]).max(axis=1))
     assert not rowmax[~mask].any()
 
 
-def test_blocked_dense_product_of_unsorted_indices_uses_one_chunk(small_blocks):
+def test_blocked_dense_product_of_unsorted_indices_uses_one_chunk():
     A = random_csr(40, 50, density=0.3, seed=44)
     Au = A.copy()
     for i in range(Au.shape[0]):  # reverse every row: unsorted, same matrix
@@ -397,20 +392,19 @@ def test_blocked_dense_product_of_unsorted_indices_uses_one_chunk(small_blocks):
         Au.indices[lo:hi], Au.data[lo:hi] = Au.indices[lo:hi][::-1].copy(), Au.data[lo:hi][::-1].copy()
     Au.has_sorted_indices = False
     B = np.random.default_rng(45).standard_normal((50, 4))
-    np.testing.assert_array_equal(csr_dense(Au, B), ordered_product(Au, B))
+    np.testing.assert_array_equal(csr_dense(Au, B, blocks=SMALL), ordered_product(Au, B))
     Bs = random_csr(50, 6, density=0.5, seed=46)
-    np.testing.assert_allclose(csr_csr_dense(Au, Bs), (A @ Bs).toarray(), **tolerance(np.float64))
+    np.testing.assert_allclose(csr_csr_dense(Au, Bs, blocks=SMALL), (A @ Bs).toarray(), **tolerance(np.float64))
 
 
 @pytest.mark.parametrize("dtype, index_dtype", DTYPE_INDEX)
 @pytest.mark.parametrize("share", [0.0, 0.3, np.inf])
-def test_blocked_sparse_product_with_dense_rows_is_the_plain_product(small_blocks, monkeypatch, dtype,
-                                                                      index_dtype, share):
+def test_blocked_sparse_product_with_dense_rows_is_the_plain_product(dtype, index_dtype, share):
     # share 0: every row of B held densely; inf: none; 0.3: the rows with more than 30 % of K entries
-    monkeypatch.setattr(small_blocks, "DENSE_ROW_SHARE", share)
+    blocks = products.ProductBlocks(chunk_bytes=64, tile_bytes=64, dense_row_share=share)
     A = random_csr(70, 60, density=0.2, dtype=dtype, seed=47, index_dtype=index_dtype)
     B = random_csr(60, 10, density=0.3, dtype=dtype, seed=48, index_dtype=index_dtype)
-    plan = small_blocks.sparse_plan(B)
+    plan = products.sparse_plan(B, blocks=blocks)
     assert len(plan.bounds) > 5
     nonempty = np.count_nonzero(np.diff(B.indptr))
     expected = {0.0: nonempty, np.inf: 0}.get(share)  # share 0: every non-empty row of B
@@ -422,7 +416,7 @@ def test_blocked_sparse_product_with_dense_rows_is_the_plain_product(small_block
     Bd = B.toarray()
     np.testing.assert_array_equal(csr_csr_dense(A, B, plan=plan), ordered_product(A, Bd))
     np.testing.assert_array_equal(csr_csr_dense(A, B, a=9, b=55, plan=plan), ordered_product(A, Bd, range(9, 55)))
-    np.testing.assert_array_equal(csr_csr_dense(A, B, a=9, b=55), ordered_product(A, Bd, range(9, 55)))
+    np.testing.assert_array_equal(csr_csr_dense(A, B, a=9, b=55, blocks=blocks), ordered_product(A, Bd, range(9, 55)))
 
 
 def test_sparse_plan_of_another_dtype_is_remade():
@@ -436,34 +430,38 @@ def test_sparse_plan_of_another_dtype_is_remade():
     np.testing.assert_array_equal(got, ordered_product(A, B.toarray()))
 
 
-def test_light_rows_are_the_ordered_product(small_blocks):
+def test_light_rows_are_the_ordered_product():
     """Light rows (fewer entries than chunks, the unchunked path): short rows, empty rows, the last row of A
     and repeated rows, in any order, give each row's storage-order sum."""
     A = random_csr(60, 300, density=0.02, seed=47)  # about 6 entries per row, many chunks of 64 bytes
     B = np.random.default_rng(48).standard_normal((300, 3))
-    assert (np.diff(A.indptr) < -(-300 // small_blocks._chunk_rows(B, True))).all()  # every row light
+    assert (np.diff(A.indptr) < -(-300 // products._chunk_rows(B, True, SMALL.chunk_bytes))).all()  # every row light
     rows = np.array([59, 1, 0, 59, 58, 1, 30, 2, 59], dtype=np.int64)
-    got, rowmax = csr_dense_take(A, rows, B)
+    got, rowmax = csr_dense_take(A, rows, B, blocks=SMALL)
     np.testing.assert_array_equal(got, ordered_product(A, B, rows))
     np.testing.assert_array_equal(rowmax, np.abs(got).max(axis=1))
-    np.testing.assert_array_equal(csr_dense(A, B), ordered_product(A, B))
+    np.testing.assert_array_equal(csr_dense(A, B, blocks=SMALL), ordered_product(A, B))
 
 
-def test_float32_entries_in_float64_products_are_read_without_a_copy(small_blocks, monkeypatch):
+def test_float32_entries_in_float64_products_are_read_without_a_copy():
     """float32 A in a float64 product: the same numbers as its float64 copy, and no copy of A's entries."""
     A = random_csr(120, 90, density=0.15, dtype=np.float32, seed=64)
     B = np.random.default_rng(65).standard_normal((90, 6))
     Bs = random_csr(90, 6, density=0.4, seed=66)
     A64 = A.astype(np.float64)
-    assert small_blocks._entries_as(A, np.float64, np.float64) is A.data
-    assert small_blocks._entries_as(A, np.float32, np.float32) is A.data
-    assert small_blocks._entries_as(A, np.float64, np.float32).dtype == np.float64  # float32 B: converted
-    assert small_blocks._entries_as(A64, np.float32, np.float32).dtype == np.float32  # narrowing: converted
-    np.testing.assert_array_equal(csr_dense_rows(A, 10, 110, B, dtype=np.float64), csr_dense_rows(A64, 10, 110, B))
+    assert products._entries_as(A, np.float64, np.float64) is A.data
+    assert products._entries_as(A, np.float32, np.float32) is A.data
+    assert products._entries_as(A, np.float64, np.float32).dtype == np.float64  # float32 B: converted
+    assert products._entries_as(A64, np.float32, np.float32).dtype == np.float32  # narrowing: converted
+    kw = dict(blocks=SMALL)
+    np.testing.assert_array_equal(csr_dense_rows(A, 10, 110, B, dtype=np.float64, **kw),
+                                  csr_dense_rows(A64, 10, 110, B, **kw))
     rows = np.array([5, 0, 119, 5], dtype=np.int64)
-    np.testing.assert_array_equal(csr_dense_take(A, rows, B, dtype=np.float64)[0], csr_dense_take(A64, rows, B)[0])
-    np.testing.assert_array_equal(csr_csr_dense(A, Bs, dtype=np.float64), csr_csr_dense(A64, Bs))
-    np.testing.assert_array_equal(csr_csr_dense(A, Bs, dtype=np.float64, a=7, b=99), csr_csr_dense(A64, Bs, a=7, b=99))
+    np.testing.assert_array_equal(csr_dense_take(A, rows, B, dtype=np.float64, **kw)[0],
+                                  csr_dense_take(A64, rows, B, **kw)[0])
+    np.testing.assert_array_equal(csr_csr_dense(A, Bs, dtype=np.float64, **kw), csr_csr_dense(A64, Bs, **kw))
+    np.testing.assert_array_equal(csr_csr_dense(A, Bs, dtype=np.float64, a=7, b=99, **kw),
+                                  csr_csr_dense(A64, Bs, a=7, b=99, **kw))
 
 
 @pytest.mark.parametrize("n_workers", [1, 2, 3, 16])
@@ -504,7 +502,7 @@ def test_balanced_tiles_of_no_rows():
     assert len(order) == 0 and list(starts) == [0] and len(tiles) == 0 and list(worker_starts) == [0] * 5
 
 
-def test_blocked_dense_product_does_not_depend_on_the_workers(small_blocks, single_thread, monkeypatch):
+def test_blocked_dense_product_does_not_depend_on_the_workers(single_thread, monkeypatch):
     """The schedule (how many workers, which tiles each runs) changes no row of R = A B."""
     A = random_csr(300, 200, density=0.05, seed=62)
     A = A + sp.csr_matrix((np.ones(200), (np.zeros(200, int), np.arange(200))), shape=A.shape)  # a heavy row
@@ -512,15 +510,15 @@ def test_blocked_dense_product_does_not_depend_on_the_workers(small_blocks, sing
     B = np.random.default_rng(63).standard_normal((200, 7))
     expected = ordered_product(A, B)
     rows = np.arange(300, dtype=np.int64)
-    real = small_blocks._balanced_tiles
+    real = products._balanced_tiles
     for workers in (1, 2, 5, 64):
-        monkeypatch.setattr(small_blocks, "_balanced_tiles",
+        monkeypatch.setattr(products, "_balanced_tiles",
                             lambda lengths, heavy, tile, n, w=workers: real(lengths, heavy, tile, w))
-        got, rowmax = csr_dense_take(A, rows, B)
+        got, rowmax = csr_dense_take(A, rows, B, blocks=SMALL)
         np.testing.assert_array_equal(got, expected)
         np.testing.assert_array_equal(rowmax, np.abs(expected).max(axis=1))
         with single_thread:
-            np.testing.assert_array_equal(csr_dense(A, B), expected)
+            np.testing.assert_array_equal(csr_dense(A, B, blocks=SMALL), expected)
 
 
 # ------------------------------------------------------------------ G = UᵀU of CSR topics
@@ -552,15 +550,13 @@ def test_csr_gram_unsorted_duplicates_and_degenerate_shapes():
 
 
 @pytest.mark.parametrize("parts", [1, 3, 1000])
-def test_csr_gram_does_not_depend_on_threads_and_sums_its_parts(single_thread, monkeypatch, parts):
-    from rlsi.kernels import products
-
-    monkeypatch.setattr(products, "GRAM_PARTS", parts)
+def test_csr_gram_does_not_depend_on_threads_and_sums_its_parts(single_thread, parts):
+    blocks = products.ProductBlocks(gram_parts=parts)
     U = random_csr(500, 10, density=0.2, seed=54)
     dense = U.toarray()
-    many = csr_gram(U)
+    many = csr_gram(U, blocks=blocks)
     with single_thread:
-        one = csr_gram(U)
+        one = csr_gram(U, blocks=blocks)
     np.testing.assert_array_equal(many, one)
     np.testing.assert_allclose(many, dense.T @ dense, rtol=1e-12, atol=1e-12)
 

@@ -21,34 +21,48 @@ def _fit(X, **kw):
         return model.fit(X), model.transform(X)
 
 
+#: One chunk, no dense rows: the plain products.
+PLAIN = products.ProductBlocks(chunk_bytes=1 << 40, dense_row_share=np.inf)
+#: Chunks of a few rows, tiles of 8 rows, rows with more than half of K entries added densely.
+SMALL = products.ProductBlocks(chunk_bytes=200, tile_bytes=8, dense_row_share=0.5)
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_blocked_products_give_the_fit_of_the_plain_products(monkeypatch, dtype):
+def test_blocked_products_give_the_products_of_a_fit_bit_for_bit(dtype):
+    """On the matrices of a fit (its X, D = Xᵀ, W and sparse U), the blocked products equal the plain ones
+    bit for bit: R = D W (every row, a masked block, a taken set of rows) and the V-step's Φ = X U with the
+    whole V-step on top. A fit is a fixed sequence of these products, so its numbers do not depend on the
+    blocking (the default blocking is one of them)."""
     X = planted_corpus(n_docs=300, n_terms=150, seed=5, dtype=dtype)
-    # plain: one chunk, no dense rows
-    monkeypatch.setattr(products, "CHUNK_BYTES", 1 << 40)
-    monkeypatch.setattr(products, "DENSE_ROW_SHARE", np.inf)
-    plain, W_plain = _fit(X, lambda1=0.3)
-    # blocked: chunks of a few rows, tiles of 8 rows, rows with more than half of K entries added densely
-    monkeypatch.setattr(products, "CHUNK_BYTES", 200)
-    monkeypatch.setattr(products, "TILE_BYTES", 8)
-    monkeypatch.setattr(products, "DENSE_ROW_SHARE", 0.5)
-    U = plain.components_.T.tocsr()
-    plan = products.sparse_plan(U, dtype)
+    model, W = _fit(X, lambda1=0.3)
+    W = W.astype(dtype)
+    U = model.components_.T.tocsr().astype(dtype)
+    D = X.T.tocsr()
+    plan = products.sparse_plan(U, dtype, blocks=SMALL)
     assert len(plan.bounds) > 3 and 0 < len(plan.dense) < np.count_nonzero(np.diff(U.indptr))  # both paths
-    blocked, W_blocked = _fit(X, lambda1=0.3)
-    np.testing.assert_array_equal(blocked.objective_, plain.objective_)
-    np.testing.assert_array_equal(blocked.components_.toarray(), plain.components_.toarray())
-    np.testing.assert_array_equal(W_blocked, W_plain)
+    np.testing.assert_array_equal(products.csr_dense(D, W, blocks=SMALL), products.csr_dense(D, W, blocks=PLAIN))
+    mask = np.arange(150) % 3 > 0
+    np.testing.assert_array_equal(products.csr_dense_rows_max(D, 0, 150, W, mask, blocks=SMALL)[0],
+                                  products.csr_dense_rows_max(D, 0, 150, W, mask, blocks=PLAIN)[0])
+    rows = np.array([149, 3, 0, 77, 3], dtype=np.int64)
+    np.testing.assert_array_equal(products.csr_dense_take(D, rows, W, blocks=SMALL)[0],
+                                  products.csr_dense_take(D, rows, W, blocks=PLAIN)[0])
+    np.testing.assert_array_equal(products.csr_csr_dense(X, U, plan=plan),
+                                  products.csr_csr_dense(X, U, blocks=PLAIN))
+    kw = dict(penalty="l2", lam=1.0, G=steps.topic_gram(U), block_entries=40 * U.shape[1])
+    W_small, cross_small = steps.update_doc_vectors(X, U, product_blocks=SMALL, **kw)
+    W_plain, cross_plain = steps.update_doc_vectors(X, U, product_blocks=PLAIN, **kw)
+    np.testing.assert_array_equal(W_small, W_plain)
+    assert cross_small == cross_plain
 
 
-def test_doc_vectors_from_a_shared_plan_equal_those_of_dense_topics(monkeypatch):
+def test_doc_vectors_from_a_shared_plan_equal_those_of_dense_topics():
     X = planted_corpus(n_docs=200, n_terms=120, seed=6)
     model, _ = _fit(X, lambda1=0.3)
     U = model.components_.T.tocsr()
-    monkeypatch.setattr(products, "CHUNK_BYTES", 100)
-    monkeypatch.setattr(products, "DENSE_ROW_SHARE", 0.2)
+    blocks = products.ProductBlocks(chunk_bytes=100, dense_row_share=0.2)
     # several blocks share one plan; one G for both (scipy's and BLAS's UᵀU differ in rounding)
-    kw = dict(penalty="l2", lam=1.0, block_entries=40 * U.shape[1], G=steps.topic_gram(U))
+    kw = dict(penalty="l2", lam=1.0, block_entries=40 * U.shape[1], G=steps.topic_gram(U), product_blocks=blocks)
     W_sparse, cross_sparse = steps.update_doc_vectors(X, U, **kw)
     W_dense, cross_dense = steps.update_doc_vectors(X, U.toarray(), **kw)
     np.testing.assert_array_equal(W_sparse, W_dense)  # Φ: the same sums

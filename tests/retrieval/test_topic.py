@@ -123,3 +123,16 @@ def test_ridge_folding_and_matcher_state_round_trip(tmp_path, data, rlsi_model):
     meta, arrays = m._to_state()
     m2 = TopicMatcher._from_state(meta, arrays, model=back)
     np.testing.assert_allclose(m2.score(queries), m.score(queries))
+
+
+def test_a_wrapped_model_loads_in_a_process_that_imported_no_learner(tmp_path, rlsi_model):
+    """The wrapped class (BatchRLSI) is imported by its registered name on first use (rlsi.registry)."""
+    import subprocess
+    import sys
+
+    rlsi.io.save(tmp_path / "m", model=RidgeFolding(rlsi_model, 2.0))
+    code = ("import sys, rlsi.io; m = rlsi.io.load(sys.argv[1])['model']; "
+            "assert 'rlsi.models.batch' in sys.modules; print(type(m.model).__name__, m.lambda2)")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "m")], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.split() == ["BatchRLSI", "2.0"]

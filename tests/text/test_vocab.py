@@ -27,13 +27,12 @@ def _reference(batches):
 
 
 @pytest.mark.parametrize("chunk", [7, 65536])
-def test_ids_counts_and_terms_match_a_dict(monkeypatch, chunk):
-    monkeypatch.setattr(vocab, "CHUNK", chunk)  # several chunks of a batch, or one
+def test_ids_counts_and_terms_match_a_dict(chunk):  # several chunks of a batch, or one
     rng = np.random.default_rng(3)
     words = ["".join(rng.choice(list("abcxyzé日\u00df"), size=rng.integers(1, 9))) for _ in range(3000)]
     words += ["\ud800lone", "", "a b"]  # a lone surrogate (JSON allows it), the empty string, a space
     words = list(dict.fromkeys(words))
-    store, batches = TermStore(seed=5), []
+    store, batches = TermStore(seed=5, chunk=chunk), []
     for _ in range(12):
         terms = list(dict.fromkeys(rng.choice(words, size=rng.integers(0, 400)).tolist()))
         d = rng.integers(1, 5, size=len(terms))
@@ -76,8 +75,7 @@ def _weak(real):
 
 def test_collisions_are_detected(monkeypatch):
     monkeypatch.setattr(vocab, "hash_terms", _weak(vocab.hash_terms))
-    monkeypatch.setattr(vocab, "CHUNK", 1)  # a collision between chunks of one batch is found too
-    store = TermStore(seed=0)
+    store = TermStore(seed=0, chunk=1)  # a collision between chunks of one batch is found too
     with pytest.raises(HashCollision, match="'ab' and 'cd' share a 64-bit key"):
         store.add_batch(["ab", "cd"], [1, 1], [1, 1])  # within a batch
     store = TermStore(seed=0)

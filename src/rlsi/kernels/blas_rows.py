@@ -26,6 +26,8 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+from dataclasses import dataclass
+
 import numba
 import numpy as np
 from threadpoolctl import ThreadpoolController
@@ -41,6 +43,24 @@ MIN_PARALLEL_WORK = 1 << 22
 GRAM_PARTS = 32
 #: Rows of W converted to float64 and multiplied at once inside a part of :func:`gram_rows`.
 GRAM_SUB_ROWS = 2048
+
+
+@dataclass(frozen=True)
+class RowChunks:
+    """How the row-chunked products cut their work, as one named value (the numbers above are the defaults;
+    tests pass small ones to get many chunks, parts and threads on a small product): ``row_chunk`` rows of
+    A per chunk of :func:`matmul_rows` (and the unit of a part), ``sub_rows`` rows per float64 sub-block and
+    ``gram_parts`` most partial sums of :func:`gram_rows` / :func:`cross_rows`, ``min_parallel_work``
+    multiply-adds below which a product runs in the calling thread."""
+
+    row_chunk: int = ROW_CHUNK
+    sub_rows: int = GRAM_SUB_ROWS
+    gram_parts: int = GRAM_PARTS
+    min_parallel_work: int = MIN_PARALLEL_WORK
+
+
+#: The chunking of every product given none.
+CHUNKS = RowChunks()
 
 _controller = None
 _pool = None
@@ -77,13 +97,13 @@ def _executor():
         return _pool
 
 
-def _run(fn, n_items, work):
+def _run(fn, n_items, work, min_work=MIN_PARALLEL_WORK):
     """``[fn(i) for i in range(n_items)]``, on ``numba.get_num_threads()`` threads when that is above one
-    and ``work`` (multiply-adds) reaches :data:`MIN_PARALLEL_WORK` (each thread takes every n-th item), with
+    and ``work`` (multiply-adds) reaches ``min_work`` (each thread takes every n-th item), with
     BLAS on one thread meanwhile. Otherwise (numba's count of the calling thread is 1 inside a
     ThreadExecutor's task) the items run here, BLAS left as it is."""
     n = min(numba.get_num_threads(), n_items)
-    if n <= 1 or work < MIN_PARALLEL_WORK:
+    if n <= 1 or work < min_work:
         return [fn(i) for i in range(n_items)]
     out = [None] * n_items
 
@@ -97,8 +117,8 @@ def _run(fn, n_items, work):
     return out
 
 
-def matmul_rows(A, B, out=None):
-    """``out = A @ B`` (float64) for A (n x K) and B (K x L), in chunks of :data:`ROW_CHUNK` rows of A.
+def matmul_rows(A, B, out=None, *, chunks=CHUNKS):
+    """``out = A @ B`` (float64) for A (n x K) and B (K x L), in chunks of ``chunks.row_chunk`` rows of A.
 
     A and B are read as float64 (converted once if they are not); ``out``: an optional C-contiguous
     (n x L) float64 array to write into."""
@@ -109,36 +129,38 @@ def matmul_rows(A, B, out=None):
         out = np.empty((n, B.shape[1]))
     elif out.shape != (n, B.shape[1]) or out.dtype != np.float64 or not out.flags.c_contiguous:
         raise ValueError(f"out must be a C-contiguous float64 array of shape {(n, B.shape[1])}")
-    n_chunks = -(-n // ROW_CHUNK)
+    step = chunks.row_chunk
+    n_chunks = -(-n // step)
 
     def chunk(i):
-        a, b = i * ROW_CHUNK, min(n, (i + 1) * ROW_CHUNK)
+        a, b = i * step, min(n, (i + 1) * step)
         np.matmul(A[a:b], B, out=out[a:b])
 
-    _run(chunk, n_chunks, n * A.shape[1] * B.shape[1])
+    _run(chunk, n_chunks, n * A.shape[1] * B.shape[1], chunks.min_parallel_work)
     return out
 
 
-def _row_bounds(n):
+def _row_bounds(n, chunks=CHUNKS):
     """Boundaries of the parts of n rows summed by :func:`gram_rows` and :func:`cross_rows`: at most
-    :data:`GRAM_PARTS` equal runs, fixed by n alone."""
-    n_parts = max(1, min(GRAM_PARTS, -(-n // ROW_CHUNK)))
+    ``chunks.gram_parts`` equal runs, fixed by n alone."""
+    n_parts = max(1, min(chunks.gram_parts, -(-n // chunks.row_chunk)))
     return np.linspace(0, n, n_parts + 1).astype(np.int64)
 
 
-def _sum_over_rows(n, block, shape, work):
-    """``Σ block(a, b)`` (float64 arrays of ``shape``) over sub-blocks of :data:`GRAM_SUB_ROWS` rows: each
+def _sum_over_rows(n, block, shape, work, chunks=CHUNKS):
+    """``Σ block(a, b)`` (float64 arrays of ``shape``) over sub-blocks of ``chunks.sub_rows`` rows: each
     part of :func:`_row_bounds` sums its own sub-blocks, the parts run on the library's threads and are added
     in order."""
-    bounds = _row_bounds(n)
+    bounds = _row_bounds(n, chunks)
+    sub = chunks.sub_rows
 
     def part(i):
         S = np.zeros(shape)
-        for a in range(bounds[i], bounds[i + 1], GRAM_SUB_ROWS):
-            S += block(a, min(bounds[i + 1], a + GRAM_SUB_ROWS))
+        for a in range(bounds[i], bounds[i + 1], sub):
+            S += block(a, min(bounds[i + 1], a + sub))
         return S
 
-    parts = _run(part, len(bounds) - 1, work)
+    parts = _run(part, len(bounds) - 1, work, chunks.min_parallel_work)
     S = parts[0]
     for P in parts[1:]:
         S += P
@@ -155,11 +177,11 @@ def gram_rows_nbytes(n, K, itemsize, threads=None):
     return parts * int(K) * int(K) * 8 + sub
 
 
-def gram_rows(W):
+def gram_rows(W, *, chunks=CHUNKS):
     """``S = WᵀW`` (K x K, float64, exactly symmetric) of W (n x K, any float dtype or strides).
 
-    W's rows are cut into at most :data:`GRAM_PARTS` equal parts (by n alone); each part's gram is summed
-    over sub-blocks of :data:`GRAM_SUB_ROWS` rows converted to float64 (a symmetric rank-k update each: numpy
+    W's rows are cut into at most ``chunks.gram_parts`` (:data:`GRAM_PARTS`) equal parts (by n alone); each
+    part's gram is summed over sub-blocks of ``chunks.sub_rows`` (:data:`GRAM_SUB_ROWS`) rows converted to float64 (a symmetric rank-k update each: numpy
     calls BLAS syrk for ``c.T @ c``), and the parts are added in order. Extra memory: the parts' grams and
     one sub-block per thread, never a float64 copy of W."""
     W = np.asarray(W)
@@ -169,12 +191,12 @@ def gram_rows(W):
         c = np.ascontiguousarray(W[a:b], dtype=np.float64)
         return c.T @ c
 
-    S = _sum_over_rows(n, block, (K, K), n * K * K)
+    S = _sum_over_rows(n, block, (K, K), n * K * K, chunks)
     # mirrored from the upper triangle: exactly symmetric whichever BLAS routine numpy chose for c.T @ c
     return np.triu(S) + np.triu(S, 1).T
 
 
-def cross_rows(A, B):
+def cross_rows(A, B, *, chunks=CHUNKS):
     """``AᵀB`` (K x L, float64) of A (n x K) and B (n x L), any float dtype or strides: the parts and
     float64 sub-blocks of :func:`gram_rows` (a block ``[[AᵀA, AᵀB], [BᵀA, BᵀB]]`` of a gram from its pieces,
     without the stacked ``[A, B]``)."""
@@ -187,4 +209,4 @@ def cross_rows(A, B):
     def block(a, b):
         return np.ascontiguousarray(A[a:b], dtype=np.float64).T @ np.ascontiguousarray(B[a:b], dtype=np.float64)
 
-    return _sum_over_rows(n, block, (K, L), n * K * L)
+    return _sum_over_rows(n, block, (K, L), n * K * L, chunks)

@@ -26,6 +26,8 @@ covers all of B (the plain product).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from numba import njit, prange
 
@@ -40,23 +42,47 @@ from rlsi.kernels.hints import prefetch_row
 #: 2048 rows took 2.5-2.8 s against 5.6-9.0 s for the plain product, tiles of 16 rows 5.2-5.6 s.
 CHUNK_BYTES = 2 << 20
 TILE_BYTES = 2 << 20
+#: Rows of a CSR right-hand side with more than this share of K non-zero entries are added densely by
+#: :func:`csr_csr_dense` (a contiguous, vectorised row update instead of an indirect scatter per entry; an
+#: entry of the scatter cost about 5 of the dense update at 1 thread).
+DENSE_ROW_SHARE = 0.2
+#: Most partial K x K sums of :func:`csr_gram` (also capped to about :data:`GRAM_PARTS_BYTES` of them).
+GRAM_PARTS = 64
+GRAM_PARTS_BYTES = 64 << 20
 
 
-def _tile(n_rows, row_bytes):
-    """Output rows per tile (the unit of parallel work): :data:`TILE_BYTES` of output, fewer when that
+@dataclass(frozen=True)
+class ProductBlocks:
+    """How the products block their work, as one named value: ``chunk_bytes`` of the right-hand side per
+    chunk, ``tile_bytes`` of output per tile, ``dense_row_share`` (rows of a CSR right-hand side held densely
+    above this share of K entries) and ``gram_parts`` (most partial sums of :func:`csr_gram`). The numbers do
+    not depend on it; small values give many chunks and tiles on a small problem (the tests pass them)."""
+
+    chunk_bytes: int = CHUNK_BYTES
+    tile_bytes: int = TILE_BYTES
+    dense_row_share: float = DENSE_ROW_SHARE
+    gram_parts: int = GRAM_PARTS
+
+
+#: The blocking of every product given none.
+BLOCKS = ProductBlocks()
+
+
+def _tile(n_rows, row_bytes, tile_bytes=TILE_BYTES):
+    """Output rows per tile (the unit of parallel work): ``tile_bytes`` of output, fewer when that
     would leave a thread with fewer than two tiles, at least 8."""
     import numba
 
     per_thread = -(-n_rows // (2 * numba.get_num_threads()))
-    return int(max(8, min(TILE_BYTES // max(1, row_bytes), per_thread)))
+    return int(max(8, min(tile_bytes // max(1, row_bytes), per_thread)))
 
 
-def _chunk_rows(B, sorted_indices):
-    """Rows of dense ``B`` per chunk: :data:`CHUNK_BYTES` of it, or all of B where blocking cannot apply."""
+def _chunk_rows(B, sorted_indices, chunk_bytes=CHUNK_BYTES):
+    """Rows of dense ``B`` per chunk: ``chunk_bytes`` of it, or all of B where blocking cannot apply."""
     n = B.shape[0]
     if not sorted_indices:
         return max(1, n)
-    return max(1, min(n, CHUNK_BYTES // max(1, B.shape[1] * B.dtype.itemsize)))
+    return max(1, min(n, chunk_bytes // max(1, B.shape[1] * B.dtype.itemsize)))
 
 
 def _sorted(A):
@@ -76,15 +102,10 @@ def _entries_as(A, dtype, rhs_dtype):
     return A.data.astype(dtype, copy=False)
 
 
-def csr_dense(A, B, dtype=None):
+def csr_dense(A, B, dtype=None, *, blocks=BLOCKS):
     """Dense ``A @ B`` for scipy CSR ``A`` (n x m) and ndarray ``B`` (m x K)."""
-    return csr_dense_rows(A, 0, A.shape[0], B, dtype=dtype)
+    return csr_dense_rows(A, 0, A.shape[0], B, dtype=dtype, blocks=blocks)
 
-
-#: Rows of a CSR right-hand side with more than this share of K non-zero entries are added densely by
-#: :func:`csr_csr_dense` (a contiguous, vectorised row update instead of an indirect scatter per entry; an
-#: entry of the scatter cost about 5 of the dense update at 1 thread).
-DENSE_ROW_SHARE = 0.2
 
 
 class SparsePlan:
@@ -92,14 +113,16 @@ class SparsePlan:
     every block of rows of A (:func:`sparse_plan`).
 
     dense_of : int32 (m,) — row of ``dense`` holding row j of B, or −1 (B's rows with more than
-        :data:`DENSE_ROW_SHARE` · K entries are held densely).
+        ``blocks.dense_row_share`` · K entries are held densely).
     dense : (n_dense, K) — those rows, dense, in the dtype of the product.
     bounds : int64 — chunk boundaries over B's rows (ascending column ranges of A), about
-        :data:`CHUNK_BYTES` of B per chunk (one chunk when A's indices are not sorted).
+        ``blocks.chunk_bytes`` of B per chunk (one chunk when A's indices are not sorted).
+    blocks : the :class:`ProductBlocks` it was made with (the products' tiles follow it).
     """
 
-    def __init__(self, dense_of, dense, bounds, data, dtype):
+    def __init__(self, dense_of, dense, bounds, data, dtype, blocks=BLOCKS):
         self.dense_of, self.dense, self.bounds, self.data, self.dtype = dense_of, dense, bounds, data, dtype
+        self.blocks = blocks
 
     @property
     def nbytes(self):
@@ -107,10 +130,10 @@ class SparsePlan:
         return self.dense_of.nbytes + self.dense.nbytes + self.bounds.nbytes
 
 
-def max_heavy_rows(nnz, n_cols):
+def max_heavy_rows(nnz, n_cols, dense_row_share=DENSE_ROW_SHARE):
     """The most rows of a CSR B with ``nnz`` entries and ``n_cols`` columns that :func:`sparse_plan` holds
-    densely (each has more than :data:`DENSE_ROW_SHARE` · n_cols entries)."""
-    return int(nnz / (DENSE_ROW_SHARE * max(1, int(n_cols))))
+    densely (each has more than ``dense_row_share`` · n_cols entries)."""
+    return int(nnz / (dense_row_share * max(1, int(n_cols))))
 
 
 def sparse_plan_nbytes(n_rows, heavy_rows, n_cols, itemsize, converted=0):
@@ -122,12 +145,13 @@ def sparse_plan_nbytes(n_rows, heavy_rows, n_cols, itemsize, converted=0):
             + int(converted) * int(itemsize))
 
 
-def sparse_plan(B, dtype=None, sorted_indices=True):
-    """A :class:`SparsePlan` of CSR ``B`` (m x K) for products of ``dtype`` (default B's)."""
+def sparse_plan(B, dtype=None, sorted_indices=True, *, blocks=BLOCKS):
+    """A :class:`SparsePlan` of CSR ``B`` (m x K) for products of ``dtype`` (default B's), blocked by
+    ``blocks`` (:class:`ProductBlocks`)."""
     dtype = np.dtype(dtype or B.dtype)
     m, K = B.shape
     counts = np.diff(B.indptr)
-    heavy = np.flatnonzero(counts > DENSE_ROW_SHARE * K)
+    heavy = np.flatnonzero(counts > blocks.dense_row_share * K)
     dense_of = np.full(m, -1, dtype=np.int32)
     dense_of[heavy] = np.arange(len(heavy), dtype=np.int32)
     dense = np.zeros((len(heavy), K), dtype=dtype)
@@ -137,11 +161,12 @@ def sparse_plan(B, dtype=None, sorted_indices=True):
         row_bytes = counts * (dtype.itemsize + B.indices.dtype.itemsize) + 8
         row_bytes[heavy] = K * dtype.itemsize + 8
         ends = np.cumsum(row_bytes)
-        cuts = np.searchsorted(ends, np.arange(CHUNK_BYTES, ends[-1], CHUNK_BYTES), side="right")
+        step = blocks.chunk_bytes
+        cuts = np.searchsorted(ends, np.arange(step, ends[-1], step), side="right")
         bounds = np.unique(np.concatenate([[0], cuts, [m]])).astype(np.int64)
     else:
         bounds = np.array([0, m], dtype=np.int64)
-    return SparsePlan(dense_of, dense, bounds, data, dtype)
+    return SparsePlan(dense_of, dense, bounds, data, dtype, blocks)
 
 
 @njit(cache=True, parallel=True)
@@ -180,20 +205,23 @@ def _csr_csr_dense_tiled(a_indptr, a_indices, a_data, b_indptr, b_indices, b_dat
                 pos[i - r0] = p
 
 
-def csr_csr_dense(A, B, dtype=None, a=0, b=None, plan=None, out=None):
+def csr_csr_dense(A, B, dtype=None, a=0, b=None, plan=None, out=None, *, blocks=BLOCKS):
     """Dense ``A[a:b] @ B`` for scipy CSR ``A`` (n x m) and CSR ``B`` (m x K), without slicing A (scipy's
     row slice copies the rows, single-threaded). ``plan``: :func:`sparse_plan` of B for this dtype, when
-    the caller multiplies several row blocks by the same B (made here otherwise). ``out``: optional
-    C-contiguous ((b − a) x K) array of ``dtype`` to write into (a reused buffer, as :func:`csr_dense_take`)."""
+    the caller multiplies several row blocks by the same B (made here with ``blocks`` otherwise; a plan's own
+    blocks set the tiles). ``out``: optional C-contiguous ((b − a) x K) array of ``dtype`` to write into (a
+    reused buffer, as :func:`csr_dense_take`)."""
     dtype = np.dtype(dtype or np.result_type(A.dtype, B.dtype))
     b = A.shape[0] if b is None else b
     if plan is None or plan.dtype != dtype:
-        plan = sparse_plan(B, dtype, _sorted(A))
+        plan = sparse_plan(B, dtype, _sorted(A), blocks=plan.blocks if plan is not None else blocks)
     elif len(plan.bounds) > 2 and not _sorted(A):
-        plan = SparsePlan(plan.dense_of, plan.dense, np.array([0, B.shape[0]], dtype=np.int64), plan.data, dtype)
+        plan = SparsePlan(plan.dense_of, plan.dense, np.array([0, B.shape[0]], dtype=np.int64), plan.data, dtype,
+                          plan.blocks)
     out = out_block(out, (b - a, B.shape[1]), dtype)
+    tile = _tile(b - a, out.shape[1] * dtype.itemsize, plan.blocks.tile_bytes)
     _csr_csr_dense_tiled(A.indptr, A.indices, _entries_as(A, dtype, plan.dense.dtype), B.indptr, B.indices, plan.data,
-                         plan.dense_of, plan.dense, plan.bounds, out, a, _tile(b - a, out.shape[1] * dtype.itemsize))
+                         plan.dense_of, plan.dense, plan.bounds, out, a, tile)
     return out
 
 
@@ -373,15 +401,15 @@ def _largest_first(work, n_workers):
     return worker
 
 
-def _csr_dense_into(A, rows, dest, B, out, rowmax, dtype):
+def _csr_dense_into(A, rows, dest, B, out, rowmax, dtype, blocks=BLOCKS):
     """Run the blocked kernel of rows ``rows`` of ``A @ B`` into ``out[dest]`` (B already of ``dtype``);
     ``rowmax[i]`` (if not empty) receives the max |entry| of the row of ``rows[i]``. The order in which rows
     are processed does not change any row's sums."""
     import numba
 
-    chunk = _chunk_rows(B, _sorted(A))
+    chunk = _chunk_rows(B, _sorted(A), blocks.chunk_bytes)
     n_chunks = -(-B.shape[0] // chunk)
-    tile = _tile(len(rows), out.shape[1] * out.dtype.itemsize)
+    tile = _tile(len(rows), out.shape[1] * out.dtype.itemsize, blocks.tile_bytes)
     lengths = A.indptr[rows + 1] - A.indptr[rows]
     heavy = lengths >= n_chunks if n_chunks > 1 else np.zeros(len(rows), bool)
     order, starts, tiles, worker_starts = _balanced_tiles(lengths, heavy, tile, numba.get_num_threads())
@@ -392,7 +420,7 @@ def _csr_dense_into(A, rows, dest, B, out, rowmax, dtype):
         rowmax[order] = got
 
 
-def csr_dense_rows(A, a, b, B, mask=None, dtype=None, out=None):
+def csr_dense_rows(A, a, b, B, mask=None, dtype=None, out=None, *, blocks=BLOCKS):
     """Rows a..b of ``A @ B`` (CSR ``A``, dense ``B``) without slicing A; rows where ``mask`` is False
     are left zero (not computed). ``out`` (without a mask): optional C-contiguous ((b − a) x K) array of
     ``dtype`` to write into (a reused buffer, as :func:`csr_dense_take`)."""
@@ -406,14 +434,14 @@ def csr_dense_rows(A, a, b, B, mask=None, dtype=None, out=None):
     else:
         dest = np.flatnonzero(np.asarray(mask, dtype=np.bool_)).astype(np.int64)
         out = np.zeros((b - a, B.shape[1]), dtype=dtype)
-    _csr_dense_into(A, dest + a, dest, B, out, _NO_ROWMAX, dtype)
+    _csr_dense_into(A, dest + a, dest, B, out, _NO_ROWMAX, dtype, blocks)
     return out
 
 
 _NO_ROWMAX = np.zeros(0)
 
 
-def csr_dense_rows_f64(A, a, b, B):
+def csr_dense_rows_f64(A, a, b, B, *, blocks=BLOCKS):
     """Rows a..b of ``A @ B`` in float64 for a float32 or float64 ``B`` read as it is: each product
     ``a_ij · B[j, k]`` is taken in float64 (a float32 entry converts exactly), so the result equals
     ``csr_dense_rows(A, a, b, B, dtype=np.float64)`` bit for bit without that call's float64 copy of B
@@ -423,11 +451,11 @@ def csr_dense_rows_f64(A, a, b, B):
         B = B.astype(np.float64)
     out = np.empty((b - a, B.shape[1]))
     _csr_dense_into(A, np.arange(a, b, dtype=np.int64), np.arange(b - a, dtype=np.int64), B, out, _NO_ROWMAX,
-                    np.float64)
+                    np.float64, blocks)
     return out
 
 
-def csr_dense_take(A, rows, B, dtype=None, out=None):
+def csr_dense_take(A, rows, B, dtype=None, out=None, *, blocks=BLOCKS):
     """Rows ``rows`` (int64 indices) of ``A @ B`` (CSR ``A``, dense ``B``), only those: returns
     ``(out (len(rows) x K), rowmax)`` with ``rowmax[i] = max_k |out[i, k]|`` (float64). Each row equals
     the row of :func:`csr_dense_rows` bit for bit. ``out``: optional C-contiguous (len(rows) x K) array of
@@ -438,11 +466,11 @@ def csr_dense_take(A, rows, B, dtype=None, out=None):
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     out = out_block(out, (len(rows), B.shape[1]), dtype)
     rowmax = np.empty(len(rows))
-    _csr_dense_into(A, rows, np.arange(len(rows), dtype=np.int64), B, out, rowmax, dtype)
+    _csr_dense_into(A, rows, np.arange(len(rows), dtype=np.int64), B, out, rowmax, dtype, blocks)
     return out, rowmax
 
 
-def csr_dense_rows_max(A, a, b, B, mask, dtype=None):
+def csr_dense_rows_max(A, a, b, B, mask, dtype=None, *, blocks=BLOCKS):
     """:func:`csr_dense_rows` with a mask, also returning ``max_k |out[i, k]|`` of every computed row
     (float64; 0 for rows not computed) from the same pass (the screening of the batch U-step needs it)."""
     dtype = np.dtype(dtype or np.result_type(A.dtype, B.dtype))
@@ -451,14 +479,9 @@ def csr_dense_rows_max(A, a, b, B, mask, dtype=None):
     out = np.zeros((b - a, B.shape[1]), dtype=dtype)
     rowmax = np.zeros(b - a)
     got = np.empty(len(dest))
-    _csr_dense_into(A, dest + a, dest, B, out, got, dtype)
+    _csr_dense_into(A, dest + a, dest, B, out, got, dtype, blocks)
     rowmax[dest] = got
     return out, rowmax
-
-
-#: Most partial K x K sums of :func:`csr_gram` (also capped to about :data:`GRAM_PARTS_BYTES` of them).
-GRAM_PARTS = 64
-GRAM_PARTS_BYTES = 64 << 20
 
 
 @njit(cache=True, parallel=True)
@@ -485,16 +508,16 @@ def _csr_gram_parts(indptr, indices, data, bounds, parts):
                         G[kp, kp] += v if q == p else 2.0 * v
 
 
-def csr_gram(U):
+def csr_gram(U, *, blocks=BLOCKS):
     """``UᵀU`` (K x K, float64) of a scipy CSR ``U`` (M x K), in parallel: work ``Σ_rows nnz(row)²/2``.
 
-    The rows are split into at most :data:`GRAM_PARTS` ranges of about equal work (a split fixed by U,
+    The rows are split into at most ``blocks.gram_parts`` (:data:`GRAM_PARTS`) ranges of about equal work (a split fixed by U,
     not by the threads), each range's outer products are summed in float64 into a K x K part, and the parts
     are added in order: the same numbers on any number of threads. (scipy's ``U.T @ U`` is single-threaded
     and, for float32 U, sums in float32; it was 9 % of an iteration at 50k x 200k, K = 200, AvgComp 0.026.)
     Duplicate entries of a non-canonical CSR are summed, as scipy does."""
     M, K = U.shape
-    parts_max = int(max(1, min(GRAM_PARTS, GRAM_PARTS_BYTES // max(1, 8 * K * K))))
+    parts_max = int(max(1, min(blocks.gram_parts, GRAM_PARTS_BYTES // max(1, 8 * K * K))))
     work = np.diff(U.indptr).astype(np.float64) ** 2
     ends = np.cumsum(work)
     total = float(ends[-1]) if M else 0.0

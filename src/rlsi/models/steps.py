@@ -27,7 +27,7 @@ import scipy.sparse as sp
 from numba import njit, prange
 
 from ..kernels.convert import csr_nbytes
-from ..kernels.products import csr_gram, sparse_plan
+from ..kernels.products import BLOCKS, csr_gram, sparse_plan
 from ..kernels.threads import compute_threads
 from . import tasks
 from .executor import get_executor
@@ -140,7 +140,7 @@ def doc_vectors_nbytes(n_docs, n_components, itemsize):
 
 def update_doc_vectors(X, U, *, penalty, lam, settings=SolverSettings(), W_prev=None, dtype=None,
                        return_gram=False, executor=None, block_entries=None, G=None, scratch=None, plan=None,
-                       min_block_rows=None):
+                       min_block_rows=None, product_blocks=BLOCKS):
     """V-step / folding-in. Returns ``(W, cross)`` with W (N x K) = Vᵀ and cross = Σ Φ∘V, and with
     ``return_gram=True`` also ``S = WᵀW`` (K x K, float64), accumulated block by block while each block
     is in cache (the next U-step and the objective both need it; a separate pass over W costs more).
@@ -150,6 +150,7 @@ def update_doc_vectors(X, U, *, penalty, lam, settings=SolverSettings(), W_prev=
     scratch : optional :class:`rlsi.models.tasks.BlockScratch` for the blocks' Φ (reused across calls).
     plan : the :func:`rlsi.kernels.products.sparse_plan` of a CSR U for X's dtype and index order, if the caller
     keeps one (it costs O(rows of U): a search folding one query at a time into a 7M-term model keeps it).
+    product_blocks : the :class:`rlsi.kernels.products.ProductBlocks` of Φ = X U (the numbers do not depend on it).
     ``cross = tr(Uᵀ D Vᵀ)`` is what the objective needs. With penalty "l2" every row is ``(UᵀU + λ₂I)⁻¹ Uᵀ d``;
     with "l1" it is the lasso of :mod:`rlsi.kernels.lasso` with ``S = UᵀU`` (warm-started from ``W_prev`` if
     given).
@@ -162,12 +163,12 @@ def update_doc_vectors(X, U, *, penalty, lam, settings=SolverSettings(), W_prev=
     step = pen.prepared(topic_gram(U) if G is None else G, lam)
     # how Φ = X U runs for sparse U (its dense rows, its chunks), once for all blocks
     if plan is None and sp.issparse(U):
-        plan = sparse_plan(U, dtype, X.has_sorted_indices)
+        plan = sparse_plan(U, dtype, X.has_sorted_indices, blocks=product_blocks)
     W = np.empty((N, K), dtype=dtype)
 
     def task(ab):
         _, stats = tasks.doc_block(X, ab, U, step, W_prev, settings, dtype=dtype, want_gram=return_gram,
-                                   out=W[ab[0]:ab[1]], plan=plan, scratch=scratch)
+                                   out=W[ab[0]:ab[1]], plan=plan, scratch=scratch, product_blocks=product_blocks)
         return stats  # the rows go straight into W (disjoint slices): no second N x K copy
 
     results = get_executor(executor).map(task, blocks(N, block_rows(K, block_entries, min_block_rows)))

@@ -25,7 +25,7 @@ import scipy.sparse as sp
 
 from ..kernels.blas_rows import gram_rows
 from ..kernels.convert import csr_rows_to_dense, csr_take_dense, dense_rows_to_csr, dense_to_csr
-from ..kernels.products import csr_csr_dense, csr_dense_rows
+from ..kernels.products import BLOCKS, csr_csr_dense, csr_dense_rows
 from ..kernels.rows import cast_into, dot_sum, store_rounded
 
 # Aim for dense blocks of about this many entries (x 8 bytes): big enough to keep every thread busy,
@@ -182,7 +182,8 @@ class DocStats:
         return self
 
 
-def doc_block(X, span, U, step, W_prev, settings, *, dtype, want_gram, out=None, plan=None, scratch=None):
+def doc_block(X, span, U, step, W_prev, settings, *, dtype, want_gram, out=None, plan=None, scratch=None,
+              product_blocks=BLOCKS):
     """V-step / folding-in of the documents ``span = (a, b)`` of X. Returns ``(W_b (b − a) x K of ``dtype``,
     DocStats)``.
 
@@ -195,6 +196,7 @@ def doc_block(X, span, U, step, W_prev, settings, *, dtype, want_gram, out=None,
         step; made here otherwise).
     scratch : optional :class:`BlockScratch` whose buffers hold Φ (and its float64 copy): Φ is used only
         inside this call.
+    product_blocks : the :class:`rlsi.kernels.products.ProductBlocks` of Φ = X U (a plan's own for a CSR U).
     """
     a, b = span
     penalty = step.penalty
@@ -203,9 +205,9 @@ def doc_block(X, span, U, step, W_prev, settings, *, dtype, want_gram, out=None,
         return scratch.get(name, (b - a, U.shape[1]), dt) if scratch is not None else None
 
     if sp.issparse(U):
-        Phi = csr_csr_dense(X, U, dtype=dtype, a=a, b=b, plan=plan, out=buffer("Phi", dtype))
+        Phi = csr_csr_dense(X, U, dtype=dtype, a=a, b=b, plan=plan, out=buffer("Phi", dtype), blocks=product_blocks)
     else:
-        Phi = csr_dense_rows(X, a, b, U, dtype=dtype, out=buffer("Phi", dtype))
+        Phi = csr_dense_rows(X, a, b, U, dtype=dtype, out=buffer("Phi", dtype), blocks=product_blocks)
     if penalty.norm == "l2" and not penalty.nonneg and Phi.dtype != np.float64:
         # the closed-form ridge computes in float64: cast Φ here in parallel (its own astype is serial)
         f64 = buffer("Phi float64", np.float64)

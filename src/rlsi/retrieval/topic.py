@@ -241,7 +241,7 @@ class RidgeFolding:
     def _from_state(cls, meta, arrays):
         from ..io.store import _registered
 
-        inner_cls = _registered(meta["inner_class"])
+        inner_cls = _registered(meta["inner_class"])  # its module imported on first use (rlsi.registry)
         if inner_cls is None:
             raise ModelFormatError(f"unknown wrapped model class {meta['inner_class']!r}")
         inner = inner_cls._from_state(meta["inner_meta"],

@@ -171,11 +171,13 @@ class TermStore:
     """The distinct terms seen so far, with their document frequency and total count (see the module).
 
     ``add_batch(terms, df, total)`` registers a batch's distinct terms and returns their ids; ``df`` and
-    ``total`` (int64 arrays by id), ``term(j)`` and ``len()`` give the vocabulary back.
+    ``total`` (int64 arrays by id), ``term(j)`` and ``len()`` give the vocabulary back. ``chunk``: terms
+    encoded and hashed together (:data:`CHUNK`; the ids do not depend on it).
     """
 
-    def __init__(self, seed=0):
+    def __init__(self, seed=0, *, chunk=CHUNK):
         self.seed = int(seed)
+        self.chunk = max(1, int(chunk))
         self._keys = np.zeros(0, dtype=np.uint64)   # sorted
         self._ids = np.zeros(0, dtype=np.int32)     # id of each sorted key (< 2^31: check_term_count)
         self._check = _Grow(np.uint32)              # by id: 32 bits of the second hash
@@ -199,13 +201,14 @@ class TermStore:
         and counts ``total`` in the batch (int arrays of ``len(terms)``); returns their ids (int64).
         Raises :class:`HashCollision` when two different terms share a key.
 
-        The terms are encoded and hashed :data:`CHUNK` at a time (the temporaries of a chunk, not of the
+        The terms are encoded and hashed ``chunk`` at a time (the temporaries of a chunk, not of the
         batch); the sorted keys are merged once per batch (one O(vocabulary) copy)."""
         n_terms = len(terms)
         keys = np.empty(n_terms, dtype=np.uint64)
         check = np.empty(n_terms, dtype=np.uint32)
-        for a in range(0, n_terms, CHUNK):
-            part = terms[a: a + CHUNK]
+        step = self.chunk
+        for a in range(0, n_terms, step):
+            part = terms[a: a + step]
             k, c = hash_terms(part, *_encode(part), self.seed)
             keys[a: a + len(part)], check[a: a + len(part)] = k, c.astype(np.uint32)  # the low 32 bits
         pos = np.searchsorted(self._keys, keys)
@@ -239,8 +242,8 @@ class TermStore:
             del new_keys, order, at
             self._check.extend(check[new])
             self._has_nul = None  # new bytes: looked at again by terms()
-            for a in range(0, len(new), CHUNK):  # the new terms' bytes, in id order
-                blob, ends = _encode([terms[i] for i in new[a: a + CHUNK].tolist()])
+            for a in range(0, len(new), step):  # the new terms' bytes, in id order
+                blob, ends = _encode([terms[i] for i in new[a: a + step].tolist()])
                 base = self._ends.array[-1] if len(self) else 0
                 self._blob.extend(blob)
                 self._ends.extend(base + ends)

@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import minimize, minimize_scalar
 
-from rlsi.models.stc import kernels
+from rlsi.models.stc import kernels, simplex
 from rlsi.oracle import stc as oracle
 
 from models.stc._stc_synth import planted_counts
@@ -120,7 +120,7 @@ def test_simplex_projection_is_exact(seed):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 7))
     v = rng.normal(0, 1, n) * rng.choice([0.1, 1.0, 10.0])
-    out = kernels.project_simplex_rows(v[None, :].copy())[0]
+    out = simplex.project_simplex_rows(v[None, :].copy())[0]
     # reference: the QP min ‖x − v‖² on the simplex by SLSQP
     res = minimize(lambda x: np.sum((x - v) ** 2), np.full(n, 1.0 / n), jac=lambda x: 2 * (x - v),
                    method="SLSQP", bounds=[(0, None)] * n,
@@ -198,7 +198,7 @@ def test_mm_row_is_the_minimiser_of_its_surrogate(seed):
     B = rng.uniform(0.0, 50.0, n) * (rng.random(n) < 0.8)
     B[0] = 3.0  # at least one term with code mass
     out = np.empty(n)
-    kernels.mm_row(beta, A, B, out)
+    simplex.mm_row(beta, A, B, out)
     T = beta * B
     on = T > 0
 
@@ -218,7 +218,7 @@ def test_mm_row_is_the_minimiser_of_its_surrogate(seed):
 def test_mm_row_copies_a_row_without_code_mass():
     beta = np.array([0.5, 0.25, 0.25])
     out = np.empty(3)
-    kernels.mm_row(beta, np.zeros(3), np.zeros(3), out)
+    simplex.mm_row(beta, np.zeros(3), np.zeros(3), out)
     np.testing.assert_array_equal(out, beta)
 
 
@@ -337,7 +337,7 @@ def test_mm_row_when_the_responsibilities_are_far_below_the_code_mass(beta, A, B
     minimiser: of the form T/(D + u) (D = A − min A, u > 0 the distance to the pole), summing to 1."""
     beta, A, B = (np.array(v, dtype=np.float64) for v in (beta, A, B))
     out = np.empty_like(beta)
-    kernels.mm_row(beta, A, B, out)
+    simplex.mm_row(beta, A, B, out)
     assert np.all(np.isfinite(out)) and out.min() >= 0
     assert out.sum() == pytest.approx(1.0, rel=1e-12)
     T = beta * B

@@ -5,7 +5,8 @@ family on word counts — non-negative sparse word and document codes, topics on
 * :class:`OnlineSTC` — online STC (§4, Algorithm 1, mini-batches);
 * :class:`MedSTC`, :class:`OnlineMedSTC` — supervised max-margin STC (§4.2.2, Eq. 16);
 * :mod:`~rlsi.models.stc.perplexity` — held-out perplexity by document completion (Eq. 18/19);
-* :mod:`~rlsi.models.stc.kernels` — the numba coding kernels and the simplex projection.
+* :mod:`~rlsi.models.stc.kernels` — the numba coding kernels and the log-Poisson loss;
+* :mod:`~rlsi.models.stc.simplex` — the dictionary's simplex kernels (projection, majorise–minimise step).
 """
 
 from .batch import SparseTopicalCoding  # noqa: F401

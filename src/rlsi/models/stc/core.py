@@ -10,7 +10,7 @@ Dictionary step, two choices (``dictionary_step``):
   inequality on ``−w log(Σ_k s_k β_kn + ε)`` gives a surrogate ``Σ_kn A_kn b_kn − T_kn log b_kn`` (A_kn =
   Σ_d s_dnk the code mass, T_kn = β_kn Σ_d s_dnk w_dn/(s_dnᵀβ_n + ε) the count-weighted responsibilities)
   that touches ℓ at β and lies above it; its exact minimiser on the simplex is ``T_kn / (A_kn + ν_k)``
-  (:func:`kernels.mm_rows`). So every step decreases ℓ(S, ·) — no step size, no line search — and it
+  (:func:`simplex.mm_rows`). So every step decreases ℓ(S, ·) — no step size, no line search — and it
   follows the curvature: the loss' Hessian is ≈ T/β², which spans many orders of magnitude across a
   topic, and a single Euclidean step size cannot serve it (docs/stc.md). The
   online step blends ``β ← (1 − α_t) β + α_t β̂`` with β̂ the step on the mini-batch (convex: stays on the
@@ -20,7 +20,7 @@ Dictionary step, two choices (``dictionary_step``):
   mini-batch's codes and terms, blended like the majorise–minimise step: :mod:`rlsi.models.stc.online`).
 * ``"projected"``: the paper's projected gradient, Eq. (12): ``β ← Π_P(β − α G / n)``, G the gradient of
   the log-Poisson loss summed over the n coded documents, Π_P the row-wise Euclidean projection on the
-  simplex (:func:`kernels.project_simplex_rows`, sort-based, O(M log M)); ``normalize_gradient`` scales
+  simplex (:func:`simplex.project_simplex_rows`, sort-based, O(M log M)); ``normalize_gradient`` scales
   each topic's gradient to unit ℓ1 norm first.
 
 Unlike the RLSI core there is no closed-form topic update: the loss is not quadratic in β.
@@ -51,7 +51,7 @@ from ..._validation import check_matrix
 from ...errors import RLSIError
 from ...kernels.threads import numba_threads
 from ..base import TopicModel, check_fitted
-from . import kernels
+from . import kernels, simplex
 
 log = logging.getLogger("rlsi.models.stc")
 
@@ -259,7 +259,7 @@ class STCBase(TopicModel):
         if self.dictionary_step == "mm":
             beta = np.asarray(beta, dtype=np.float64)
             sub = beta if cols is None else beta[:, cols]
-            new_sub = kernels.mm_rows(np.ascontiguousarray(sub), G + B, B)
+            new_sub = simplex.mm_rows(np.ascontiguousarray(sub), G + B, B)
             if cols is None:
                 new = new_sub
             else:
@@ -284,7 +284,7 @@ class STCBase(TopicModel):
             V -= alpha * D
         else:
             V[:, cols] -= alpha * D
-        return kernels.project_simplex_rows(V)
+        return simplex.project_simplex_rows(V)
 
     # ------------------------------------------------------------------ folding-in
     def _fold_in(self, X):

@@ -23,7 +23,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from . import kernels
+from . import simplex
 
 #: the released code's limits: steps per EM iteration, relative change of the loss, floor of β
 LBFGS_MAX_STEPS = 20
@@ -70,7 +70,7 @@ def _project_floor_row(v, floor, out):
     tmp = np.empty(n)
     for i in range(n):
         tmp[i] = (v[i] - floor) / z
-    kernels.project_simplex_row(tmp, out)
+    simplex.project_simplex_row(tmp, out)
     for i in range(n):
         out[i] = floor + z * out[i]
 

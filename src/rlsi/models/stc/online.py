@@ -27,7 +27,7 @@ from ..._params import BATCH_SIZE, LDA_PASSES, PASSES, Choice, Real
 from ...io import register
 from ...kernels.threads import numba_threads
 from ..streaming import StreamingFit
-from . import dictionary, kernels
+from . import dictionary, simplex
 from .core import STCBase, check_counts, check_training_counts, log
 
 
@@ -186,7 +186,7 @@ class OnlineSTC(StreamingFit, STCBase):
         self.last_objective_ = float(f.sum())
         alpha = self.learning_rate(self.n_batches_)
         sub = np.ascontiguousarray(betaT.T)
-        new_sub = kernels.mm_rows(sub, G + B, B)
+        new_sub = simplex.mm_rows(sub, G + B, B)
         # a topic with no code mass in the batch keeps its row (as in _dictionary_step)
         active = np.any(sub * B > 0, axis=1)
         lazy.blend(cols, new_sub, alpha, active)
