@@ -6,6 +6,7 @@ they are (see :mod:`rlsi.errors`).
 
 from __future__ import annotations
 
+import json
 import numbers
 
 import numpy as np
@@ -86,3 +87,30 @@ def check_random_state(seed, name="random_state"):
     if isinstance(seed, np.random.RandomState):
         return np.random.default_rng(seed.randint(0, 2**31 - 1))
     raise RLSIError(f"{name}={seed!r} must be None, a non-negative integer or a numpy Generator")
+
+
+# the generators a saved state may name: a name from a file is never looked up freely in np.random
+_BIT_GENERATORS = frozenset({"PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64"})
+
+
+def generator_state(rng):
+    """A numpy Generator's state as JSON text (saved with a model, read back by :func:`generator_from_state`)."""
+    return json.dumps(rng.bit_generator.state)
+
+
+def generator_from_state(text):
+    """The Generator of a saved :func:`generator_state` (untrusted input: a damaged text or an unknown generator
+    ends in one RLSIError)."""
+    try:
+        state = json.loads(text)
+        name = state["bit_generator"]
+    except (TypeError, ValueError, KeyError):
+        raise RLSIError("the saved random generator state is damaged") from None
+    if name not in _BIT_GENERATORS:
+        raise RLSIError(f"the saved random generator {name!r} is not one of {sorted(_BIT_GENERATORS)}")
+    bitgen = getattr(np.random, name)()
+    try:
+        bitgen.state = state
+    except (TypeError, ValueError, KeyError):
+        raise RLSIError("the saved random generator state is damaged") from None
+    return np.random.Generator(bitgen)

@@ -128,3 +128,23 @@ def test_fit_online_command(tmp_path, capsys):
     assert status == 0, err
     model = rlsi.io.load(out)["model"]
     assert isinstance(model, OnlineRLSI) and model.rho == 0.5 and model.n_docs_seen_ == 120
+
+
+def test_track_with_birth_reports_the_born_topic_and_its_documents(tmp_path, capsys):
+    corpus = _corpus(tmp_path / "c.jsonl")  # the space theme arrives in month 3
+    out = tmp_path / "report"
+    status, _, err = run(capsys, "track", corpus, "--date-field", "date", "-k", "2", "--lambda1", "0.5",
+                         "--batch-size", "20", "--n-inner", "2", "--birth", "--max-topics", "3", "-o", out)
+    assert status == 0, err
+    model = rlsi.io.load(out / "model")["model"]
+    assert model.n_components_ == 3 and model.components_.shape[0] == 3
+    born = [e for e in json.loads((out / "timeline.json").read_text())["events"] if e["kind"] == "born"]
+    assert len(born) == 1 and born[0]["topic"] == 2 and born[0]["segment"] in ("2001-03", "2001-04")
+    assert born[0]["documents"] and all(d.startswith(("3-", "4-")) for d in born[0]["documents"])
+    assert "T3 born at 2001-0" in (out / "report.txt").read_text()
+    assert "T3 born at" in (out / "report.md").read_text()
+
+
+def test_max_topics_needs_birth(tmp_path, capsys):
+    status, _, err = run(capsys, "track", _corpus(tmp_path / "c.jsonl"), "--max-topics", "4", "-o", tmp_path / "r")
+    assert status != 0 and "--max-topics applies with --birth" in err

@@ -20,7 +20,7 @@ import logging
 
 from ..errors import RLSIError
 from ._bounds import batch_size, n_inner, n_passes
-from ._common import device_from_args, non_negative_float
+from ._common import device_from_args, non_negative_float, positive_int
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +29,8 @@ ONLINE_DEFAULTS = {"batch_size": 256, "rho": 0.0, "n_inner": 5, "n_passes": 1}
 
 
 def add_online_arguments(parser, *, defaults=None):
-    """Add ``--batch-size --rho --n-inner --n-passes --shuffle --reseed-dead`` to a parser or group.
+    """Add ``--batch-size --rho --n-inner --n-passes --shuffle --reseed-dead --birth --max-topics`` to a parser or
+    group.
 
     ``defaults`` overrides :data:`ONLINE_DEFAULTS` (``rlsi track`` uses the paper's tracking setting)."""
     d = dict(ONLINE_DEFAULTS, **(defaults or {}))
@@ -47,6 +48,12 @@ def add_online_arguments(parser, *, defaults=None):
     parser.add_argument("--reseed-dead", action="store_true",
                         help="online: give an all-zero topic a new start from the worst-explained "
                              "document of a mini-batch (Mairal et al. 2010, §3.4.3)")
+    parser.add_argument("--birth", action="store_true",
+                        help="online: add a topic when mini-batches bring a theme no topic explains (documents with "
+                             "large, coherent residuals in 2 consecutive mini-batches); new topics take the next "
+                             "ids, up to --max-topics")
+    parser.add_argument("--max-topics", type=positive_int, default=None,
+                        help="online, with --birth: the most topics births may reach (default: twice --topics)")
 
 
 def online_model_from_args(args, *, quiet=None, topic_init=None):
@@ -54,11 +61,14 @@ def online_model_from_args(args, *, quiet=None, topic_init=None):
     from ..models.online import OnlineRLSI
 
     quiet = bool(getattr(args, "quiet", False)) if quiet is None else quiet
+    if getattr(args, "max_topics", None) is not None and not getattr(args, "birth", False):
+        raise RLSIError("--max-topics applies with --birth (the topics births may reach)")
     params = dict(n_components=args.topics, lambda1_scale=args.lambda1_scale,
                   topic_penalty=args.topic_penalty, doc_penalty=args.doc_penalty,
                   rho=args.rho, batch_size=args.batch_size, n_inner=args.n_inner,
                   n_passes=getattr(args, "n_passes", 1), shuffle=bool(getattr(args, "shuffle", False)),
                   reseed_dead=bool(getattr(args, "reseed_dead", False)), topic_init=topic_init,
+                  birth=bool(getattr(args, "birth", False)) or None, max_components=getattr(args, "max_topics", None),
                   random_state=args.seed, n_jobs=args.jobs, device=device_from_args(args),
                   verbose=0 if quiet else 1)
     if hasattr(args, "topic_sweeps"):  # given on the command line (``rlsi fit --online --topic-sweeps 3``)
@@ -91,7 +101,8 @@ def load_resumable(path):
     documents are the warm-up sample, a new term gets the idf of a term seen in one of them).
     """
     from .. import io
-    from ..models.online import OnlineRLSI, StreamStatistics
+    from ..models.online import OnlineRLSI
+    from ..models.streaming import StreamStatistics
     from ..models.stats_checks import check_statistics
     from ..text.stream import StreamingTfidf
 

@@ -5,7 +5,7 @@ and counted), streams them through :class:`rlsi.text.stream.StreamingTfidf` (gro
 :class:`rlsi.models.OnlineRLSI` in mini-batches that never straddle two periods, and writes to
 REPORT_DIR (all or nothing: built in a temporary directory renamed into place):
 
-* ``report.md`` — topic shares per period, largest rises, dead/reborn topics, top terms per period;
+* ``report.md`` — topic shares per period, largest rises, born/dead/reborn topics, top terms per period;
 * ``report.txt`` — the same per topic, as plain text;
 * ``report.html`` — the same in a browser (:func:`rlsi.explorer.tracking_page`): shares per period as
   lines or stacked areas, births and deaths marked, a topic's terms and drift period by period;
@@ -183,7 +183,7 @@ def run(args):
     try:
         timeline = track(model, _batches(texts, bounds, vectorizer, args.warmup if args.idf == "fixed" else 0),
                          feature_names=lambda: vectorizer.feature_names_, n_top_terms=max(10, args.top_terms),
-                         callback=None if bar is None else bar.update)
+                         callback=None if bar is None else bar.update, doc_ids=[corpus.ids[i] for i in order])
     finally:
         if bar is not None:
             bar.close()
@@ -196,10 +196,18 @@ def run(args):
     if not quiet:
         dead = len(model.dead_topics())
         print(f"tracked {len(texts)} documents ({skipped} skipped) in {len(timeline.segments)} segments, "
-              f"{vectorizer.n_terms_} terms, K={model.n_components}, {dead} empty topic(s), "
+              f"{vectorizer.n_terms_} terms, K={model.n_components_}{_births(model)}, {dead} empty topic(s), "
               f"{time.perf_counter() - start:.1f}s")
         print(f"report written to {out}")
     return 0
+
+
+def _births(model):
+    """`` (3 born: T21 at mini-batch 40, ...)`` or nothing."""
+    births = model.births_
+    if not births:
+        return ""
+    return f" ({len(births)} born: " + ", ".join(f"T{b['topic'] + 1} at mini-batch {b['batch']}" for b in births) + ")"
 
 
 def _write_report(out, timeline, model, vectorizer, args):
@@ -224,5 +232,7 @@ def _header(args, model):
     """The settings of the run as an HTML comment; λ1 and λ2 are the model's (defaults included)."""
     p = {k: getattr(args, k) for k in ("topics", "lambda1", "lambda2", "lambda1_scale", "rho", "batch_size",
                                         "n_inner", "idf", "period", "date_field", "seed")}
+    if getattr(args, "birth", False):
+        p["birth"], p["max_topics"] = True, model.max_components
     p["lambda1"], p["lambda2"] = model.lambda1, model.lambda2
     return "<!-- rlsi track " + ", ".join(f"{k}={v}" for k, v in p.items()) + " -->\n"

@@ -3,7 +3,7 @@
 Per segment (period) and topic: the share fraction (the topic's part of the segment's topic mass, as the
 Markdown report and ``shares.png`` show it), alive flag, life number (``T7.2`` is the second life of
 topic 7), drift since the previous segment and top terms with their signed normalised weights; plus the
-died / reborn events. Term strings are written once and referred to by position.
+born / died / reborn events (a birth with the ids of the documents that caused it). Term strings are written once and referred to by position.
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ def tracking_data(timeline, n_terms=TRACKING_TERMS, title="Topic tracking"):
            for seg in tl.top_terms]
     drift = getattr(tl, "drift", None) or [[None] * tl.n_components for _ in tl.segments]
     events = [{"topic": int(e["topic"]), "kind": str(e["kind"]), "segment": str(e["segment"]),
-               "life": int(e.get("life", 1)), "similarity": _num(e["similarity"], 3) if "similarity" in e else None}
+               "life": int(e.get("life", 1)), "similarity": _num(e["similarity"], 3) if "similarity" in e else None,
+               "documents": [str(d) for d in e.get("documents", ())]}
               for e in tl.events]
     return {"format": "rlsi-tracking", "title": title, "n_topics": int(tl.n_components),
             "segments": [str(s) for s in tl.segments], "n_docs": [int(n) for n in tl.n_docs],

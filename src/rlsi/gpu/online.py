@@ -30,6 +30,8 @@ device fit follows the host fit to rounding.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -307,6 +309,12 @@ class DeviceStream:
         st.S[:, topics] = 0.0
         st.R[:, xp.asarray(topics)] = 0
         st.rowmax = row_maxima(self.be, st.R, st.term_rows)
+        self._host = None
+
+    def add_topics(self, U, stats):
+        """Continue with more topics (a topic born in the stream): the card's state rebuilt from the host's."""
+        self.spec = replace(self.spec, n_components=U.shape[1])
+        self.st = DeviceOnline.from_state(self.be, U.shape[1], stats, U, self.st.term_rows)
         self._host = None
 
     def statistics(self):

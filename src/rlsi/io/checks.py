@@ -60,7 +60,7 @@ def check_loaded(obj, where):
                                  or int(n_in) != n_terms):
             raise ModelFormatError(f"{where} is damaged: n_features_in_={str(n_in)[:20]} but components_ has "
                                    f"{n_terms} columns")
-        k = getattr(obj, "n_components", None)
+        k = getattr(obj, "n_components_", getattr(obj, "n_components", None))  # topics now (grown in a stream)
         if isinstance(k, numbers.Integral) and not isinstance(k, bool) and int(k) != n_topics:
             raise ModelFormatError(f"{where} is damaged: n_components={k} but components_ has {n_topics} rows")
     _check_group_layout(obj, where)

@@ -197,7 +197,7 @@ class TopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         """Check the loaded state (shapes, dtypes, groups); subclasses extend it and rebuild caches."""
         check_fitted(self)
         comp = self.components_
-        K = getattr(self, "n_components", comp.shape[0])
+        K = getattr(self, "n_components_", getattr(self, "n_components", comp.shape[0]))  # topics now (grown)
         if comp.ndim != 2 or comp.shape != (K, self.n_features_in_):
             raise RLSIError(f"components has shape {comp.shape}, expected {(K, self.n_features_in_)}")
         if comp.dtype not in (np.float32, np.float64):

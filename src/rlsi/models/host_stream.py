@@ -26,6 +26,8 @@ W_prev, pending)`` and ``vectors(W)``): :class:`rlsi.models.minibatch.LocalProje
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -111,6 +113,12 @@ class HostStream:
         if len(topics):
             self.stats.reset_topics(topics)
             self.row_cache = None
+
+    def add_topics(self, U, stats):
+        """Continue with more topics: U (M x K' CSR) and the statistics grown to match (a topic born in the
+        stream, :mod:`rlsi.models.birth`)."""
+        self.spec = replace(self.spec, n_components=U.shape[1])
+        self.stats, self.U, self.row_cache = stats, U, None
 
     def attributes(self):
         """The placement's own fitted attributes (none here)."""

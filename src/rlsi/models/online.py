@@ -84,7 +84,11 @@ re-scaling) gives such capacity back: before a mini-batch, every dead topic is r
 batch's documents that the live topics explain worst — only documents with less than 10% of ‖d‖²
 explained qualify, i.e. a theme the model does not cover — scaled to unit norm, and its row/column of
 S and column of R are zeroed (it starts without history). The tracker (:mod:`rlsi.tracking`) reports
-a topic that comes back, either way, as a new life of the same index (``T7.2``).
+a topic that comes back, either way, as a new life of the same index (``T7.2``). ``birth`` (off by default)
+adds topics instead: when a mini-batch leaves documents whose residuals are large and coherent, and the next
+one agrees, a topic seeded from them joins with the next free id, up to ``max_components``
+(:mod:`rlsi.models.birth`: the tests, and why they do not fire on noise); ``components_`` grows by rows,
+``births_`` records each birth with the stream positions of the documents that caused it.
 
 Persistence. ``rlsi.io.save(path, model=online)`` stores the full online state — topics, S, R, t, the
 total weight, the random generator — pickle-free; a loaded model continues the stream as one that never
@@ -95,19 +99,18 @@ order, and the topics agree to rounding (differences below 1e-15 for entries of 
 
 from __future__ import annotations
 
-import json
 import logging
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._params import BATCH_SIZE, N_INNER, PASSES, Anything, Boolean, Choice, Integer, Real
-from .._validation import check_matrix, check_random_state
+from .._validation import check_matrix, check_random_state, generator_from_state, generator_state
 from ..errors import RLSIError
 from ..io import register
-from ..kernels.products import csr_csr_dense
 from . import steps
 from .base import check_fitted
+from .birth import BirthValue, BirthWatch, check_births, reseed_dead_topics, resolve_birth
 from .regularization import DEFAULT_LAMBDA1, DEFAULT_LAMBDA2, INITS, LAMBDA1_SCALES, effective_lambda1
 from .rlsi_policy import TOPIC_SWEEPS, topic_max_iter
 from .seeding import given_topics, pick_seed_documents, unit_topics
@@ -115,46 +118,12 @@ from .seeds import DEFAULT_SEED_STRENGTH, SeedStrength, SeedTermsValue, saved_se
 from .spec import RLSISpec
 from .squared import SquaredLossModel
 from .stats import TopicStatistics
-from .streaming import StreamingFit
+from .streaming import StreamingFit, StreamStatistics
 
 log = logging.getLogger(__name__)
 
-_BIT_GENERATORS = {"PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64"}
 # a document seeds a dead topic only if the live topics explain less than 10% of ‖d‖² (a new theme)
 RESEED_MIN_UNEXPLAINED = 0.9
-
-
-class StreamStatistics:
-    """``OnlineRLSI.stats_``: the stream's TopicStatistics on the host — the placed stream's (a device stream copies
-    them from the card when read, at most once per mini-batch), or the model's own before a stream is open (a new
-    or a loaded model)."""
-
-    def __get__(self, est, owner=None):
-        if est is None:
-            return self
-        d = est.__dict__
-        stream = d.get("_stream")
-        if stream is not None:
-            return stream.statistics()
-        if "_stats_host" not in d:
-            raise AttributeError(f"{type(est).__name__!r} object has no attribute 'stats_'")
-        return d["_stats_host"]
-
-    def __set__(self, est, stats):
-        stream = est.__dict__.pop("_stream", None)
-        if stream is not None:
-            stream.release()
-        est.__dict__["_stats_host"] = stats
-
-    def __delete__(self, est):
-        had = [est.__dict__.pop(k, None) is not None for k in ("_stream", "_stats_host")]
-        if not any(had):
-            raise AttributeError("stats_")
-
-    @staticmethod
-    def present(est):
-        """Whether the estimator has statistics (a stream has begun), without copying them from a card."""
-        return "_stream" in est.__dict__ or "_stats_host" in est.__dict__
 
 
 @register("OnlineRLSI")
@@ -183,6 +152,10 @@ class OnlineRLSI(StreamingFit, SquaredLossModel):
     topic_init : None, a fitted RLSI model, or (K, M) array/sparse — U₀ from previous topics.
     reseed_dead : bool, default False — re-seed all-zero topics from unexplained documents (see the
         module docstring; off by default: Algorithm 4 as published).
+    birth : None, bool, a :class:`rlsi.models.birth.TopicBirth` or a dict of its fields, default None — add a
+        topic when a theme no topic covers arrives (None/False: off, Algorithm 4 as published; True: the
+        default tests of :class:`~rlsi.models.birth.TopicBirth`).
+    max_components : None or int — the most topics births may reach (None: ``2 * n_components``).
     inner_max_iter, inner_tol : coordinate-descent sweeps per row and stopping rule.
     topic_sweeps : None or int, default 3 — coordinate-descent sweeps per term row in every warm-started
         U-step (all but the first U-step of the stream, which is solved to ``inner_tol``), as
@@ -226,6 +199,10 @@ class OnlineRLSI(StreamingFit, SquaredLossModel):
     n_reseeded_ : int — dead topics re-seeded so far (``reseed_dead``).
     n_features_in_ : int — current vocabulary size.
     seed_terms_, topic_names_ : the seed groups' column ids and the topics' labels (with ``seed_terms``).
+    n_components_ : int — topics now (``n_components`` plus the topics born).
+    births_ : list of dicts — each birth: ``topic`` (its index), ``batch`` (the mini-batch, from 0), ``n_docs_seen``,
+        ``documents`` (stream positions of the documents that caused it: t before their mini-batch + row) and
+        ``coherence`` (the test's value, :mod:`rlsi.models.birth`).
     """
 
     _parameter_constraints = {
@@ -237,6 +214,8 @@ class OnlineRLSI(StreamingFit, SquaredLossModel):
         "n_passes": PASSES,
         "shuffle": Boolean(),
         "reseed_dead": Boolean(),
+        "birth": BirthValue(),
+        "max_components": Integer(low=1, none=True),
         "topic_init": Anything(),  # checked by seeding.given_topics when the stream starts
         "topic_sweeps": Integer(low=1, none=True),
         "stats_dtype": Choice((None, "float64", "float32")),
@@ -245,14 +224,15 @@ class OnlineRLSI(StreamingFit, SquaredLossModel):
         "seed_strength": SeedStrength(),
     }
     _state_scalars = ("n_iter_", "n_features_in_", "lambda1_effective_", "n_batches_", "n_docs_seen_",
-                      "u_change_", "topics_initialized_", "rng_state_", "n_reseeded_", "seed_terms_", "topic_names_")
+                      "u_change_", "topics_initialized_", "rng_state_", "n_reseeded_", "seed_terms_", "topic_names_",
+                      "n_components_")
     _state_arrays = ("components_",)
     stats_ = StreamStatistics()  # the placed stream's statistics, as host TopicStatistics
 
     def __init__(self, n_components=20, *, lambda1=DEFAULT_LAMBDA1, lambda2=DEFAULT_LAMBDA2, topic_penalty="l1",
                  doc_penalty="l2", lambda1_scale="per_doc", rho=0.0, batch_size=256, n_inner=5,
-                 n_passes=1, shuffle=False, init="docs", topic_init=None, reseed_dead=False,
-                 inner_max_iter=100, inner_tol=1e-4, topic_sweeps=TOPIC_SWEEPS, stats_dtype=None,
+                 n_passes=1, shuffle=False, init="docs", topic_init=None, reseed_dead=False, birth=None,
+                 max_components=None, inner_max_iter=100, inner_tol=1e-4, topic_sweeps=TOPIC_SWEEPS, stats_dtype=None,
                  random_state=None, n_jobs=None, verbose=0, placement=None, device="cpu", tuning=None,
                  seed_terms=None, seed_strength=DEFAULT_SEED_STRENGTH):
         self.n_components = n_components
@@ -269,6 +249,8 @@ class OnlineRLSI(StreamingFit, SquaredLossModel):
         self.init = init
         self.topic_init = topic_init
         self.reseed_dead = reseed_dead
+        self.birth = birth
+        self.max_components = max_components
         self.inner_max_iter = inner_max_iter
         self.inner_tol = inner_tol
         self.topic_sweeps = topic_sweeps
@@ -360,7 +342,7 @@ class OnlineRLSI(StreamingFit, SquaredLossModel):
         ``first``: ``(n_terms, docs, nnz)`` of a new stream's mini-batches, for the placement's checks."""
         stats = self.__dict__.pop("_stats_host")
         topics = self.__dict__.pop("_topics_host", None)
-        spec = RLSISpec.of(self, seeds=saved_seeds(self))
+        spec = RLSISpec.of(self, seeds=saved_seeds(self), n_components=self.n_components_)
         self._stream = self._placement().stream(spec, stats, topics, n_inner=self.n_inner, first=first)
         if spec.seeds is not None and not getattr(self._stream, "takes_seeds", False):
             self._stream.release()
@@ -413,6 +395,8 @@ class OnlineRLSI(StreamingFit, SquaredLossModel):
         W, change = step.close(W, want_w=not fitting)
         if step.has_topics:
             self.u_change_ = change
+        if self.birth not in (None, False) and stream.has_topics:
+            self._watch_births(stream, X, t0)
         self.lambda1_effective_ = step.lam1
         self.n_batches_ += 1
         self.n_docs_seen_ = stream.n_docs
@@ -425,7 +409,7 @@ class OnlineRLSI(StreamingFit, SquaredLossModel):
         stream = self.__dict__.pop("_stream", None)
         if stream is not None:
             stream.release()
-        for key in ("stats_", "components_", "n_iter_", "lambda1_effective_", "u_change_"):
+        for key in ("stats_", "components_", "n_iter_", "lambda1_effective_", "u_change_", "_watch"):
             if hasattr(self, key):
                 delattr(self, key)
         self.__dict__.pop("_topics_host", None)
@@ -440,6 +424,10 @@ class OnlineRLSI(StreamingFit, SquaredLossModel):
         self.lambda1_effective_ = 0.0
         self.u_change_ = 0.0
         self.n_reseeded_ = 0
+        self.n_components_ = K
+        self.births_ = []
+        if self.birth not in (None, False) and self._max_components() < K:
+            raise RLSIError(f"max_components={self.max_components} is less than n_components={K}")
         self._init_comp = None if self.topic_init is None else given_topics(self.topic_init)
         if self._init_comp is not None and self._init_comp.shape[0] != K:
             raise RLSIError(f"topic_init has {self._init_comp.shape[0]} topics but n_components={K}")
@@ -488,37 +476,35 @@ class OnlineRLSI(StreamingFit, SquaredLossModel):
         float64 copy of X's values (none for float64 X: its rows are views) and W (float64)."""
         return (8 * int(nnz) if int(itemsize) != 8 else 0) + steps.doc_vectors_nbytes(n_docs, n_components, 8)
 
+    def _project(self, X, U):
+        """The V-step of the model on topics U (float64 W, n x K)."""
+        return steps.update_doc_vectors(X, U, penalty=self.doc_penalty, lam=self.lambda2,
+                                        settings=self._inner_settings(), dtype=np.float64)[0]
+
+    def _max_components(self):
+        return 2 * self.n_components if self.max_components is None else self.max_components
+
+    def _watch_births(self, stream, X, t0):
+        """After a mini-batch's step: a topic born of it joins the stream (``birth``; :mod:`rlsi.models.birth`)."""
+        if "_watch" not in self.__dict__:
+            self._watch = BirthWatch(resolve_birth(self.birth), self._project)
+        born = self._watch.step(stream, X, t0) if self.n_components_ < self._max_components() else None
+        if born is not None:
+            self.n_components_ += 1
+            self.births_.append(dict(born, batch=self.n_batches_))
+
     def _reseed(self, X, U):
         """Re-seed dead topics with the batch's worst-explained documents (see ``reseed_dead``): ``(U, topics)``,
         the topics (M x K CSR) with the re-seeded ones replaced and the indices of those (empty: none)."""
-        K = self.n_components
-        dead = np.flatnonzero(np.bincount(U.indices, minlength=K) == 0)
-        none = np.zeros(0, dtype=np.int64)
-        if len(dead) == 0 or X.nnz == 0:
-            return U, none
-        W, _ = steps.update_doc_vectors(X, U, penalty=self.doc_penalty, lam=self.lambda2,
-                                         settings=self._inner_settings(), dtype=np.float64)
-        Phi = csr_csr_dense(X, U, dtype=np.float64)
-        G = (U.T @ U).toarray()
-        x2 = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-        resid = x2 - 2.0 * np.einsum("ij,ij->i", Phi, W) + np.einsum("ij,ij->i", W @ G, W)
-        rel = np.divide(resid, x2, out=np.zeros_like(resid), where=x2 > 0)
-        cand = np.flatnonzero(rel >= RESEED_MIN_UNEXPLAINED)
-        if len(cand) == 0:
-            return U, none
-        cand = cand[np.argsort(-resid[cand], kind="stable")][: len(dead)]
-        ks = dead[: len(cand)]
-        seeds = X[cand].multiply(1.0 / np.sqrt(x2[cand])[:, None]).tocsr()   # one unit-norm doc per topic
-        place = sp.csr_matrix((np.ones(len(ks)), (ks, np.arange(len(ks)))), shape=(K, len(ks)))
-        U = (U + (place @ seeds).T).tocsr()
-        U.eliminate_zeros()
+        U, ks, cand = reseed_dead_topics(X, U, self._project, RESEED_MIN_UNEXPLAINED)
         self.n_reseeded_ += len(ks)
-        log.debug("re-seeded dead topics %s from documents %s of the batch", ks.tolist(), cand.tolist())
+        if len(ks):
+            log.debug("re-seeded dead topics %s from documents %s of the batch", ks.tolist(), cand.tolist())
         return U, ks
 
     def _publish(self):
         """Expose the current topics as ``components_`` (K x M) and the placement's own attributes."""
-        K, M = self.n_components, self.n_features_in_
+        K, M = self.n_components_, self.n_features_in_
         stream = self.__dict__.get("_stream")
         U = stream.topics() if stream is not None else self.__dict__.get("_topics_host")
         if U is None:
@@ -526,7 +512,7 @@ class OnlineRLSI(StreamingFit, SquaredLossModel):
         else:
             self._set_components(sp.csr_matrix(U).T.tocsr())
         self.n_iter_ = self.n_batches_
-        self.rng_state_ = json.dumps(self._rng.bit_generator.state)
+        self.rng_state_ = generator_state(self._rng)
         if stream is not None:
             for name, value in stream.attributes().items():
                 setattr(self, name, value)
@@ -553,6 +539,7 @@ class OnlineRLSI(StreamingFit, SquaredLossModel):
         stats_meta, stats_arrays = self.stats_._to_state()
         meta["stats"] = stats_meta
         meta["has_topic_init"] = init_arr is not None
+        meta["births"] = self.births_
         arrays.update({f"stats_{k}": v for k, v in stats_arrays.items()})
         if init_arr is not None:
             arrays["topic_init"] = init_arr
@@ -561,26 +548,26 @@ class OnlineRLSI(StreamingFit, SquaredLossModel):
     @classmethod
     def _from_state(cls, meta, arrays):
         est = super()._from_state(meta, arrays)
+        est.n_components_ = int(getattr(est, "n_components_", est.n_components))
+        est.births_ = check_births(meta.get("births", []))
         if meta.get("has_topic_init"):
             est.topic_init = arrays["topic_init"]
         est.stats_ = TopicStatistics._from_state(meta["stats"], {"S": arrays["stats_S"], "R": arrays["stats_R"]})
-        if est.stats_.n_terms != est.n_features_in_ or est.stats_.n_components != est.n_components:
+        if est.stats_.n_terms != est.n_features_in_ or est.stats_.n_components != est.n_components_:
             raise RLSIError(f"statistics of {est.stats_.n_terms} terms x {est.stats_.n_components} topics do "
-                             f"not match the model ({est.n_features_in_} x {est.n_components})")
+                             f"not match the model ({est.n_features_in_} x {est.n_components_})")
         est._set_components(sp.csr_matrix(est.components_, dtype=np.float64, copy=True))
         est._topics_host = est.components_.T.tocsr() if est.topics_initialized_ else None
-        try:
-            state = json.loads(est.rng_state_)
-            name = state["bit_generator"]
-        except (TypeError, ValueError, KeyError):
-            raise RLSIError("the saved random generator state is damaged") from None
-        if name not in _BIT_GENERATORS:  # a name from the file: never look it up freely in np.random
-            raise RLSIError(f"the saved random generator {name!r} is not one of {sorted(_BIT_GENERATORS)}")
-        bitgen = getattr(np.random, name)()
-        bitgen.state = state
-        est._rng = np.random.Generator(bitgen)
+        est._rng = generator_from_state(est.rng_state_)
         est._init_comp = None if est.topic_init is None else given_topics(est.topic_init)
         return est
+
+    @classmethod
+    def _params_from_state(cls, params):
+        params = super()._params_from_state(params)
+        if isinstance(params.get("birth"), dict):
+            params["birth"] = resolve_birth(params["birth"])
+        return params
 
 
 __all__ = ["OnlineRLSI"]

@@ -222,6 +222,19 @@ class TopicStatistics:
             self._R[: self._n_terms, ks] = 0.0
         return self
 
+    def add_topics(self, S_new, R_new):
+        """Append k topics that start decoupled: S becomes ``[[S, 0], [0, S_new]]`` (S_new k x k) and R gains the
+        columns ``R_new`` (n_terms x k, true units; stored divided by the scale). Returns self."""
+        S_new, R_new = np.atleast_2d(np.asarray(S_new, dtype=np.float64)), np.asarray(R_new, dtype=np.float64)
+        K, k = self.n_components, R_new.shape[1]
+        S = np.zeros((K + k, K + k))
+        S[:K, :K], S[K:, K:] = self.S, S_new
+        R = np.zeros((self._R.shape[0], K + k), dtype=self.dtype)
+        R[:, :K], R[: self._n_terms, K:] = self._R, R_new / self._scale
+        self.S, self._R, self.n_components = S, R, K + k
+        self.n_folds += 1  # stored values changed: caches of them are stale
+        return self
+
     def _check_batch(self, X, W):
         X = check_matrix(X, name="X_batch", dtype=np.float64, allow_empty=True)
         if X.shape[1] > self._n_terms:

@@ -33,7 +33,8 @@ hook                                       what it returns / does
 Online RLSI's mini-batch step (Algorithm 4) is written once over a placed stream (:mod:`rlsi.models.placement`,
 ``PlacedStream``: :class:`rlsi.models.host_stream.HostStream` here and on a Dask cluster's projections,
 :class:`rlsi.gpu.online.DeviceStream` on a card), whose statistics are mergeable
-(:class:`rlsi.models.stats.TopicStatistics`).
+(:class:`rlsi.models.stats.TopicStatistics`); :class:`StreamStatistics` reads them back on the host as a model's
+``stats_``.
 """
 
 from __future__ import annotations
@@ -127,3 +128,36 @@ class StreamingFit:
 
     def _learn(self, batch, y, fitting):
         raise NotImplementedError
+
+
+class StreamStatistics:
+    """``OnlineRLSI.stats_``: the stream's TopicStatistics on the host — the placed stream's (a device stream copies
+    them from the card when read, at most once per mini-batch), or the model's own before a stream is open (a new
+    or a loaded model)."""
+
+    def __get__(self, est, owner=None):
+        if est is None:
+            return self
+        d = est.__dict__
+        stream = d.get("_stream")
+        if stream is not None:
+            return stream.statistics()
+        if "_stats_host" not in d:
+            raise AttributeError(f"{type(est).__name__!r} object has no attribute 'stats_'")
+        return d["_stats_host"]
+
+    def __set__(self, est, stats):
+        stream = est.__dict__.pop("_stream", None)
+        if stream is not None:
+            stream.release()
+        est.__dict__["_stats_host"] = stats
+
+    def __delete__(self, est):
+        had = [est.__dict__.pop(k, None) is not None for k in ("_stream", "_stats_host")]
+        if not any(had):
+            raise AttributeError("stats_")
+
+    @staticmethod
+    def present(est):
+        """Whether the estimator has statistics (a stream has begun), without copying them from a card."""
+        return "_stream" in est.__dict__ or "_stats_host" in est.__dict__

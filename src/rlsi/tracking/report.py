@@ -19,12 +19,22 @@ def terms_text(timeline, p, k, n_terms, weights=True):
     return ", ".join(f"-{t}" if w < 0 else t for t, w in items)
 
 
+#: Documents named in the sentence of a birth (timeline.json has them all).
+BORN_SHOWN = 10
+
+
 def event_lines(timeline):
-    """One sentence per dead/reborn event."""
+    """One sentence per born, dead or reborn event."""
     lines = []
     for e in timeline.events:
         name = f"T{e['topic'] + 1}"
-        if e["kind"] == "died":
+        if e["kind"] == "born":
+            docs = e["documents"]
+            shown = ", ".join(map(str, docs[:BORN_SHOWN])) + (f" and {len(docs) - BORN_SHOWN} more"
+                                                              if len(docs) > BORN_SHOWN else "")
+            at = f" (mini-batch {e['batch']})" if "batch" in e else ""
+            lines.append(f"{name} born at {e['segment']}{at} from {len(docs)} documents no topic explained: {shown}")
+        elif e["kind"] == "died":
             lines.append(f"{name} died at {e['segment']} (all weights zero)")
         else:
             sim = e["similarity"]
@@ -64,7 +74,7 @@ def to_markdown(timeline, n_terms=5, topics=None, title="Topic tracking"):
         out.append("")
     events = event_lines(tl)
     if events:
-        out += ["## Dead and reborn topics", ""] + [f"- {line}" for line in events] + [""]
+        out += ["## Born, dead and reborn topics", ""] + [f"- {line}" for line in events] + [""]
     out += ["## Top terms per segment", ""]
     for k in topics:
         out += [f"### {tl.label(k)}", "", "| segment | share % | top terms (normalised weight) |",

@@ -68,6 +68,7 @@ class TopicTracker:
             self._share = np.zeros(self.n_components)
             self._n = 0
         W = np.asarray(W, dtype=np.float64)
+        self._grow(W.shape[1])
         if W.shape[1] != self.n_components or W.shape[0] != X.shape[0]:
             raise RLSIError(f"W has shape {W.shape}; expected ({X.shape[0]}, {self.n_components})")
         X = sp.csr_matrix(X)
@@ -83,6 +84,7 @@ class TopicTracker:
         if self._current is None:
             raise RLSIError("no open segment: observe() a batch first")
         C = _topic_rows(components)
+        self._grow(C.shape[0])
         if C.shape[0] != self.n_components:
             raise RLSIError(f"components have {C.shape[0]} topics; the tracker has {self.n_components}")
         if len(feature_names) < C.shape[1]:
@@ -132,13 +134,39 @@ class TopicTracker:
         self._current = None
         return seg
 
+    def born(self, k, segment, documents, batch=None):
+        """Record that topic k was born in ``segment`` (at mini-batch ``batch``) from ``documents`` (their ids)."""
+        self._grow(k + 1)
+        event = {"topic": int(k), "kind": "born", "segment": segment, "life": 1, "documents": list(documents)}
+        if batch is not None:
+            event["batch"] = int(batch)
+        self.timeline.events.append(event)
+
+    def _grow(self, K):
+        """Room for K topics (topics born in the stream): the new ones were never alive in the segments so far."""
+        new = K - self.n_components
+        if new <= 0:
+            return
+        self.n_components = self.timeline.n_components = K
+        if self._share is not None:
+            self._share = np.concatenate([self._share, np.zeros(new)])
+        self._life = np.concatenate([self._life, np.zeros(new, dtype=np.int64)])
+        self._was_alive = np.concatenate([self._was_alive, np.zeros(new, dtype=bool)])
+        self._last_vec += [None] * new
+        tl = self.timeline
+        for rows, pad in ((tl.share, 0.0), (tl.alive, False), (tl.life, 0), (tl.drift, None)):
+            for row in rows:
+                row.extend([pad] * new)
+        for row in tl.top_terms:
+            row.extend([] for _ in range(new))
+
     @property
     def open_segment(self):
         """Label of the segment being accumulated; None after a snapshot until the next observe."""
         return self._current
 
 
-def track(model, batches, *, feature_names, n_top_terms=10, orient=True, callback=None):
+def track(model, batches, *, feature_names, n_top_terms=10, orient=True, callback=None, doc_ids=None):
     """Fit ``model`` online over ``batches`` and track its topics; returns a :class:`TopicTimeline`.
 
     model : an estimator with ``partial_fit_transform(X) -> W`` and ``components_`` (OnlineRLSI).
@@ -146,9 +174,14 @@ def track(model, batches, *, feature_names, n_top_terms=10, orient=True, callbac
         segment label form one segment, whose snapshot is taken after its last batch.
     feature_names : sequence, or a callable returning the current names (a growing vocabulary).
     callback : optional ``callback(n_docs_in_batch)`` after each batch (progress bars).
+    doc_ids : optional sequence of the streamed documents' ids, in stream order: a topic born in the stream
+        (``OnlineRLSI(birth=...)``, its ``births_``) is recorded as a ``born`` event with the ids of the documents
+        that caused it (without: their positions in the stream, from 0).
     """
     names = feature_names if callable(feature_names) else (lambda: feature_names)
     tracker = None
+    start = int(getattr(model, "n_docs_seen_", 0) or 0)
+    n_births = len(getattr(model, "births_", None) or [])
     for X, seg in batches:
         if tracker is not None and tracker.open_segment is not None and seg != tracker.open_segment:
             tracker.snapshot(model.components_, names())
@@ -156,6 +189,10 @@ def track(model, batches, *, feature_names, n_top_terms=10, orient=True, callbac
         if tracker is None:
             tracker = TopicTracker(W.shape[1], n_top_terms=n_top_terms, orient=orient)
         tracker.observe(X, W, seg)
+        for b in (getattr(model, "births_", None) or [])[n_births:]:
+            docs = [p - start for p in b["documents"] if p >= start]
+            tracker.born(b["topic"], seg, docs if doc_ids is None else [doc_ids[p] for p in docs], b["batch"])
+            n_births += 1
         if callback is not None:
             callback(X.shape[0])
     if tracker is None:

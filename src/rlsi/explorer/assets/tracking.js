@@ -115,10 +115,14 @@
 
   function drawEvents() {
     const node = clear(byId("events"));
-    if (!data.events.length) { node.appendChild(el("li", { text: "No topic died or was reborn." })); return; }
+    if (!data.events.length) { node.appendChild(el("li", { text: "No topic was born, died or was reborn." })); return; }
     for (const e of data.events) {
       const name = `T${e.topic + 1}`;
-      const text = e.kind === "died" ? `${name} died at ${e.segment} (all weights zero)`
+      const docs = e.documents || [];
+      const text = e.kind === "born"
+        ? `${name} born at ${e.segment} from ${docs.length} documents no topic explained: ${docs.slice(0, 10).join(", ")}` +
+          (docs.length > 10 ? ` and ${docs.length - 10} more` : "")
+        : e.kind === "died" ? `${name} died at ${e.segment} (all weights zero)`
         : `${name} reborn at ${e.segment} as ${name}.${e.life} (cosine ${num(e.similarity, 2)} with its last live state: ` +
           `${e.similarity >= 0.5 ? "similar to its former self" : "about something else"})`;
       node.appendChild(el("li", {}, el("button", { type: "button", text, onclick: () => select(e.topic) })));
