@@ -108,6 +108,25 @@ def test_a_grown_model_saves_loads_and_goes_on(planted, tmp_path):
     np.testing.assert_array_equal(back.components_.toarray(), m.components_.toarray())
 
 
+def test_a_seeded_stream_keeps_its_seeds_through_a_birth(planted, tmp_path):
+    c, _, X, _, _ = planted
+    words = sorted(int(t) for t in c.topic_terms[2][:3])  # three words of planted theme 2 seed topic 0
+    m = stream(model(seed_terms={"second": words}), X, until=X.shape[0] - 3 * BATCH)
+    assert [b["topic"] for b in m.births_] == [5]
+    assert m.topic_names_ == ["second", None, None, None, None, None] and m.seed_terms_ == [words]
+    C = m.components_.toarray()
+    assert np.all(C[0, words] > 0) and np.all(np.isin(np.argsort(-C[0])[:10], c.topic_terms[2]))
+    assert np.mean(np.isin(np.argsort(-C[5])[:10], c.topic_terms[NEW])) >= 0.8
+    rlsi.io.save(tmp_path / "m", model=m)
+    back = rlsi.io.load(tmp_path / "m")["model"]
+    assert back.topic_names_ == m.topic_names_ and back.seed_terms_ == m.seed_terms_
+    for a in range(X.shape[0] - 3 * BATCH, X.shape[0], BATCH):  # the grown stream's seeded rows go on the same
+        m.partial_fit(X[a:a + BATCH])
+        back.partial_fit(X[a:a + BATCH])
+    np.testing.assert_array_equal(back.components_.toarray(), m.components_.toarray())
+    assert np.all(back.components_.toarray()[0, words] > 0) and back.topic_names_ == m.topic_names_
+
+
 def test_settings_are_named_values():
     assert resolve_birth(None) is None and resolve_birth(False) is None
     assert resolve_birth(True) == TopicBirth() and resolve_birth({"persist": 3}).persist == 3

@@ -492,6 +492,8 @@ class OnlineRLSI(StreamingFit, SquaredLossModel):
         if born is not None:
             self.n_components_ += 1
             self.births_.append(dict(born, batch=self.n_batches_))
+            if getattr(self, "topic_names_", None) is not None:
+                self.topic_names_ = self.topic_names_ + [None]  # a born topic has its id and no name
 
     def _reseed(self, X, U):
         """Re-seed dead topics with the batch's worst-explained documents (see ``reseed_dead``): ``(U, topics)``,

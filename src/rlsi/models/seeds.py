@@ -36,7 +36,7 @@ from __future__ import annotations
 import numbers
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -147,11 +147,14 @@ class SeedTerms:
         return w
 
     def labels(self):
-        """The topics' labels (``topic_names_``): the group names for the seeded topics, None for the others; None
-        when the groups have no names."""
-        if self.names is None:
-            return None
-        return list(self.names) + [None] * (self.n_components - len(self.names))
+        """The topics' labels (``topic_names_``, K of them): the group names for the seeded topics, None for the
+        others (every one None when the groups are a list, without names)."""
+        names = list(self.names) if self.names is not None else [None] * len(self.groups)
+        return names + [None] * (self.n_components - len(names))
+
+    def grown(self, n_components):
+        """The same seeds on ``n_components`` topics (a topic born in a stream is unseeded: weight 1 everywhere)."""
+        return replace(self, n_components=int(n_components))
 
     # ------------------------------------------------------------------ the start
     def indicator(self, M):
@@ -271,7 +274,7 @@ SEEDED_PLACEMENTS = ("local", "device")
 def seeds_of(model, n_features, feature_names, placement=None):
     """The :class:`SeedTerms` of ``model``'s ``seed_terms`` and ``seed_strength`` for a fit on ``n_features``
     columns (None without seed words); sets the fitted ``seed_terms_`` (the groups' column ids) and
-    ``topic_names_`` (the labels), or removes them. ``placement``: the fit's, checked to take seeds."""
+    ``topic_names_`` (the labels: one per topic, None for a topic without a name), or removes them. ``placement``: the fit's, checked to take seeds."""
     for name in ("seed_terms_", "topic_names_"):
         model.__dict__.pop(name, None)
     seeds = resolve_seed_terms(model.seed_terms, model.n_components, n_features, feature_names,
@@ -282,8 +285,7 @@ def seeds_of(model, n_features, feature_names, placement=None):
         raise RLSIError(f"seed_terms is not available on the {placement.name} placement; fit on "
                         f"{' or '.join(SEEDED_PLACEMENTS)}")
     model.seed_terms_ = [[int(i) for i in g] for g in seeds.groups]
-    if seeds.names is not None:
-        model.topic_names_ = seeds.labels()
+    model.topic_names_ = seeds.labels()
     return seeds
 
 
@@ -292,13 +294,18 @@ def saved_seeds(model):
     groups = getattr(model, "seed_terms_", None)
     if groups is None:
         return None
-    return SeedTerms(tuple(np.asarray(g, dtype=np.int64) for g in groups), int(model.n_components),
+    return SeedTerms(tuple(np.asarray(g, dtype=np.int64) for g in groups), _topics_now(model),
                      float(model.seed_strength), seed_names(model.seed_terms))
+
+
+def _topics_now(model):
+    """The model's topics now: ``n_components_`` of a stream that topics were born in, else ``n_components``."""
+    return int(getattr(model, "n_components_", model.n_components))
 
 
 def check_saved(model):
     """Check a loaded model's ``seed_terms_`` and ``topic_names_`` (untrusted input): RLSIError if damaged."""
-    K, M = int(model.n_components), int(model.n_features_in_)
+    K, M = _topics_now(model), int(model.n_features_in_)
     groups = getattr(model, "seed_terms_", None)
     if groups is not None and (not isinstance(groups, list) or len(groups) > K or not all(
             isinstance(g, list) and g and all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < M
