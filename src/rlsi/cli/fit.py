@@ -59,6 +59,9 @@ def run(args):
     output = args.output or args.resume
     if output is None:
         raise RLSIError("give the model directory to write with -o MODEL_DIR")
+    if args.resume and _common.seed_params(args):  # not ignored as the other options: they would relabel topics
+        raise RLSIError("--seed-terms and --seed-strength do not apply with --resume: the saved model goes on with "
+                        "the seed words it was fitted with; fit a new model to seed other words")
     _output.model_destination(output, reads=_output.fit_inputs(args, output))
     if not (args.resume and os.path.realpath(output) == os.path.realpath(args.resume)):  # else: resumed in place
         _output.replacing_notice(output, quiet=args.quiet)
