@@ -2,7 +2,8 @@
 from them.
 
 ``seed_terms`` gives groups of terms (a list of term lists, or a mapping name → terms); topic i (in order) is
-seeded by group i, and a mapping's names become the topics' labels (``topic_names_``). The topic penalty of
+seeded by group i, and a mapping's names become the topics' labels (``topic_names_``: one per topic, None for a
+topic without a name — all of them for a list of groups, and a topic born in a stream). The topic penalty of
 Eq. (1) becomes a weighted ℓ1 norm, lighter on the seeded pairs::
 
     P_w(U) = Σ_mk w_mk |u_mk|,    w_mk = 1 − seed_strength  for a term m of group k,  1 otherwise
@@ -26,8 +27,9 @@ topic, so a lighter penalty on a few pairs selects nothing (refused with an erro
 the device one (the seeded rows solved on the host: R's seeded rows and the topics' rows move, a few K-vectors per
 iteration), for batch and online RLSI; the Dask placement refuses seeds.
 
-Terms. Strings are looked up in ``feature_names`` (given to ``fit``: the vectorizer's
-``get_feature_names_out()``, or its term → column mapping), integers are column ids. Terms not in the vocabulary
+Terms. Strings are looked up in ``feature_names`` (given to ``fit``, or to a stream's first ``partial_fit``: the
+vectorizer's ``get_feature_names_out()``, or its term → column mapping; a stream resolves them once, at its first
+mini-batch), integers are column ids. Terms not in the vocabulary
 are named in one :class:`SeedTermsWarning`; a group with none of its terms in it is an error.
 """
 

@@ -57,7 +57,10 @@ class TopicTimeline:
     def label(self, k, p=-1):
         """``T{k}`` (first life) or ``T{k}.{life}`` for topic k as of segment p (1-based topic numbers), and its
         name in brackets after it when it has one (``T3 [hockey]``, ``T3.2 [hockey]``)."""
-        life = self.life[p][k] if self.life else 0
+        return self.life_label(k, self.life[p][k] if self.life else 0)
+
+    def life_label(self, k, life):
+        """The label of topic k in its ``life``: ``T3``, ``T3.2`` (its second life), with its name after it."""
         return (f"T{k + 1}" if life <= 1 else f"T{k + 1}.{life}") + self.name_suffix(k)
 
     def name_suffix(self, k):
