@@ -160,29 +160,3 @@ def test_report_weights_keep_their_significant_digits():
     tl = SimpleNamespace(top_terms=[[[("oil", 0.0042), ("opec", 0.00041), ("gas", -0.0031)]]], alive=[[True]])
     assert terms_text(tl, 0, 0, 3) == "oil 0.0042, opec 0.00041, gas -0.0031"
     assert terms_text(tl, 0, 0, 3, weights=False) == "oil, opec, -gas"
-
-
-def test_named_topics_carry_their_names_in_every_report():
-    from rlsi.explorer.tracking import tracking_data
-
-    tr = TopicTracker(2, n_top_terms=2)
-    X = sp.csr_matrix(np.eye(3))
-    tr.observe(X, np.ones((3, 2)), "a")
-    tr.snapshot(sp.csr_matrix(np.array([[1.0, 0, 0], [0, 1.0, 0]])), ["x", "y", "z"])
-    tr.observe(X, np.ones((3, 2)), "b")
-    tr.born(2, "b", ["doc7"], batch=1)
-    tr.snapshot(sp.csr_matrix(np.array([[0.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0]])), ["x", "y", "z"])
-    with pytest.raises(RLSIError, match="2 topic names for 3 topics"):
-        tr.name_topics(["hockey", None])
-    tr.name_topics(["hockey", None, None])  # a model's topic_names_: None for the unseeded and the born
-    tl = tr.timeline
-    assert [tl.label(k) for k in range(3)] == ["T1 [hockey]", "T2", "T3"]
-    text, md = tl.to_text(), tl.to_markdown()
-    assert text.startswith("T1 [hockey]\n") and "T1 [hockey] died at b (all weights zero)" in text
-    assert "T3 born at b (mini-batch 1)" in text
-    assert "| segment | docs | T1 [hockey] | T2 | T3 |" in md and "### T1 [hockey]" in md
-    assert json.loads(json.dumps(tl.to_dict()))["names"] == ["hockey", None, None]
-    assert tracking_data(tl)["names"] == ["hockey", None, None]
-    assert tl.to_csv().splitlines()[0] == "segment,docs,T1,T2,T3"  # the CSV's columns stay the ids
-    tr.name_topics([None, None, None])
-    assert tl.names is None and tl.label(0) == "T1" and tracking_data(tl)["names"] is None
