@@ -29,8 +29,8 @@ iteration), for batch and online RLSI; the Dask placement refuses seeds.
 
 Terms. Strings are looked up in ``feature_names`` (given to ``fit``, or to a stream's first ``partial_fit``: the
 vectorizer's ``get_feature_names_out()``, or its term → column mapping; a stream resolves them once, at its first
-mini-batch), integers are column ids. Terms not in the vocabulary
-are named in one :class:`SeedTermsWarning`; a group with none of its terms in it is an error.
+mini-batch), integers are column ids. Terms not in the vocabulary are named in one :class:`SeedTermsWarning`; a
+group with none of its terms in it is an error.
 """
 
 from __future__ import annotations
@@ -276,7 +276,8 @@ SEEDED_PLACEMENTS = ("local", "device")
 def seeds_of(model, n_features, feature_names, placement=None):
     """The :class:`SeedTerms` of ``model``'s ``seed_terms`` and ``seed_strength`` for a fit on ``n_features``
     columns (None without seed words); sets the fitted ``seed_terms_`` (the groups' column ids) and
-    ``topic_names_`` (the labels: one per topic, None for a topic without a name), or removes them. ``placement``: the fit's, checked to take seeds."""
+    ``topic_names_`` (the labels: one per topic, None for a topic without a name), or removes them.
+    ``placement``: the fit's, checked to take seeds."""
     for name in ("seed_terms_", "topic_names_"):
         model.__dict__.pop(name, None)
     seeds = resolve_seed_terms(model.seed_terms, model.n_components, n_features, feature_names,
