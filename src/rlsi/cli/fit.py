@@ -20,8 +20,8 @@ from ..errors import RLSIError
 from . import _common, _output, scale as _scale
 from ._dask import add_dask_arguments, fit_dask, fit_dask_files
 from ._online import add_online_arguments, fit_online_from_args, load_resumable, resume_online
-from .learners import (check_modes, check_not_empty, check_options, fit_modes, get_learner, learners, model_help,
-                       option_adders, option_defaults, report_fit)
+from .learners import (births_note, check_modes, check_not_empty, check_options, fit_modes, get_learner, learners,
+                       model_help, option_adders, option_defaults, report_fit)
 from .stc_fit import fit_counts
 
 log = logging.getLogger(__name__)
@@ -130,7 +130,8 @@ def _resume(args, output, fields):
     io.save(output, model=model, vectorizer=stream, unchanged_since=seen)
     if not args.quiet:
         print(f"resumed {type(model).__name__} from {args.resume}: {model.n_docs_seen_ - before} more "
-              f"documents ({model.n_docs_seen_} in all), {stream.n_terms_} terms, K={model.n_components}, "
+              f"documents ({model.n_docs_seen_} in all), {stream.n_terms_} terms, "
+              f"K={model.n_components_}{births_note(model)}, "
               f"{len(model.dead_topics())} empty topic(s), {time.perf_counter() - start:.1f}s")
         print(f"saved to {output}")
     return 0
