@@ -89,13 +89,14 @@ def instrument(prof, state):
     P(tasks, "dot_sum", "dot_sum: cross term Σ Φ∘W")
 
     Penalty = penalties.Penalty
-    orig_solve = Penalty.solve
+    Prepared = penalties.PreparedPenalty
+    orig_solve = Prepared.solve
 
-    def solve(self, R, prepared, U0, lam, *, max_iter, tol, **kwargs):
-        with prof.phase(f"penalty.solve ({self.name})"):
-            return orig_solve(self, R, prepared, U0, lam, max_iter=max_iter, tol=tol, **kwargs)
+    def solve(self, R, U0, settings, **kwargs):
+        with prof.phase(f"penalty.solve ({self.penalty.name})"):
+            return orig_solve(self, R, U0, settings, **kwargs)
 
-    Penalty.solve = solve
+    Prepared.solve = solve
     P(Penalty, "prepare", "penalty.prepare")
     P(Penalty, "value", "penalty.value")
     # inline scipy work of the steps and tasks
@@ -155,11 +156,15 @@ def clone_problem(problem):
     """A copy of an RLSIProblem whose later steps do not change the original (arrays mutated in place by
     the screening provider are copied; the others are replaced by the steps, not mutated)."""
     p = copy.copy(problem)
-    p.used = list(getattr(problem, "used", []))
+    p.policy = copy.copy(problem.policy)  # the representation chosen per U-step (policy.used) is appended to
+    p.policy.used = list(problem.policy.used)
     r = p.r_rows = copy.copy(problem.r_rows)
-    for name in ("bound", "W"):
-        if isinstance(getattr(r, name, None), np.ndarray):
-            setattr(r, name, getattr(r, name).copy())
+    screen = getattr(r, "screen", None)
+    if screen is not None:  # the screening bounds are updated in place by later U-steps
+        r.screen = copy.copy(screen)
+        r.screen.bound = screen.bound.copy()
+    if isinstance(getattr(r, "_W", None), np.ndarray):
+        r._W = r._W.copy()
     if hasattr(r, "_skipped"):
         r._skipped = {}
     return p

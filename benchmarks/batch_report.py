@@ -284,6 +284,10 @@ def render(args, facts, corpus_desc, res, command):
     L.append("| method | per iteration (s) | contention-robust estimate (s) | U-step (s) | V-step (s) | "
              "first iteration (s) | init (s) | peak RSS (GiB) | notes |")
     L.append("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    for key, q in res.items():  # a method whose child failed is a row that says so, never a missing row
+        if isinstance(q, dict) and "error" in q:
+            last = str(q["error"]).strip().splitlines()[-1][:200].replace("|", "/")
+            L.append(f"| {key}: **failed** | | | | | | | | {last} |")
     if s:
         L.append(f"| **BatchRLSI**, whole-fit average incl. init | **{fmt(s['avg_incl'])}** | {fmt(s['robust'])} | "
                  f"{fmt(s['u_mean'])} | "
