@@ -126,8 +126,8 @@ def instrument(clock):
     clock.patch(tasks, "gram", "S = WᵀW")
     clock.patch(steps, "topic_gram", "G = UᵀU")
     clock.patch(penalties.Penalty, "prepare", "prepare")
-    clock.patch(penalties.Penalty, "solve", None,
-                pick=lambda a, k: "ridge solve" if a[0].norm == "l2" else "lasso")
+    clock.patch(penalties.PreparedPenalty, "solve", None,  # a[0]: the prepared penalty of the step
+                pick=lambda a, k: "ridge solve" if a[0].penalty.norm == "l2" else "lasso")
 
 
 def run(args):
