@@ -64,10 +64,10 @@ def r_blocks(tpw):
     return f
 
 def phi(per_thread):
-    def tile(n_rows, row_bytes):
+    def tile(n_rows, row_bytes, tile_bytes):  # P._tile's signature: tile_bytes from the plan's ProductBlocks
         if per_thread < 0:
             return -per_thread
-        return int(max(8, min(P.TILE_BYTES // max(1, row_bytes), -(-n_rows // (per_thread * T)))))
+        return int(max(8, min(tile_bytes // max(1, row_bytes), -(-n_rows // (per_thread * T)))))
     def f():
         old = P._tile
         P._tile = old if per_thread is None else tile
