@@ -36,4 +36,6 @@ def main():
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] in (["-h"], ["--help"]):  # no argparse: the usage is the docstring
+        sys.exit(print(__doc__))
     main()

@@ -31,6 +31,8 @@ def main(out, paths, ylabel="CPU seconds per iteration (1 thread)"):
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] in (["-h"], ["--help"]):  # no argparse: the usage is the docstring
+        sys.exit(print(__doc__))
     argv = sys.argv[1:]
     label = {}
     if "--ylabel" in argv:

@@ -20,6 +20,8 @@ from pathlib import Path
 os.environ["NUMBA_NUM_THREADS"] = "1"
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = "1"
+if sys.argv[1:2] in (["-h"], ["--help"]):  # no argparse: the usage is the docstring
+    sys.exit(print(__doc__))
 sys.path.insert(0, sys.argv[1])
 sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 

@@ -13,6 +13,8 @@ import time
 import warnings
 from pathlib import Path
 
+if sys.argv[1:2] in (["-h"], ["--help"]):  # no argparse: the usage is the docstring
+    sys.exit(print(__doc__))
 sys.path.insert(0, sys.argv[1])
 sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 warnings.simplefilter("ignore")

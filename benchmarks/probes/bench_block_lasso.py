@@ -370,6 +370,8 @@ def hybrid(paths):
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] in (["-h"], ["--help"]):  # no argparse: the usage is the docstring
+        sys.exit(print(__doc__))
     if sys.argv[1] == "capture":
         capture(float(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
     elif sys.argv[1] == "hybrid":

@@ -222,6 +222,8 @@ def f32(argv):
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] in (["-h"], ["--help"]):  # no argparse: the usage is the docstring
+        sys.exit(print(__doc__))
     if sys.argv[1:2] == ["axpy"]:
         axpy()
     elif sys.argv[1:2] == ["f32"]:

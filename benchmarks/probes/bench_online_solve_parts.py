@@ -45,4 +45,6 @@ def main(threads):
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] in (["-h"], ["--help"]):  # no argparse: the usage is the docstring
+        sys.exit(print(__doc__))
     main(int(sys.argv[1]) if len(sys.argv) > 1 else numba.config.NUMBA_NUM_THREADS)

@@ -79,6 +79,8 @@ def table(paths):
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] in (["-h"], ["--help"]):  # no argparse: the usage is the docstring
+        sys.exit(print(__doc__))
     if sys.argv[1] == "--table":
         table(sys.argv[2:])
     else:

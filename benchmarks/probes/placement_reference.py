@@ -248,6 +248,8 @@ def compare(ref_path):
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] in (["-h"], ["--help"]):  # no argparse: the usage is the docstring
+        sys.exit(print(__doc__))
     if len(sys.argv) != 3 or sys.argv[1] not in ("save", "compare"):
         sys.exit(__doc__)
     if sys.argv[1] == "save":
