@@ -89,6 +89,10 @@ def _synth_section(r):
         rows.append(["rebuild: static Searcher.from_matrix of 1,616,000", f(rb["rebuild_s"], 1), f(rb["peak"], 2),
                      f(rb["peak_anon"], 2), f(rb["load_end"], 2)])
     L += [""] + harness.md_table(["step", "seconds", "peak RSS GiB", "peak private GiB", "load at end"], rows)
+    steps = {"fit": fit, "merge": m, "add": ad, "rebuild": rb}
+    L += [f"\n**{k} failed**: {v['error'][:300]}" for k, v in steps.items() if "error" in v]
+    missing = [k for k, v in {**steps, "peers": r.get("peers")}.items() if not v]
+    L += [f"\nNot run (skipped, or after a failed step): {', '.join(missing)}."] if missing else []
     if ad and rb and "error" not in ad and "error" not in rb:
         worst = max(ad["add_s"], ad["add_again_s"])
         L += ["", f"Adding 1 % against a rebuild (the slower of the two adds, the index opened and one query "
