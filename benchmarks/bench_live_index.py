@@ -49,7 +49,7 @@ harness.use_src()
 
 from live_index_measure import child_newsgroups  # noqa: E402
 from live_index_report import report  # noqa: E402
-from live_index_synthetic import (child_add, child_build, child_fit, child_merge, child_peers,  # noqa: E402
+from live_index_synthetic import (BASE_DOCS, child_add, child_build, child_fit, child_merge, child_peers,  # noqa: E402
                                   child_rebuild)
 
 CHILDREN = {"newsgroups": child_newsgroups, "fit": child_fit, "build": child_build, "merge": child_merge,
@@ -62,6 +62,12 @@ def _synthetic(a, argv, previous=None):
     common = [f"--matrix={a.matrix}", f"--workdir={a.workdir}", f"--queries={a.queries}", f"--warmup={a.warmup}",
               f"--fit-k={a.fit_k}", f"--fit-docs={a.fit_docs}", f"--candidates={a.candidates}",
               f"--peer-docs={a.peer_docs}"]
+    from rlsi.io.matrix import load_matrix
+
+    n = load_matrix(a.matrix, vectorizer=False).X.shape[0]  # memory-mapped: nothing read
+    if n <= BASE_DOCS:
+        raise SystemExit(f"--matrix: the synthetic part builds the first {BASE_DOCS:,} documents and adds the "
+                         f"rest; {a.matrix} has {n:,}")
     Path(a.workdir).mkdir(parents=True, exist_ok=True)
     res = {"load_start": harness.loadavg(), "k": a.fit_k}
     for step in ("fit", "build", "merge", "add", "rebuild", "peers"):
