@@ -1,17 +1,21 @@
-"""The warm-started path over K and λ₁: every fit of the grid starts from the document vectors of another.
+"""The warm-started path over K and λ₁: every fit of the grid starts from the topics and document vectors of
+another.
 
 Order. The number of topics K rises (the ``topics`` sorted) and, at each K, λ₁ falls (largest first): a
 large λ₁ gives sparse topics quickly, and each smaller λ₁ goes on from the topics one step sparser. Each fit
-starts (``BatchRLSI.fit(X, V_init=W)``, the public warm start) from the document vectors W of its
-predecessor on the path: the fit before it at the same K, or — for the largest λ₁ of a K — the fit at the
-largest λ₁ of the K before (its nearest neighbour on the grid; the smallest λ₁ of that K is further away).
-:func:`path_order` gives the order and each point's predecessor; only the first fit starts cold.
+starts (``BatchRLSI.fit(X, V_init=W, topic_init=U)``, the public warm start) from the document vectors W and
+the topics U of its predecessor on the path: the fit before it at the same K, or — for the largest λ₁ of a K —
+the fit at the largest λ₁ of the K before (its nearest neighbour on the grid; the smallest λ₁ of that K is
+further away). So no fit after the first solves its first U-step from zero (the cold U-step costs several warm
+ones: :func:`rlsi.models.rlsi_policy.cold_work`). :func:`path_order` gives the order and each point's
+predecessor; only the first fit starts cold.
 
 Growing K. A fit at K' > K starts from the K columns of its predecessor and K' − K new ones, each seeded
 from one training document the predecessor explains badly: documents are drawn without replacement with
 probability proportional to their squared residual ``‖x_d − w_d U‖²`` (the k-means++ draw, so the new
 topics start where the old ones leave most unexplained, and two new topics rarely start on one theme), and
-a new column holds each document's residual's projection on the drawn document's residual (unit length).
+a new column holds each document's residual's projection on the drawn document's residual (unit length);
+its topic starts at zero (:func:`grow_topics`), and the first U-step finds it from that column of W.
 The columns of topics that ended empty are seeded the same way: an empty topic stays empty under a warm
 start (its column of W is zero, so its lasso sees no signal), and a smaller λ₁ may have room for it.
 """
@@ -31,7 +35,7 @@ from ..errors import RLSIError
 from ..models.batch import BatchRLSI
 from ..models.regularization import DeadTopicsWarning
 
-__all__ = ["PathPoint", "path_order", "grow_doc_vectors", "fit_path"]
+__all__ = ["PathPoint", "path_order", "grow_doc_vectors", "grow_topics", "fit_path"]
 
 log = logging.getLogger(__name__)
 
@@ -97,8 +101,19 @@ def grow_doc_vectors(X, W, components, n_components, rng):
     return out
 
 
+def grow_topics(components, n_components):
+    """The topics (K x M) with ``n_components − K`` empty ones after them: the warm start of a fit at the
+    larger K (CSR float64)."""
+    C = sp.csr_matrix(components, dtype=np.float64)
+    extra = n_components - C.shape[0]
+    if extra < 0:
+        raise RLSIError(f"the path cannot shrink K from {C.shape[0]} to {n_components}")
+    return sp.vstack([C, sp.csr_matrix((extra, C.shape[1]))], format="csr") if extra else C
+
+
 def fit_path(X, topics, lambda1, *, random_state, params=None, verbose=0, desc="path"):
-    """Fit BatchRLSI at every point of :func:`path_order` on X, warm-started; returns a list of
+    """Fit BatchRLSI at every point of :func:`path_order` on X, warm-started (topics and document vectors of the
+    predecessor); returns a list of
     :class:`PathPoint`. ``random_state`` (an int) seeds the first fit and the draws of new topics; ``params``:
     other BatchRLSI parameters."""
     params = dict(params or {})
@@ -115,8 +130,9 @@ def fit_path(X, topics, lambda1, *, random_state, params=None, verbose=0, desc="
                 if before is None:
                     W = model.fit_transform(X)
                 else:
-                    V_init = grow_doc_vectors(X, vectors[before], points[before].model.components_, k, rng)
-                    W = model.fit_transform(X, V_init=V_init)
+                    topics = points[before].model.components_
+                    V_init = grow_doc_vectors(X, vectors[before], topics, k, rng)
+                    W = model.fit_transform(X, V_init=V_init, topic_init=grow_topics(topics, k))
             seconds = time.perf_counter() - start
             log.info("path: K=%d, λ1=%g, %d iterations, %.1f s%s", k, lam, model.n_iter_, seconds,
                      "" if before is None else f" (from point {before})")
