@@ -32,6 +32,7 @@ import scipy.sparse as sp
 
 from .._progress import progress_bar
 from ..errors import RLSIError
+from ..kernels.products import csr_csr_dense
 from ..models.batch import BatchRLSI
 from ..models.regularization import DeadTopicsWarning
 
@@ -83,9 +84,11 @@ def grow_doc_vectors(X, W, components, n_components, rng):
     out[:, :K] = W
     if seeded.size == 0:
         return out
+    # ‖x_d − w_d U‖² = ‖x_d‖² − 2 (x_d Uᵀ)·w_d + w_d (U Uᵀ) w_dᵀ, with the products of the fits (CSR × CSR
+    # topics into a dense N x K array; BLAS for the K x K form)
     x_sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-    fitted = np.asarray((X @ C.T).todense())
-    residual_sq = x_sq - 2.0 * np.einsum("dk,dk->d", fitted, W) + np.einsum("dk,kl,dl->d", W, (C @ C.T).toarray(), W)
+    fitted = csr_csr_dense(X, C.T.tocsr())
+    residual_sq = x_sq - 2.0 * np.einsum("dk,dk->d", fitted, W) + np.einsum("dk,dk->d", W @ (C @ C.T).toarray(), W)
     residual_sq = np.maximum(residual_sq, 0.0)
     candidates = np.flatnonzero(residual_sq > 0)
     if candidates.size < seeded.size:
@@ -93,12 +96,23 @@ def grow_doc_vectors(X, W, components, n_components, rng):
                         f"unexplained; {candidates.size} are (give fewer topics or more documents)")
     p = residual_sq[candidates] / residual_sq[candidates].sum()
     docs = np.sort(rng.choice(candidates, size=seeded.size, replace=False, p=p))
-    # residuals of the drawn documents, as unit columns (M x n): x_j − w_j U
-    R = X[docs].toarray().T - np.asarray(C.T @ W[docs].T)
+    # residuals of the drawn documents, as unit columns (M x n): x_j − w_j U, zero outside the terms of the drawn
+    # documents and of the topics (a few % of the vocabulary): formed on those rows only
+    drawn = X[docs]
+    terms = np.union1d(drawn.indices, C.indices).astype(np.intp)
+    R = drawn[:, terms].toarray().T - np.asarray(C[:, terms].T @ W[docs].T)
     R /= np.maximum(np.linalg.norm(R, axis=0), 1e-300)
-    # every document's residual projected on them: X R − W (U R)
-    out[:, seeded] = X @ R - W @ (C @ R)
+    # every document's residual projected on them: X R − W (U R), X R with R as CSR over the vocabulary
+    out[:, seeded] = csr_csr_dense(X, _rows_as_csr(R, terms, X.shape[1])) - W @ (C[:, terms] @ R)
     return out
+
+
+def _rows_as_csr(R, rows, n_rows):
+    """The (n_rows x n) CSR matrix whose rows ``rows`` (sorted) are those of the dense R and the others zero."""
+    part = sp.csr_matrix(R)
+    counts = np.zeros(n_rows + 1, dtype=np.int64)
+    counts[rows + 1] = np.diff(part.indptr)
+    return sp.csr_matrix((part.data, part.indices, np.cumsum(counts)), shape=(n_rows, R.shape[1]))
 
 
 def grow_topics(components, n_components):
