@@ -7,12 +7,7 @@ import os
 import pytest
 
 from rlsi.cli.main import main
-
-
-def run(capsys, *argv):
-    status = main(["-q", *map(str, argv)])
-    out, err = capsys.readouterr()
-    return status, out, err
+from cli_runner import run
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ import pytest
 
 from rlsi.cli.main import main
 from rlsi.models.rlsi_policy import TOPIC_SWEEPS
+from cli_runner import run
 
 DOCS = [
     "the heart pumps blood through arteries and veins",
@@ -30,12 +31,6 @@ def corpus(tmp_path):
         for i, text in enumerate(DOCS):
             f.write(json.dumps({"id": f"d{i}", "text": text}) + "\n")
     return path
-
-
-def run(capsys, *argv):
-    status = main(["-q", *map(str, argv)])
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def test_fit_topics_transform(tmp_path, corpus, capsys):

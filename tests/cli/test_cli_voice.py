@@ -18,6 +18,7 @@ import pytest
 import rlsi
 from rlsi import _progress
 from rlsi.cli.main import guarded, interrupted, main
+from cli_runner import run_verbose as run
 
 DOCS = [("Heart and arteries", "the heart pumps blood through arteries and veins"),
         ("Blood pressure", "blood pressure in arteries rises with heart disease and cardiac strain"),
@@ -35,12 +36,6 @@ def corpus(tmp_path):
             f.write(json.dumps({"id": f"d{i}", "title": title, "text": text, "label": "heart" if i % 6 < 3 else "eye",
                                 "date": f"2001-0{1 + i % 3}-01", "split": "train" if i % 3 else "test"}) + "\n")
     return path
-
-
-def run(capsys, *argv):
-    status = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def _env():

@@ -7,14 +7,9 @@ import numpy as np
 import pytest
 
 from rlsi.cli.learners import fit_modes
-from rlsi.cli.main import build_parser, main
+from rlsi.cli.main import build_parser
 from rlsi.io import load
-
-
-def run(capsys, *argv):
-    status = main(["-q", *map(str, argv)])
-    out, err = capsys.readouterr()
-    return status, out, err
+from cli_runner import run
 
 
 def write_corpus(path, n, offset=0):

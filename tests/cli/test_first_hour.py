@@ -21,6 +21,7 @@ import rlsi
 from rlsi import _progress
 from rlsi.cli.main import _subparsers, build_parser, main
 from rlsi.models import BatchRLSI, DeadTopicsWarning, GroupRLSI
+from cli_runner import run_verbose as run
 
 DOCS = [
     "the heart pumps blood through arteries and veins",
@@ -40,12 +41,6 @@ def corpus(tmp_path):
             f.write(json.dumps({"id": f"d{i}", "text": text, "label": "heart" if i < 3 else "eye",
                                 "split": "train" if i % 3 else "test"}) + "\n")
     return path
-
-
-def run(capsys, *argv):
-    status = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 # ------------------------------------------------------------------------------------------ parser

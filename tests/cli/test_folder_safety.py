@@ -19,6 +19,7 @@ from rlsi.errors import RLSIError
 from rlsi.io import kinds
 
 from forge import unseal
+from cli_runner import run
 
 WORDS = ["heart blood artery vein pressure cardiac valve pulse".split(),
          "lens retina vision cataract optic pupil cornea sight".split(),
@@ -32,12 +33,6 @@ def _corpus(path, n=30, seed=0):
             words = rng.choice(WORDS[i % 3], size=6, replace=False)
             f.write(json.dumps({"id": f"d{i}", "text": " ".join(words)}) + "\n")
     return path
-
-
-def run(capsys, *argv):
-    status = main(["-q", *map(str, argv)])
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def _digest(folder):

@@ -19,6 +19,7 @@ from rlsi.errors import RLSIError
 from rlsi.io import atomic
 from rlsi.models import BatchRLSI
 from rlsi.text.stream import StreamingTfidf
+from cli_runner import run
 
 WORDS = {
     "heart": "heart blood artery vein pressure cardiac valve pulse".split(),
@@ -51,12 +52,6 @@ def folder(tmp_path):
         words = rng.choice(WORDS[list(WORDS)[i % 3]], size=6, replace=False)
         (d / ("sub" if i % 2 else "") / f"doc{i}.txt").write_text(" ".join(words))
     return d
-
-
-def run(capsys, *argv):
-    status = main(["-q", *map(str, argv)])
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def _one_line_error(status, err, *fragments):

@@ -17,6 +17,7 @@ from rlsi.text.ids import MAX_ID_LENGTH, check_ids
 from rlsi.text.tokenize import MAX_TERM_LENGTH
 
 from forge import reseal, unseal
+from cli_runner import run
 
 WORDS = ["heart blood artery vein pressure cardiac valve pulse".split(),
          "lens retina vision cataract optic pupil cornea sight".split(),
@@ -35,12 +36,6 @@ def _write(path, records, raw_lines=()):
         for line in raw_lines:
             f.write(line + "\n")
     return path
-
-
-def run(capsys, *argv):
-    status = main(["-q", *map(str, argv)])
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 @pytest.fixture(scope="module")

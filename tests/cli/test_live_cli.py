@@ -12,6 +12,7 @@ import pytest
 
 from rlsi.cli.main import main
 from rlsi.io.kinds import folder_kind
+from cli_runner import run
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -27,12 +28,6 @@ def _corpus(path, ids, seed=0, extra=""):
             words = rng.choice(WORDS[i % 3], size=6, replace=False)
             f.write(json.dumps({"id": f"d{i}", "text": " ".join(words) + extra}) + "\n")
     return path
-
-
-def run(capsys, *argv):
-    status = main(["-q", *map(str, argv)])
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def refused(capsys, words, *argv):

@@ -11,14 +11,9 @@ import pytest
 
 from rlsi.cli.main import main
 from rlsi.errors import RLSIError
+from cli_runner import run
 
 WORDS = "heart blood artery vein pressure lens retina vision cataract optic pupil cornea".split()
-
-
-def run(capsys, *argv):
-    status = main(["-q", *map(str, argv)])
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 @pytest.fixture

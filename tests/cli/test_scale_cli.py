@@ -12,12 +12,7 @@ from rlsi.io.matrix import load_matrix
 from rlsi.models import BatchRLSI
 from rlsi.models.regularization import READING
 from rlsi.text import TfidfVectorizer, read_jsonl
-
-
-def run(capsys, *argv):
-    status = main(["-q", *map(str, argv)])
-    out, err = capsys.readouterr()
-    return status, out, err
+from cli_runner import run
 
 
 def _same_csr(A, B):

@@ -8,6 +8,7 @@ import rlsi.io
 from rlsi.cli.main import main
 from rlsi.models.baselines import LSI
 from rlsi.text import TfidfVectorizer
+from cli_runner import run
 
 DOCS = [
     ("d1", "Wing flutter", "aircraft wing flutter at high speed"),
@@ -42,12 +43,6 @@ def collection(tmp_path):
         for q, d, r in QRELS:
             f.write(f"{q}\t0\t{d}\t{r}\n")
     return folder
-
-
-def run(capsys, *argv):
-    status = main(["-q", *map(str, argv)])
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 FAST = ["--k-grid", "2,3", "--lambda1-grid", "0.05", "--folds", "2", "--alpha-step", "0.25"]

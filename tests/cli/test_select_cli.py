@@ -5,16 +5,11 @@ import json
 import pytest
 
 from rlsi.cli.main import main
+from cli_runner import run
 
 TOPIC_WORDS = [["heart", "blood", "artery", "vein", "pressure", "pulse"],
                ["lens", "retina", "vision", "cataract", "optic", "cornea"],
                ["wheat", "harvest", "grain", "farm", "tractor", "barley"]]
-
-
-def run(capsys, *argv):
-    status = main(["-q", *map(str, argv)])
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 @pytest.fixture

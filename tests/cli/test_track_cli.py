@@ -8,9 +8,9 @@ import numpy as np
 import rlsi.io
 from rlsi.cli import _common
 from rlsi.cli._online import add_online_arguments, fit_online_from_args
-from rlsi.cli.main import main
 from rlsi.models.online import OnlineRLSI
 from rlsi.text.stream import StreamingTfidf
+from cli_runner import run
 
 THEMES = {
     "fruit": "apple banana cherry mango orchard harvest juice".split(),
@@ -36,12 +36,6 @@ def _corpus(path, with_bad_dates=False):
         for r in rows:
             f.write(json.dumps(r) + "\n")
     return path
-
-
-def run(capsys, *argv):
-    status = main(["-q", *map(str, argv)])
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 ARGS = ["-k", "3", "--lambda1", "0.5", "--batch-size", "10", "--n-inner", "2"]

@@ -8,12 +8,7 @@ from explorer._models import fit_kind
 
 import rlsi
 from rlsi.cli.main import main
-
-
-def run(capsys, *argv):
-    status = main([*map(str, argv)])
-    out, err = capsys.readouterr()
-    return status, out, err
+from cli_runner import run_verbose as run
 
 
 def page_data(path):

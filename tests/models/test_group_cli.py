@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from rlsi.cli.group import document_labels
-from rlsi.cli.main import main
 from rlsi.errors import RLSIError
+from cli_runner import run
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -25,12 +25,6 @@ def write_corpus(path, labels):
             text = " ".join(rng.choice(words, size=6)) + " patient study clinic"
             f.write(json.dumps({"id": f"d{i}", "text": text, "label": label}) + "\n")
     return path
-
-
-def run(capsys, *argv):
-    status = main(["-q", *map(str, argv)])
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 @pytest.mark.parametrize("model", ["grlsi", "gnmf", "crlsi", "cnmf"])
