@@ -2,10 +2,8 @@
 and the page in headless Chromium (skips, saying why, where Chromium or chromedriver is missing)."""
 
 import math
-import time
 
-import pytest
-from browser import chromium, problems
+from browser import chromium, open_page, problems
 
 from rlsi.explorer import selection_page
 from rlsi.explorer.page import script_json
@@ -44,20 +42,12 @@ def test_a_rule_with_markup_stays_text():
     assert HOSTILE not in page.html and "\\u003c/script\\u003e" in page.html
 
 
-def _open(driver, path):
-    driver.get(path.resolve().as_uri())
-    deadline = time.monotonic() + 10
-    while driver.find_element("tag name", "body").get_attribute("data-ready") != "1":
-        assert time.monotonic() < deadline, "the page's script did not finish"
-        time.sleep(0.05)
-
-
 def test_the_page_shows_the_recommended_row_in_a_browser(tmp_path):
     path = selection_page(_result(HOSTILE)).save(tmp_path / "selection.html")
     with chromium(offline=True) as driver:
         driver.get("about:blank")  # the browser's own start (its new-tab page) ends here: not the page's requests
         problems(driver)
-        _open(driver, path)
+        open_page(driver, path)
         assert problems(driver) == ([], [])
         rows = driver.find_elements("css selector", "#table-body tr")
         assert len(rows) == 6
