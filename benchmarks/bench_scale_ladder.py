@@ -21,16 +21,18 @@ function in a child, timed):
    gensim ``LsiModel`` (one pass, ``chunksize=--lsi-chunk``), all with K topics, each under a time cap
    (``--peer-timeout``): a peer still running is stopped and reported as "did not finish in T s" with the
    CPU-seconds it used and how far it got (power iterations done, documents handed to LsiModel, where
-   the fit was: :func:`_progress`).
+   the fit was: :func:`ladder_children._progress`).
 
 ``peers`` runs only the peers on an existing matrix directory (default ``svd,lsi``, cap ``--timeout``
 600 s) into its own JSON and report, with the largest size of each peer within ``--fit-in`` (24 GiB) by
-its memory model (:func:`largest_size`).
+its memory model (:func:`ladder_memory.largest_size`).
 
 Memory guard: a step whose estimated peak exceeds ``--budget`` (default: 90 % of the memory available at
 the start) is reported as "would need X GiB" and not run; a running child is watched (RSS every 0.2 s) and
 killed above the budget ("killed at X GiB"), and a child killed by the system is reported as such. The
-peers' estimates are rough models of their largest arrays (see ``PEER_MEMORY``); ours are the library's.
+peers' estimates are rough models of their largest arrays (``ladder_memory.py``); ours are the library's.
+
+The children's steps are in ``ladder_children.py``, the reports and the plot in ``ladder_report.py``.
 
 Usage (one size per command; then ``plot``)::
 
@@ -62,311 +64,9 @@ import harness  # noqa: E402
 
 harness.use_src()
 
-GiB = 2**30
-PEERS = ("nmf_mu", "minibatch_nmf", "svd", "lsi")
-#: What a child holds before its fit (interpreter, numpy/scipy/scikit-learn/gensim, rlsi): added to the peers'
-#: estimates (ours measure it: the baseline of rlsi.models.memory).
-PROCESS = int(0.3 * GiB)
-
-
-# ------------------------------------------------------------------------------------- memory models
-def peer_memory(name, N, M, nnz, K, *, b=4, i=4, batch=1024, lsi_chunk=20000):
-    """Rough peak bytes of a peer on X (N x M, nnz entries of b bytes, indices of i bytes), K topics: the
-    input plus the largest arrays of the method (read from scikit-learn 1.9 / gensim 4.4):
-
-    * nmf_mu: W (N x K) and H (K x M) with a numerator and a denominator of each, ``Wᵀ X`` and ``WᵀW H``
-      (K x M), and W H on X's support (nnz values, twice);
-    * minibatch_nmf: H, its running statistics A and B and their updates (K x M each, about 5), a batch's
-      W and X;
-    * svd: the randomized range finder's Q (N x (K+10)) and ``Xᵀ Q`` (M x (K+10)), float64, about three
-      of each alive at once (QR / LU);
-    * lsi: gensim's projection U (M x (K+100), float64: its default extra samples) while two are merged
-      (about 4), plus a chunk as a dense-ish sparse block;
-
-    plus :data:`PROCESS` for the process itself.
-    """
-    X = nnz * (b + i) + (N + 1) * i + PROCESS
-    L = K + 10
-    if name == "nmf_mu":
-        return X + 4 * N * K * b + 6 * K * M * b + 2 * nnz * b
-    if name == "minibatch_nmf":
-        return X + 5 * K * M * b + 3 * batch * K * b + batch * M * 0
-    if name == "svd":
-        return X + 3 * (N + M) * L * 8
-    if name == "lsi":
-        return X + 4 * M * (K + 100) * 8 + 2 * lsi_chunk * (nnz // max(N, 1)) * 16
-    raise ValueError(name)
-
-
-# ------------------------------------------------------------------------------------------ children
-def _finish(out):
-    from rlsi.models.memory import peak_rss
-
-    out["peak_rss"] = peak_rss()
-    return out
-
-
-def child_synth(s):
-    import numpy as np
-
-    from rlsi.datasets.synthetic import write_corpus
-
-    info = write_corpus(s["matrix"], s["docs"], s["terms"], s["tokens"], n_topics=s["planted"], seed=s["seed"],
-                        dtype=np.dtype(s["dtype"]), norm=None if s["norm"] == "none" else "l2")
-    return _finish({"seconds": info["seconds"], "nnz": int(info["nnz"]), "n_tokens": int(info["n_tokens"])})
-
-
-def _load(s):
-    from rlsi.io.matrix import load_matrix
-
-    return load_matrix(s["matrix"]).X
-
-
-def _warm_up(dtype):
-    """Load (or compile) the kernels on a tiny corpus first: their time and memory are not the fit's (the
-    memory stays in the baseline of the estimate and in the peak, as for any process)."""
-    import warnings
-
-    import numpy as np
-
-    from rlsi.datasets.synthetic import make_corpus
-    from rlsi.models import BatchRLSI, OnlineRLSI
-
-    small = make_corpus(300, 2000, 30, n_topics=5, seed=1, dtype=np.dtype(dtype)).X
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        BatchRLSI(5, lambda1=0.001, max_iter=2, random_state=0).fit(small)
-        OnlineRLSI(5, lambda1=0.001, batch_size=100, random_state=0).fit(small)
-
-
-def _topic_stats(U, K, M):
-    """(nnz, AvgComp, dead topics) of U (M x K, CSR or dense)."""
-    import numpy as np
-    import scipy.sparse as sp
-
-    if sp.issparse(U):
-        counts = np.bincount(U.indices, minlength=K)
-    else:
-        counts = np.count_nonzero(U, axis=0)
-    nnz = int(counts.sum())
-    return nnz, nnz / (K * M), int(np.count_nonzero(counts == 0))
-
-
-def child_search(s):
-    import warnings
-
-    from rlsi.models import BatchRLSI
-
-    X = _load(s)
-    target = max(1, round(s["avgcomp"] * X.shape[1]))
-    model = BatchRLSI(s["k"], target_terms_per_topic=target, lambda2=1.0, max_iter=1, tol=0.0, random_state=s["seed"])
-    t = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model.fit(X)
-    from rlsi.quality import avg_compactness
-
-    return _finish({"seconds": time.perf_counter() - t, "target_terms_per_topic": target,
-                    "lambda1": float(model.lambda1_), "lambda1_effective": float(model.lambda1_effective_),
-                    "avgcomp_after_1_iteration": avg_compactness(model.components_),
-                    "dead_after_1_iteration": len(model.dead_topics())})
-
-
-def child_batch(s):
-    import warnings
-
-    from rlsi.models import BatchRLSI, local
-    from rlsi.models.memory import current_rss, estimate_for, peak_rss
-
-    _warm_up(s["dtype"])
-    base = current_rss()  # before X: load_matrix reads X through (its checks), and X is a component
-    X = _load(s)
-    N, M = X.shape
-    K = s["k"]
-    model = BatchRLSI(K, lambda1=s["lambda1"], lambda2=1.0, max_iter=s["iters"], tol=0.0, random_state=s["seed"])
-    est = estimate_for(model, X, baseline=base)  # the topics predicted, as `rlsi fit --matrix` prints it
-    iters, clock = [], {}
-    u_step, v_step = local.RLSIProblem.u_step, local.RLSIProblem.v_step
-
-    def timed_u(self, executor):
-        t = time.perf_counter()
-        clock.setdefault("first_u", t)
-        diag = u_step(self, executor)
-        u_s = time.perf_counter() - t
-        nnz, avgcomp, dead = _topic_stats(self.U, K, M)
-        iters.append({"u_s": u_s, "nnz_U": nnz, "avgcomp": avgcomp, "dead": dead,
-                      "screened": int(diag.get("screened", 0)), "dense_topics": bool(diag.get("dense"))})
-        return diag
-
-    def timed_v(self, executor):
-        t = time.perf_counter()
-        out = v_step(self, executor)
-        iters[-1].update(v_s=time.perf_counter() - t, rss=current_rss(), peak_rss_so_far=peak_rss())
-        return out
-
-    local.RLSIProblem.u_step, local.RLSIProblem.v_step = timed_u, timed_v
-    t0 = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model.fit(X)
-    total = time.perf_counter() - t0
-    return _finish({"seconds": total, "setup_s": clock.get("first_u", t0) - t0, "iterations": iters,
-                    "estimate": est.peak, "estimate_phase": est.phase, "estimate_components": est.components,
-                    "objective": [float(o) for o in model.objective_]})
-
-
-def child_online(s):
-    import warnings
-
-    from rlsi.models import OnlineRLSI
-    from rlsi.models.memory import current_rss, estimate_for
-    from rlsi.quality import avg_compactness
-
-    _warm_up(s["dtype"])
-    base = current_rss()  # before X (see child_batch)
-    X = _load(s)
-    model = OnlineRLSI(s["k"], lambda1=s["lambda1"], lambda2=1.0, n_inner=1, batch_size=s["online_batch"],
-                       random_state=s["seed"],
-                       topic_sweeps=s.get("online_sweeps"))
-    est = estimate_for(model, X, baseline=base, topic_density=s["avgcomp"])
-    t, cpu = time.perf_counter(), time.process_time()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model.fit(X)
-    return _finish({"seconds": time.perf_counter() - t, "cpu_s": time.process_time() - cpu,
-                    "n_batches": int(model.n_batches_),
-                    "nnz_U": int(model.components_.nnz), "avgcomp": avg_compactness(model.components_),
-                    "dead": len(model.dead_topics()), "estimate": est.peak, "estimate_components": est.components,
-                    "topic_sweeps": s.get("online_sweeps")})
-
-
-_DONE = {}
-
-
-def _progress(s, **fields):
-    """Record what a peer has done so far in ``s["progress"]`` (read by the driver when it stops the child
-    at the time cap, so that "did not finish in T" says how far it got)."""
-    _DONE.update(fields)
-    path = s.get("progress")
-    if path:
-        tmp = path + ".tmp"
-        Path(tmp).write_text(json.dumps(_DONE, default=float))
-        os.replace(tmp, path)
-
-
-def _watch(s, start, period=2.0):
-    """A daemon thread noting every ``period`` s where the main thread is (the innermost frames)."""
-    import threading
-
-    main = threading.main_thread().ident
-
-    def run():
-        while True:
-            time.sleep(period)
-            frame, names = sys._current_frames().get(main), []
-            while frame is not None:
-                names.append(f"{Path(frame.f_code.co_filename).stem}.{frame.f_code.co_name}")
-                frame = frame.f_back
-            _progress(s, seconds=time.perf_counter() - start, **{"in": " < ".join(names[:4])})
-
-    threading.Thread(target=run, daemon=True).start()
-
-
-class _CountedCorpus:
-    """gensim's ``Sparse2Corpus`` of X, counting the documents handed out (progress every chunk)."""
-
-    def __init__(self, X, s, start):
-        from gensim.matutils import Sparse2Corpus
-
-        self.corpus, self.s, self.start, self.n = Sparse2Corpus(X, documents_columns=False), s, start, 0
-
-    def __len__(self):
-        return len(self.corpus)
-
-    def __iter__(self):
-        chunk = self.s["lsi_chunk"]
-        for doc in self.corpus:
-            self.n += 1
-            if self.n % chunk == 0:
-                _progress(self.s, docs_seen=self.n, of=len(self.corpus),
-                          docs_seen_at_s=time.perf_counter() - self.start,
-                          what=f"documents handed to LsiModel (chunks of {chunk}; a chunk is processed after "
-                               f"it is handed out)")
-            yield doc
-
-
-def child_peer(s):
-    import warnings
-
-    import numpy as np
-
-    X = _load(s)
-    K, name = s["k"], s["peer"]
-    out = {}
-    _watch(s, time.perf_counter())
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if name == "nmf_mu":
-            from sklearn.decomposition import NMF
-
-            times = []
-            for it in (1, 2):
-                t = time.perf_counter()
-                NMF(K, solver="mu", init="random", max_iter=it, tol=0.0, random_state=s["seed"]).fit(X)
-                times.append(time.perf_counter() - t)
-                _progress(s, **{f"fit_max_iter_{it}_s": times[-1]})
-            out = {"seconds": times[1], "per_iteration_s": times[1] - times[0], "fit_1_iteration_s": times[0],
-                   "what": "NMF(solver='mu', init='random'): fit(max_iter=2) − fit(max_iter=1)"}
-        elif name == "minibatch_nmf":
-            from sklearn.decomposition import MiniBatchNMF
-
-            t = time.perf_counter()
-            MiniBatchNMF(K, init="random", max_iter=1, batch_size=s["nmf_batch"], tol=0.0,
-                         max_no_improvement=None, random_state=s["seed"]).fit(X)
-            out = {"seconds": time.perf_counter() - t, "per_iteration_s": time.perf_counter() - t,
-                   "what": f"MiniBatchNMF(init='random', batch_size={s['nmf_batch']}): one pass"}
-        elif name == "svd":
-            from sklearn.decomposition import TruncatedSVD
-
-            import scipy.linalg
-
-            n_iter, lu, t = s["svd_iters"], scipy.linalg.lu, time.perf_counter()
-            calls = []
-
-            def counted_lu(*args, **kwargs):  # the power iterations' normalizer (n_iter > 2): 2 per iteration
-                out = lu(*args, **kwargs)
-                calls.append(time.perf_counter() - t)
-                _progress(s, power_iterations_done=len(calls) // 2, power_iteration_times=calls[1::2])
-                return out
-
-            scipy.linalg.lu = counted_lu  # read at call time by sklearn.utils.extmath (linalg.lu)
-            TruncatedSVD(K, algorithm="randomized", n_iter=n_iter, random_state=s["seed"]).fit(X)
-            sec = time.perf_counter() - t
-            # randomized_svd: n_iter power iterations (X Q and Xᵀ Q each, LU-normalized), then one more X Q,
-            # its QR, B = Qᵀ X and the SVD of B (K+10 x M): the whole fit is timed, not the iterations alone
-            out = {"seconds": sec, "per_iteration_s": sec / max(1, n_iter), "n_iter": n_iter,
-                   "power_iteration_times": calls[1::2],
-                   "what": f"TruncatedSVD(randomized, n_iter={n_iter}, n_oversamples=10): whole fit; per "
-                           f"iteration = whole fit ÷ n_iter (an upper bound: the fit also projects and "
-                           f"factors once more)"}
-        elif name == "lsi":
-            from gensim.models import LsiModel
-            from gensim.utils import FakeDict
-
-            t = time.perf_counter()
-            corpus = _CountedCorpus(X, s, t)
-            # FakeDict: M term ids without a dict of M entries (and without a pass to build one)
-            LsiModel(corpus, num_topics=K, id2word=FakeDict(X.shape[1]), chunksize=s["lsi_chunk"], onepass=True,
-                     power_iters=2, dtype=np.float64)
-            sec = time.perf_counter() - t
-            out = {"seconds": sec, "per_iteration_s": sec, "chunksize": s["lsi_chunk"],
-                   "what": f"gensim LsiModel(onepass, chunksize={s['lsi_chunk']}, power_iters=2, "
-                           f"extra_samples=100, float64): one pass"}
-    return _finish(out)
-
-
-CHILDREN = {"synth": child_synth, "search": child_search, "batch": child_batch, "online": child_online,
-            "peer": child_peer}
+from ladder_children import CHILDREN  # noqa: E402
+from ladder_memory import GiB, PEERS, peer_memory  # noqa: E402
+from ladder_report import cmd_plot, load_json, peers_report  # noqa: E402
 
 
 # ------------------------------------------------------------------------------------------ driver
@@ -394,7 +94,7 @@ def run_child(step, spec, *, env, budget, timeout):
     """Run a child step with the memory watchdog; returns its JSON, or ``{"error": ..., "status": ...}``
     with status "killed over budget", "killed by the system" (SIGKILL not ours: the OOM killer), "did not
     finish in T s" (the time cap ``timeout``; with ``"progress"``: what the child reported it had done by
-    then, see :func:`_progress`) or "failed"."""
+    then, see :func:`ladder_children._progress`) or "failed"."""
     harness.log(f"{step} ...")
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         progress = f.name + ".progress"
@@ -441,15 +141,8 @@ def run_child(step, spec, *, env, budget, timeout):
     return out
 
 
-def _load_json(path):
-    path = Path(path)
-    if not path.exists():
-        return []
-    return json.loads(path.read_text())
-
-
 def _append(path, record):
-    records = _load_json(path)
+    records = load_json(path)
     records.append(record)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -460,7 +153,7 @@ def _append(path, record):
 
 def _reuse_lambda1(path, K):
     """The λ₁ of the latest search with this K in the JSON (the largest size first)."""
-    found = [r for r in _load_json(path) if r.get("step") == "search" and r.get("k") == K and "lambda1" in r]
+    found = [r for r in load_json(path) if r.get("step") == "search" and r.get("k") == K and "lambda1" in r]
     if not found:
         raise SystemExit(f"--lambda1 reuse: no λ1 search with K={K} in {path}; run one size with --lambda1 search")
     best = max(found, key=lambda r: (r["size"]["nnz"], r.get("time", 0)))
@@ -571,26 +264,6 @@ def cmd_run(a, argv):
     return 0
 
 
-def largest_size(name, K, budget, *, docs, terms, nnz, b=4, lsi_chunk=20000, batch=1024):
-    """The largest corpus of the shape of ``docs`` x ``terms`` with ``nnz`` (M/N and nnz/N kept, as on the
-    ladder) whose :func:`peer_memory` fits in ``budget`` bytes: ``(N, M, nnz, estimate)`` (indices int64
-    beyond 2^31 entries, as scipy stores them)."""
-    def need(n):
-        m, z = round(n * terms / docs), round(n * nnz / docs)
-        return peer_memory(name, n, m, z, K, b=b, i=4 if max(z, m) < 2**31 else 8, batch=batch,
-                           lsi_chunk=lsi_chunk)
-
-    lo, hi = 0, 1
-    while need(hi) <= budget:
-        lo, hi = hi, 2 * hi
-        if hi > 2**40:  # pragma: no cover - a model that does not grow
-            break
-    while hi - lo > max(1, lo // 1000):
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if need(mid) <= budget else (lo, mid)
-    return lo, round(lo * terms / docs), round(lo * nnz / docs), need(lo)
-
-
 def cmd_peers(a, argv):
     """Only the peers, each under a time cap, on an existing matrix directory; records to ``--json`` and a
     report (with each peer's largest size in ``--fit-in`` from its memory model) to ``--md``."""
@@ -625,241 +298,9 @@ def cmd_peers(a, argv):
         rec["loadavg_after"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
         _append(a.json, rec)
     if a.md:
-        harness.write_report(a.md, peers_report(_load_json(a.json), a), marker=True)
+        harness.write_report(a.md, peers_report(load_json(a.json), a), marker=True)
         harness.log(f"wrote {a.md}")
     return 0
-
-
-def _commands(records):
-    """The distinct commands that wrote ``records``, in first-seen order."""
-    return list(dict.fromkeys(r["command"] for r in records if r.get("command")))
-
-
-def peers_report(records, a):
-    """Markdown: the commands, each peer record (time, cap, peak RSS against the model, load), and the largest
-    size of each peer within ``a.fit_in`` bytes by its memory model."""
-    recs = [r for r in records if str(r.get("step", "")).startswith("peer:")]
-    cmds = _commands(recs)
-    L = ["# Peers on the scale ladder: time caps, per iteration / per pass, memory models", "",
-         "Commands (each appended its records to the JSON; the report is rewritten from all of them):", ""]
-    L += [f"    {c}" for c in cmds] + [""]
-    facts = next((r["machine"] for r in recs if "machine" in r), None)
-    if facts:
-        L += [harness.machine_line(facts), ""]
-    rows = []
-    for r in recs:
-        s = r["size"]
-        where = f"{s['docs']} x {s['terms']} (nnz {s['nnz']})"
-        load = f"{r.get('loadavg_before', '?')} → {r.get('loadavg_after', '?')}"
-        if "skipped" in r:
-            rows.append([r["step"][5:], where, r["k"], "—", "—", "—", _gb(r.get("estimate")), r["skipped"], load])
-        elif "error" in r:
-            got = r.get("progress")
-            how = r["status"]
-            if got and "docs_seen" in got:
-                how += (f"; {got['docs_seen']} of {got['of']} documents handed to the model by "
-                        f"{got.get('docs_seen_at_s', got.get('seconds', 0)):.0f} s")
-            if got and "power_iterations_done" in got:
-                ends = ", ".join(f"{x:.0f}" for x in got["power_iteration_times"])
-                how += (f"; {got['power_iterations_done']} of {r.get('n_iter', '?')} power iterations done"
-                        + (f" (ended at {ends} s)" if ends else ""))
-            if got and "in" in got and "seconds" in got:
-                how += f"; last seen in `{got['in']}` at {got['seconds']:.0f} s"
-            rows.append([r["step"][5:], where, r["k"], f"> {r.get('time_cap_s', 0):.0f} (cap)", "—",
-                         f"≥ {_gb(r.get('rss_sampled_max'))} (sampled)", _gb(r.get("estimate")), how, load])
-        else:
-            rows.append([r["step"][5:], where, r["k"], f"{r['seconds']:.1f}", f"{r['per_iteration_s']:.1f}",
-                         _gb(r["peak_rss"]), _gb(r.get("estimate")), r.get("what", ""), load])
-    L += ["## Runs", "", *harness.md_table(
-        ["peer", "N x M", "K", "seconds", "per iteration / pass s", "peak RSS", "memory model", "what",
-         "load average (1, 5, 15 min) before → after"], rows, align="lllrrrrll"), ""]
-    shapes = {}
-    for r in recs:
-        s = r["size"]
-        shapes.setdefault((s["docs"], s["terms"], s["nnz"], r["k"]), r)
-    fit_in = a.fit_in
-    rows = []
-    for (docs, terms, nnz, K), r in shapes.items():
-        for name in PEERS:
-            n, m, z, need = largest_size(name, K, fit_in, docs=docs, terms=terms, nnz=nnz,
-                                         lsi_chunk=a.lsi_chunk, batch=a.nmf_batch)
-            rows.append([name, K, f"{docs} x {terms}, nnz/doc {nnz / docs:.0f}", f"{n} x {m}", z, _gb(need)])
-    L += [f"## Largest size within {fit_in / GiB:.0f} GiB by the memory models", "",
-          "The shape of each measured corpus kept (M/N and nnz per document), float32 values, int32 indices "
-          "(int64 beyond 2³¹ entries); the model is `peer_memory` of this script (the input, the method's "
-          "largest arrays, 0.3 GiB for the process), compared with the measured peaks above.", "",
-          *harness.md_table(["peer", "K", "shape of", "largest N x M", "nnz", "model there"], rows,
-                            align="lrlrrr"), ""]
-    L += ["Peak RSS is each child's `VmHWM`; a child stopped at the cap reports the largest RSS sampled "
-          "(every 0.2 s) instead. The cores were shared with other work (several agents on this machine): "
-          f"wall-clock times; the children ran with {', '.join(sorted({str(r.get('threads')) for r in recs}))} "
-          "numba/BLAS/OpenMP threads."]
-    return "\n".join(L)
-
-
-# -------------------------------------------------------------------------------------------- plot
-def batch_points(records):
-    """``[(docs, terms, nnz, K, seconds per iteration)]`` of the batch records that ran: the mean of
-    U-step + V-step over the iterations after the first (the first when there is only one)."""
-    pts = []
-    for r in records:
-        its = r.get("iterations")
-        if r.get("step") != "batch" or not its:
-            continue
-        use = its[1:] or its
-        per = sum(it["u_s"] + it.get("v_s", 0.0) for it in use) / len(use)
-        pts.append((r["size"]["docs"], r["size"]["terms"], r["size"]["nnz"], r["k"], per))
-    return pts
-
-
-def fit_exponent(x, y):
-    """Least-squares slope and intercept of log y on log x (``y ≈ e^c x^p``): ``(p, c)``; None with fewer
-    than two distinct x."""
-    import numpy as np
-
-    x, y = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
-    if len(set(x.tolist())) < 2:
-        return None
-    p, c = np.polyfit(x, y, 1)
-    return float(p), float(c)
-
-
-def cmd_plot(a):
-    if a.png is None and a.md is None:
-        raise SystemExit("plot: give --md (the PNG goes next to it) or --png")
-    if a.png is None:  # next to the report, never over the committed scale_ladder.png by default
-        a.png = Path(a.md).with_suffix(".png")
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    records = _load_json(a.json)
-    pts = batch_points(records)
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.5))
-    by_k = {}
-    for d, m, nnz, K, t in pts:
-        by_k.setdefault(K, []).append((nnz, t))
-    for K, xy in sorted(by_k.items()):
-        xy.sort()
-        x, y = zip(*xy)
-        fit = fit_exponent(x, y)
-        label = f"BatchRLSI K={K}" + (f": t ∝ nnz^{fit[0]:.2f}" if fit else "")
-        ax1.loglog(x, y, "o-", label=label)
-    for name in PEERS:
-        ran = [r for r in records if r.get("step") == f"peer:{name}" and "per_iteration_s" in r]
-        for K in sorted({r["k"] for r in ran}):
-            x, y = zip(*sorted((r["size"]["nnz"], r["per_iteration_s"]) for r in ran if r["k"] == K))
-            fit = fit_exponent(x, y)
-            ax1.loglog(x, y, "s--", label=f"{name} K={K}" + (f": t ∝ nnz^{fit[0]:.2f}" if fit else ""))
-    ax1.set_xlabel("nnz(D)")
-    ax1.set_ylabel("seconds per iteration (U-step + V-step)")
-    ax1.set_title("time per iteration vs nnz(D)")
-    ax1.legend(fontsize=8)
-    by_size = {}
-    for d, m, nnz, K, t in pts:
-        by_size.setdefault((d, m), []).append((K, t))
-    for (d, m), xy in sorted(by_size.items()):
-        xy.sort()
-        x, y = zip(*xy)
-        fit = fit_exponent(x, y)
-        ax2.loglog(x, y, "o-", label=f"{d} x {m}" + (f": t ∝ K^{fit[0]:.2f}" if fit else ""))
-    ax2.set_xlabel("K")
-    ax2.set_title("time per iteration vs K")
-    ax2.legend(fontsize=8)
-    for ax in (ax1, ax2):
-        ax.grid(True, which="both", alpha=0.3)
-    fig.suptitle("BatchRLSI scale ladder (synthetic corpora; 2 shared cores; wall clock)", fontsize=10)
-    fig.tight_layout()
-    Path(a.png).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(a.png, dpi=110)
-    harness.log(f"wrote {a.png} ({len(pts)} batch points)")
-    if a.md:
-        harness.write_report(a.md, report(records, a), marker=True)
-        harness.log(f"wrote {a.md}")
-    del np
-    return 0
-
-
-def _gb(x):
-    return "—" if x is None else f"{x / GiB:.2f} GiB"
-
-
-def report(records, a):
-    """A markdown summary of every record in the JSON (the commands first)."""
-    cmds = _commands(records)
-    L = ["# Scale ladder: BatchRLSI per iteration, online RLSI, peers", "",
-         "Commands (each appended its records to the JSON; this file and the PNG come from `plot`):", ""]
-    L += [f"    {c}" for c in cmds]
-    L += ["", f"    {harness.command_line(__file__, ['plot', '--json', str(a.json), '--png', str(a.png), '--md', str(a.md)])}",
-          ""]
-    facts = next((r["machine"] for r in records if "machine" in r), None)
-    if facts:
-        L += [harness.machine_line(facts), ""]
-    rows = []
-    for r in records:
-        if r.get("step") != "batch":
-            continue
-        s = r["size"]
-        if "skipped" in r or "error" in r:
-            rows.append([f"{s['docs']} x {s['terms']}", s["nnz"], r["k"], f"{r['lambda1']:.4g}", "—", "—", "—", "—", "—",
-                         r.get("skipped") or r.get("status"), "—"])
-            continue
-        for j, it in enumerate(r["iterations"], 1):
-            rows.append([f"{s['docs']} x {s['terms']}", s["nnz"], r["k"], f"{r['lambda1']:.4g}", j,
-                         f"{it['u_s']:.2f}", f"{it.get('v_s', float('nan')):.2f}", it["nnz_U"],
-                         f"{it['avgcomp']:.5f}", it["dead"],
-                         f"{_gb(r['peak_rss'])} (est. {_gb(r['estimate'])})" if j == len(r["iterations"]) else ""])
-    L += ["## BatchRLSI", "", *harness.md_table(
-        ["N x M", "nnz(D)", "K", "λ1 (per 1000 docs)", "iteration", "U-step s", "V-step s", "nnz(U)", "AvgComp",
-         "dead", "peak RSS (estimate)"], rows), ""]
-    setup = [f"{r['size']['docs']} x {r['size']['terms']}, K={r['k']}: {r['setup_s']:.1f} s"
-             for r in records if r.get("step") == "batch" and "setup_s" in r]
-    if setup:
-        L += ["Initialization (W₀ from K documents) and problem setup, before the first U-step: "
-              + "; ".join(setup) + ".", ""]
-    rows = []
-    for r in records:
-        st = r.get("step", "")
-        if st in ("generate", "search", "online") or st.startswith("peer:"):
-            s = r["size"]
-            if "skipped" in r or "error" in r:
-                what = r.get("skipped") or r.get("status")
-                rows.append([st, f"{s['docs']} x {s['terms']}", r["k"], "—", "—", what])
-                continue
-            extra = {"generate": lambda r: f"{r['n_tokens'] / s['docs']:.0f} tokens/doc",
-                     "search": lambda r: f"λ1 = {r['lambda1']:.4g} per 1000 docs for {r['target_terms_per_topic']} "
-                                         f"terms/topic; AvgComp after 1 iteration {r['avgcomp_after_1_iteration']:.5f}",
-                     "online": lambda r: f"{r['n_batches']} mini-batches, nnz(U) {r['nnz_U']}, AvgComp "
-                                         f"{r['avgcomp']:.5f}, {r['dead']} dead; estimate {_gb(r['estimate'])}"
-                                         + (f"; CPU {r['cpu_s']:.0f} s" if "cpu_s" in r else "")}
-            note = extra[st](r) if st in extra else f"{r.get('what', '')}; per iteration {r['per_iteration_s']:.1f} s; " \
-                                                       f"estimate {_gb(r.get('estimate'))}"
-            rows.append([st, f"{s['docs']} x {s['terms']}", r["k"], f"{r['seconds']:.1f}", _gb(r["peak_rss"]), note])
-    L += ["## Generation, λ1 search, online pass, peers", "",
-          *harness.md_table(["step", "N x M", "K", "seconds", "peak RSS", "notes"], rows, align="lllrrl"), ""]
-    pts = batch_points(records)
-    fits = []
-    for K in sorted({p[3] for p in pts}):
-        xy = [(p[2], p[4]) for p in pts if p[3] == K]
-        f = fit_exponent(*zip(*xy)) if len(xy) > 1 else None
-        if f:
-            fits.append(f"K={K}: time per iteration ∝ nnz(D)^{f[0]:.2f} ({len(xy)} sizes)")
-    for dm in sorted({(p[0], p[1]) for p in pts}):
-        xy = [(p[3], p[4]) for p in pts if (p[0], p[1]) == dm]
-        f = fit_exponent(*zip(*xy)) if len(xy) > 1 else None
-        if f:
-            fits.append(f"{dm[0]} x {dm[1]}: time per iteration ∝ K^{f[0]:.2f} ({len(xy)} values of K)")
-    L += ["Fitted exponents (least squares on the logs; time per iteration = mean U-step + V-step over the "
-          "iterations after the first): " + ("; ".join(fits) if fits else "none yet (one point per line)") + ".", "",
-          f"![time per iteration]({Path(a.png).name})", "",
-          "Peak RSS is each child's `VmHWM` (memory-mapped matrix pages count once read). The cores were shared "
-          "with other work (several agents on this machine): wall-clock times vary between runs; the children "
-          f"ran with {', '.join(sorted({str(r.get('threads')) for r in records if 'threads' in r}))} numba/BLAS "
-          "threads. The memory budget of each run (90 % of the memory available at its start unless given) is in "
-          "the JSON records."]
-    return "\n".join(L)
 
 
 # -------------------------------------------------------------------------------------------- main

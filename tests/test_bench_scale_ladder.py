@@ -21,12 +21,28 @@ def ladder():
     return module
 
 
-def test_fit_exponent_recovers_a_power_law(ladder):
+@pytest.fixture(scope="module")
+def models(ladder):
+    """The peers' memory models (``benchmarks/ladder_memory.py``, on the path the script sets)."""
+    import ladder_memory
+
+    return ladder_memory
+
+
+@pytest.fixture(scope="module")
+def plots(ladder):
+    """The reports and the plot (``benchmarks/ladder_report.py``)."""
+    import ladder_report
+
+    return ladder_report
+
+
+def test_fit_exponent_recovers_a_power_law(plots):
     x = np.array([1e5, 4e5, 1.6e6, 6.4e6])
     for p in (0.5, 1.0, 1.7):
-        got, c = ladder.fit_exponent(x, 3.0 * x ** p)
+        got, c = plots.fit_exponent(x, 3.0 * x ** p)
         assert got == pytest.approx(p, abs=1e-9) and np.exp(c) == pytest.approx(3.0, rel=1e-9)
-    assert ladder.fit_exponent([2.0, 2.0], [1.0, 3.0]) is None  # one distinct x: no slope
+    assert plots.fit_exponent([2.0, 2.0], [1.0, 3.0]) is None  # one distinct x: no slope
 
 
 def _batch(docs, terms, nnz, k, seconds, lam=0.01):
@@ -37,11 +53,11 @@ def _batch(docs, terms, nnz, k, seconds, lam=0.01):
             "command": "PYTHONPATH=src python benchmarks/bench_scale_ladder.py run ..."}
 
 
-def test_batch_points_average_the_iterations_after_the_first(ladder):
+def test_batch_points_average_the_iterations_after_the_first(plots):
     records = [_batch(100, 500, 1000, 20, [9.0, 2.0, 4.0]), _batch(100, 500, 1000, 40, [5.0]),
                {"step": "batch", "size": {"docs": 1, "terms": 1, "nnz": 1}, "k": 20, "skipped": "would need 99 GiB"},
                {"step": "online", "size": {"docs": 1, "terms": 1, "nnz": 1}, "k": 20, "seconds": 3.0}]
-    pts = ladder.batch_points(records)
+    pts = plots.batch_points(records)
     # the first iteration (initialization effects) is left out when there are later ones
     assert pts == [(100, 500, 1000, 20, pytest.approx(3.0)), (100, 500, 1000, 40, pytest.approx(100.0))]
 
@@ -89,13 +105,13 @@ def test_a_child_over_the_memory_budget_is_killed_and_reported(ladder, tmp_path)
     assert not (tmp_path / "m").exists()
 
 
-def test_largest_size_fits_the_budget_and_the_next_does_not(ladder):
+def test_largest_size_fits_the_budget_and_the_next_does_not(models):
     budget = 24 * 2**30
-    for name in ladder.PEERS:
-        n, m, z, need = ladder.largest_size(name, 500, budget, docs=100_000, terms=500_000, nnz=19_904_836)
+    for name in models.PEERS:
+        n, m, z, need = models.largest_size(name, 500, budget, docs=100_000, terms=500_000, nnz=19_904_836)
         assert need <= budget and m == round(n * 5) and z == round(n * 199.04836)
         bigger = int(n * 1.01) + 1
-        assert ladder.peer_memory(name, bigger, round(bigger * 5), round(bigger * 199.04836), 500) > budget
+        assert models.peer_memory(name, bigger, round(bigger * 5), round(bigger * 199.04836), 500) > budget
 
 
 def test_a_peer_over_its_time_cap_is_reported_as_not_finished(ladder, tmp_path):

@@ -142,3 +142,35 @@ def test_track_with_birth_reports_the_born_topic_and_its_documents(tmp_path, cap
 def test_max_topics_needs_birth(tmp_path, capsys):
     status, _, err = run(capsys, "track", _corpus(tmp_path / "c.jsonl"), "--max-topics", "4", "-o", tmp_path / "r")
     assert status != 0 and "--max-topics applies with --birth" in err
+
+
+def test_track_with_seed_words_labels_the_topics_in_every_report(tmp_path, capsys):
+    corpus = _corpus(tmp_path / "c.jsonl")  # the space theme arrives in month 3: its words are not in the first batch
+    seeds = tmp_path / "seeds.json"
+    seeds.write_text(json.dumps({"fruit": ["apple", "banana"], "space": ["rocket", "engine"]}))
+    out = tmp_path / "report"
+    status, _, err = run(capsys, "track", corpus, "--date-field", "date", *ARGS, "--seed-terms", seeds, "-o", out)
+    assert status == 0, err
+    assert "'rocket'" in err and "not in the vocabulary" in err  # resolved at the first mini-batch: named once
+    bundle = rlsi.io.load(out / "model")
+    model, vec = bundle["model"], bundle["vectorizer"]
+    assert model.topic_names_ == ["fruit", "space", None]
+    assert model.seed_terms_ == [sorted([vec.vocabulary_["apple"], vec.vocabulary_["banana"]]),
+                                 [vec.vocabulary_["engine"]]]
+    assert np.all(model.components_.toarray()[0, model.seed_terms_[0]] > 0)
+    assert json.loads((out / "timeline.json").read_text())["names"] == ["fruit", "space", None]
+    text, md = (out / "report.txt").read_text(), (out / "report.md").read_text()
+    assert text.startswith("T1 [fruit]\n") and "\nT2 [space]\n" in text and "\nT3\n" in text
+    assert "| T1 [fruit] | T2 [space] | T3 |" in md and "### T1 [fruit]" in md
+    assert '"names":["fruit","space",null]' in (out / "report.html").read_text()
+    # a resumed seeded stream goes on with its seeds and names; new seed words are refused in one line
+    more = tmp_path / "more.jsonl"
+    more.write_text("".join(json.dumps({"id": f"m{i}", "text": "apple banana rocket orbit"}) + "\n" for i in range(20)))
+    status, _, err = run(capsys, "fit", more, "--resume", out / "model", "-o", tmp_path / "resumed")
+    assert status == 0, err
+    resumed = rlsi.io.load(tmp_path / "resumed")["model"]
+    assert resumed.topic_names_ == model.topic_names_ and resumed.seed_terms_ == model.seed_terms_
+    assert resumed.n_docs_seen_ == 140
+    status, _, err = run(capsys, "fit", more, "--resume", out / "model", "-o", tmp_path / "r2", "--seed-terms", seeds)
+    assert status == 2 and "do not apply with --resume" in err and err.count("\n") == 1
+    assert not (tmp_path / "r2").exists()

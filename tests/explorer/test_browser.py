@@ -51,6 +51,7 @@ def pages(tmp_path_factory):
     hostile = TfidfVectorizer().fit(d["title"] + "\n" + d["text"] for d in docs)
     Xh = hostile.transform(d["title"] + "\n" + d["text"] for d in docs)
     nmf = fit_kind("NMF", Xh, None, None)
+    nmf.topic_names_ = ["<b>named</b>"] + [None] * (nmf.components_.shape[0] - 1)  # as seed words name topics
     names = hostile.get_feature_names_out().astype(object)
     names[int(np.argmax(nmf.components_[0]))] = "<img src=x onerror=alert(1)>"
     for d in docs:
@@ -58,6 +59,7 @@ def pages(tmp_path_factory):
     explore(nmf, feature_names=names, X=Xh, docs=docs).save(root / "hostile.html")
 
     timeline = planted_timeline()
+    timeline.names = ["named"] + [None] * (timeline.n_components - 1)  # as seed words name topics
     tracking_page(timeline, title="Topic tracking: a new theme from 2000-05").save(root / "tracking.html")
     return {"root": root, "med": med, "model": model, "timeline": timeline}
 
@@ -221,6 +223,7 @@ def test_text_from_models_and_corpora_is_shown_as_text(browser, pages):
     _problems(browser)
     _open(browser, pages["root"] / "hostile.html")
     assert _bar_terms(browser)[0] == "<img src=x onerror=alert(1)>"
+    assert browser.find_element("id", "topic-h").text.startswith("T1 [<b>named</b>]: ")
     titles = browser.find_elements("css selector", "#ends .doc-title")
     assert titles and titles[0].text == "</script><script>alert(2)</script>"
     with pytest.raises(NoAlertPresentException):
@@ -243,6 +246,8 @@ def test_the_tracking_page_draws_its_timeline(browser, pages, artifacts):
     new = int(np.argmax(pages["timeline"].share_fraction()[-1]))  # the topic that took the new theme
     browser.find_element("css selector", f"#legend button[data-topic='{new}']").click()
     assert browser.find_element("id", "topic-h").text.startswith(f"T{new + 1}")
+    legend = [browser.find_element("css selector", f"#legend button[data-topic='{k}']").text for k in (0, 1)]
+    assert legend[0].startswith("T1 [named] ") and legend[1].startswith("T2 ") and "[" not in legend[1]
     drift = [r.find_elements("tag name", "td")[3].text for r in browser.find_elements("css selector", "#periods-body tr")]
     assert drift[0] == "—" and any(d not in ("—", "") for d in drift)
     browser.execute_script("window.scrollTo(0, 0)")

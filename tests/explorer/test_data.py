@@ -198,3 +198,20 @@ def test_a_page_without_documents_and_its_notebook_view(themed):
     assert frame.startswith("<iframe srcdoc=") and "&lt;script" in frame and "<script" not in frame
     assert "bytes of HTML" in repr(page)
     assert rlsi.explore is explore  # the top-level name
+
+
+def test_seed_words_names_label_the_topics(themed, tmp_path):
+    docs, vec, X, counts, y = themed
+    model = rlsi.BatchRLSI(4, lambda1=0.05, max_iter=10, random_state=0,
+                           seed_terms={"space": ["rocket", "orbit"], "fruit": ["apple"]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # few iterations on purpose
+        model.fit(X, feature_names=vec.get_feature_names_out())
+    rlsi.save(tmp_path / "m", model=model, vectorizer=vec)
+    page = explore(rlsi.load(tmp_path / "m")["model"], vectorizer=vec)
+    assert page_json(page.html)["topics"]["names"] == ["space", "fruit", None, None]
+    unnamed = rlsi.BatchRLSI(4, lambda1=0.05, max_iter=3, random_state=0, seed_terms=[["rocket"]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        unnamed.fit(X, feature_names=vec.get_feature_names_out())
+    assert unnamed.topic_names_ == [None] * 4 and explore(unnamed, vectorizer=vec).data["topics"]["names"] is None

@@ -1,6 +1,9 @@
 """Topics born in a stream (``OnlineRLSI(birth=...)``, :mod:`rlsi.models.birth`): a planted theme that appears
 halfway is born within a few mini-batches with its own terms; none is born without a new theme or on noise; ids
-stay; a grown model saves, loads and goes on."""
+stay; a grown model saves, loads and goes on; a seeded stream keeps its seeds and names through a birth, and the
+tracking reports label named topics."""
+
+import json
 
 import numpy as np
 import pytest
@@ -108,6 +111,25 @@ def test_a_grown_model_saves_loads_and_goes_on(planted, tmp_path):
     np.testing.assert_array_equal(back.components_.toarray(), m.components_.toarray())
 
 
+def test_a_seeded_stream_keeps_its_seeds_through_a_birth(planted, tmp_path):
+    c, _, X, _, _ = planted
+    words = sorted(int(t) for t in c.topic_terms[2][:3])  # three words of planted theme 2 seed topic 0
+    m = stream(model(seed_terms={"second": words}), X, until=X.shape[0] - 3 * BATCH)
+    assert [b["topic"] for b in m.births_] == [5]
+    assert m.topic_names_ == ["second", None, None, None, None, None] and m.seed_terms_ == [words]
+    C = m.components_.toarray()
+    assert np.all(C[0, words] > 0) and np.all(np.isin(np.argsort(-C[0])[:10], c.topic_terms[2]))
+    assert np.mean(np.isin(np.argsort(-C[5])[:10], c.topic_terms[NEW])) >= 0.8
+    rlsi.io.save(tmp_path / "m", model=m)
+    back = rlsi.io.load(tmp_path / "m")["model"]
+    assert back.topic_names_ == m.topic_names_ and back.seed_terms_ == m.seed_terms_
+    for a in range(X.shape[0] - 3 * BATCH, X.shape[0], BATCH):  # the grown stream's seeded rows go on the same
+        m.partial_fit(X[a:a + BATCH])
+        back.partial_fit(X[a:a + BATCH])
+    np.testing.assert_array_equal(back.components_.toarray(), m.components_.toarray())
+    assert np.all(back.components_.toarray()[0, words] > 0) and back.topic_names_ == m.topic_names_
+
+
 def test_settings_are_named_values():
     assert resolve_birth(None) is None and resolve_birth(False) is None
     assert resolve_birth(True) == TopicBirth() and resolve_birth({"persist": 3}).persist == 3
@@ -132,18 +154,44 @@ def test_statistics_add_decoupled_topics():
     np.testing.assert_allclose(st.R, np.column_stack([R_before, [1.0, 0.0, 2.0]]))
 
 
-def test_tracker_grows_with_a_birth():
+def _tracker_with_a_birth(last):
+    """A tracker of two topics over segments a and b, topic 3 born in b (from doc7, doc9); ``last``: the three
+    topics' rows at the end of b."""
     tr = TopicTracker(2, n_top_terms=2)
     X = sp.csr_matrix(np.eye(3))
     tr.observe(X, np.ones((3, 2)), "a")
     tr.snapshot(sp.csr_matrix(np.array([[1.0, 0, 0], [0, 1.0, 0]])), ["x", "y", "z"])
     tr.observe(X, np.ones((3, 2)), "b")
     tr.born(2, "b", ["doc7", "doc9"], batch=1)
-    tr.snapshot(sp.csr_matrix(np.eye(3)), ["x", "y", "z"])
-    tl = tr.timeline
+    tr.snapshot(sp.csr_matrix(last), ["x", "y", "z"])
+    return tr
+
+
+def test_tracker_grows_with_a_birth():
+    tl = _tracker_with_a_birth(np.eye(3)).timeline
     assert tl.n_components == 3 and tl.shares.shape == (2, 3)
     assert tl.life == [[1, 1, 0], [1, 1, 1]] and tl.alive[0][2] is False and tl.top_terms[0][2] == []
     assert tl.events == [{"topic": 2, "kind": "born", "segment": "b", "life": 1, "documents": ["doc7", "doc9"],
                           "batch": 1}]
     assert "T3 born at b (mini-batch 1) from 2 documents no topic explained: doc7, doc9" in tl.to_text()
     assert tl.to_csv().splitlines()[0] == "segment,docs,T1,T2,T3"
+
+
+def test_named_topics_carry_their_names_in_every_report():  # seed words' names (rlsi.models.seeds)
+    from rlsi.explorer.tracking import tracking_data
+
+    tr = _tracker_with_a_birth(np.diag([0.0, 1.0, 1.0]))  # topic 1 dies in b
+    with pytest.raises(RLSIError, match="2 topic names for 3 topics"):
+        tr.name_topics(["hockey", None])
+    tr.name_topics(["hockey", None, None])  # a model's topic_names_: None for the unseeded and the born
+    tl = tr.timeline
+    assert [tl.label(k) for k in range(3)] == ["T1 [hockey]", "T2", "T3"]
+    text, md = tl.to_text(), tl.to_markdown()
+    assert text.startswith("T1 [hockey]\n") and "T1 [hockey] died at b (all weights zero)" in text
+    assert "T3 born at b (mini-batch 1)" in text
+    assert "| segment | docs | T1 [hockey] | T2 | T3 |" in md and "### T1 [hockey]" in md
+    assert json.loads(json.dumps(tl.to_dict()))["names"] == ["hockey", None, None]
+    assert tracking_data(tl)["names"] == ["hockey", None, None]
+    assert tl.to_csv().splitlines()[0] == "segment,docs,T1,T2,T3"  # the CSV's columns stay the ids
+    tr.name_topics([None, None, None])
+    assert tl.names is None and tl.label(0) == "T1" and tracking_data(tl)["names"] is None

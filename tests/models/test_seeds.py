@@ -98,6 +98,14 @@ def test_seeded_topics_take_their_words_and_theme():
     assert model.seed_terms_ == [[0, 1], [30, 31, 32]]
 
 
+@pytest.mark.parametrize("cls", [BatchRLSI, OnlineRLSI])
+def test_seeds_without_names_give_a_label_of_none_to_every_topic(cls, tmp_path):
+    model = cls(4, lambda1=0.05, random_state=0, seed_terms=[["t0", "t1"]]).fit(planted_corpus(), feature_names=NAMES)
+    assert model.topic_names_ == [None] * 4 and model.seed_terms_ == [[0, 1]]
+    io.save(tmp_path / "m", model=model)
+    assert io.load(tmp_path / "m")["model"].topic_names_ == [None] * 4
+
+
 def test_missing_terms_are_named_in_one_warning():
     X = planted_corpus()
     seeds = {"a": ["t0", "nope", "t1", "gone"], "b": ["t30", 999]}

@@ -113,6 +113,23 @@ def test_acknowledged_documents_are_in_the_committed_index(make_client, index_di
 
 
 # ---------------------------------------------------------------------------------------------- the rest
+def test_topics_named_by_seed_words_carry_their_names(make_client, tmp_path):
+    from rlsi.models import BatchRLSI
+
+    ids, texts, vec, _ = themed()
+    X = vec.transform(texts)
+    model = BatchRLSI(4, lambda1=0.05, max_iter=10, tol=1e-3, random_state=0, seed_terms={"space": ["rocket", "orbit"]})
+    model.fit(X, feature_names=vec.get_feature_names_out())
+    with LiveIndex.create(tmp_path / "named", model, vec, alpha=0.4, durable=False) as index:
+        index.add(texts, ids)
+        index.commit()
+    client = make_client(tmp_path / "named")
+    labels = [t["label"] for t in client.get("/topics", params={"n": 3}).json()["topics"]]
+    assert labels == ["T1 [space]", "T2", "T3", "T4"]
+    hits = client.get("/search", params={"q": "rocket orbit", "k": 3}).json()["hits"]
+    assert any(t["label"] == "T1 [space]" for h in hits for t in h["topics"])
+
+
 def test_topics_health_and_openapi(make_client):
     client = make_client()
     topics = client.get("/topics", params={"n": 4}).json()

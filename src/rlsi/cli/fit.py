@@ -20,8 +20,8 @@ from ..errors import RLSIError
 from . import _common, _output, scale as _scale
 from ._dask import add_dask_arguments, fit_dask, fit_dask_files
 from ._online import add_online_arguments, fit_online_from_args, load_resumable, resume_online
-from .learners import (check_modes, check_not_empty, check_options, fit_modes, get_learner, learners, model_help,
-                       option_adders, option_defaults, report_fit)
+from .learners import (births_note, check_modes, check_not_empty, check_options, fit_modes, get_learner, learners,
+                       model_help, option_adders, option_defaults, report_fit)
 from .stc_fit import fit_counts
 
 log = logging.getLogger(__name__)
@@ -59,6 +59,9 @@ def run(args):
     output = args.output or args.resume
     if output is None:
         raise RLSIError("give the model directory to write with -o MODEL_DIR")
+    if args.resume and _common.seed_params(args):  # not ignored as the other options: they would relabel topics
+        raise RLSIError("--seed-terms and --seed-strength do not apply with --resume: the saved model goes on with "
+                        "the seed words it was fitted with; fit a new model to seed other words")
     _output.model_destination(output, reads=_output.fit_inputs(args, output))
     if not (args.resume and os.path.realpath(output) == os.path.realpath(args.resume)):  # else: resumed in place
         _output.replacing_notice(output, quiet=args.quiet)
@@ -127,7 +130,8 @@ def _resume(args, output, fields):
     io.save(output, model=model, vectorizer=stream, unchanged_since=seen)
     if not args.quiet:
         print(f"resumed {type(model).__name__} from {args.resume}: {model.n_docs_seen_ - before} more "
-              f"documents ({model.n_docs_seen_} in all), {stream.n_terms_} terms, K={model.n_components}, "
+              f"documents ({model.n_docs_seen_} in all), {stream.n_terms_} terms, "
+              f"K={model.n_components_}{births_note(model)}, "
               f"{len(model.dead_topics())} empty topic(s), {time.perf_counter() - start:.1f}s")
         print(f"saved to {output}")
     return 0

@@ -40,7 +40,7 @@ def topic_model_summary(model, n_docs, n_terms, elapsed):
     steps = f"{model.n_batches_} mini-batches" if hasattr(model, "n_batches_") else \
         f"{getattr(model, 'n_iter_', '?')} iterations"
     lines = [f"fitted {type(model).__name__}: {n_docs} documents, {n_terms} terms, "
-             f"K={model.components_.shape[0]}, {steps}, "
+             f"K={model.components_.shape[0]}{births_note(model)}, {steps}, "
              f"AvgComp={avg_compactness(model.components_):.4f}, {dead} empty topic(s), {elapsed:.1f}s"]
     extra = []
     if getattr(model, "target_terms_per_topic", None) is not None:
@@ -51,6 +51,14 @@ def topic_model_summary(model, n_docs, n_terms, elapsed):
     if extra:
         lines.append("  " + "; ".join(extra))
     return lines
+
+
+def births_note(model):
+    """`` (3 born: T21 at mini-batch 40, ...)`` for an online model whose stream gave birth to topics, else ``""``."""
+    births = getattr(model, "births_", None)
+    if not births:
+        return ""
+    return f" ({len(births)} born: " + ", ".join(f"T{b['topic'] + 1} at mini-batch {b['batch']}" for b in births) + ")"
 
 
 def coding_summary(model, n_docs, n_terms, elapsed):

@@ -30,6 +30,7 @@ from ..errors import RLSIError
 from . import _common, _output
 from ._choices import IDF_MODES, PERIODS
 from ._online import add_online_arguments, online_model_from_args
+from .learners import births_note
 
 log = logging.getLogger(__name__)
 
@@ -196,18 +197,10 @@ def run(args):
     if not quiet:
         dead = len(model.dead_topics())
         print(f"tracked {len(texts)} documents ({skipped} skipped) in {len(timeline.segments)} segments, "
-              f"{vectorizer.n_terms_} terms, K={model.n_components_}{_births(model)}, {dead} empty topic(s), "
+              f"{vectorizer.n_terms_} terms, K={model.n_components_}{births_note(model)}, {dead} empty topic(s), "
               f"{time.perf_counter() - start:.1f}s")
         print(f"report written to {out}")
     return 0
-
-
-def _births(model):
-    """`` (3 born: T21 at mini-batch 40, ...)`` or nothing."""
-    births = model.births_
-    if not births:
-        return ""
-    return f" ({len(births)} born: " + ", ".join(f"T{b['topic'] + 1} at mini-batch {b['batch']}" for b in births) + ")"
 
 
 def _write_report(out, timeline, model, vectorizer, args):

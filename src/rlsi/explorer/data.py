@@ -56,6 +56,15 @@ def check_options(n_terms, lookup_topics, n_ends, max_map_docs, coherence_terms)
     check_number("coherence_terms", coherence_terms, low=2, integer=True)
 
 
+def topic_names(model, n_topics):
+    """The topics' names (a model's ``topic_names_``: seed words' names, :mod:`rlsi.models.seeds`) as a list of
+    ``n_topics`` strings or None, or None when the model names none of them."""
+    names = getattr(model, "topic_names_", None)
+    if not isinstance(names, (list, tuple)) or len(names) != n_topics or not any(names):
+        return None
+    return [str(n) if n else None for n in names]
+
+
 def _terms_part(C, names, n_terms, lookup_topics):
     """The topics' shown terms (entries flattened as term, weight, exclusivity) and the term table."""
     per_topic = topic_terms(C, n_terms)
@@ -146,6 +155,7 @@ def explorer_data(model, feature_names, *, X=None, doc_topics=None, docs=None, n
         "x": _nums(coords[:, 0]), "y": _nums(coords[:, 1]), "sign": [int(s) for s in signs],
         "balance": _nums(balance, 3), "nnz": [int(a + b) for a, b in topics["counts"]],
         "compactness": _nums(compactness(C)), "mr": _nums(contri["majority_ratio"], 3),
+        "names": topic_names(model, K),
     })
     npmi = None
     if X is not None:

@@ -3,7 +3,9 @@
 Per segment (period) and topic: the share fraction (the topic's part of the segment's topic mass, as the
 Markdown report and ``shares.png`` show it), alive flag, life number (``T7.2`` is the second life of
 topic 7), drift since the previous segment and top terms with their signed normalised weights; plus the
-born / died / reborn events (a birth with the ids of the documents that caused it). Term strings are written once and referred to by position.
+born / died / reborn events (a birth with the ids of the documents that caused it), and the topics' names (seed
+words' names, shown after their labels: ``T1 [hockey]``) or None. Term strings are written once and referred to
+by position.
 """
 
 from __future__ import annotations
@@ -47,4 +49,5 @@ def tracking_data(timeline, n_terms=TRACKING_TERMS, title="Topic tracking"):
             "alive": [[1 if a else 0 for a in row] for row in tl.alive],
             "life": [[int(x) for x in row] for row in tl.life],
             "drift": [[_num(x, 3) for x in row] for row in drift],
-            "terms": names, "top": top, "events": events}
+            "terms": names, "top": top, "events": events,
+            "names": None if tl.names is None else [None if n is None else str(n) for n in tl.names]}

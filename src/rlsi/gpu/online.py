@@ -30,8 +30,6 @@ device fit follows the host fit to rounding.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import scipy.sparse as sp
 
@@ -313,7 +311,7 @@ class DeviceStream:
 
     def add_topics(self, U, stats):
         """Continue with more topics (a topic born in the stream): the card's state rebuilt from the host's."""
-        self.spec = replace(self.spec, n_components=U.shape[1])
+        self.spec = self.spec.with_topics(U.shape[1])
         self.st = DeviceOnline.from_state(self.be, U.shape[1], stats, U, self.st.term_rows)
         self._host = None
 

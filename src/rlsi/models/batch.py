@@ -117,7 +117,8 @@ class BatchRLSI(AlternatingFit, SquaredLossModel):
     topic_representation_ : {"sparse", "dense"} — the representation of the last U-step.
     n_iter_ : int; n_features_in_ : int.
     seed_terms_ : list of lists of int — the seed groups' column ids (with ``seed_terms``).
-    topic_names_ : list of str or None, or None — the topics' labels (a mapping ``seed_terms``'s names).
+    topic_names_ : list of (str or None) — the topics' labels, one per topic (with ``seed_terms``: a mapping's
+        names, None for an unnamed topic).
 
     Examples
     --------

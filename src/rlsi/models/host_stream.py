@@ -26,8 +26,6 @@ W_prev, pending)`` and ``vectors(W)``): :class:`rlsi.models.minibatch.LocalProje
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import scipy.sparse as sp
 
@@ -117,7 +115,7 @@ class HostStream:
     def add_topics(self, U, stats):
         """Continue with more topics: U (M x K' CSR) and the statistics grown to match (a topic born in the
         stream, :mod:`rlsi.models.birth`)."""
-        self.spec = replace(self.spec, n_components=U.shape[1])
+        self.spec = self.spec.with_topics(U.shape[1])
         self.stats, self.U, self.row_cache = stats, U, None
 
     def attributes(self):

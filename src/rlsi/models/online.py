@@ -273,11 +273,11 @@ class OnlineRLSI(StreamingFit, SquaredLossModel):
         """Re-scaling factor ``(t0 / (t0 + n))^ρ`` applied to the old statistics before a batch of n."""
         return 1.0 if self.rho == 0 or t0 == 0 else (t0 / (t0 + n)) ** float(self.rho)
 
-    def partial_fit_transform(self, X, y=None):
-        """Like :meth:`partial_fit`; returns the batch's document vectors W (n_samples x n_components)
-        — the projections stored in the statistics, made with the topics before this step's last
-        U-update (Algorithm 4's v_t)."""
-        W = self._partial(X, y, {})
+    def partial_fit_transform(self, X, y=None, **kwargs):
+        """Like :meth:`partial_fit` (``feature_names`` on the first call: the seed words' vocabulary); returns the
+        batch's document vectors W (n_samples x n_components) — the projections stored in the statistics, made
+        with the topics before this step's last U-update (Algorithm 4's v_t)."""
+        W = self._partial(X, y, kwargs)
         return W.astype(X.dtype, copy=False)
 
     # ------------------------------------------------------------------ the streaming skeleton's hooks
@@ -492,6 +492,8 @@ class OnlineRLSI(StreamingFit, SquaredLossModel):
         if born is not None:
             self.n_components_ += 1
             self.births_.append(dict(born, batch=self.n_batches_))
+            if getattr(self, "topic_names_", None) is not None:
+                self.topic_names_ = self.topic_names_ + [None]  # a born topic has its id and no name
 
     def _reseed(self, X, U):
         """Re-seed dead topics with the batch's worst-explained documents (see ``reseed_dead``): ``(U, topics)``,

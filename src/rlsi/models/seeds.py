@@ -2,7 +2,8 @@
 from them.
 
 ``seed_terms`` gives groups of terms (a list of term lists, or a mapping name → terms); topic i (in order) is
-seeded by group i, and a mapping's names become the topics' labels (``topic_names_``). The topic penalty of
+seeded by group i, and a mapping's names become the topics' labels (``topic_names_``: one per topic, None for a
+topic without a name — all of them for a list of groups, and a topic born in a stream). The topic penalty of
 Eq. (1) becomes a weighted ℓ1 norm, lighter on the seeded pairs::
 
     P_w(U) = Σ_mk w_mk |u_mk|,    w_mk = 1 − seed_strength  for a term m of group k,  1 otherwise
@@ -26,9 +27,10 @@ topic, so a lighter penalty on a few pairs selects nothing (refused with an erro
 the device one (the seeded rows solved on the host: R's seeded rows and the topics' rows move, a few K-vectors per
 iteration), for batch and online RLSI; the Dask placement refuses seeds.
 
-Terms. Strings are looked up in ``feature_names`` (given to ``fit``: the vectorizer's
-``get_feature_names_out()``, or its term → column mapping), integers are column ids. Terms not in the vocabulary
-are named in one :class:`SeedTermsWarning`; a group with none of its terms in it is an error.
+Terms. Strings are looked up in ``feature_names`` (given to ``fit``, or to a stream's first ``partial_fit``: the
+vectorizer's ``get_feature_names_out()``, or its term → column mapping; a stream resolves them once, at its first
+mini-batch), integers are column ids. Terms not in the vocabulary are named in one :class:`SeedTermsWarning`; a
+group with none of its terms in it is an error.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from __future__ import annotations
 import numbers
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -147,11 +149,14 @@ class SeedTerms:
         return w
 
     def labels(self):
-        """The topics' labels (``topic_names_``): the group names for the seeded topics, None for the others; None
-        when the groups have no names."""
-        if self.names is None:
-            return None
-        return list(self.names) + [None] * (self.n_components - len(self.names))
+        """The topics' labels (``topic_names_``, K of them): the group names for the seeded topics, None for the
+        others (every one None when the groups are a list, without names)."""
+        names = list(self.names) if self.names is not None else [None] * len(self.groups)
+        return names + [None] * (self.n_components - len(names))
+
+    def grown(self, n_components):
+        """The same seeds on ``n_components`` topics (a topic born in a stream is unseeded: weight 1 everywhere)."""
+        return replace(self, n_components=int(n_components))
 
     # ------------------------------------------------------------------ the start
     def indicator(self, M):
@@ -271,7 +276,8 @@ SEEDED_PLACEMENTS = ("local", "device")
 def seeds_of(model, n_features, feature_names, placement=None):
     """The :class:`SeedTerms` of ``model``'s ``seed_terms`` and ``seed_strength`` for a fit on ``n_features``
     columns (None without seed words); sets the fitted ``seed_terms_`` (the groups' column ids) and
-    ``topic_names_`` (the labels), or removes them. ``placement``: the fit's, checked to take seeds."""
+    ``topic_names_`` (the labels: one per topic, None for a topic without a name), or removes them.
+    ``placement``: the fit's, checked to take seeds."""
     for name in ("seed_terms_", "topic_names_"):
         model.__dict__.pop(name, None)
     seeds = resolve_seed_terms(model.seed_terms, model.n_components, n_features, feature_names,
@@ -282,8 +288,7 @@ def seeds_of(model, n_features, feature_names, placement=None):
         raise RLSIError(f"seed_terms is not available on the {placement.name} placement; fit on "
                         f"{' or '.join(SEEDED_PLACEMENTS)}")
     model.seed_terms_ = [[int(i) for i in g] for g in seeds.groups]
-    if seeds.names is not None:
-        model.topic_names_ = seeds.labels()
+    model.topic_names_ = seeds.labels()
     return seeds
 
 
@@ -292,13 +297,18 @@ def saved_seeds(model):
     groups = getattr(model, "seed_terms_", None)
     if groups is None:
         return None
-    return SeedTerms(tuple(np.asarray(g, dtype=np.int64) for g in groups), int(model.n_components),
+    return SeedTerms(tuple(np.asarray(g, dtype=np.int64) for g in groups), _topics_now(model),
                      float(model.seed_strength), seed_names(model.seed_terms))
+
+
+def _topics_now(model):
+    """The model's topics now: ``n_components_`` of a stream that topics were born in, else ``n_components``."""
+    return int(getattr(model, "n_components_", model.n_components))
 
 
 def check_saved(model):
     """Check a loaded model's ``seed_terms_`` and ``topic_names_`` (untrusted input): RLSIError if damaged."""
-    K, M = int(model.n_components), int(model.n_features_in_)
+    K, M = _topics_now(model), int(model.n_features_in_)
     groups = getattr(model, "seed_terms_", None)
     if groups is not None and (not isinstance(groups, list) or len(groups) > K or not all(
             isinstance(g, list) and g and all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < M

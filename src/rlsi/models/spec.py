@@ -14,7 +14,7 @@ enter.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 from .._validation import check_random_state
 from .penalties import SolverSettings
@@ -58,6 +58,12 @@ class RLSISpec:
         values.update(changes)
         values["tuning"] = resolve_tuning(values.get("tuning"))
         return cls(**values)
+
+    def with_topics(self, n_components):
+        """The spec of the same fit on ``n_components`` topics (a topic born in a stream): the seed words' weights
+        grow with it (:meth:`rlsi.models.seeds.SeedTerms.grown`)."""
+        seeds = None if self.seeds is None else self.seeds.grown(n_components)
+        return replace(self, n_components=int(n_components), seeds=seeds)
 
     @property
     def topic_pen(self):

@@ -9,12 +9,12 @@ from .coherence import (COHERENCE_MEASURES, avg_topic_coherence, co_document_fre
 from .topics import (QUALITY_MEASURES, RANKINGS, avg_compactness, avg_majority_ratio, avg_representability,
                      check_components, compactness, contributions, dominant_sign, format_topics,
                      get_quality_measure, overlap, quality_report, representability, top_term_indices,
-                     top_terms, top_terms_with_weights, topic_summary)
+                     top_terms, top_terms_with_weights, topic_label, topic_summary)
 
 __all__ = [
     "COHERENCE_MEASURES", "QUALITY_MEASURES", "RANKINGS", "avg_compactness", "avg_majority_ratio",
     "avg_representability", "avg_topic_coherence", "check_components", "co_document_frequencies",
     "compactness", "contributions", "dominant_sign", "format_topics", "get_quality_measure",
     "npmi_coherence", "overlap", "quality_report", "representability", "top_term_indices", "top_terms",
-    "top_terms_with_weights", "topic_coherence", "topic_summary", "umass_coherence",
+    "top_terms_with_weights", "topic_coherence", "topic_label", "topic_summary", "umass_coherence",
 ]

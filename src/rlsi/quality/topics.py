@@ -223,6 +223,14 @@ def avg_majority_ratio(components):
 
 
 # ------------------------------------------------------------------------------------------- reports
+def topic_label(k, names=None):
+    """How topic k (row k of ``components_``) is labelled in the reports: ``T{k+1}`` (numbered from 1), and its
+    name in brackets after it when ``names`` (a model's ``topic_names_``: a string or None per topic) names it,
+    ``T1 [hockey]``."""
+    name = names[k] if names is not None and 0 <= k < len(names) else None
+    return f"T{k + 1} [{name}]" if name else f"T{k + 1}"
+
+
 def topic_summary(components, feature_names, n_terms=10, by="dominant", start=0, labels=None):
     """One dict per topic: ``index`` (0-based row, plus ``start`` when ``components`` are the rows from
     ``start`` on of a larger model: a topic group), ``sign``, ``terms``, ``weights``, ``compactness``,

@@ -86,8 +86,8 @@ def create_app(service, *, token=None, hosts=LOOPBACK_HOSTS, close_service=True)
     async def search(q: str | None = None, k: int | None = None, alpha: float | None = None):
         """Each hit: ``doc_id``, ``score`` (fused), ``term_score`` (BM25), ``topic_score`` (cosine of the topic
         vectors), ``title`` and ``snippet`` (when the server has the text), ``topics`` (the topics that
-        matched: ``topic``, ``label``, signed ``weight``, top ``terms``). α is the weight of the topic score
-        (default: the index's)."""
+        matched: ``topic``, ``label`` (``T20``, or ``T1 [hockey]`` for a topic that seed words named), signed
+        ``weight``, top ``terms``). α is the weight of the topic score (default: the index's)."""
         return JSONResponse(await run_in_threadpool(service.search, q, k, alpha))
 
     @app.post("/documents", summary="add or replace documents (answers after the commit)",

@@ -82,7 +82,7 @@ class SearchService:
         self._closed = False
         self._terms_lock = threading.Lock()  # held for a dict look-up: searches never wait on a build
         self._explorer_lock = threading.Lock()  # held while the explorer page is built
-        self._topic_terms = {}  # model version -> per topic [(term, weight)]
+        self._topic_terms = {}  # model version -> (per topic its label, per topic [(term, weight)])
         self._explorer = {}  # model version -> HTML
         try:
             self.corpus_texts = None
@@ -123,28 +123,33 @@ class SearchService:
                 found.update(self.corpus_texts.get_many(missing))
         return found
 
-    def _terms(self, snap):
-        """Per topic of the snapshot's model, its top terms with their weights (cached per model version)."""
+    def _topic_table(self, snap):
+        """Per topic of the snapshot's model, its label and its top terms with their weights: ``(labels, terms)``
+        (cached per model version)."""
         mv = snap.model
         if mv is None:
-            return []
+            return [], []
         with self._terms_lock:
-            terms = self._topic_terms.get(mv.version)
-        if terms is None:
+            cached = self._topic_terms.get(mv.version)
+        if cached is None:
             import numpy as np
 
-            from ..quality import top_terms_with_weights
+            from ..quality import top_terms_with_weights, topic_label
 
             comps = mv.model.components_
             names = (mv.vectorizer.get_feature_names_out() if mv.vectorizer is not None
                      else np.arange(comps.shape[1]).astype(str))
-            terms = top_terms_with_weights(comps, names, n=MAX_TOPIC_TERMS)
+            topic_names = getattr(mv.model, "topic_names_", None)  # seed words' names: T1 [hockey]
+            cached = ([topic_label(k, topic_names) for k in range(comps.shape[0])],
+                      top_terms_with_weights(comps, names, n=MAX_TOPIC_TERMS))
             with self._terms_lock:
-                self._topic_terms = {mv.version: terms}  # the versions served before are dropped
-        return terms
+                self._topic_terms = {mv.version: cached}  # the versions served before are dropped
+        return cached
 
-    def _topic(self, terms, t, weight=None, n=HIT_TERMS):
-        out = {"topic": int(t), "label": f"T{int(t) + 1}"}
+    @staticmethod
+    def _topic(topics, t, weight=None, n=HIT_TERMS):
+        labels, terms = topics
+        out = {"topic": int(t), "label": labels[t] if t < len(labels) else f"T{int(t) + 1}"}
         if weight is not None:
             out["weight"] = float(weight)
         out["terms"] = [w for w, _ in terms[t][:n]] if t < len(terms) else []
@@ -172,7 +177,7 @@ class SearchService:
         snap = self.index.snapshot()
         with numba_threads(1):  # one query is small work: waking a second kernel thread costs more than it saves
             hits = snap.search(q, k, alpha=alpha)
-        terms = self._terms(snap)
+        topics = self._topic_table(snap)
         texts = self._texts([h.doc_id for h in hits])
         out = []
         for h in hits:
@@ -181,7 +186,7 @@ class SearchService:
             title, snippet = title_and_snippet(texts[h.doc_id], q) if h.doc_id in texts else ("", "")
             out.append({"doc_id": h.doc_id, "score": h.score, "term_score": h.term_score, "topic_score": h.topic_score,
                         "title": title, "snippet": snippet,
-                        "topics": [self._topic(terms, t, w) for t, w in h.topics]})
+                        "topics": [self._topic(topics, t, w) for t, w in h.topics]})
         used = snap.params["alpha"] if alpha is None else float(alpha)
         return {"query": q, "k": k, "alpha": used, "generation": snap.generation,
                 "model_version": snap.model_version, "documents": snap.n_docs, "hits": out}
@@ -192,8 +197,8 @@ class SearchService:
         info = snap.document(str(doc_id))
         if info is None:
             raise NotFound(f"no document {str(doc_id)[:80]!r} in the index")
-        terms = self._terms(snap)
-        info["topics"] = [self._topic(terms, t, w) for t, w in info["topics"]]
+        topics = self._topic_table(snap)
+        info["topics"] = [self._topic(topics, t, w) for t, w in info["topics"]]
         info["text"] = self._texts([info["id"]]).get(info["id"])
         info["generation"] = snap.generation
         return info
@@ -203,9 +208,10 @@ class SearchService:
         if not 1 <= n <= MAX_TOPIC_TERMS:
             raise BadRequest(f"n={n}: must be between 1 and {MAX_TOPIC_TERMS}")
         snap = self.index.snapshot()
-        terms = self._terms(snap)
+        topics = self._topic_table(snap)
+        terms = topics[1]
         return {"model_version": snap.model_version, "generation": snap.generation,
-                "topics": [dict(self._topic(terms, t, n=n), weights=[w for _, w in terms[t][:n]])
+                "topics": [dict(self._topic(topics, t, n=n), weights=[w for _, w in terms[t][:n]])
                            for t in range(len(terms))]}
 
     def health(self):

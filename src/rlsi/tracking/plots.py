@@ -26,7 +26,7 @@ def plot_shares(timeline, path, topics=None, n_terms=3, title="Topic shares over
     cmap = _colors(len(topics))
     for i, k in enumerate(topics):
         for n, y in tl._lives(k):
-            name = f"T{k + 1}" if n <= 1 else f"T{k + 1}.{n}"
+            name = tl.life_label(k, n)
             last = int(np.flatnonzero(~np.isnan(y))[-1])
             ax.plot(x, 100 * y, marker="o", ms=3, lw=1.5, color=cmap[i], ls="-" if n <= 1 else "--",
                     label=f"{name}: {terms_text(tl, last, k, n_terms, weights=False)}")

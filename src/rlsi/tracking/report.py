@@ -27,19 +27,19 @@ def event_lines(timeline):
     """One sentence per born, dead or reborn event."""
     lines = []
     for e in timeline.events:
-        name = f"T{e['topic'] + 1}"
+        name, named = f"T{e['topic'] + 1}", timeline.name_suffix(e["topic"])
         if e["kind"] == "born":
             docs = e["documents"]
             shown = ", ".join(map(str, docs[:BORN_SHOWN])) + (f" and {len(docs) - BORN_SHOWN} more"
                                                               if len(docs) > BORN_SHOWN else "")
             at = f" (mini-batch {e['batch']})" if "batch" in e else ""
-            lines.append(f"{name} born at {e['segment']}{at} from {len(docs)} documents no topic explained: {shown}")
+            lines.append(f"{name}{named} born at {e['segment']}{at} from {len(docs)} documents no topic explained: {shown}")
         elif e["kind"] == "died":
-            lines.append(f"{name} died at {e['segment']} (all weights zero)")
+            lines.append(f"{name}{named} died at {e['segment']} (all weights zero)")
         else:
             sim = e["similarity"]
             how = "similar to its former self" if sim >= 0.5 else "about something else"
-            lines.append(f"{name} reborn at {e['segment']} as {name}.{e['life']} "
+            lines.append(f"{name}{named} reborn at {e['segment']} as {name}.{e['life']} "
                          f"({how}: cosine {sim:.2f} with its last live state)")
     return lines
 
@@ -103,7 +103,8 @@ def to_text(timeline, n_terms=5, topics=None):
 
 
 def to_dict(timeline):
-    """JSON-ready dict of the whole timeline (shares and their fractions as nested lists)."""
+    """JSON-ready dict of the whole timeline (shares and their fractions as nested lists; ``names`` the topics'
+    names, or None)."""
     tl = timeline
     return {"n_components": tl.n_components, "segments": list(tl.segments),
             "n_docs": [int(n) for n in tl.n_docs], "share": tl.shares.tolist(),
@@ -111,7 +112,8 @@ def to_dict(timeline):
             "top_terms": [[[[t, float(w)] for t, w in topic] for topic in seg] for seg in tl.top_terms],
             "alive": [[bool(a) for a in row] for row in tl.alive],
             "life": [[int(x) for x in row] for row in tl.life], "events": list(tl.events),
-            "drift": [[None if x is None else float(x) for x in row] for row in tl.drift]}
+            "drift": [[None if x is None else float(x) for x in row] for row in tl.drift],
+            "names": None if tl.names is None else list(tl.names)}
 
 
 def to_csv(timeline):

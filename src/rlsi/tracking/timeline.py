@@ -20,7 +20,9 @@ class TopicTimeline:
     ``life`` P lists of K bools / ints (life 0: never alive yet), ``events`` the dead/reborn events
     (dicts: topic, kind, segment, life, [similarity]), ``drift`` P lists of K values: how far each topic
     moved since the previous snapshot, ``1 - cosine`` of its whole weight vectors (None at its first
-    snapshot, while dead and at a rebirth, whose event carries the similarity instead).
+    snapshot, while dead and at a rebirth, whose event carries the similarity instead). ``names``: the topics'
+    names (a model's ``topic_names_``: K strings or None, seed words' names), or None; a named topic is labelled
+    ``T1 [hockey]`` in the reports.
     """
 
     n_components: int
@@ -32,6 +34,7 @@ class TopicTimeline:
     life: list = field(default_factory=list)           # per segment: K ints (0: never alive yet)
     events: list = field(default_factory=list)         # dicts: topic, kind, segment, [similarity]
     drift: list = field(default_factory=list)          # per segment: K floats or None (1 - cosine to the last)
+    names: list | None = None                          # K names (str or None), or None
 
     # ------------------------------------------------------------------ numbers
     @property
@@ -52,9 +55,18 @@ class TopicTimeline:
         return np.divide(S, n, out=np.zeros_like(S), where=n > 0)
 
     def label(self, k, p=-1):
-        """``T{k}`` (first life) or ``T{k}.{life}`` for topic k as of segment p (1-based topic numbers)."""
-        life = self.life[p][k] if self.life else 0
-        return f"T{k + 1}" if life <= 1 else f"T{k + 1}.{life}"
+        """``T{k}`` (first life) or ``T{k}.{life}`` for topic k as of segment p (1-based topic numbers), and its
+        name in brackets after it when it has one (``T3 [hockey]``, ``T3.2 [hockey]``)."""
+        return self.life_label(k, self.life[p][k] if self.life else 0)
+
+    def life_label(self, k, life):
+        """The label of topic k in its ``life``: ``T3``, ``T3.2`` (its second life), with its name after it."""
+        return (f"T{k + 1}" if life <= 1 else f"T{k + 1}.{life}") + self.name_suffix(k)
+
+    def name_suffix(self, k):
+        """`` [name]`` of a named topic k, else ``""``."""
+        name = self.names[k] if self.names is not None and 0 <= k < len(self.names) else None
+        return f" [{name}]" if name else ""
 
     def rising(self, n=5):
         """Topics with the largest rise of share fraction from one segment to the next:

@@ -160,6 +160,16 @@ class TopicTracker:
         for row in tl.top_terms:
             row.extend([] for _ in range(new))
 
+    def name_topics(self, names):
+        """Give the topics names (a model's ``topic_names_``: a string or None per topic; seed words' names), shown
+        after their labels in the reports; None, or names that name no topic, leave them unnamed."""
+        if names is None or not any(names):
+            self.timeline.names = None
+            return
+        if len(names) != self.n_components:
+            raise RLSIError(f"{len(names)} topic names for {self.n_components} topics")
+        self.timeline.names = [str(n) if n else None for n in names]
+
     @property
     def open_segment(self):
         """Label of the segment being accumulated; None after a snapshot until the next observe."""
@@ -177,6 +187,11 @@ def track(model, batches, *, feature_names, n_top_terms=10, orient=True, callbac
     doc_ids : optional sequence of the streamed documents' ids, in stream order: a topic born in the stream
         (``OnlineRLSI(birth=...)``, its ``births_``) is recorded as a ``born`` event with the ids of the documents
         that caused it (without: their positions in the stream, from 0).
+
+    A model with seed words (``seed_terms``) looks their strings up in ``feature_names`` as they are at the first
+    mini-batch (its vocabulary: a word first seen later is named in the model's one warning and left out); its
+    ``topic_names_`` (the seed groups' names; None for the others and for a born topic) name the timeline's
+    topics.
     """
     names = feature_names if callable(feature_names) else (lambda: feature_names)
     tracker = None
@@ -185,7 +200,9 @@ def track(model, batches, *, feature_names, n_top_terms=10, orient=True, callbac
     for X, seg in batches:
         if tracker is not None and tracker.open_segment is not None and seg != tracker.open_segment:
             tracker.snapshot(model.components_, names())
-        W = model.partial_fit_transform(X)
+        # seed words (OnlineRLSI(seed_terms=...)) are looked up in the vocabulary of the first mini-batch
+        first = tracker is None and getattr(model, "seed_terms", None) is not None
+        W = model.partial_fit_transform(X, feature_names=names()) if first else model.partial_fit_transform(X)
         if tracker is None:
             tracker = TopicTracker(W.shape[1], n_top_terms=n_top_terms, orient=orient)
         tracker.observe(X, W, seg)
@@ -199,6 +216,7 @@ def track(model, batches, *, feature_names, n_top_terms=10, orient=True, callbac
         raise RLSIError("the stream is empty: nothing to track")
     if tracker.open_segment is not None:
         tracker.snapshot(model.components_, names())
+    tracker.name_topics(getattr(model, "topic_names_", None))
     return tracker.timeline
 
 

@@ -1,6 +1,7 @@
 // rlsi topic explorer: the topic map, the signed term bars with the relevance slider, the term lookup,
 // the documents at both ends of a topic, the diagnostics and the document map, all linked by the selected
-// topic. Data: the JSON in #rlsi-data (rlsi.explorer.data). Topic k is shown as T(k+1), as `rlsi topics`.
+// topic. Data: the JSON in #rlsi-data (rlsi.explorer.data). Topic k is shown as T(k+1), with its name after it
+// when it has one, as `rlsi topics`.
 "use strict";
 (function () {
   const { el, svg, clear, byId, num, pct, int, topicColour, balanceColour } = RL;
@@ -9,7 +10,8 @@
   const K = M.n_topics, STEPS = S.relevance_steps;
   const groupOf = new Array(K).fill(0);
   M.groups.forEach((g, gi) => { for (let k = g.start; k < g.stop; k++) groupOf[k] = gi; });
-  const label = (k) => "T" + (k + 1);
+  // T1, with the topic's name after it when it has one (seed words' names: T1 [hockey]), as `rlsi topics`
+  const label = (k) => "T" + (k + 1) + (T.names && T.names[k] ? ` [${T.names[k]}]` : "");
 
   // ------------------------------------------------------------------ terms of a topic
   const entries = T.entries.map((flat) => {

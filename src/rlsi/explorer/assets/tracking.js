@@ -6,10 +6,10 @@
   const data = RL.readData();
   const K = data.n_topics, P = data.segments.length;
   const state = { k: 0, mode: "lines" };
-  const label = (k, p) => {
-    const life = data.life[p === undefined ? P - 1 : p][k];
-    return life <= 1 ? `T${k + 1}` : `T${k + 1}.${life}`;
-  };
+  // " [name]" of a named topic (seed words' names), after its label as in the reports: T1 [hockey]
+  const named = (k) => (data.names && data.names[k] ? ` [${data.names[k]}]` : "");
+  const lifeLabel = (k, life) => (life <= 1 ? `T${k + 1}` : `T${k + 1}.${life}`) + named(k);
+  const label = (k, p) => lifeLabel(k, data.life[p === undefined ? P - 1 : p][k]);
   const termsAt = (p, k, n) => {
     const flat = data.top[p][k], out = [];
     for (let i = 0; i < flat.length && out.length < (n || 99); i += 2) out.push({ t: data.terms[flat[i]], w: flat[i + 1] });
@@ -41,7 +41,7 @@
     for (let k = 0; k < K; k++) {
       for (const l of lives(k)) {
         series.push({ values: l.values, colour: topicColour(k), width: k === state.k ? 3.5 : 1.3, key: k,
-                      cls: "topic-line", label: `${l.life > 1 ? `T${k + 1}.${l.life}` : `T${k + 1}`}: ${headline(k)}`,
+                      cls: "topic-line", label: `${lifeLabel(k, l.life)}: ${headline(k)}`,
                       onclick: () => select(k) });
       }
     }
@@ -54,7 +54,7 @@
         node.appendChild(svg("circle", { cx: chart.x(p), cy: chart.y(l.values[p]), r: k === state.k ? 5 : 3.5,
                                          fill: "#fff", stroke: topicColour(k), "stroke-width": 2, "data-event": "born",
                                          onclick: () => select(k) },
-          svg("title", { text: `${l.life > 1 ? "reborn" : "born"}: T${k + 1}${l.life > 1 ? "." + l.life : ""} at ${data.segments[p]}` })));
+          svg("title", { text: `${l.life > 1 ? "reborn" : "born"}: ${lifeLabel(k, l.life)} at ${data.segments[p]}` })));
       }
     }
     for (const e of data.events) {
@@ -63,7 +63,7 @@
       const x = chart.x(p), y = chart.y(0);
       node.appendChild(svg("path", { d: `M${x - 4},${y - 4}L${x + 4},${y + 4}M${x - 4},${y + 4}L${x + 4},${y - 4}`,
                                      stroke: topicColour(e.topic), "stroke-width": 2.5, "data-event": "died" },
-        svg("title", { text: `T${e.topic + 1} died at ${e.segment}` })));
+        svg("title", { text: `${lifeLabel(e.topic, 1)} died at ${e.segment}` })));
     }
   }
 
@@ -78,7 +78,7 @@
       for (let p = P - 1; p >= 0; p--) d += "L" + chart.x(p).toFixed(1) + "," + chart.y(base[p]).toFixed(1);
       node.appendChild(svg("path", { d: d + "Z", fill: topicColour(k, k === state.k ? 0.95 : 0.55), stroke: "#fff",
                                      "stroke-width": 0.5, class: "topic-area", "data-series": k, onclick: () => select(k) },
-        svg("title", { text: `T${k + 1}: ${headline(k)}` })));
+        svg("title", { text: `${lifeLabel(k, 1)}: ${headline(k)}` })));
       top.forEach((v, p) => { base[p] = v; });
     }
   }
@@ -117,13 +117,13 @@
     const node = clear(byId("events"));
     if (!data.events.length) { node.appendChild(el("li", { text: "No topic was born, died or was reborn." })); return; }
     for (const e of data.events) {
-      const name = `T${e.topic + 1}`;
+      const id = `T${e.topic + 1}`, name = id + named(e.topic);
       const docs = e.documents || [];
       const text = e.kind === "born"
         ? `${name} born at ${e.segment} from ${docs.length} documents no topic explained: ${docs.slice(0, 10).join(", ")}` +
           (docs.length > 10 ? ` and ${docs.length - 10} more` : "")
         : e.kind === "died" ? `${name} died at ${e.segment} (all weights zero)`
-        : `${name} reborn at ${e.segment} as ${name}.${e.life} (cosine ${num(e.similarity, 2)} with its last live state: ` +
+        : `${name} reborn at ${e.segment} as ${id}.${e.life} (cosine ${num(e.similarity, 2)} with its last live state: ` +
           `${e.similarity >= 0.5 ? "similar to its former self" : "about something else"})`;
       node.appendChild(el("li", {}, el("button", { type: "button", text, onclick: () => select(e.topic) })));
     }
