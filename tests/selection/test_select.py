@@ -95,10 +95,18 @@ def test_each_fit_of_the_path_starts_from_its_predecessor(five):
     first = BatchRLSI(3, lambda1=0.2, random_state=7, **params)
     W0 = first.fit_transform(five)
     assert (abs(first.components_ - points[0].model.components_) > 0).nnz == 0
-    warm = BatchRLSI(3, lambda1=0.05, random_state=7, **params).fit(five, V_init=W0)
+    warm = BatchRLSI(3, lambda1=0.05, random_state=7, **params).fit(five, V_init=W0, topic_init=first)
     assert (abs(warm.components_ - points[1].model.components_) > 0).nnz == 0
     cold = BatchRLSI(3, lambda1=0.05, random_state=7, **params).fit(five)
     assert abs(cold.components_ - points[1].model.components_).max() > 1e-6  # the start made a difference
+    vectors_only = BatchRLSI(3, lambda1=0.05, random_state=7, **params).fit(five, V_init=W0)
+    assert abs(vectors_only.components_ - points[1].model.components_).max() > 0  # the topics' start counts
+    # growing K: the first fit's columns and two seeded ones; its topics and two empty ones
+    V_init = path.grow_doc_vectors(five, W0, first.components_, 5, np.random.default_rng(7))
+    topics = path.grow_topics(first.components_, 5)
+    assert topics.shape == (5, five.shape[1]) and topics[3:].nnz == 0
+    grown = BatchRLSI(5, lambda1=0.2, random_state=7, **params).fit(five, V_init=V_init, topic_init=topics)
+    assert (abs(grown.components_ - points[2].model.components_) > 0).nnz == 0
 
 
 def test_growing_k_keeps_the_columns_and_seeds_the_new_ones(five):
