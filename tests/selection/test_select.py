@@ -137,8 +137,17 @@ def test_rule_takes_the_smallest_stable_k_within_one_standard_error():
         r["stability"] = 0.1  # nothing stable: the one-standard-error rule alone, said so
     index, words = recommend(rows, 0.8)
     assert index == 2 and "did not take part" in words
+    assert "largest K of the grid" not in words
     with pytest.raises(RLSIError):
         recommend([], 0.8)
+
+
+def test_a_recommendation_at_the_grids_largest_k_says_the_grid_may_be_too_small():
+    rows = [_row(5, 0.1, 0.10), _row(10, 0.1, 0.15), _row(20, 0.1, 0.30)]
+    index, words = recommend(rows, 0.8)
+    assert index == 2 and "largest K of the grid" in words and "K=20" in words
+    index, words = recommend([_row(20, 0.1, 0.30), _row(20, 0.05, 0.31)], 0.8)  # one K: no grid over K to extend
+    assert "largest K of the grid" not in words
 
 
 def test_select_recommends_the_planted_k_and_is_reproducible(five, tmp_path):
