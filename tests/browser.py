@@ -5,7 +5,8 @@ and the server's browser tests.
 why, where Chromium, chromedriver or selenium is missing; ``RLSI_CHROMIUM`` and ``RLSI_CHROMEDRIVER`` name
 them elsewhere. :func:`artifacts_dir` is where screenshots are kept: ``$RLSI_TEST_ARTIFACTS`` (e.g.
 ``docs/images`` to refresh the README's pictures), else the ``artifacts`` folder of pytest's temporary
-directory. :func:`problems` reads the console errors and the requests the page made.
+directory. :func:`problems` reads the console errors and the requests the page made; :func:`open_page` opens a
+page from disk and waits for its script.
 """
 
 import contextlib
@@ -13,6 +14,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -76,3 +78,12 @@ def problems(driver, allowed=("file://", "data:")):
             if not url.startswith(tuple(allowed)):
                 requests.append(url)
     return errors, requests
+
+
+def open_page(driver, path, timeout=10):
+    """Open the file ``path`` and wait until its script marks the body ``data-ready="1"``."""
+    driver.get(path.resolve().as_uri())
+    deadline = time.monotonic() + timeout
+    while driver.find_element("tag name", "body").get_attribute("data-ready") != "1":
+        assert time.monotonic() < deadline, "the page's script did not finish"
+        time.sleep(0.05)

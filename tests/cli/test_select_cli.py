@@ -28,7 +28,9 @@ def test_select_prints_the_table_and_writes_the_report(capsys, corpus, tmp_path)
     status, out, err = run(capsys, "select", corpus, "--topics", "2,3", "--lambda1", "0.05", "-o", out_dir)
     assert status == 0, err
     assert out.startswith("| K | λ1 | completion") and "Recommended: " in out
-    assert sorted(p.name for p in out_dir.iterdir()) == ["selection.json", "selection.md", "selection.png"]
+    assert sorted(p.name for p in out_dir.iterdir()) == ["selection.html", "selection.json", "selection.md",
+                                                         "selection.png"]
+    assert 'id="rlsi-data"' in (out_dir / "selection.html").read_text()
     data = json.loads((out_dir / "selection.json").read_text())
     assert [r["n_components"] for r in data["rows"]] == [2, 3]
     status, _, err = run(capsys, "select", corpus, "--topics", "2", "-o", out_dir)  # its own report: replaced

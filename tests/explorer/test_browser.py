@@ -7,12 +7,11 @@ gets ``explorer_phone.png``); ``RLSI_TEST_ARTIFACTS=docs/images`` refreshes the 
 tests skip, saying why, where Chromium, chromedriver or selenium is missing.
 """
 
-import time
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from browser import artifacts_dir, chromium, problems
+from browser import artifacts_dir, chromium, open_page, problems
 
 
 @pytest.fixture(scope="module")
@@ -102,12 +101,7 @@ def planted_timeline(n_months=8, per_month=60, start=4, p_new=0.4, seed=0):
     return track(model, ((X[a:b], s) for a, b, s in segments(X.shape[0], 20, labels=labels)), feature_names=names)
 
 
-def _open(driver, path):
-    driver.get(path.resolve().as_uri())
-    deadline = time.monotonic() + 10
-    while driver.find_element("tag name", "body").get_attribute("data-ready") != "1":
-        assert time.monotonic() < deadline, "the page's script did not finish"
-        time.sleep(0.05)
+_open = open_page
 
 
 def _problems(driver):

@@ -95,10 +95,18 @@ def test_each_fit_of_the_path_starts_from_its_predecessor(five):
     first = BatchRLSI(3, lambda1=0.2, random_state=7, **params)
     W0 = first.fit_transform(five)
     assert (abs(first.components_ - points[0].model.components_) > 0).nnz == 0
-    warm = BatchRLSI(3, lambda1=0.05, random_state=7, **params).fit(five, V_init=W0)
+    warm = BatchRLSI(3, lambda1=0.05, random_state=7, **params).fit(five, V_init=W0, topic_init=first)
     assert (abs(warm.components_ - points[1].model.components_) > 0).nnz == 0
     cold = BatchRLSI(3, lambda1=0.05, random_state=7, **params).fit(five)
     assert abs(cold.components_ - points[1].model.components_).max() > 1e-6  # the start made a difference
+    vectors_only = BatchRLSI(3, lambda1=0.05, random_state=7, **params).fit(five, V_init=W0)
+    assert abs(vectors_only.components_ - points[1].model.components_).max() > 0  # the topics' start counts
+    # growing K: the first fit's columns and two seeded ones; its topics and two empty ones
+    V_init = path.grow_doc_vectors(five, W0, first.components_, 5, np.random.default_rng(7))
+    topics = path.grow_topics(first.components_, 5)
+    assert topics.shape == (5, five.shape[1]) and topics[3:].nnz == 0
+    grown = BatchRLSI(5, lambda1=0.2, random_state=7, **params).fit(five, V_init=V_init, topic_init=topics)
+    assert (abs(grown.components_ - points[2].model.components_) > 0).nnz == 0
 
 
 def test_growing_k_keeps_the_columns_and_seeds_the_new_ones(five):
@@ -129,8 +137,17 @@ def test_rule_takes_the_smallest_stable_k_within_one_standard_error():
         r["stability"] = 0.1  # nothing stable: the one-standard-error rule alone, said so
     index, words = recommend(rows, 0.8)
     assert index == 2 and "did not take part" in words
+    assert "largest K of the grid" not in words
     with pytest.raises(RLSIError):
         recommend([], 0.8)
+
+
+def test_a_recommendation_at_the_grids_largest_k_says_the_grid_may_be_too_small():
+    rows = [_row(5, 0.1, 0.10), _row(10, 0.1, 0.15), _row(20, 0.1, 0.30)]
+    index, words = recommend(rows, 0.8)
+    assert index == 2 and "largest K of the grid" in words and "K=20" in words
+    index, words = recommend([_row(20, 0.1, 0.30), _row(20, 0.05, 0.31)], 0.8)  # one K: no grid over K to extend
+    assert "largest K of the grid" not in words
 
 
 def test_select_recommends_the_planted_k_and_is_reproducible(five, tmp_path):

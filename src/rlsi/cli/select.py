@@ -2,8 +2,9 @@
 
 Vectorizes the corpus as ``rlsi fit`` does, runs :func:`rlsi.select` (a warm-started path over the grid,
 scored on held-out documents and across two seeds; docs/select.md), prints the table and the recommended
-point with the rule that chose it, and with ``-o`` writes ``selection.md``, ``selection.json`` and
-``selection.png`` into OUT_DIR, each whole or not at all.
+point with the rule that chose it, and with ``-o`` writes ``selection.md``, ``selection.json``,
+``selection.png`` and ``selection.html`` (the same in a browser: :func:`rlsi.explorer.selection_page`) into
+OUT_DIR, each whole or not at all.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def register(sub):
     p.add_argument("--seed", type=_bounds.seed, default=0, help="random seed in [0, 2^32 - 1] (default: 0)")
     p.add_argument("--jobs", type=_common.jobs_count, default=None, help="threads (default: all cores)")
     p.add_argument("-o", "--output", metavar="OUT_DIR",
-                   help="folder to write selection.md, selection.json and selection.png into")
+                   help="folder to write selection.md, selection.json, selection.png and selection.html into")
     _common.add_text_arguments(p)
     p.set_defaults(func=run)
 
@@ -95,9 +96,15 @@ def run(args):
                     n_jobs=args.jobs, verbose=0 if args.quiet else 1)
     print(result.to_markdown(), end="")
     if args.output:
+        from pathlib import Path
+
+        from ..explorer import selection_page
+
+        page = selection_page(result)  # built first: an error leaves no file
         result.save(args.output)
+        page.save(Path(args.output) / "selection.html")
         if not args.quiet:
-            print(f"wrote selection.md, selection.json and selection.png to {args.output}")
+            print(f"wrote selection.md, selection.json, selection.png and selection.html to {args.output}")
     if not args.quiet:
         print(f"{2 * len(result.rows)} fits on {X.shape[0]} documents x {X.shape[1]} terms in "
               f"{time.perf_counter() - start:.1f}s")

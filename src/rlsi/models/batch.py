@@ -27,6 +27,7 @@ from .penalties import penalty as get_penalty
 from .regularization import (DEFAULT_LAMBDA1, DEFAULT_LAMBDA2, DOCS_PER_UNIT, INITS, LAMBDA1_SCALES, DeadTopicsWarning,
                              effective_lambda1, warn_dead_topics)
 from .rlsi_policy import REPRESENTATIONS, TOPIC_SWEEPS
+from .seeding import given_topics
 from .seeds import DEFAULT_SEED_STRENGTH, SeedStrength, SeedTermsValue, seeds_of
 from .skeleton import AlternatingFit
 from .spec import RLSISpec
@@ -97,6 +98,11 @@ class BatchRLSI(AlternatingFit, SquaredLossModel):
         ``fit(X, feature_names=...)`` (the vectorizer's ``get_feature_names_out()``), or column ids. ℓ1 topics only;
         the local and device placements.
     seed_strength : float in [0, 1), default 0.5 — the seeded pairs' λ₁ is multiplied by ``1 − seed_strength``.
+
+    ``fit(X, V_init=None, topic_init=None, feature_names=None)`` (and ``fit_transform``) start from another fit:
+    ``V_init`` (n_samples x n_components) the initial document vectors, ``topic_init`` (a fitted model or
+    (n_components x n_features) topics) the initial topics, so that the first U-step is warm instead of solved
+    from zero (:mod:`rlsi.models.start`; how :func:`rlsi.select` walks its path); without either, ``init`` starts.
 
     Attributes
     ----------
@@ -172,11 +178,11 @@ class BatchRLSI(AlternatingFit, SquaredLossModel):
         return effective_lambda1(self.lambda1, self.lambda1_scale, n_docs)
 
     # ------------------------------------------------------------------ the skeleton's hooks (AlternatingFit)
-    def _check_fit_input(self, X, y, V_init=None, feature_names=None):
+    def _check_fit_input(self, X, y, V_init=None, topic_init=None, feature_names=None):
         """X as the placement takes it (a matrix it holds already, or checked as every model's X), and the
         sizes; ``feature_names``: the terms of X's columns, for term strings in ``seed_terms``."""
         X = self._placement().check_input(X, lambda X_: self._check_X(X_, reset=True))
-        self._check_sizes(X.shape, V_init)
+        self._check_sizes(X.shape, V_init, topic_init)
         return X, y
 
     def _open_executor(self, X):
@@ -188,13 +194,16 @@ class BatchRLSI(AlternatingFit, SquaredLossModel):
     def _fit_threads(self):
         return self._placement().threads(self.n_jobs)
 
-    def _start(self, X, y, executor, V_init=None, feature_names=None):
+    def _start(self, X, y, executor, V_init=None, topic_init=None, feature_names=None):
         """The documents placed, then the one start (:func:`rlsi.models.start.start`: W₀, λ₁ searched for
         ``target_terms_per_topic``, the problem); ``V_init`` (n_samples x n_components) overrides ``init`` with
-        a given V₀ᵀ; ``feature_names``: see :meth:`_check_fit_input`."""
+        a given V₀ᵀ; ``topic_init`` (a fitted model or (n_components x n_features) topics) starts the first
+        U-step from those topics (a warm start; :mod:`rlsi.models.start`); ``feature_names``: see
+        :meth:`_check_fit_input`."""
         spec = RLSISpec.of(self, seeds=seeds_of(self, X.shape[1], feature_names, self._placement()))
         self.n_features_in_ = X.shape[1]
-        lam1, problem = start(spec, self._placement().corpus(X, spec, executor), V_init)
+        topics = None if topic_init is None else given_topics(topic_init).T.tocsr()
+        lam1, problem = start(spec, self._placement().corpus(X, spec, executor), V_init, topics)
         self.lambda1_effective_ = lam1
         self.lambda1_ = spec.user_lambda1(lam1, X.shape[0])
         return problem
@@ -219,14 +228,17 @@ class BatchRLSI(AlternatingFit, SquaredLossModel):
     def _fit_output(self, problem, X):
         return problem.doc_vectors()
 
-    def _check_sizes(self, shape, V_init):
-        """K must fit the vocabulary, and the documents when they seed the topics (``init="docs"``); a
-        sparsity target needs ℓ1 topics and fits the vocabulary."""
+    def _check_sizes(self, shape, V_init, topic_init=None):
+        """K must fit the vocabulary, and the documents when they seed the topics (``init="docs"``); given
+        topics must be K x M; a sparsity target needs ℓ1 topics and fits the vocabulary."""
         N, M = shape
         K = self.n_components
         if K > M:
             raise RLSIError(f"n_components={K} is larger than the vocabulary ({M} terms)")
-        if V_init is None and self.init == "docs" and K > N:
+        if topic_init is not None and given_topics(topic_init).shape != (K, M):
+            raise RLSIError(f"topic_init has shape {given_topics(topic_init).shape}, expected "
+                            f"(n_components, n_features)={(K, M)}")
+        if V_init is None and topic_init is None and self.init == "docs" and K > N:
             raise RLSIError(f"n_components={K} is larger than the number of documents ({N})")
         target = self.target_terms_per_topic
         if target is not None and get_penalty(self.topic_penalty).norm != "l1":
@@ -246,10 +258,11 @@ class BatchRLSI(AlternatingFit, SquaredLossModel):
         return ceiling if self.lambda1_scale == "paper" else ceiling * DOCS_PER_UNIT / max(X.shape[0], 1)
 
 
-def regularized_lsi(X, n_components=20, *, V_init=None, feature_names=None, **params):
+def regularized_lsi(X, n_components=20, *, V_init=None, topic_init=None, feature_names=None, **params):
     """Minimise ``‖D − U V‖²_F + λ₁ P(U) + λ₂ Q(V)`` (TOIS Eq. 1; D = Xᵀ) by alternating minimisation.
 
     X : (n_samples x n_features) sparse or dense; n_components : K; V_init : a given V₀ᵀ (n_samples x K);
+    topic_init : given first topics (a fitted model or K x n_features; the first U-step starts from them);
     params : those of :class:`rlsi.models.BatchRLSI` (``lambda1``, ``lambda2``, ``topic_penalty``,
     ``doc_penalty``, ``lambda1_scale``, ``target_terms_per_topic``, ``topic_representation``, ``init``,
     ``max_iter``, ``tol``, ``inner_max_iter``, ``inner_tol``, ``topic_sweeps``, ``random_state``, ``n_jobs``,
@@ -270,12 +283,13 @@ def regularized_lsi(X, n_components=20, *, V_init=None, feature_names=None, **pa
     est._validate_params()
     placement = est._placement()
     X = placement.check_input(X, lambda X_: est._check_X(X_, reset=True))
-    est._check_sizes(X.shape, V_init)
+    est._check_sizes(X.shape, V_init, topic_init)
     spec = RLSISpec.of(est, seeds=seeds_of(est, X.shape[1], feature_names, placement))
+    topics = None if topic_init is None else given_topics(topic_init).T.tocsr()
     executor = placement.open(X)
     try:
         with placement.threads(est.n_jobs):
-            lam1, problem = start(spec, placement.corpus(X, spec, executor), V_init)
+            lam1, problem = start(spec, placement.corpus(X, spec, executor), V_init, topics)
             own = getattr(problem, "alternate_options", None)
             trace = alternate(problem, max_iter=est.max_iter, tol=est.tol, executor=executor, name="regularized_lsi",
                               verbose=est.verbose, **(own() if callable(own) else {}))

@@ -169,6 +169,13 @@ class RLSIProblem:
                    representation=spec.topic_representation, topic_sweeps=spec.topic_sweeps, D=D,
                    tuning=spec.tuning, seeds=spec.seeds)
 
+    def warm_topics(self, U):
+        """Start the first U-step from the topics ``U`` (M x K CSR; ``topic_init``) instead of zero: it runs
+        ``topic_sweeps`` sweeps from them, as every later U-step (:mod:`rlsi.models.start`). They are held in the
+        representation the policy starts in, in the dtype of the documents."""
+        U = sp.csr_matrix(U, dtype=self.X.dtype)
+        self.U = csr_rows_to_dense(U, 0, U.shape[0]) if self.policy.dense else U
+
     def set_lambda1(self, lam1):
         """Continue with λ₁ = ``lam1`` (the λ₁ search's last problem). The state stays valid: U and W are any
         point of the alternation, and the screening's bounds bound ``|r̂_mk|``, which does not depend on λ₁ (only

@@ -1,17 +1,21 @@
-"""The warm-started path over K and λ₁: every fit of the grid starts from the document vectors of another.
+"""The warm-started path over K and λ₁: every fit of the grid starts from the topics and document vectors of
+another.
 
 Order. The number of topics K rises (the ``topics`` sorted) and, at each K, λ₁ falls (largest first): a
 large λ₁ gives sparse topics quickly, and each smaller λ₁ goes on from the topics one step sparser. Each fit
-starts (``BatchRLSI.fit(X, V_init=W)``, the public warm start) from the document vectors W of its
-predecessor on the path: the fit before it at the same K, or — for the largest λ₁ of a K — the fit at the
-largest λ₁ of the K before (its nearest neighbour on the grid; the smallest λ₁ of that K is further away).
-:func:`path_order` gives the order and each point's predecessor; only the first fit starts cold.
+starts (``BatchRLSI.fit(X, V_init=W, topic_init=U)``, the public warm start) from the document vectors W and
+the topics U of its predecessor on the path: the fit before it at the same K, or — for the largest λ₁ of a K —
+the fit at the largest λ₁ of the K before (its nearest neighbour on the grid; the smallest λ₁ of that K is
+further away). So no fit after the first solves its first U-step from zero (the cold U-step costs several warm
+ones: :func:`rlsi.models.rlsi_policy.cold_work`). :func:`path_order` gives the order and each point's
+predecessor; only the first fit starts cold.
 
 Growing K. A fit at K' > K starts from the K columns of its predecessor and K' − K new ones, each seeded
 from one training document the predecessor explains badly: documents are drawn without replacement with
 probability proportional to their squared residual ``‖x_d − w_d U‖²`` (the k-means++ draw, so the new
 topics start where the old ones leave most unexplained, and two new topics rarely start on one theme), and
-a new column holds each document's residual's projection on the drawn document's residual (unit length).
+a new column holds each document's residual's projection on the drawn document's residual (unit length);
+its topic starts at zero (:func:`grow_topics`), and the first U-step finds it from that column of W.
 The columns of topics that ended empty are seeded the same way: an empty topic stays empty under a warm
 start (its column of W is zero, so its lasso sees no signal), and a smaller λ₁ may have room for it.
 """
@@ -28,10 +32,11 @@ import scipy.sparse as sp
 
 from .._progress import progress_bar
 from ..errors import RLSIError
+from ..kernels.products import csr_csr_dense
 from ..models.batch import BatchRLSI
 from ..models.regularization import DeadTopicsWarning
 
-__all__ = ["PathPoint", "path_order", "grow_doc_vectors", "fit_path"]
+__all__ = ["PathPoint", "path_order", "grow_doc_vectors", "grow_topics", "fit_path"]
 
 log = logging.getLogger(__name__)
 
@@ -79,9 +84,11 @@ def grow_doc_vectors(X, W, components, n_components, rng):
     out[:, :K] = W
     if seeded.size == 0:
         return out
+    # ‖x_d − w_d U‖² = ‖x_d‖² − 2 (x_d Uᵀ)·w_d + w_d (U Uᵀ) w_dᵀ, with the products of the fits (CSR × CSR
+    # topics into a dense N x K array; BLAS for the K x K form)
     x_sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-    fitted = np.asarray((X @ C.T).todense())
-    residual_sq = x_sq - 2.0 * np.einsum("dk,dk->d", fitted, W) + np.einsum("dk,kl,dl->d", W, (C @ C.T).toarray(), W)
+    fitted = csr_csr_dense(X, C.T.tocsr())
+    residual_sq = x_sq - 2.0 * np.einsum("dk,dk->d", fitted, W) + np.einsum("dk,dk->d", W @ (C @ C.T).toarray(), W)
     residual_sq = np.maximum(residual_sq, 0.0)
     candidates = np.flatnonzero(residual_sq > 0)
     if candidates.size < seeded.size:
@@ -89,16 +96,38 @@ def grow_doc_vectors(X, W, components, n_components, rng):
                         f"unexplained; {candidates.size} are (give fewer topics or more documents)")
     p = residual_sq[candidates] / residual_sq[candidates].sum()
     docs = np.sort(rng.choice(candidates, size=seeded.size, replace=False, p=p))
-    # residuals of the drawn documents, as unit columns (M x n): x_j − w_j U
-    R = X[docs].toarray().T - np.asarray(C.T @ W[docs].T)
+    # residuals of the drawn documents, as unit columns (M x n): x_j − w_j U, zero outside the terms of the drawn
+    # documents and of the topics (a few % of the vocabulary): formed on those rows only
+    drawn = X[docs]
+    terms = np.union1d(drawn.indices, C.indices).astype(np.intp)
+    R = drawn[:, terms].toarray().T - np.asarray(C[:, terms].T @ W[docs].T)
     R /= np.maximum(np.linalg.norm(R, axis=0), 1e-300)
-    # every document's residual projected on them: X R − W (U R)
-    out[:, seeded] = X @ R - W @ (C @ R)
+    # every document's residual projected on them: X R − W (U R), X R with R as CSR over the vocabulary
+    out[:, seeded] = csr_csr_dense(X, _rows_as_csr(R, terms, X.shape[1])) - W @ (C[:, terms] @ R)
     return out
 
 
+def _rows_as_csr(R, rows, n_rows):
+    """The (n_rows x n) CSR matrix whose rows ``rows`` (sorted) are those of the dense R and the others zero."""
+    part = sp.csr_matrix(R)
+    counts = np.zeros(n_rows + 1, dtype=np.int64)
+    counts[rows + 1] = np.diff(part.indptr)
+    return sp.csr_matrix((part.data, part.indices, np.cumsum(counts)), shape=(n_rows, R.shape[1]))
+
+
+def grow_topics(components, n_components):
+    """The topics (K x M) with ``n_components − K`` empty ones after them: the warm start of a fit at the
+    larger K (CSR float64)."""
+    C = sp.csr_matrix(components, dtype=np.float64)
+    extra = n_components - C.shape[0]
+    if extra < 0:
+        raise RLSIError(f"the path cannot shrink K from {C.shape[0]} to {n_components}")
+    return sp.vstack([C, sp.csr_matrix((extra, C.shape[1]))], format="csr") if extra else C
+
+
 def fit_path(X, topics, lambda1, *, random_state, params=None, verbose=0, desc="path"):
-    """Fit BatchRLSI at every point of :func:`path_order` on X, warm-started; returns a list of
+    """Fit BatchRLSI at every point of :func:`path_order` on X, warm-started (topics and document vectors of the
+    predecessor); returns a list of
     :class:`PathPoint`. ``random_state`` (an int) seeds the first fit and the draws of new topics; ``params``:
     other BatchRLSI parameters."""
     params = dict(params or {})
@@ -115,8 +144,9 @@ def fit_path(X, topics, lambda1, *, random_state, params=None, verbose=0, desc="
                 if before is None:
                     W = model.fit_transform(X)
                 else:
-                    V_init = grow_doc_vectors(X, vectors[before], points[before].model.components_, k, rng)
-                    W = model.fit_transform(X, V_init=V_init)
+                    topics = points[before].model.components_
+                    V_init = grow_doc_vectors(X, vectors[before], topics, k, rng)
+                    W = model.fit_transform(X, V_init=V_init, topic_init=grow_topics(topics, k))
             seconds = time.perf_counter() - start
             log.info("path: K=%d, λ1=%g, %d iterations, %.1f s%s", k, lam, model.n_iter_, seconds,
                      "" if before is None else f" (from point {before})")

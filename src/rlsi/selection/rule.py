@@ -13,6 +13,9 @@ Stability across seeds (:mod:`rlsi.selection.stability`) guards the other side: 
 start does not find again are not a finding, whatever their score. When no point on the plateau is stable
 enough the rule says so and falls back to the one-standard-error rule alone.
 
+A recommendation at the grid's largest K says so: the score had not flattened inside the grid, and the answer
+is "at least this many".
+
 On synthetic corpora with a known number of topics (benchmarks/results/select.md) the rule lands on the
 planted K where the grid has it.
 """
@@ -54,7 +57,12 @@ def recommend(rows, stability_threshold=DEFAULT_STABILITY_THRESHOLD):
     else:
         words += (f"; no such point has a stability of {stability_threshold:g} or more, so stability did not "
                   f"take part")
-    return chosen, f"{words}: K={r['n_components']}, lambda1={r['lambda1']:g}"
+    words = f"{words}: K={r['n_components']}, lambda1={r['lambda1']:g}"
+    largest = max(row["n_components"] for row in rows)
+    if r["n_components"] == largest and len({row["n_components"] for row in rows}) > 1:
+        words += (f" (the largest K of the grid: the held-out score had not flattened by K={largest}, so a "
+                  f"grid reaching past it may recommend more topics)")
+    return chosen, words
 
 
 def _se(row):
