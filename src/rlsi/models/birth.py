@@ -44,8 +44,8 @@ like any topic. At most one topic is born per mini-batch.
 
 The watch's memory is its recent values and the pending mini-batches' members (at most ``persist − 1`` of
 them), never the stream; it is not saved with the model (a resumed stream starts watching again). Its cost per
-mini-batch is one projection of the batch and of its null block and two eigen-decompositions of at most
-``batch_size``² entries.
+mini-batch is one projection of the batch and an eigen-decomposition of at most ``batch_size``² entries, and with
+the null tests on (``coherence`` or ``jump``) the same again for the null block.
 """
 
 from __future__ import annotations
