@@ -195,3 +195,21 @@ def test_named_topics_carry_their_names_in_every_report():  # seed words' names 
     assert tl.to_csv().splitlines()[0] == "segment,docs,T1,T2,T3"  # the CSV's columns stay the ids
     tr.name_topics([None, None, None])
     assert tl.names is None and tl.label(0) == "T1" and tracking_data(tl)["names"] is None
+
+
+def test_a_dead_seeded_topic_waits_on_its_words_for_its_theme(planted):
+    """``reseed_dead`` with seed words: a seeded topic whose words the stream has not brought yet starts again on
+    them after each mini-batch (its name kept), not on another theme's documents; it takes its theme when it
+    arrives."""
+    c, _, X, _, half = planted
+    until = (half // BATCH) * BATCH
+    words = [int(t) for t in c.topic_terms[NEW] if X[:until, [int(t)]].nnz == 0]  # the new theme's words that the
+    assert len(words) >= 2                                                         # first part never holds
+    m = OnlineRLSI(5, reseed_dead=True, seed_terms={"late": words}, batch_size=BATCH, random_state=0)
+    stream(m, X, until=until)
+    C = m.components_.toarray()
+    assert m.n_reseeded_ > 0 and set(np.flatnonzero(C[0])) <= set(words)  # dead, or on its words: nothing else
+    assert np.all([np.count_nonzero(C[k]) > 0 for k in range(1, 5)])
+    stream(m, X[until:])
+    top = np.argsort(-m.components_.toarray()[0])[:10]
+    assert m.topic_names_[0] == "late" and np.mean(np.isin(top, c.topic_terms[NEW])) >= 0.8

@@ -151,7 +151,8 @@ class OnlineRLSI(StreamingFit, SquaredLossModel):
     init : {"docs", "random"}, default "docs" — U₀ when ``topic_init`` is None.
     topic_init : None, a fitted RLSI model, or (K, M) array/sparse — U₀ from previous topics.
     reseed_dead : bool, default False — re-seed all-zero topics from unexplained documents (see the
-        module docstring; off by default: Algorithm 4 as published).
+        module docstring; off by default: Algorithm 4 as published); a dead seeded topic starts again on its
+        seed words instead.
     birth : None, bool, a :class:`rlsi.models.birth.TopicBirth` or a dict of its fields, default None — add a
         topic when a theme no topic covers arrives (None/False: off, Algorithm 4 as published; True: the
         default tests of :class:`~rlsi.models.birth.TopicBirth`).
@@ -496,12 +497,24 @@ class OnlineRLSI(StreamingFit, SquaredLossModel):
                 self.topic_names_ = self.topic_names_ + [None]  # a born topic has its id and no name
 
     def _reseed(self, X, U):
-        """Re-seed dead topics with the batch's worst-explained documents (see ``reseed_dead``): ``(U, topics)``,
-        the topics (M x K CSR) with the re-seeded ones replaced and the indices of those (empty: none)."""
+        """Re-seed dead topics (see ``reseed_dead``): ``(U, topics)``, the topics (M x K CSR) with the re-seeded
+        ones replaced and the indices of those (empty: none). A dead seeded topic starts again on its seed words
+        (:meth:`rlsi.models.seeds.SeedTerms.restart`: it keeps its name and waits for its theme); the others take
+        the batch's worst-explained documents."""
+        seeds = saved_seeds(self)
+        waiting = np.zeros(0, dtype=np.int64)
+        if seeds is not None:
+            alive = np.bincount(U.indices, minlength=U.shape[1])[:len(seeds.groups)]
+            waiting = np.flatnonzero(alive == 0)
+            if len(waiting):
+                U = seeds.restart(U, waiting)
         U, ks, cand = reseed_dead_topics(X, U, self._project, RESEED_MIN_UNEXPLAINED)
-        self.n_reseeded_ += len(ks)
+        if len(waiting):
+            log.debug("dead seeded topics %s start again on their seed words", waiting.tolist())
         if len(ks):
             log.debug("re-seeded dead topics %s from documents %s of the batch", ks.tolist(), cand.tolist())
+        ks = np.concatenate([waiting, ks])
+        self.n_reseeded_ += len(ks)
         return U, ks
 
     def _publish(self):

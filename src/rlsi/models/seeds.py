@@ -179,6 +179,19 @@ class SeedTerms:
         out = sp.hstack([seeded, sp.csr_matrix(host)[:, len(self.groups):]], format="csr").astype(host.dtype)
         return out if sp.issparse(U0) else type(U0)(out)
 
+    def restart(self, U, topics):
+        """U (M x K scipy CSR) with the seeded ``topics`` (dead: all-zero columns, indices below ``len(groups)``)
+        back on their words, as :meth:`first_topics` starts them: a seeded topic whose words the stream has not
+        brought yet waits on them (``reseed_dead``) instead of taking another theme's documents under its name."""
+        topics = np.asarray(topics, dtype=np.int64)
+        M, K = U.shape
+        words = self.indicator(M).tocsc()[:, topics]
+        words = words @ sp.diags(1.0 / np.sqrt(np.asarray(words.sum(axis=0)).ravel()))
+        place = sp.csr_matrix((np.ones(len(topics)), (np.arange(len(topics)), topics)), shape=(len(topics), K))
+        out = (U + (words @ place).astype(U.dtype)).tocsr()
+        out.eliminate_zeros()
+        return out
+
     # ------------------------------------------------------------------ the U-step's seeded rows
     def solve(self, R, S, lam, U0, settings, *, positive=False):
         """The seeded rows of a U-step: ``min_u uᵀSu − 2rᵀu + λ Σ_k w_k|u_k|`` for each row r of R (len(rows) x K,
