@@ -15,7 +15,7 @@ the parameter, the value and what is allowed (see :mod:`rlsi._validation`), so t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
@@ -109,3 +109,13 @@ def validate_parameters(estimator):
     for name, constraint in parameter_constraints(type(estimator)).items():
         if name in params:
             constraint.check(name, params[name])
+
+
+def replace_fields(value, what, changes):
+    """A copy of the dataclass ``value`` with ``changes`` (a settings value's ``but``); a field it does not have
+    ends in one RLSIError naming it and the fields there are (``what``: the value's name in the message)."""
+    names = [f.name for f in fields(value)]
+    unknown = sorted(set(changes) - set(names))
+    if unknown:
+        raise RLSIError(f"{what} has no field {', '.join(map(repr, unknown))}; its fields are {', '.join(names)}")
+    return replace(value, **changes)

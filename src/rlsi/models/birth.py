@@ -51,11 +51,12 @@ the null tests on (``coherence`` or ``jump``) the same again for the null block.
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 import scipy.sparse as sp
 
+from .._params import replace_fields
 from ..errors import RLSIError
 from ..kernels.products import csr_csr_dense
 
@@ -108,11 +109,7 @@ class TopicBirth:
 
     def but(self, **changes):
         """A copy with ``changes`` (RLSIError naming a field that does not exist)."""
-        unknown = sorted(set(changes) - {f.name for f in fields(self)})
-        if unknown:
-            raise RLSIError(f"birth has no field {', '.join(map(repr, unknown))}; its fields are "
-                            f"{', '.join(f.name for f in fields(self))}")
-        return replace(self, **changes)
+        return replace_fields(self, "birth", changes)
 
     def __rlsi_json__(self):
         return asdict(self)

@@ -36,10 +36,11 @@ cross and R (agreement to rounding, 1e-10 in the tests).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from .._params import replace_fields
 from ..errors import RLSIError
 from .active_rows import COMPACT_MAX_ENTRIES, CSR_PROJECTION_FACTOR, SOLVE_ENTRIES
 from .penalties import SolverSettings
@@ -133,11 +134,7 @@ class RLSITuning:
 
     def but(self, **changes):
         """A copy with ``changes`` (RLSIError naming a field that does not exist)."""
-        unknown = sorted(set(changes) - {f.name for f in fields(self)})
-        if unknown:
-            raise RLSIError(f"tuning has no field {', '.join(map(repr, unknown))}; its fields are "
-                            f"{', '.join(f.name for f in fields(self))}")
-        return replace(self, **changes)
+        return replace_fields(self, "tuning", changes)
 
     def as_dict(self):
         """The fields as a JSON object (how a saved model keeps its tuning)."""
